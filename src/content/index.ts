@@ -1,0 +1,2 @@
+export * as Canonical from "./Canonical.ts"
+export * as ContentId from "./ContentId.ts"

@@ -1,0 +1,12 @@
+import { defineConfig } from "vitest/config"
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    // Benchmark data is read from ASSAY_DATA_DIR; the shared copy sits beside the checkout.
+    env: { ASSAY_DATA_DIR: process.env.ASSAY_DATA_DIR ?? "../shared/data" },
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    pool: "forks"
+  }
+})
