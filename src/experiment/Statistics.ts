@@ -1,0 +1,327 @@
+/**
+ * Statistics for Scorecards, comparisons and cost preflight. Every function here is pure and
+ * deterministic: the bootstraps draw from a seeded generator of their own (splitmix32 seeding
+ * xoshiro128**, 32-bit integer arithmetic only), so the same inputs and seed give the same
+ * interval on every run and every machine.
+ */
+import { Array as Arr, Option } from "effect"
+
+/** A closed interval `[lo, hi]`. */
+export type Interval = readonly [lo: number, hi: number]
+
+/** The 0.975 quantile of the standard normal distribution: a two-sided 95% interval. */
+export const z95 = 1.959963984540054
+
+// ---------------------------------------------------------------------------------------------
+// Seeded uniform numbers
+
+/**
+ * A seeded source of uniform numbers in [0, 1), each a multiple of 2^-32. The seed is taken as an
+ * unsigned 32-bit integer (`seed >>> 0`), so seeds that agree modulo 2^32 give the same stream.
+ * The state is four words of xoshiro128** filled by splitmix32 from the seed.
+ */
+export const seededUniform = (seed: number): (() => number) => {
+  let sm = seed >>> 0
+  const splitmix32 = (): number => {
+    sm = (sm + 0x9e3779b9) >>> 0
+    let z = sm
+    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b)
+    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35)
+    return (z ^ (z >>> 16)) >>> 0
+  }
+  let s0 = splitmix32()
+  let s1 = splitmix32()
+  let s2 = splitmix32()
+  let s3 = splitmix32()
+  const rotl = (x: number, k: number): number => (x << k) | (x >>> (32 - k))
+  return () => {
+    const result = Math.imul(rotl(Math.imul(s1, 5), 7), 9) >>> 0
+    const t = s1 << 9
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = rotl(s3, 11)
+    return result / 4294967296
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Means and intervals
+
+/** The arithmetic mean, summed left to right (the order the bootstrap replicas rely on). */
+export const mean = (values: Arr.NonEmptyReadonlyArray<number>): number => {
+  let sum = 0
+  for (const v of values) sum += v
+  return sum / values.length
+}
+
+/**
+ * The Wilson score interval for a binomial proportion (95% with the default `z`). Unlike the
+ * normal approximation it stays inside [0, 1] and is sensible at 0/n and n/n. With `n = 0` it is
+ * the whole range [0, 1]: nothing is known.
+ */
+export const wilson = (successes: number, n: number, z: number = z95): Interval => {
+  if (n <= 0) return [0, 1]
+  const p = successes / n
+  const z2 = z * z
+  const denominator = 1 + z2 / n
+  const center = (p + z2 / (2 * n)) / denominator
+  const half = (z / denominator) * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n))
+  // At 0/n and n/n the bound is exactly 0 or 1; rounding would otherwise leave 1 - 2^-53.
+  return [successes <= 0 ? 0 : Math.max(0, center - half), successes >= n ? 1 : Math.min(1, center + half)]
+}
+
+/**
+ * The `p` quantile of already sorted numbers, interpolating linearly between order statistics
+ * (Hyndman and Fan's type 7, the default of R and numpy).
+ */
+export const quantileSorted = (sorted: Arr.NonEmptyReadonlyArray<number>, p: number): number => {
+  const h = (sorted.length - 1) * p
+  const lo = Math.floor(h)
+  const a = sorted[lo] ?? sorted[0]
+  const b = sorted[Math.min(lo + 1, sorted.length - 1)] ?? a
+  return a + (h - lo) * (b - a)
+}
+
+export interface BootstrapOptions {
+  /** Seed of the resampling; a Scorecard uses a fixed one so its interval is reproducible. */
+  readonly seed: number
+  /** Number of bootstrap resamples (default 2000). */
+  readonly resamples?: number
+  /** Two-sided coverage of the percentile interval (default 0.95). */
+  readonly confidence?: number
+}
+
+/**
+ * Resample `n` indices with replacement `resamples` times; returns the sorted means of
+ * `valueAt(index)` over each resample. Index i of a resample is `floor(u * n)` for the next
+ * uniform u, and each resample's sum runs left to right.
+ */
+const resampledMeans = (
+  n: number,
+  valueAt: (index: number) => number,
+  options: BootstrapOptions
+): Arr.NonEmptyReadonlyArray<number> => {
+  const resamples = Math.max(1, Math.floor(options.resamples ?? 2000))
+  const uniform = seededUniform(options.seed)
+  const means = new Float64Array(resamples)
+  for (let r = 0; r < resamples; r++) {
+    let sum = 0
+    for (let i = 0; i < n; i++) sum += valueAt(Math.floor(uniform() * n))
+    means[r] = sum / n
+  }
+  means.sort()
+  return Array.from(means) as unknown as Arr.NonEmptyReadonlyArray<number>
+}
+
+const percentileInterval = (sorted: Arr.NonEmptyReadonlyArray<number>, confidence: number): Interval => {
+  const tail = (1 - confidence) / 2
+  return [quantileSorted(sorted, tail), quantileSorted(sorted, 1 - tail)]
+}
+
+/**
+ * Percentile bootstrap interval for the mean of `values` (95% by default): `resamples` resamples
+ * of the values with replacement, the interval between the 2.5% and 97.5% quantiles of their means.
+ */
+export const bootstrapMean = (values: Arr.NonEmptyReadonlyArray<number>, options: BootstrapOptions): Interval =>
+  percentileInterval(
+    resampledMeans(values.length, (i) => values[i] ?? Number.NaN, options),
+    options.confidence ?? 0.95
+  )
+
+export interface PairedDifference {
+  /** Number of pairs. */
+  readonly n: number
+  /** Mean of `a - b` over the pairs (equal to mean(a) - mean(b)). */
+  readonly difference: number
+  /** Percentile bootstrap interval of the difference, resampling whole pairs. */
+  readonly interval: Interval
+}
+
+/**
+ * Paired comparison of two candidates on the cells both have: each pair is `[a, b]` for one cell.
+ * Resampling whole pairs keeps what the cells share (the same task, the same faults) out of the
+ * interval's width, which is why it is narrower than comparing two independent intervals.
+ */
+export const pairedBootstrap = (
+  pairs: Arr.NonEmptyReadonlyArray<readonly [a: number, b: number]>,
+  options: BootstrapOptions
+): PairedDifference => {
+  const differences = Arr.map(pairs, ([a, b]) => a - b)
+  return {
+    n: pairs.length,
+    difference: mean(differences),
+    interval: percentileInterval(
+      resampledMeans(differences.length, (i) => differences[i] ?? Number.NaN, options),
+      options.confidence ?? 0.95
+    )
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// pass^k
+
+/** One task's repetitions: `n` trials of which `c` succeeded. */
+export interface TaskTrials {
+  readonly n: number
+  readonly c: number
+}
+
+/**
+ * tau-bench's pass^k: the chance that k independent trials of a task all succeed, estimated
+ * without bias per task as C(c, k) / C(n, k) and averaged over tasks. `None` when k < 1, when
+ * there is no task, or when some task has fewer than k trials (then the repetitions do not
+ * allow pass^k, and dropping those tasks would bias the mean).
+ */
+export const passHatK = (tasks: ReadonlyArray<TaskTrials>, k: number): Option.Option<number> => {
+  if (!Number.isInteger(k) || k < 1 || tasks.length === 0) return Option.none()
+  let sum = 0
+  for (const { c, n } of tasks) {
+    if (n < k) return Option.none()
+    // C(c,k)/C(n,k) = prod_{i<k} (c-i)/(n-i): no large binomials, exactly 0 once c < k.
+    let ratio = 1
+    for (let i = 0; i < k; i++) ratio *= Math.max(0, c - i) / (n - i)
+    sum += ratio
+  }
+  return Option.some(sum / tasks.length)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Student t and the one-sided upper bound on a mean
+
+/**
+ * log Γ(x) for x > 0: Stirling's series once x >= 10, reached by the recurrence
+ * Γ(x) = Γ(x + k) / (x (x + 1) ... (x + k - 1)); about 14 significant digits.
+ */
+export const logGamma = (x: number): number => {
+  let shift = 0
+  let z = x
+  let product = 1
+  while (z < 10) {
+    product *= z
+    z += 1
+    shift = 1
+  }
+  const r = 1 / z
+  const r2 = r * r
+  const series =
+    r * (1 / 12 - r2 * (1 / 360 - r2 * (1 / 1260 - r2 * (1 / 1680 - r2 * (1 / 1188 - r2 * (691 / 360360 - r2 / 156))))))
+  const stirling = (z - 0.5) * Math.log(z) - z + 0.5 * Math.log(2 * Math.PI) + series
+  return shift === 0 ? stirling : stirling - Math.log(product)
+}
+
+/** Continued fraction of the incomplete beta function, evaluated by the modified Lentz method. */
+const betaContinuedFraction = (x: number, a: number, b: number): number => {
+  const tiny = 1e-300
+  const guard = (v: number): number => (Math.abs(v) < tiny ? tiny : v)
+  let c = 1
+  let d = 1 / guard(1 - ((a + b) * x) / (a + 1))
+  let h = d
+  for (let m = 1; m <= 1000; m++) {
+    const m2 = 2 * m
+    const even = (m * (b - m) * x) / ((a - 1 + m2) * (a + m2))
+    d = 1 / guard(1 + even * d)
+    c = guard(1 + even / c)
+    h *= d * c
+    const odd = (-(a + m) * (a + b + m) * x) / ((a + m2) * (a + 1 + m2))
+    d = 1 / guard(1 + odd * d)
+    c = guard(1 + odd / c)
+    const step = d * c
+    h *= step
+    if (Math.abs(step - 1) < 1e-16) break
+  }
+  return h
+}
+
+/** The regularized incomplete beta function I_x(a, b). */
+export const regularizedIncompleteBeta = (x: number, a: number, b: number): number => {
+  if (x <= 0) return 0
+  if (x >= 1) return 1
+  const front = Math.exp(logGamma(a + b) - logGamma(a) - logGamma(b) + a * Math.log(x) + b * Math.log1p(-x))
+  // The fraction converges fast only on one side of the mean; use the symmetry I_x(a,b) = 1 - I_{1-x}(b,a).
+  return x < (a + 1) / (a + b + 2)
+    ? (front * betaContinuedFraction(x, a, b)) / a
+    : 1 - (front * betaContinuedFraction(1 - x, b, a)) / b
+}
+
+/** P(T > t) for Student's t with `df` degrees of freedom, t >= 0. */
+const studentTUpperTail = (t: number, df: number): number =>
+  0.5 * regularizedIncompleteBeta(df / (df + t * t), df / 2, 0.5)
+
+/**
+ * The `p` quantile of Student's t distribution with `df` > 0 degrees of freedom (NaN outside
+ * 0 < p < 1 or for df <= 0). The CDF comes from the regularized incomplete beta function; the
+ * quantile is found by bisection to about 12 significant digits.
+ */
+export const studentTQuantile = (p: number, df: number): number => {
+  if (!(p > 0 && p < 1) || !(df > 0)) return Number.NaN
+  if (p === 0.5) return 0
+  if (p < 0.5) return -studentTQuantile(1 - p, df)
+  const tail = 1 - p
+  let lo = 0
+  let hi = 1
+  while (studentTUpperTail(hi, df) > tail) {
+    lo = hi
+    hi *= 2
+  }
+  for (let i = 0; i < 200 && hi - lo > 1e-13 * hi; i++) {
+    const mid = (lo + hi) / 2
+    if (studentTUpperTail(mid, df) > tail) lo = mid
+    else hi = mid
+  }
+  return (lo + hi) / 2
+}
+
+/**
+ * A one-sided upper confidence bound on the mean of the distribution `values` were drawn from:
+ * mean + t(confidence, n - 1) · s / √n, with s the sample standard deviation (n - 1 divisor) and
+ * t the Student t quantile. It is exact for normal data and approximate otherwise; costs are
+ * right-skewed, so with few pilot cells it can understate the mean's true bound, which is why
+ * preflight also reports worst-seen. `None` for fewer than two values: one bill says nothing
+ * about the spread, and the caller must choose (for instance worst-seen).
+ */
+export const oneSidedUpperMean = (values: ReadonlyArray<number>, confidence: number = 0.95): Option.Option<number> => {
+  if (!Arr.isNonEmptyReadonlyArray(values) || values.length < 2) return Option.none()
+  const n = values.length
+  const m = mean(values)
+  let squares = 0
+  for (const v of values) squares += (v - m) * (v - m)
+  const sd = Math.sqrt(squares / (n - 1))
+  return Option.some(m + (studentTQuantile(confidence, n - 1) * sd) / Math.sqrt(n))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The score–cost frontier
+
+export interface FrontierPoint {
+  readonly id: string
+  readonly score: number
+  /** List-price dollars; null when unknown (such a point is left out of the frontier). */
+  readonly cost: number | null
+}
+
+/**
+ * The Pareto frontier of score (higher is better) against cost (lower is better): the points no
+ * other point beats on one axis without losing on the other. Points of unknown cost are left out,
+ * never treated as free. Sorted by cost, then by score descending; equal points are all kept.
+ */
+export const frontier = <P extends FrontierPoint>(points: ReadonlyArray<P>): ReadonlyArray<P> => {
+  const known = points.filter(
+    (p): p is P & { readonly cost: number } => p.cost !== null && Number.isFinite(p.cost) && Number.isFinite(p.score)
+  )
+  const sorted = [...known].sort((x, y) => x.cost - y.cost || y.score - x.score)
+  const kept: Array<P> = []
+  let best = Number.NEGATIVE_INFINITY
+  let bestCost = Number.NaN
+  for (const p of sorted) {
+    // Kept when strictly better than everything cheaper, or tying the best at the same cost.
+    if (p.score > best || (p.score === best && p.cost === bestCost)) {
+      kept.push(p)
+      best = p.score
+      bestCost = p.cost
+    }
+  }
+  return kept
+}
