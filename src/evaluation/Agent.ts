@@ -1,0 +1,44 @@
+/**
+ * A candidate at work: given the conversation so far, it replies. Scripted candidates (gold)
+ * come from providers, model candidates from src/model, harnesses from src/harness.
+ */
+import { Effect, Schema } from "effect"
+import type { BudgetExceeded, Wallet } from "../budget/Wallet.ts"
+import type { EffectError, WorldEffects } from "../world/WorldEffects.ts"
+import type { AgentInput, AgentReply } from "./Conversation.ts"
+
+export class AgentError extends Schema.TaggedError<AgentError>()("AgentError", {
+  agent: Schema.String,
+  reason: Schema.Literal("model-failed", "script-exhausted", "bad-reply"),
+  detail: Schema.String
+}) {
+  override get message() {
+    return `${this.agent}: ${this.reason}: ${this.detail}`
+  }
+}
+
+export type AgentFailure = AgentError | EffectError | BudgetExceeded
+
+export interface Agent {
+  readonly name: string
+  readonly reply: (input: AgentInput) => Effect.Effect<AgentReply, AgentFailure, WorldEffects | Wallet>
+}
+
+/** A scripted agent that plays replies in order, then ends the conversation with a fixed text. */
+export const scripted = (name: string, replies: ReadonlyArray<AgentReply>, finalText = "###STOP###"): Agent => {
+  let i = 0
+  return {
+    name,
+    reply: () => Effect.sync(() => replies[i++] ?? { text: finalText, toolCalls: [] })
+  }
+}
+
+/** The `echo` candidate: repeats the last user message and never acts. */
+export const echo: Agent = {
+  name: "echo",
+  reply: (input) =>
+    Effect.sync(() => {
+      const lastUser = [...input.messages].reverse().find((m) => m.role === "user")
+      return { text: lastUser && lastUser.role === "user" ? lastUser.content : "", toolCalls: [] }
+    })
+}

@@ -1,0 +1,108 @@
+/**
+ * The three trusted closures a provider gives the evaluation path. Private data (gold actions,
+ * possible answers) is captured inside them and never appears in an EnvironmentDef.
+ */
+import { Effect, Ref, Schema } from "effect"
+import type { Json } from "../content/Canonical.ts"
+import type { Wallet } from "../budget/Wallet.ts"
+import type { EnvironmentDef } from "../schema/EnvironmentDef.ts"
+import type { Trust } from "../schema/Verdict.ts"
+import type { Tool, ToolSpec } from "../world/Tool.ts"
+import type * as World from "../world/World.ts"
+import type { AttemptWorld, EffectError, WorldEffects } from "../world/WorldEffects.ts"
+import type { Agent, AgentFailure } from "./Agent.ts"
+import type { Message } from "./Conversation.ts"
+
+export class CapabilityError extends Schema.TaggedError<CapabilityError>()("CapabilityError", {
+  capability: Schema.String,
+  reason: Schema.Literal("setup", "protocol", "evaluator", "data"),
+  detail: Schema.String
+}) {
+  override get message() {
+    return `${this.capability} (${this.reason}): ${this.detail}`
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export interface SetupResult {
+  readonly world: World.World
+  /** Evidence about the installed world (tau2: initial DB hash; BFCL: digest of tool specs). */
+  readonly evidence: Json
+  /** The tools this world answers to; the live handler runs them. */
+  readonly tools: ReadonlyArray<Tool>
+}
+
+export interface WorldSetup {
+  readonly name: string
+  readonly version: string
+  readonly trust: Trust
+  readonly setup: (env: EnvironmentDef) => Effect.Effect<SetupResult, CapabilityError>
+}
+
+export const makeWorldSetup = (def: WorldSetup): WorldSetup => def
+
+// ---------------------------------------------------------------------------------------------
+
+/** What the candidate is presented with at run start: the inputs id is computed from this. */
+export interface ProtocolInputs {
+  /** The benchmark's system prompt (the candidate's own prompt is appended to it). */
+  readonly system: string
+  readonly tools: ReadonlyArray<ToolSpec>
+}
+
+export interface ProtocolContext {
+  readonly env: EnvironmentDef
+  readonly agent: Agent
+  /** The assembled inputs: benchmark prompt + candidate prompt, tools offered. */
+  readonly inputs: ProtocolInputs
+  readonly evidence: Json
+  /** The transcript so far; kept by the path, so a failed protocol loses nothing. */
+  readonly transcript: Ref.Ref<ReadonlyArray<Message>>
+}
+
+export type ProtocolFailure = AgentFailure | EffectError | CapabilityError
+
+export interface Protocol {
+  readonly name: string
+  readonly version: string
+  readonly trust: Trust
+  readonly inputs: (env: EnvironmentDef) => Effect.Effect<ProtocolInputs, CapabilityError>
+  /** Hosts the interaction; returns portable data beside the transcript, never the grade. */
+  readonly run: (ctx: ProtocolContext) => Effect.Effect<Json, ProtocolFailure, WorldEffects | Wallet | AttemptWorld>
+}
+
+export const makeProtocol = (def: Protocol): Protocol => def
+
+// ---------------------------------------------------------------------------------------------
+
+export interface Grade {
+  readonly reward: number
+  readonly checks: Readonly<Record<string, boolean>>
+  readonly notEvaluated?: ReadonlyArray<string>
+  readonly details?: Json
+}
+
+export interface EvaluationContext {
+  readonly env: EnvironmentDef
+  readonly evidence: Json
+  readonly transcript: ReadonlyArray<Message>
+  readonly output: Json
+  readonly initial: World.World
+  readonly final: World.World
+}
+
+export interface Evaluator {
+  readonly name: string
+  readonly version: string
+  readonly trust: Trust
+  readonly evaluate: (ctx: EvaluationContext) => Effect.Effect<Grade, CapabilityError>
+}
+
+export const makeEvaluator = (def: Evaluator): Evaluator => def
+
+export interface Capabilities {
+  readonly worldSetup: WorldSetup
+  readonly protocol: Protocol
+  readonly evaluator: Evaluator
+}

@@ -1,0 +1,28 @@
+/**
+ * A provider is one benchmark: its environments, its capabilities and its built-in candidates.
+ * It is run by the path and never runs anything itself.
+ */
+import type { Effect } from "effect"
+import type { AgentDef } from "../schema/AgentDef.ts"
+import type { EnvironmentDef } from "../schema/EnvironmentDef.ts"
+import type { Agent } from "./Agent.ts"
+import type { Capabilities, CapabilityError } from "./Capabilities.ts"
+
+export interface Provider {
+  readonly name: string
+  readonly version: string
+  readonly description: string
+  /** Every task of the benchmark, as EnvironmentDefs with the default world spec. */
+  readonly environments: Effect.Effect<ReadonlyArray<EnvironmentDef>, CapabilityError>
+  readonly capabilities: Capabilities
+  /** Candidates the provider itself plays (gold, echo, none), by name. */
+  readonly roster: ReadonlyArray<string>
+  /** The AgentDef of a roster candidate. */
+  readonly rosterDef: (name: string) => AgentDef
+  /** A fresh scripted agent for one Attempt of a roster candidate on one environment. */
+  readonly scripted: (name: string, env: EnvironmentDef) => Effect.Effect<Agent, CapabilityError>
+  /** Tasks no answer can pass, reported apart. */
+  readonly impassable?: ReadonlySet<string>
+  /** Text that a report must carry (licence attribution). */
+  readonly attribution?: string
+}

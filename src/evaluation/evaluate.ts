@@ -1,0 +1,233 @@
+/**
+ * evaluate(env, agent): fork, setup, protocol, evaluator, usage, inputs id, receipt. It never
+ * fails: a failed setup, a refused or faulted effect, an exceeded budget or a failed protocol
+ * each end in an Attempt whose verdict says why, with the transcript up to that point.
+ */
+import { Cause, Clock, Duration, Effect, Exit, Layer, Ref, Schema } from "effect"
+import type { Json } from "../content/Canonical.ts"
+import * as ContentId from "../content/ContentId.ts"
+import { BudgetExceeded, Wallet, layer as walletLayer } from "../budget/Wallet.ts"
+import type { AgentDef } from "../schema/AgentDef.ts"
+import { type Attempt, type RecordedEffect, noUsage } from "../schema/Attempt.ts"
+import type { EnvironmentDef, Limits } from "../schema/EnvironmentDef.ts"
+import * as EnvironmentDefs from "../schema/EnvironmentDef.ts"
+import * as AgentDefs from "../schema/AgentDef.ts"
+import { Verdict as VerdictSchema, type Verdict } from "../schema/Verdict.ts"
+import * as World from "../world/World.ts"
+import * as WE from "../world/WorldEffects.ts"
+import type { Agent } from "./Agent.ts"
+import type { Capabilities, ProtocolFailure, ProtocolInputs } from "./Capabilities.ts"
+import type { Message } from "./Conversation.ts"
+
+export const LIBRARY_VERSION = "assay/0.1.0"
+
+export interface EvaluateOptions {
+  readonly capabilities: Capabilities
+  readonly agentDef: AgentDef
+  readonly agent: Agent
+  readonly repetition: number
+  /** Live handlers beside the provider's tools (model/generate, http/request, ...). */
+  readonly handlers?: WE.Handlers
+  /** Answer every effect from this recording instead: no live handler is used at all. */
+  readonly replay?: ReadonlyArray<RecordedEffect>
+  /** The resolved model registry entry of an llm candidate; part of its inputs id. */
+  readonly registryEntry?: Json | null
+}
+
+/** The candidate's prompt is appended to the benchmark's. */
+export const assemble = (inputs: ProtocolInputs, agent: AgentDef): ProtocolInputs => ({
+  system: agent.prompt.length > 0 ? `${inputs.system}\n\n${agent.prompt}` : inputs.system,
+  tools: agent.actionSpace === "tools" ? inputs.tools : []
+})
+
+/** The content id of what a candidate is presented with at run start. */
+export const inputsIdOf = (assembled: ProtocolInputs, agent: AgentDef, registryEntry: Json | null): ContentId.ContentId =>
+  ContentId.ofUnsafe({
+    kind: agent.kind,
+    system: assembled.system,
+    tools: assembled.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
+    model: registryEntry
+  })
+
+/** The inputs id a candidate would get now, with no model call. */
+export const predictInputsId = (capabilities: Capabilities, env: EnvironmentDef, agent: AgentDef, registryEntry: Json | null) =>
+  Effect.map(capabilities.protocol.inputs(env), (inputs) => inputsIdOf(assemble(inputs, agent), agent, registryEntry))
+
+const minLimit = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.min(a, b))
+
+const mergeLimits = (a: Limits, b: Limits): Limits => ({
+  turns: minLimit(a.turns, b.turns),
+  tokens: minLimit(a.tokens, b.tokens),
+  calls: minLimit(a.calls, b.calls),
+  dollars: minLimit(a.dollars, b.dollars),
+  wallSeconds: minLimit(a.wallSeconds, b.wallSeconds)
+})
+
+type Ended = NonNullable<Verdict["ended"]>
+
+const endedOf = (failure: ProtocolFailure | BudgetExceeded): Ended => {
+  switch (failure._tag) {
+    case "BudgetExceeded":
+      return { reason: "budget-exceeded", detail: failure.message }
+    case "EffectFault":
+      return { reason: "fault", detail: failure.message }
+    case "EffectRefused":
+      return { reason: "refused", detail: failure.message }
+    default:
+      return { reason: "protocol-failed", detail: failure.message }
+  }
+}
+
+const endedVerdict = (ended: Ended): Verdict => ({
+  reward: 0,
+  checks: { [`ended:${ended.reason}`]: false },
+  notEvaluated: [],
+  trust: "deterministic",
+  ended
+})
+
+const idOfJson = (value: unknown): string => ContentId.ofUnsafe(value)
+
+export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.Effect<Attempt> =>
+  Effect.gen(function*() {
+    const { capabilities, agentDef } = options
+    const startedAt = new Date(yield* Clock.currentTimeMillis).toISOString()
+    const t0 = yield* Clock.currentTimeMillis
+    const registryEntry = options.registryEntry ?? null
+    const base = {
+      environmentId: EnvironmentDefs.idOf(env),
+      agentId: AgentDefs.idOf(agentDef),
+      benchmark: env.benchmark,
+      task: env.task,
+      stratum: env.stratum,
+      candidate: agentDef.name,
+      repetition: options.repetition,
+      startedAt
+    }
+    const finish = (parts: {
+      inputsId: string
+      evidence: Json
+      output: Json
+      verdict: Verdict
+      usage: Attempt["usage"]
+      faults: Attempt["faults"]
+      finalWorld: string | null
+      recording: ReadonlyArray<RecordedEffect>
+    }): Attempt => ({
+      ...base,
+      ...parts,
+      receipt: {
+        evidenceId: idOfJson(parts.evidence),
+        outputId: idOfJson(parts.output),
+        verdictId: idOfJson(Schema.encodeSync(VerdictSchema)(parts.verdict)),
+        recordingId: idOfJson(parts.recording),
+        library: LIBRARY_VERSION
+      }
+    })
+    const elapsed = Effect.map(Clock.currentTimeMillis, (t) => (t - t0) / 1000)
+
+    const setupExit = yield* Effect.exit(capabilities.worldSetup.setup(env))
+    const inputsExit = yield* Effect.exit(capabilities.protocol.inputs(env))
+    if (Exit.isFailure(setupExit) || Exit.isFailure(inputsExit)) {
+      const cause = Exit.isFailure(setupExit) ? setupExit.cause : (inputsExit as Exit.Failure<ProtocolInputs, unknown>).cause
+      return finish({
+        inputsId: "",
+        evidence: null,
+        output: { transcript: [], result: null },
+        verdict: endedVerdict({ reason: "setup-failed", detail: Cause.pretty(cause) }),
+        usage: { ...noUsage, wallSeconds: yield* elapsed },
+        faults: [],
+        finalWorld: null,
+        recording: []
+      })
+    }
+    const setup = setupExit.value
+    const assembled = assemble(inputsExit.value, agentDef)
+    const inputsId = inputsIdOf(assembled, agentDef, registryEntry)
+    const limits = mergeLimits(env.limits, agentDef.limits)
+
+    const transcript = yield* Ref.make<ReadonlyArray<Message>>([])
+    const attemptWorld = WE.layerAttemptWorld(setup.world)
+    const handler = options.replay
+      ? WE.layerReplay(options.replay)
+      : Layer.unwrapEffect(
+        Effect.map(WE.toolHandlers(setup.tools), (tools) => WE.layerLive({ ...options.handlers, ...tools }))
+      )
+    const services = Layer.mergeAll(
+      WE.fromSpec(env.world.effects, handler),
+      walletLayer(limits)
+    ).pipe(Layer.provideMerge(Layer.mergeAll(attemptWorld, WE.layerRecorder, WE.layerFaultLog)))
+
+    const run = Effect.gen(function*() {
+      const protocol = capabilities.protocol.run({
+        env,
+        agent: options.agent,
+        inputs: assembled,
+        evidence: setup.evidence,
+        transcript
+      })
+      const bounded = limits.wallSeconds === null
+        ? protocol
+        : protocol.pipe(
+          Effect.timeoutFail({
+            duration: Duration.seconds(limits.wallSeconds),
+            onTimeout: () => new BudgetExceeded({ limit: "wall-seconds", allowed: limits.wallSeconds ?? 0, spent: limits.wallSeconds ?? 0 })
+          })
+        )
+      const outcome = yield* Effect.either(bounded)
+      const world = yield* WE.AttemptWorld
+      const final = yield* Ref.get(world.ref)
+      const recorder = yield* WE.Recorder
+      const faultLog = yield* WE.FaultLog
+      const wallet = yield* Wallet
+      return {
+        outcome,
+        final,
+        recording: yield* Ref.get(recorder.entries),
+        faults: yield* Ref.get(faultLog.entries),
+        usage: yield* wallet.usage
+      }
+    })
+    const ran = yield* Effect.scoped(Layer.build(services).pipe(Effect.flatMap((ctx) => Effect.provide(run, ctx))))
+    const messages = yield* Ref.get(transcript)
+    const output: Json = {
+      transcript: messages as unknown as Json,
+      result: ran.outcome._tag === "Right" ? ran.outcome.right : null
+    }
+
+    let verdict: Verdict
+    if (ran.outcome._tag === "Left") {
+      verdict = endedVerdict(endedOf(ran.outcome.left))
+    } else {
+      const graded = yield* Effect.either(
+        capabilities.evaluator.evaluate({
+          env,
+          evidence: setup.evidence,
+          transcript: messages,
+          output: ran.outcome.right,
+          initial: setup.world,
+          final: ran.final
+        })
+      )
+      verdict = graded._tag === "Left"
+        ? endedVerdict({ reason: "evaluator-failed", detail: graded.left.message })
+        : {
+          reward: graded.right.reward,
+          checks: graded.right.checks,
+          notEvaluated: graded.right.notEvaluated ?? [],
+          trust: capabilities.evaluator.trust,
+          ended: null,
+          ...(graded.right.details !== undefined ? { details: graded.right.details } : {})
+        }
+    }
+    return finish({
+      inputsId,
+      evidence: setup.evidence,
+      output,
+      verdict,
+      usage: { ...ran.usage, wallSeconds: yield* elapsed },
+      faults: ran.faults,
+      finalWorld: World.digest(ran.final),
+      recording: ran.recording
+    })
+  }).pipe(Effect.withSpan("assay.evaluate"))

@@ -1,0 +1,74 @@
+/**
+ * The single-agent tool loop most benchmarks host: the agent replies, its tool calls run in the
+ * Attempt's fork through WorldEffects, and the loop ends on a reply without tool calls, a stop
+ * tool or the turn limit. Refused and faulted tool calls reach the agent as tool errors it may
+ * handle; the Attempt goes on.
+ */
+import { Effect, Ref, Schema } from "effect"
+import type { Json } from "../content/Canonical.ts"
+import type { Tool } from "../world/Tool.ts"
+import * as WE from "../world/WorldEffects.ts"
+import type { ProtocolContext } from "./Capabilities.ts"
+import type { Message, ToolCall } from "./Conversation.ts"
+
+const ToolResult = Schema.Struct({ output: Schema.String, error: Schema.Boolean })
+
+export interface ToolMessageContent {
+  readonly content: string
+  readonly error: boolean
+}
+
+/** Perform one tool call as a `tool/read` or `tool/write` effect, by the tool's access. */
+export const callTool = (
+  tools: ReadonlyMap<string, Tool>,
+  call: ToolCall
+): Effect.Effect<ToolMessageContent, WE.EffectFailed, WE.WorldEffects> => {
+  const tool = tools.get(call.name)
+  // An unknown tool is answered by the handler, as upstream benchmarks answer it; it writes nothing.
+  const kind = tool?.access === "write" ? "tool/write" : "tool/read"
+  return WE.perform({ kind, key: call.name, request: { tool: call.name, args: call.arguments } }, ToolResult).pipe(
+    Effect.map((r) => ({ content: r.output, error: r.error })),
+    Effect.catchTags({
+      EffectRefused: (e) => Effect.succeed({ content: `Error: ${e.message}`, error: true }),
+      EffectFault: (e) => Effect.succeed({ content: `Error: ${e.message}`, error: true })
+    })
+  )
+}
+
+export interface ToolLoopOptions {
+  readonly firstMessage: string
+  readonly tools: ReadonlyArray<Tool>
+  readonly maxTurns: number
+  /** A tool whose call ends the loop (after it runs). */
+  readonly stopTool?: string
+}
+
+export const runToolLoop = (ctx: ProtocolContext, options: ToolLoopOptions) =>
+  Effect.gen(function*() {
+    const byName = new Map(options.tools.map((t) => [t.spec.name, t]))
+    const append = (m: Message) => Ref.update(ctx.transcript, (ms) => [...ms, m])
+    yield* append({ role: "user", content: options.firstMessage })
+    for (let turn = 1; turn <= options.maxTurns; turn++) {
+      const messages = yield* Ref.get(ctx.transcript)
+      const reply = yield* ctx.agent.reply({ system: ctx.inputs.system, messages, tools: ctx.inputs.tools })
+      yield* append({ role: "assistant", content: reply.text, toolCalls: reply.toolCalls })
+      if (reply.toolCalls.length === 0) return { ended: "answer", turns: turn, answer: reply.text } satisfies Json
+      let stopped = false
+      for (const call of reply.toolCalls) {
+        const result = yield* callTool(byName, call)
+        yield* append({ role: "tool", toolCallId: call.id, name: call.name, content: result.content, error: result.error })
+        if (call.name === options.stopTool) stopped = true
+      }
+      if (stopped) return { ended: "stop-tool", turns: turn, answer: reply.text } satisfies Json
+    }
+    return { ended: "turn-limit", turns: options.maxTurns, answer: null } satisfies Json
+  })
+
+/** The last assistant text of a transcript, if any. */
+export const lastAnswer = (transcript: ReadonlyArray<Message>): string | null => {
+  for (let i = transcript.length - 1; i >= 0; i--) {
+    const m = transcript[i]!
+    if (m.role === "assistant" && m.content !== null && m.content.length > 0) return m.content
+  }
+  return null
+}

@@ -1,0 +1,73 @@
+/**
+ * One evaluate(env, agent): setup evidence, the protocol's portable output, the verdict, usage,
+ * the inputs id, and a receipt of content ids. Certified = stored under the content id of its
+ * record.
+ */
+import { Schema } from "effect"
+import * as ContentId from "../content/ContentId.ts"
+import { Verdict } from "./Verdict.ts"
+
+export const Usage = Schema.Struct({
+  inputTokens: Schema.Int,
+  outputTokens: Schema.Int,
+  cacheReadTokens: Schema.Int,
+  cacheWriteTokens: Schema.Int,
+  calls: Schema.Int,
+  retries: Schema.Int,
+  /** List-price dollars; null when any call's price is unknown (never 0 for unknown). */
+  costUsd: Schema.NullOr(Schema.Number),
+  wallSeconds: Schema.Number
+})
+export type Usage = typeof Usage.Type
+
+export const noUsage: Usage = {
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  calls: 0,
+  retries: 0,
+  costUsd: 0,
+  wallSeconds: 0
+}
+
+export const RecordedEffect = Schema.Struct({
+  kind: Schema.String,
+  key: Schema.String,
+  occurrence: Schema.Int,
+  request: Schema.Unknown,
+  outcome: Schema.Union(
+    Schema.Struct({ ok: Schema.Unknown }),
+    Schema.Struct({ error: Schema.Struct({ reason: Schema.String, message: Schema.String }) })
+  )
+})
+export type RecordedEffect = typeof RecordedEffect.Type
+
+export const Attempt = Schema.Struct({
+  environmentId: Schema.String,
+  agentId: Schema.String,
+  benchmark: Schema.String,
+  task: Schema.String,
+  stratum: Schema.NullOr(Schema.String),
+  candidate: Schema.String,
+  repetition: Schema.Int,
+  inputsId: Schema.String,
+  evidence: Schema.Unknown,
+  output: Schema.Unknown,
+  verdict: Verdict,
+  usage: Usage,
+  faults: Schema.Array(Schema.Struct({ key: Schema.String, occurrence: Schema.Int, reason: Schema.String })),
+  finalWorld: Schema.NullOr(Schema.String),
+  recording: Schema.Array(RecordedEffect),
+  receipt: Schema.Struct({
+    evidenceId: Schema.String,
+    outputId: Schema.String,
+    verdictId: Schema.String,
+    recordingId: Schema.String,
+    library: Schema.String
+  }),
+  startedAt: Schema.String
+}).annotations({ identifier: "Attempt" })
+export type Attempt = typeof Attempt.Type
+
+export const idOf = (attempt: Attempt): ContentId.ContentId => ContentId.ofUnsafe(Schema.encodeSync(Attempt)(attempt))

@@ -1,0 +1,30 @@
+/**
+ * What an evaluator says of a finished Attempt: a reward in [0, 1] and one boolean per way a
+ * candidate can lose (true = passed). Checks that could not be evaluated (no judge) are listed,
+ * never counted as passed.
+ */
+import { Schema } from "effect"
+
+export const Trust = Schema.Literal("deterministic", "judge", "self-report")
+export type Trust = typeof Trust.Type
+
+export const Verdict = Schema.Struct({
+  reward: Schema.Number.pipe(Schema.between(0, 1)),
+  checks: Schema.Record({ key: Schema.String, value: Schema.Boolean }),
+  notEvaluated: Schema.Array(Schema.String),
+  trust: Trust,
+  /** Why the Attempt ended early, if it did: a fault, a refusal, a budget, a protocol failure. */
+  ended: Schema.NullOr(
+    Schema.Struct({
+      reason: Schema.Literal("budget-exceeded", "fault", "refused", "protocol-failed", "setup-failed", "evaluator-failed"),
+      detail: Schema.String
+    })
+  ),
+  details: Schema.optional(Schema.Unknown)
+}).annotations({ identifier: "Verdict" })
+export type Verdict = typeof Verdict.Type
+
+export const failuresOf = (verdict: Verdict): ReadonlyArray<string> =>
+  Object.entries(verdict.checks)
+    .filter(([, passed]) => !passed)
+    .map(([name]) => name)

@@ -1,0 +1,6 @@
+export * as AgentDef from "./AgentDef.ts"
+export * as Attempt from "./Attempt.ts"
+export * as Decode from "./Decode.ts"
+export * as EnvironmentDef from "./EnvironmentDef.ts"
+export * as ExperimentDef from "./ExperimentDef.ts"
+export * as Verdict from "./Verdict.ts"

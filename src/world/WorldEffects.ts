@@ -1,0 +1,312 @@
+/**
+ * Every effect of an Attempt goes through one service. Its behaviour is chosen by layers, from
+ * outermost: admission, faults, recording, and the handler (live or replay). Each wrapping layer
+ * takes the inner service and returns a new one, so their order is visible where they are
+ * composed (`fromSpec`).
+ */
+import { createHash } from "node:crypto"
+import { Context, Effect, Layer, Ref, Schema } from "effect"
+import { canonicalUnsafe, type Json } from "../content/Canonical.ts"
+import type { RecordedEffect } from "../schema/Attempt.ts"
+import type { Admission, EffectKind, EffectsSpec, FaultReason, FaultSpec } from "../schema/EnvironmentDef.ts"
+import type { Tool, ToolOutcome } from "./Tool.ts"
+import * as World from "./World.ts"
+
+/** One effect as data: its kind, a stable key (tool name, `role:model`, URL) and its request. */
+export interface EffectRequest {
+  readonly kind: EffectKind
+  readonly key: string
+  readonly request: Json
+}
+
+export class EffectRefused extends Schema.TaggedError<EffectRefused>()("EffectRefused", {
+  kind: Schema.String,
+  key: Schema.String,
+  reason: Schema.Literal("read-only", "not-admitted")
+}) {
+  override get message() {
+    return `${this.kind} ${this.key} refused (${this.reason})`
+  }
+}
+
+export class EffectFault extends Schema.TaggedError<EffectFault>()("EffectFault", {
+  kind: Schema.String,
+  key: Schema.String,
+  occurrence: Schema.Int,
+  reason: Schema.Literal("rate-limit", "server-error", "timeout"),
+  injected: Schema.Boolean
+}) {
+  override get message() {
+    return `${this.reason} ${this.injected ? "injected" : "met"} on ${this.kind} ${this.key} #${this.occurrence}`
+  }
+}
+
+export class EffectFailed extends Schema.TaggedError<EffectFailed>()("EffectFailed", {
+  kind: Schema.String,
+  key: Schema.String,
+  reason: Schema.Literal("no-handler", "replay-missing", "replay-mismatch", "handler"),
+  detail: Schema.String
+}) {
+  override get message() {
+    return `${this.kind} ${this.key}: ${this.reason}: ${this.detail}`
+  }
+}
+
+export type EffectError = EffectRefused | EffectFault | EffectFailed
+
+export interface WorldEffects {
+  readonly perform: (effect: EffectRequest) => Effect.Effect<Json, EffectError>
+}
+export const WorldEffects = Context.GenericTag<WorldEffects>("assay/WorldEffects")
+
+/** The Attempt's fork: the world as it stands, advanced by every tool write. */
+export interface AttemptWorld {
+  readonly ref: Ref.Ref<World.World>
+}
+export const AttemptWorld = Context.GenericTag<AttemptWorld>("assay/AttemptWorld")
+
+export const layerAttemptWorld = (initial: World.World): Layer.Layer<AttemptWorld> =>
+  Layer.effect(AttemptWorld, Effect.map(Ref.make(World.fork(initial)), (ref) => ({ ref })))
+
+/** Perform an effect through the current service, decoding its result. */
+export const perform = <A, I>(effect: EffectRequest, result: Schema.Schema<A, I>) =>
+  Effect.flatMap(WorldEffects, (w) => w.perform(effect)).pipe(
+    Effect.flatMap((json) =>
+      Schema.decodeUnknown(result)(json).pipe(
+        Effect.mapError((e) => new EffectFailed({ kind: effect.kind, key: effect.key, reason: "handler", detail: e.message }))
+      )
+    )
+  )
+
+// ---------------------------------------------------------------------------------------------
+// The handler: live or replay
+
+export type Handler = (effect: EffectRequest) => Effect.Effect<Json, EffectFault | EffectFailed>
+export type Handlers = Partial<Record<EffectKind, Handler>>
+
+const ToolRequest = Schema.Struct({ tool: Schema.String, args: Schema.Record({ key: Schema.String, value: Schema.Unknown }) })
+
+/** Tool outcomes that write advance the Attempt's world, live or replayed alike. */
+const settle = (world: AttemptWorld, effect: EffectRequest, result: Json): Effect.Effect<void> => {
+  if (effect.kind !== "tool/write" || result === null || typeof result !== "object" || Array.isArray(result)) return Effect.void
+  const writes = (result as { readonly writes?: ReadonlyArray<World.Write> }).writes
+  return writes && writes.length > 0 ? Ref.update(world.ref, (w) => World.apply(w, writes)) : Effect.void
+}
+
+/** Handlers for a provider's tools: each runs as a pure function of the Attempt's world. */
+export const toolHandlers = (tools: ReadonlyArray<Tool>): Effect.Effect<Handlers, never, AttemptWorld> =>
+  Effect.map(AttemptWorld, (world) => {
+    const byName = new Map(tools.map((t) => [t.spec.name, t]))
+    const handler: Handler = (effect) =>
+      Effect.gen(function*() {
+        const request = yield* Schema.decodeUnknown(ToolRequest)(effect.request).pipe(
+          Effect.mapError((e) => new EffectFailed({ kind: effect.kind, key: effect.key, reason: "handler", detail: e.message }))
+        )
+        const tool = byName.get(request.tool)
+        const current = yield* Ref.get(world.ref)
+        const outcome: ToolOutcome = tool
+          ? tool.run(current, request.args as { readonly [key: string]: Json })
+          : { output: `Error: Tool '${request.tool}' not found.`, error: true, writes: [] }
+        return { output: outcome.output, error: outcome.error, writes: outcome.writes } as unknown as Json
+      })
+    return { "tool/read": handler, "tool/write": handler }
+  })
+
+/** The live handler: provider tools, real model calls, real HTTP, as given. */
+export const layerLive = (handlers: Handlers): Layer.Layer<WorldEffects, never, AttemptWorld> =>
+  Layer.effect(
+    WorldEffects,
+    Effect.map(AttemptWorld, (world) => ({
+      perform: (effect) => {
+        const handler = handlers[effect.kind]
+        if (!handler) {
+          return Effect.fail(
+            new EffectFailed({ kind: effect.kind, key: effect.key, reason: "no-handler", detail: "no live handler for this kind of effect" })
+          )
+        }
+        return Effect.tap(handler(effect), (result) => settle(world, effect, result))
+      }
+    }))
+  )
+
+const requestDigest = (request: unknown): string => createHash("sha256").update(canonicalUnsafe(request)).digest("hex")
+
+/**
+ * Replay answers every effect from a recording, matched by kind, key and occurrence, and fails
+ * loudly on an effect the recording lacks or whose request differs.
+ */
+export const layerReplay = (recording: ReadonlyArray<RecordedEffect>): Layer.Layer<WorldEffects, never, AttemptWorld> =>
+  Layer.effect(
+    WorldEffects,
+    Effect.gen(function*() {
+      const world = yield* AttemptWorld
+      const counters = yield* Ref.make(new Map<string, number>())
+      const index = new Map<string, RecordedEffect>()
+      for (const r of recording) index.set(`${r.kind}\u0000${r.key}\u0000${r.occurrence}`, r)
+      return {
+        perform: (effect) =>
+          Effect.gen(function*() {
+            const id = `${effect.kind}\u0000${effect.key}`
+            const occurrence = yield* Ref.modify(counters, (m) => {
+              const n = (m.get(id) ?? 0) + 1
+              return [n, new Map(m).set(id, n)]
+            })
+            const recorded = index.get(`${id}\u0000${occurrence}`)
+            if (!recorded) {
+              return yield* new EffectFailed({
+                kind: effect.kind,
+                key: effect.key,
+                reason: "replay-missing",
+                detail: `the recording has no occurrence #${occurrence} of ${effect.kind} ${effect.key}`
+              })
+            }
+            if (requestDigest(recorded.request) !== requestDigest(effect.request)) {
+              return yield* new EffectFailed({
+                kind: effect.kind,
+                key: effect.key,
+                reason: "replay-mismatch",
+                detail: `occurrence #${occurrence} was recorded with another request`
+              })
+            }
+            if ("error" in recorded.outcome) {
+              const e = recorded.outcome.error
+              if (e.reason === "rate-limit" || e.reason === "server-error" || e.reason === "timeout") {
+                return yield* new EffectFault({ kind: effect.kind, key: effect.key, occurrence, reason: e.reason, injected: false })
+              }
+              return yield* new EffectFailed({ kind: effect.kind, key: effect.key, reason: "handler", detail: e.message })
+            }
+            const result = recorded.outcome.ok as Json
+            yield* settle(world, effect, result)
+            return result
+          })
+      }
+    })
+  )
+
+// ---------------------------------------------------------------------------------------------
+// Recording
+
+/** Where the recording layer appends; read at the end of the Attempt. */
+export interface Recorder {
+  readonly entries: Ref.Ref<ReadonlyArray<RecordedEffect>>
+}
+export const Recorder = Context.GenericTag<Recorder>("assay/Recorder")
+
+export const layerRecorder: Layer.Layer<Recorder> = Layer.effect(
+  Recorder,
+  Effect.map(Ref.make<ReadonlyArray<RecordedEffect>>([]), (entries) => ({ entries }))
+)
+
+/** Appends every effect that reaches the handler, and its outcome, to the Recorder. */
+export const recording: Layer.Layer<WorldEffects, never, WorldEffects | Recorder> = Layer.effect(
+  WorldEffects,
+  Effect.gen(function*() {
+    const inner = yield* WorldEffects
+    const recorder = yield* Recorder
+    const counters = new Map<string, number>()
+    return {
+      // Counted when run, not when built, so a retried effect is a new occurrence.
+      perform: (effect) => Effect.suspend(() => {
+        const id = `${effect.kind}\u0000${effect.key}`
+        const occurrence = (counters.get(id) ?? 0) + 1
+        counters.set(id, occurrence)
+        const append = (outcome: RecordedEffect["outcome"]) =>
+          Ref.update(recorder.entries, (es) => [...es, { kind: effect.kind, key: effect.key, occurrence, request: effect.request, outcome }])
+        return inner.perform(effect).pipe(
+          Effect.tap((ok) => append({ ok })),
+          Effect.tapError((e) =>
+            e._tag === "EffectRefused"
+              ? Effect.void
+              : append({ error: { reason: e.reason, message: e.message } })
+          )
+        )
+      })
+    }
+  })
+)
+
+// ---------------------------------------------------------------------------------------------
+// Faults
+
+/**
+ * Whether the n-th occurrence of key k faults, and how: a pure function of (seed, k, n), so
+ * every Attempt, whatever its candidate, meets the same draws.
+ */
+export const drawFault = (spec: Pick<FaultSpec, "seed" | "rate" | "kinds">, key: string, occurrence: number): FaultReason | null => {
+  if (spec.rate <= 0) return null
+  const h = createHash("sha256").update(`${spec.seed}\u0000${key}\u0000${occurrence}`).digest()
+  // 48 bits are plenty for a uniform draw in [0, 1).
+  const u = h.readUIntBE(0, 6) / 2 ** 48
+  if (u >= spec.rate) return null
+  return spec.kinds[h.readUInt32BE(8) % spec.kinds.length] ?? null
+}
+
+/** Where the faults layer notes each fault it injects; read at the end of the Attempt. */
+export interface FaultLog {
+  readonly entries: Ref.Ref<ReadonlyArray<{ readonly key: string; readonly occurrence: number; readonly reason: FaultReason }>>
+}
+export const FaultLog = Context.GenericTag<FaultLog>("assay/FaultLog")
+
+export const layerFaultLog: Layer.Layer<FaultLog> = Layer.effect(
+  FaultLog,
+  Effect.map(Ref.make<FaultLog["entries"] extends Ref.Ref<infer A> ? A : never>([]), (entries) => ({ entries }))
+)
+
+export const faults = (spec: FaultSpec): Layer.Layer<WorldEffects, never, WorldEffects | FaultLog> =>
+  Layer.effect(
+    WorldEffects,
+    Effect.gen(function*() {
+      const inner = yield* WorldEffects
+      const log = yield* FaultLog
+      const counters = new Map<string, number>()
+      return {
+        perform: (effect) => Effect.suspend(() => {
+          if (spec.only !== null && !spec.only.includes(effect.kind)) return inner.perform(effect)
+          const key = `${effect.kind}:${effect.key}`
+          const occurrence = (counters.get(key) ?? 0) + 1
+          counters.set(key, occurrence)
+          const reason = drawFault(spec, key, occurrence)
+          if (reason === null) return inner.perform(effect)
+          return Ref.update(log.entries, (es) => [...es, { key, occurrence, reason }]).pipe(
+            Effect.zipRight(Effect.fail(new EffectFault({ kind: effect.kind, key: effect.key, occurrence, reason, injected: true })))
+          )
+        })
+      }
+    })
+  )
+
+// ---------------------------------------------------------------------------------------------
+// Admission
+
+const writes = new Set<EffectKind>(["tool/write", "fs/write", "http/request", "process/spawn"])
+
+const admission = (admits: (kind: EffectKind) => boolean, reason: EffectRefused["reason"]): Layer.Layer<WorldEffects, never, WorldEffects> =>
+  Layer.effect(
+    WorldEffects,
+    Effect.map(WorldEffects, (inner) => ({
+      perform: (effect) =>
+        admits(effect.kind) ? inner.perform(effect) : Effect.fail(new EffectRefused({ kind: effect.kind, key: effect.key, reason }))
+    }))
+  )
+
+/** Refuses every effect that can write (tool writes, file writes, HTTP, processes). */
+export const readOnly = admission((kind) => !writes.has(kind), "read-only")
+
+/** Refuses every effect whose kind is not listed. */
+export const admit = (kinds: ReadonlyArray<EffectKind>) => admission((kind) => kinds.includes(kind), "not-admitted")
+
+const admissionOf = (spec: Admission): Layer.Layer<WorldEffects, never, WorldEffects> =>
+  spec === "all" ? Layer.effect(WorldEffects, WorldEffects) : spec === "read-only" ? readOnly : admit(spec.admit)
+
+/**
+ * The stack an EnvironmentDef's `world.effects` chooses, outermost first: admission, faults,
+ * recording, then the given handler layer (live or replay).
+ */
+export const fromSpec = <E, R>(
+  spec: EffectsSpec,
+  handler: Layer.Layer<WorldEffects, E, R>
+): Layer.Layer<WorldEffects, E, R | Recorder | FaultLog> => {
+  const recorded = recording.pipe(Layer.provide(handler))
+  const faulted = spec.faults === null ? recorded : faults(spec.faults).pipe(Layer.provide(recorded))
+  return admissionOf(spec.admission).pipe(Layer.provide(faulted))
+}
