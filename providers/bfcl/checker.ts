@@ -1,0 +1,532 @@
+/**
+ * A transcription of BFCL's AST checker (`bfcl_eval/eval_checker/ast_eval/ast_checker.py`, Python
+ * branch) and of the relevance/irrelevance rule and output-format check of
+ * `eval_checker/eval_runner.py` / `utils.py`, at ShishirPatil/gorilla@6ea57973.
+ *
+ * The structure follows upstream function by function, so the two can be read side by side; the
+ * verdict, the error type and the error strings (built with Python's `repr`) are upstream's.
+ * Where upstream would raise (a task shape the data never has), the verdict is invalid with
+ * error type `checker:python_exception` instead.
+ */
+import type { Category, Task } from "./data.ts"
+import {
+  isDict,
+  pyContains,
+  pyEq,
+  pyInList,
+  pyIter,
+  pyLen,
+  PyFloat,
+  pyRepr,
+  PyTuple,
+  pyType,
+  type PyDict,
+  type PyList,
+  type PyTypeName,
+  type PyValue
+} from "./pyjson.ts"
+
+/** The ways an answer can lose; each verdict says which one it lost by (at most one). */
+export const CHECK_NAMES = [
+  "wrong-format",
+  "wrong-count",
+  "wrong-function",
+  "missing-parameter",
+  "unexpected-parameter",
+  "wrong-type",
+  "wrong-value",
+  "unmatched-call",
+  "relevance"
+] as const
+export type CheckName = (typeof CHECK_NAMES)[number]
+
+export interface Verdict {
+  readonly valid: boolean
+  /** Upstream's `error_type`, null when valid. */
+  readonly errorType: string | null
+  /** Upstream's `error` list, each entry as Python's `str()` would print it. */
+  readonly errors: ReadonlyArray<string>
+  /** Upstream's `error` list as values (the `cannot_find_match` entries are dicts). */
+  readonly upstreamErrors: ReadonlyArray<PyValue>
+  /** For each way to lose, whether this answer lost that way. */
+  readonly lost: Readonly<Record<CheckName, boolean>>
+}
+
+/** What decoding a model's output gave: calls (any value) or the decoder's error message. */
+export type DecodeOutcome =
+  | { readonly _tag: "Decoded"; readonly value: PyValue }
+  | { readonly _tag: "DecodeError"; readonly message: string }
+
+export interface CheckOptions {
+  /** Upstream's per-model `underscore_to_dot`: expected names have `.` replaced by `_`. */
+  readonly underscoreToDot?: boolean
+}
+
+/** Maps an upstream error type to the way it loses. */
+export const checkOf = (errorType: string): CheckName => {
+  if (errorType.startsWith("ast_decoder:")) return "wrong-format"
+  if (errorType.endsWith(":wrong_count")) return "wrong-count"
+  if (errorType.endsWith(":wrong_func_name")) return "wrong-function"
+  if (errorType.endsWith(":missing_required") || errorType.endsWith(":missing_optional")) return "missing-parameter"
+  if (errorType.endsWith(":unexpected_param")) return "unexpected-parameter"
+  if (errorType.startsWith("type_error:")) return "wrong-type"
+  if (errorType.endsWith(":cannot_find_match")) return "unmatched-call"
+  if (errorType.startsWith("relevance_error:") || errorType.startsWith("irrelevance_error:")) return "relevance"
+  return "wrong-value"
+}
+
+const NO_LOSS: Readonly<Record<CheckName, boolean>> = Object.freeze({
+  "wrong-format": false,
+  "wrong-count": false,
+  "wrong-function": false,
+  "missing-parameter": false,
+  "unexpected-parameter": false,
+  "wrong-type": false,
+  "wrong-value": false,
+  "unmatched-call": false,
+  relevance: false
+})
+
+const VALID: Verdict = Object.freeze({ valid: true, errorType: null, errors: [], upstreamErrors: [], lost: NO_LOSS })
+
+const verdictOf = (errorType: string, errors: ReadonlyArray<PyValue>): Verdict => ({
+  valid: false,
+  errorType,
+  errors: errors.map((e) => (typeof e === "string" ? e : pyRepr(e))),
+  upstreamErrors: errors,
+  lost: { ...NO_LOSS, [checkOf(errorType)]: true }
+})
+
+// Raised where the Python code would raise; caught once, at the entry points, and reported.
+class PythonWouldRaise extends Error {}
+const raise = (message: string): never => {
+  throw new PythonWouldRaise(message)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entry points
+
+/**
+ * Grades a decoded answer to a task the way upstream's eval runner does: the relevance rule for
+ * irrelevance / live_irrelevance / live_relevance, else the format check and the AST checker.
+ */
+export const check = (task: Task, outcome: DecodeOutcome, options?: CheckOptions): Verdict => {
+  if (task.possibleAnswer === null || isRelevanceCategory(task.category)) return checkRelevance(task.category, outcome)
+  if (outcome._tag === "DecodeError")
+    return verdictOf("ast_decoder:decoder_failed", [`Invalid syntax. Failed to decode AST. ${outcome.message}`])
+  return checkAst(task, outcome.value, options)
+}
+
+const isRelevanceCategory = (c: Category): boolean => c === "irrelevance" || c === "live_irrelevance" || c === "live_relevance"
+
+/** Upstream's `is_function_calling_format_output`: a list of `{name: {params}}` single-key dicts. */
+export const isCallFormat = (v: PyValue): v is PyList => {
+  if (!Array.isArray(v)) return false
+  for (const item of v as PyList) {
+    if (!isDict(item) || item.size !== 1) return false
+    const params = item.values().next().value as PyValue
+    if (!isDict(params)) return false
+  }
+  return true
+}
+
+/** Upstream's `is_empty_output`: not in call format, `[]` or `[{}]`. */
+export const isEmptyOutput = (v: PyValue): boolean => {
+  if (!isCallFormat(v)) return true
+  if (v.length === 0) return true
+  const first = v[0] as PyDict
+  return v.length === 1 && first.size === 0
+}
+
+/** The relevance rule: irrelevance categories pass without a call, live_relevance with one. */
+export const checkRelevance = (category: string, outcome: DecodeOutcome): Verdict => {
+  const containsCall = outcome._tag === "Decoded" && !isEmptyOutput(outcome.value)
+  if (category.includes("irrelevance")) {
+    return containsCall ? verdictOf("irrelevance_error:decoder_success", ["Valid syntax. Successfully decode AST when it should not."]) : VALID
+  }
+  if (containsCall) return VALID
+  const decodeError = outcome._tag === "DecodeError" ? outcome.message : "None"
+  return verdictOf("relevance_error:decoder_failed", [`Invalid syntax. Failed to decode AST when it should have. ${decodeError}`])
+}
+
+/** The format check followed by upstream's `ast_checker` (Python). */
+export const checkAst = (task: Task, decoded: PyValue, options?: CheckOptions): Verdict => {
+  if (!isCallFormat(decoded)) {
+    return verdictOf("ast_decoder:decoder_wrong_output_format", [
+      "Did not output in the specified format. Note: the model_result is wrapped in a string to ensure json serializability."
+    ])
+  }
+  try {
+    const r = astChecker(task.functions, decoded, task.possibleAnswer ?? [], task.category, options?.underscoreToDot === true)
+    return r.valid ? VALID : verdictOf(r.errorType, r.error)
+  } catch (e) {
+    if (e instanceof PythonWouldRaise) return verdictOf("checker:python_exception", [e.message])
+    throw e
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The transcription
+
+interface Result {
+  valid: boolean
+  error: Array<PyValue>
+  errorType: string
+  isVariable?: boolean
+}
+
+const ok = (): Result => ({ valid: true, error: [], errorType: "" })
+
+const PYTHON_TYPE_MAPPING: Readonly<Record<string, PyTypeName>> = {
+  string: "str",
+  integer: "int",
+  float: "float",
+  boolean: "bool",
+  array: "list",
+  tuple: "list",
+  dict: "dict",
+  any: "str"
+}
+
+const mapType = (t: PyValue | undefined): PyTypeName => {
+  const m = typeof t === "string" && Object.hasOwn(PYTHON_TYPE_MAPPING, t) ? PYTHON_TYPE_MAPPING[t] : undefined
+  return m ?? raise(`KeyError: ${pyRepr(t ?? null)}`)
+}
+
+const classRepr = (t: PyTypeName): string => `<class '${t}'>`
+
+const get = (d: PyValue | undefined, key: string): PyValue => {
+  if (d !== undefined && isDict(d)) {
+    const v = d.get(key)
+    if (v !== undefined) return v
+    return raise(`KeyError: ${pyRepr(key)}`)
+  }
+  return raise(`TypeError: cannot subscript ${d === undefined ? "None" : pyType(d)}`)
+}
+
+const iter = (v: PyValue): ReadonlyArray<PyValue> => pyIter(v) ?? raise(`TypeError: '${pyType(v)}' object is not iterable`)
+const contains = (container: PyValue, x: PyValue): boolean =>
+  pyContains(container, x) ?? raise(`TypeError: argument of type '${pyType(container)}' is not iterable`)
+const len = (v: PyValue): number => pyLen(v) ?? raise(`TypeError: object of type '${pyType(v)}' has no len()`)
+const firstKey = (d: PyValue): string => {
+  if (!isDict(d) || d.size === 0) return raise("IndexError: list index out of range")
+  return d.keys().next().value as string
+}
+const firstValue = (d: PyValue): PyValue => {
+  if (!isDict(d) || d.size === 0) return raise("IndexError: list index out of range")
+  return d.values().next().value as PyValue
+}
+
+const astChecker = (
+  functions: ReadonlyArray<PyDict>,
+  modelOutput: PyList,
+  possibleAnswer: PyList,
+  category: string,
+  underscoreToDot: boolean
+): Result => {
+  if (category.includes("parallel")) return parallelFunctionCheckerNoOrder(functions, modelOutput, possibleAnswer, underscoreToDot)
+  if (category.includes("multiple")) return multipleFunctionChecker(functions, modelOutput, possibleAnswer, underscoreToDot)
+  if (modelOutput.length !== 1) return { valid: false, error: ["Wrong number of functions."], errorType: "simple_function_checker:wrong_count" }
+  return simpleFunctionChecker(
+    functions[0] ?? raise("IndexError: list index out of range"),
+    modelOutput[0] as PyDict,
+    possibleAnswer[0] ?? raise("IndexError: list index out of range"),
+    underscoreToDot
+  )
+}
+
+const findDescription = (functions: ReadonlyArray<PyDict>, name: string): PyDict | null => {
+  for (const f of functions) if (pyEq(f.get("name") ?? null, name)) return f
+  return null
+}
+
+// The type of the first acceptable value that is not "" (None when there is none).
+const possibleAnswerType = (possibleAnswer: PyValue): PyTypeName | null => {
+  for (const a of iter(possibleAnswer)) if (a !== "") return pyType(a)
+  return null
+}
+
+const standardizeString = (s: string): string => {
+  const stripped = s.replace(/[ ,./\-_*^]/g, "")
+  // Python's lower() has no final-sigma rule; JS's toLowerCase() does, so lower Σ alone.
+  const lowered = stripped.includes("\u03a3") ? Array.from(stripped, (c) => c.toLowerCase()).join("") : stripped.toLowerCase()
+  return lowered.includes("'") ? lowered.replace(/'/g, '"') : lowered
+}
+
+const typeChecker = (
+  param: string,
+  value: PyValue,
+  possibleAnswer: PyValue,
+  expectedTypeDescription: string,
+  expectedTypeConverted: PyTypeName,
+  nestedTypeConverted: PyTypeName | null
+): Result => {
+  const result: Result = { valid: true, error: [], isVariable: false, errorType: "type_error:simple" }
+  let isVariable = false
+  const paType = possibleAnswerType(possibleAnswer)
+  if (paType !== null && paType !== expectedTypeConverted) isVariable = true
+
+  const valueType = pyType(value)
+  if (valueType === expectedTypeConverted) {
+    if (nestedTypeConverted === null) {
+      result.isVariable = isVariable
+      return result
+    }
+    for (const paItem of iter(possibleAnswer)) {
+      let flag = true
+      if (Array.isArray(paItem)) {
+        for (const valueItem of iter(value)) {
+          const r = typeChecker(param, valueItem, paItem, classRepr(nestedTypeConverted), nestedTypeConverted, null)
+          if (!r.valid) {
+            flag = false
+            break
+          }
+        }
+      }
+      if (flag) return { valid: true, error: [], isVariable, errorType: "" }
+    }
+    result.valid = false
+    result.error = [
+      `Nested type checking failed for parameter ${pyRepr(param)}. Expected outer type ${expectedTypeDescription} with inner type ${classRepr(nestedTypeConverted)}. Parameter value: ${pyRepr(value)}.`
+    ]
+    result.errorType = "type_error:nested"
+  }
+
+  if (paType !== null && valueType === paType) {
+    result.isVariable = true
+    return result
+  }
+  result.valid = false
+  result.error.push(
+    `Incorrect type for parameter ${pyRepr(param)}. Expected type ${expectedTypeDescription}, got ${valueType}. Parameter value: ${pyRepr(value)}.`
+  )
+  result.errorType = "type_error:simple"
+  return result
+}
+
+const stringChecker = (param: string, modelOutput: string, possibleAnswer: PyValue): Result => {
+  const standardized: Array<string> = []
+  for (const a of iter(possibleAnswer)) if (typeof a === "string") standardized.push(standardizeString(a))
+  if (!standardized.includes(standardizeString(modelOutput))) {
+    return {
+      valid: false,
+      error: [`Invalid value for parameter ${pyRepr(param)}: ${pyRepr(modelOutput)}. Expected one of ${pyRepr(possibleAnswer)}. Case insensitive.`],
+      errorType: "value_error:string"
+    }
+  }
+  return ok()
+}
+
+const standardizeItems = (xs: ReadonlyArray<PyValue>): Array<PyValue> => xs.map((x) => (typeof x === "string" ? standardizeString(x) : x))
+
+const listChecker = (param: string, modelOutput: PyList, possibleAnswer: PyValue): Result => {
+  const standardizedOutput = standardizeItems(modelOutput)
+  let found = false
+  for (const a of iter(possibleAnswer)) {
+    if (pyEq(standardizedOutput, standardizeItems(iter(a)))) {
+      found = true
+      break
+    }
+  }
+  if (!found) {
+    return {
+      valid: false,
+      error: [`Invalid value for parameter ${pyRepr(param)}: ${pyRepr(modelOutput)}. Expected one of ${pyRepr(possibleAnswer)}.`],
+      errorType: "value_error:list/tuple"
+    }
+  }
+  return ok()
+}
+
+const dictChecker = (modelOutput: PyValue, possibleAnswers: ReadonlyArray<PyValue>): Result => {
+  if (!isDict(modelOutput)) return raise(`AttributeError: '${pyType(modelOutput)}' object has no attribute 'items'`)
+  let result: Result = { valid: false, error: [], errorType: "dict_checker:unclear" }
+  for (const possibleAnswer of possibleAnswers) {
+    if (possibleAnswer === "") continue
+    result = { valid: false, error: [], errorType: "dict_checker:unclear" }
+    let flag = true
+    for (const [key, value] of modelOutput) {
+      if (!contains(possibleAnswer, key)) {
+        result.valid = false
+        result.error.push(`Unexpected dict key parameter: '${key}'.`)
+        result.errorType = "value_error:dict_key"
+        flag = false
+        break
+      }
+      const standardizedValue = typeof value === "string" ? standardizeString(value) : value
+      const standardized = standardizeItems(iter(get(possibleAnswer, key)))
+      if (!pyInList(standardizedValue, standardized)) {
+        result.valid = false
+        result.error.push(`Invalid value for parameter ${pyRepr(key)}: ${pyRepr(value)}. Expected one of ${pyRepr(standardized)}.`)
+        result.errorType = "value_error:dict_value"
+        flag = false
+        break
+      }
+    }
+    if (!isDict(possibleAnswer)) return raise(`AttributeError: '${pyType(possibleAnswer)}' object has no attribute 'items'`)
+    for (const [key, value] of possibleAnswer) {
+      if (!modelOutput.has(key) && !contains(value, "")) {
+        result.valid = false
+        result.error.push(`Missing dict key parameter: '${key}'.`)
+        result.errorType = "value_error:dict_key"
+        flag = false
+        break
+      }
+    }
+    if (flag) return ok()
+  }
+  return result
+}
+
+const listDictChecker = (modelOutput: PyList, possibleAnswers: PyValue): Result => {
+  let result: Result = { valid: false, error: [], errorType: "list_dict_checker:unclear" }
+  for (const answer of iter(possibleAnswers)) {
+    let flag = true
+    if (modelOutput.length !== len(answer)) {
+      result = { valid: false, error: ["Wrong number of dictionaries in the list."], errorType: "value_error:list_dict_count" }
+      continue
+    }
+    const answerItems = iter(answer)
+    for (let i = 0; i < modelOutput.length; i++) {
+      result = dictChecker(modelOutput[i] as PyValue, [answerItems[i] as PyValue])
+      if (!result.valid) {
+        flag = false
+        break
+      }
+    }
+    if (flag) return ok()
+  }
+  return result
+}
+
+const simpleFunctionChecker = (funcDescription: PyDict | null, modelOutput: PyDict, possibleAnswerCall: PyValue, underscoreToDot: boolean): Result => {
+  if (funcDescription === null) return raise("TypeError: 'NoneType' object is not subscriptable")
+  const possibleAnswer = firstValue(possibleAnswerCall)
+  let funcName = get(funcDescription, "name")
+  const parameters = get(funcDescription, "parameters")
+  const paramDetails = get(parameters, "properties")
+  const requiredParams = get(parameters, "required")
+  if (typeof funcName !== "string") return raise("TypeError: function name is not a str")
+  if (underscoreToDot && funcName.includes(".")) funcName = funcName.replace(/\./g, "_")
+
+  if (!modelOutput.has(funcName)) {
+    return { valid: false, error: [`Function name ${pyRepr(funcName)} not found in model output.`], errorType: "simple_function_checker:wrong_func_name" }
+  }
+  const modelParams = modelOutput.get(funcName) as PyDict
+
+  for (const param of iter(requiredParams)) {
+    if (!contains(modelParams, param)) {
+      return { valid: false, error: [`Missing required parameter: ${pyRepr(param)}.`], errorType: "simple_function_checker:missing_required" }
+    }
+  }
+
+  for (const [param, rawValue] of modelParams) {
+    if (!contains(paramDetails, param) || !contains(possibleAnswer, param)) {
+      return { valid: false, error: [`Unexpected parameter: ${pyRepr(param)}.`], errorType: "simple_function_checker:unexpected_param" }
+    }
+    const details = get(paramDetails, param)
+    const typeDescription = get(details, "type")
+    const expectedType = mapType(typeDescription)
+    let nestedType: PyTypeName | null = null
+    if (typeDescription === "array" || typeDescription === "tuple") nestedType = mapType(get(get(details, "items"), "type"))
+
+    let value = rawValue
+    if (typeDescription === "tuple" && value instanceof PyTuple) value = value.items
+    if (typeDescription === "float" && (typeof value === "number" || typeof value === "bigint")) value = new PyFloat(Number(value))
+
+    const acceptable = get(possibleAnswer, param)
+    const typeResult = typeChecker(param, value, acceptable, typeDescription as string, expectedType, nestedType)
+    if (!typeResult.valid) return typeResult
+
+    if (typeResult.isVariable !== true) {
+      if (expectedType === "dict") {
+        const r = dictChecker(value, iter(acceptable))
+        if (!r.valid) return r
+        continue
+      } else if (expectedType === "list" && nestedType === "dict") {
+        const r = listDictChecker(value as PyList, acceptable)
+        if (!r.valid) return r
+        continue
+      } else if (expectedType === "str") {
+        const r = stringChecker(param, value as string, acceptable)
+        if (!r.valid) return r
+        continue
+      } else if (expectedType === "list") {
+        const r = listChecker(param, value as PyList, acceptable)
+        if (!r.valid) return r
+        continue
+      }
+    }
+
+    if (!contains(acceptable, value)) {
+      return {
+        valid: false,
+        error: [`Invalid value for parameter ${pyRepr(param)}: ${pyRepr(value)}. Expected one of ${pyRepr(acceptable)}.`],
+        errorType: "value_error:others"
+      }
+    }
+  }
+
+  for (const param of iter(possibleAnswer)) {
+    if (!contains(modelParams, param) && !contains(get(possibleAnswer, param as string), "")) {
+      return {
+        valid: false,
+        error: [`Optional parameter ${pyRepr(param)} not provided and not marked as optional.`],
+        errorType: "simple_function_checker:missing_optional"
+      }
+    }
+  }
+  return ok()
+}
+
+const parallelFunctionCheckerNoOrder = (functions: ReadonlyArray<PyDict>, modelOutput: PyList, possibleAnswers: PyList, underscoreToDot: boolean): Result => {
+  if (modelOutput.length !== possibleAnswers.length) {
+    return { valid: false, error: ["Wrong number of functions."], errorType: "parallel_function_checker_no_order:wrong_count" }
+  }
+  const matched = new Set<number>()
+  let result: Result = ok()
+  for (let i = 0; i < possibleAnswers.length; i++) {
+    const expected = possibleAnswers[i] as PyValue
+    const description = findDescription(functions, firstKey(expected))
+    const allErrors: Array<PyValue> = []
+    for (let index = 0; index < modelOutput.length; index++) {
+      if (matched.has(index)) continue
+      result = simpleFunctionChecker(description, modelOutput[index] as PyDict, expected, underscoreToDot)
+      if (result.valid) {
+        matched.add(index)
+        break
+      }
+      allErrors.push(
+        new Map([
+          [
+            `Model Result Index ${index}`,
+            new Map<string, PyValue>([
+              ["sub_error", result.error],
+              ["sub_error_type", result.errorType],
+              ["model_output_item", modelOutput[index] as PyValue],
+              ["possible_answer_item", expected]
+            ])
+          ]
+        ])
+      )
+    }
+    if (!result.valid) {
+      const considered: Array<number> = []
+      for (let k = 0; k < modelOutput.length; k++) if (!matched.has(k)) considered.push(k)
+      allErrors.unshift(
+        `Could not find a matching function among index ${pyRepr(considered)} of model output for index ${i} of possible answers.`
+      )
+      return { valid: false, error: allErrors, errorType: "parallel_function_checker_no_order:cannot_find_match" }
+    }
+  }
+  return ok()
+}
+
+const multipleFunctionChecker = (functions: ReadonlyArray<PyDict>, modelOutput: PyList, possibleAnswers: PyList, underscoreToDot: boolean): Result => {
+  if (modelOutput.length !== possibleAnswers.length) {
+    return { valid: false, error: ["Wrong number of functions."], errorType: "multiple_function_checker:wrong_count" }
+  }
+  const expected = possibleAnswers[0] ?? raise("IndexError: list index out of range")
+  const description = findDescription(functions, firstKey(expected))
+  return simpleFunctionChecker(description, modelOutput[0] as PyDict, expected, underscoreToDot)
+}

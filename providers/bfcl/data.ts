@@ -1,0 +1,237 @@
+/**
+ * The eleven BFCL v4 single-turn Python categories (3,491 tasks), read from the pinned upstream
+ * files under `$ASSAY_DATA_DIR/bfcl/v4/` and checked against their sha256.
+ *
+ * The files are JSON Lines despite `.json`; they are parsed with `pyjson` so that `5` and `5.0`
+ * stay an int and a float, as upstream's `json.load` keeps them.
+ */
+import { readFile } from "node:fs/promises"
+import { join } from "node:path"
+import { Effect, Schema } from "effect"
+import { sha256Hex } from "../../src/content/ContentId.ts"
+import { isDict, isList, parsePyJson, type PyDict, type PyList, type PyValue } from "./pyjson.ts"
+
+export const UPSTREAM_REPOSITORY = "ShishirPatil/gorilla"
+export const UPSTREAM_COMMIT = "6ea57973c7a6097fd7c5915698c54c17c5b1b6c8"
+const UPSTREAM_DATA = "berkeley-function-call-leaderboard/bfcl_eval/data"
+
+export const CATEGORIES = [
+  "simple_python",
+  "multiple",
+  "parallel",
+  "parallel_multiple",
+  "irrelevance",
+  "live_simple",
+  "live_multiple",
+  "live_parallel",
+  "live_parallel_multiple",
+  "live_irrelevance",
+  "live_relevance"
+] as const
+export type Category = (typeof CATEGORIES)[number]
+
+/** Categories graded by the relevance rule alone: they have no possible_answer file. */
+export const RELEVANCE_CATEGORIES: ReadonlySet<Category> = new Set(["irrelevance", "live_irrelevance", "live_relevance"])
+
+export interface PinnedFile {
+  /** Path under `bfcl/v4/` in the data folder. */
+  readonly file: string
+  readonly url: string
+  readonly bytes: number
+  readonly sha256: string
+}
+
+const pin = (file: string, bytes: number, sha256: string): PinnedFile => ({
+  file,
+  url: `https://raw.githubusercontent.com/${UPSTREAM_REPOSITORY}/${UPSTREAM_COMMIT}/${UPSTREAM_DATA}/${file}`,
+  bytes,
+  sha256
+})
+
+/** The upstream files, as `../shared/data/bfcl/SOURCE.md` lists them. */
+export const PINNED_FILES: ReadonlyArray<PinnedFile> = [
+  pin("BFCL_v4_simple_python.json", 283274, "82dd63ba502eb2520c6b5d1d9a5c4b590e03ff261565175561f6228a367d1991"),
+  pin("possible_answer/BFCL_v4_simple_python.json", 63627, "90cd5bc653690ee8e459b5b3f3fc9458606f7f3fcbf795bb51b7dc581f8c86dc"),
+  pin("BFCL_v4_multiple.json", 316583, "aef168155ebd74b7ac2401198b201343bc7d16d7a3d7e0d4e6d8ee82c6969b2a"),
+  pin("possible_answer/BFCL_v4_multiple.json", 32254, "244e00ce9395df948bcafc7bee64e8f9c87ef70887587d83cae45b13699f3047"),
+  pin("BFCL_v4_parallel.json", 171896, "19f51a82eff42e5d62541aa500115a056eb78f437c2ba1f10415fd7c8e5dda84"),
+  pin("possible_answer/BFCL_v4_parallel.json", 66005, "8a6aa19c1adddc6a5a2f7e40f9dbf30cc7e95815e7b830c90589ab318229e0f0"),
+  pin("BFCL_v4_parallel_multiple.json", 347080, "8863ea8433239f55c5f016154cf0830853c89f693c6ea270396a2fa121960579"),
+  pin("possible_answer/BFCL_v4_parallel_multiple.json", 74602, "5ebf24f458c1f16300c05505d83d6f0a1b68b79be273a033febd0d4f840507e3"),
+  pin("BFCL_v4_irrelevance.json", 159940, "2b6ed4c2e992cdcf5f1678a701851f944bef7550ee026ed1ddb89efed5be01a6"),
+  pin("BFCL_v4_live_simple.json", 260140, "1af2ac87dca47556db7b7e37e51e28b459a38b594e3c7b3c792b4903598ca0c4"),
+  pin("possible_answer/BFCL_v4_live_simple.json", 46972, "fec9cfa9744a936f9126981e85a2023da1e63e273eafebc81923a1162fad70ce"),
+  pin("BFCL_v4_live_multiple.json", 3891277, "fd8ccfad4d911420d0e3341dbe2fff77d1d341da934248b9bb2bda24ab3a10c8"),
+  pin("possible_answer/BFCL_v4_live_multiple.json", 199668, "97e90d59c5bd76c55a2920ce93e5566e9046307d3f558578f085f9d3a56c3084"),
+  pin("BFCL_v4_live_parallel.json", 15649, "6c26e9fdc3350cf596e6d1ea9c179cbff834761bccf562f4141ed29a839ca421"),
+  pin("possible_answer/BFCL_v4_live_parallel.json", 4972, "8a9f189ff0e832ebbbbdade1fd95a7dbcc67406e9177df3f0aad76f59ab00350"),
+  pin("BFCL_v4_live_parallel_multiple.json", 82332, "21d4b9319c1faac431e22757b367ea28917fe467364c3a4b17f16ec06d4f6e79"),
+  pin("possible_answer/BFCL_v4_live_parallel_multiple.json", 7420, "f5b5f360556c5feb51db46fb9f56ee4b304f4b45b161599bbb14161c98a2873f"),
+  pin("BFCL_v4_live_irrelevance.json", 2209534, "6559fda2beaceb609a2cd2e504c65b4a56cb448e1ef88fddfd199e163d163349"),
+  pin("BFCL_v4_live_relevance.json", 47327, "e03f9e241657a137cba48a89ee12f47bf3fcb7e4f6274263e9c699a0c974203a"),
+  pin("README.md", 20277, "93119d83df28fee0a9f3ea41b0c6a947aad9f7ba4334ae89fef41c74b67b208d")
+]
+
+/** Tasks count per category at the pinned commit. */
+export const TASK_COUNTS: Readonly<Record<Category, number>> = {
+  simple_python: 400,
+  multiple: 200,
+  parallel: 200,
+  parallel_multiple: 200,
+  irrelevance: 240,
+  live_simple: 258,
+  live_multiple: 1053,
+  live_parallel: 16,
+  live_parallel_multiple: 24,
+  live_irrelevance: 884,
+  live_relevance: 16
+}
+
+/**
+ * Tasks that upstream's checker fails whatever the answer (oracle/README.md, "Tasks that no
+ * answer can pass"): report them apart rather than count them against a candidate.
+ */
+export const UNPASSABLE_TASKS: ReadonlyMap<string, string> = new Map([
+  ["live_simple_106-63-0", "required arrays auto_loan_payment_start and bank_hours_start have an empty acceptable list []"],
+  ["live_simple_112-68-0", "required arrays acc_routing_start, atm_finder_start, faq_link_accounts_start, get_balance_start, get_transactions_start have an empty acceptable list []"],
+  ["live_multiple_862-181-3", "the possible answer requires journey_start_time, which Trains_1_FindTrains does not have"],
+  ["live_multiple_964-207-0", "the schema requires statement, which the possible answer does not allow"]
+])
+
+export const isPassable = (id: string): boolean => !UNPASSABLE_TASKS.has(id)
+
+export interface Message {
+  readonly role: string
+  readonly content: string
+}
+
+export interface Task {
+  readonly id: string
+  readonly category: Category
+  /** Turns of messages; the single-turn categories have one turn. */
+  readonly question: ReadonlyArray<ReadonlyArray<Message>>
+  /** The function docs exactly as in the question file (`name`, `description`, `parameters`). */
+  readonly functions: ReadonlyArray<PyDict>
+  /** The `ground_truth` list (`[{func: {param: [acceptable, ...]}}]`); null in relevance categories. */
+  readonly possibleAnswer: PyList | null
+}
+
+export class BfclDataError extends Schema.TaggedError<BfclDataError>()("BfclDataError", {
+  file: Schema.String,
+  reason: Schema.Literal("missing", "hash-mismatch", "malformed"),
+  expected: Schema.optional(Schema.String),
+  actual: Schema.optional(Schema.String),
+  detail: Schema.optional(Schema.String)
+}) {
+  override get message(): string {
+    switch (this.reason) {
+      case "missing":
+        return `BFCL data file ${this.file} is missing: run \`assay data pull bfcl\` or set ASSAY_DATA_DIR to a folder holding bfcl/v4/`
+      case "hash-mismatch":
+        return `BFCL data file ${this.file} has sha256 ${this.actual ?? "?"}, expected ${this.expected ?? "?"}`
+      case "malformed":
+        return `BFCL data file ${this.file} is malformed: ${this.detail ?? ""}`
+    }
+  }
+}
+
+export interface DataOptions {
+  /** The data folder (the one holding `bfcl/`); defaults to `$ASSAY_DATA_DIR`. */
+  readonly dataDir?: string
+}
+
+const pinnedByFile = new Map(PINNED_FILES.map((p) => [p.file, p]))
+
+const dataRoot = (options: DataOptions | undefined): string =>
+  join(options?.dataDir ?? process.env["ASSAY_DATA_DIR"] ?? "../shared/data", "bfcl", "v4")
+
+/** Reads one pinned file and checks its sha256. */
+export const readPinned = (file: string, options?: DataOptions): Effect.Effect<string, BfclDataError> => {
+  const path = join(dataRoot(options), file)
+  return Effect.tryPromise({
+    try: () => readFile(path),
+    catch: (cause) =>
+      new BfclDataError({ file: path, reason: "missing", detail: cause instanceof Error ? cause.message : String(cause) })
+  }).pipe(
+    Effect.flatMap((bytes) => {
+      const expected = pinnedByFile.get(file)?.sha256
+      const actual = sha256Hex(bytes)
+      if (expected === undefined) return Effect.fail(new BfclDataError({ file: path, reason: "malformed", detail: "not a pinned file" }))
+      if (actual !== expected) return Effect.fail(new BfclDataError({ file: path, reason: "hash-mismatch", expected, actual }))
+      return Effect.succeed(bytes.toString("utf8"))
+    })
+  )
+}
+
+const parseLines = (file: string, text: string): Effect.Effect<ReadonlyArray<PyDict>, BfclDataError> => {
+  const out: Array<PyDict> = []
+  const lines = text.split("\n")
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as string
+    if (line.trim() === "") continue
+    const parsed = parsePyJson(line)
+    if (!parsed.ok) return Effect.fail(new BfclDataError({ file, reason: "malformed", detail: `line ${i + 1}: ${parsed.error.message} at ${parsed.error.offset}` }))
+    if (!isDict(parsed.value)) return Effect.fail(new BfclDataError({ file, reason: "malformed", detail: `line ${i + 1} is not an object` }))
+    out.push(parsed.value)
+  }
+  return Effect.succeed(out)
+}
+
+const toMessages = (v: PyValue | undefined): ReadonlyArray<ReadonlyArray<Message>> | undefined => {
+  if (v === undefined || !isList(v)) return undefined
+  const turns: Array<ReadonlyArray<Message>> = []
+  for (const turn of v) {
+    if (!isList(turn)) return undefined
+    const msgs: Array<Message> = []
+    for (const m of turn) {
+      if (!isDict(m)) return undefined
+      const role = m.get("role")
+      const content = m.get("content")
+      if (typeof role !== "string" || typeof content !== "string") return undefined
+      msgs.push({ role, content })
+    }
+    turns.push(msgs)
+  }
+  return turns
+}
+
+/** Loads one category's tasks, with their possible answers where the category has them. */
+export const loadCategory = (category: Category, options?: DataOptions): Effect.Effect<ReadonlyArray<Task>, BfclDataError> =>
+  Effect.gen(function* () {
+    const questionFile = `BFCL_v4_${category}.json`
+    const questions = yield* parseLines(questionFile, yield* readPinned(questionFile, options))
+    let answers: ReadonlyArray<PyDict> | null = null
+    if (!RELEVANCE_CATEGORIES.has(category)) {
+      const answerFile = `possible_answer/BFCL_v4_${category}.json`
+      answers = yield* parseLines(answerFile, yield* readPinned(answerFile, options))
+      if (answers.length !== questions.length)
+        return yield* new BfclDataError({ file: answerFile, reason: "malformed", detail: `${answers.length} answers for ${questions.length} questions` })
+    }
+    const tasks: Array<Task> = []
+    for (let i = 0; i < questions.length; i++) {
+      const q = questions[i] as PyDict
+      const id = q.get("id")
+      const question = toMessages(q.get("question"))
+      const functions = q.get("function")
+      if (typeof id !== "string" || question === undefined || functions === undefined || !isList(functions) || !functions.every(isDict))
+        return yield* new BfclDataError({ file: questionFile, reason: "malformed", detail: `line ${i + 1} lacks id, question or function` })
+      let possibleAnswer: PyList | null = null
+      if (answers !== null) {
+        const a = answers[i] as PyDict
+        const gt = a.get("ground_truth")
+        // Upstream pairs questions and answers by position; the ids agree at this commit.
+        if (a.get("id") !== id || gt === undefined || !isList(gt))
+          return yield* new BfclDataError({ file: `possible_answer/${questionFile}`, reason: "malformed", detail: `line ${i + 1} does not answer ${id}` })
+        possibleAnswer = gt
+      }
+      tasks.push({ id, category, question, functions: functions as ReadonlyArray<PyDict>, possibleAnswer })
+    }
+    return tasks
+  })
+
+/** Loads all eleven categories, in `CATEGORIES` order. */
+export const loadAll = (options?: DataOptions): Effect.Effect<ReadonlyArray<Task>, BfclDataError> =>
+  Effect.map(
+    Effect.forEach(CATEGORIES, (c) => loadCategory(c, options), { concurrency: 4 }),
+    (xs) => xs.flat()
+  )

@@ -1,0 +1,630 @@
+/**
+ * Python values as BFCL's checker sees them, read from JSON that Python's `json` wrote.
+ *
+ * Plain `JSON.parse` loses what the checker tells apart: `5` (int) from `5.0` (float), a tuple
+ * (`{"__tuple__": [...]}` in the oracle files) from a list, and the key order of dicts whose keys
+ * look like integers. The model here keeps all three, and the helpers give Python's `==`, `repr`
+ * and `type(x).__name__`, which the checker's verdicts and error strings depend on.
+ */
+
+/** A Python `float`. Ints are plain JS numbers (bigint beyond 2^53), so floats carry the tag. */
+export class PyFloat {
+  constructor(readonly value: number) {}
+}
+
+/** A Python `tuple`: equal to no list, though a `tuple`-typed parameter accepts either. */
+export class PyTuple {
+  constructor(readonly items: ReadonlyArray<PyValue>) {}
+}
+
+/** A Python `int`; bigint only when the literal is beyond Number's exact range. */
+export type PyInt = number | bigint
+
+/** A Python `dict` with string keys, in insertion order (JSON objects have string keys only). */
+export type PyDict = ReadonlyMap<string, PyValue>
+
+/** A Python `list`. */
+export type PyList = ReadonlyArray<PyValue>
+
+export type PyValue = null | boolean | PyInt | PyFloat | string | PyList | PyTuple | PyDict
+
+export type PyTypeName = "NoneType" | "bool" | "int" | "float" | "str" | "list" | "tuple" | "dict"
+
+export const isDict = (v: PyValue): v is PyDict => v instanceof Map
+export const isList = (v: PyValue): v is PyList => Array.isArray(v)
+
+/** `type(v).__name__`. */
+export const pyType = (v: PyValue): PyTypeName => {
+  switch (typeof v) {
+    case "string":
+      return "str"
+    case "number":
+    case "bigint":
+      return "int"
+    case "boolean":
+      return "bool"
+    default:
+      if (v === null) return "NoneType"
+      if (Array.isArray(v)) return "list"
+      if (v instanceof PyFloat) return "float"
+      if (v instanceof PyTuple) return "tuple"
+      return "dict"
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parsing
+
+/** Why a text is not the JSON this module reads; `offset` is a UTF-16 index into the text. */
+export interface PyJsonSyntaxError {
+  readonly _tag: "PyJsonSyntaxError"
+  readonly offset: number
+  readonly message: string
+}
+
+type ParseResult = { readonly ok: true; readonly value: PyValue } | { readonly ok: false; readonly error: PyJsonSyntaxError }
+
+// A hand-written scanner: one pass, no intermediate tokens, so parsing a corpus line costs little
+// next to checking it.
+class Scanner {
+  pos = 0
+  failure: PyJsonSyntaxError | null = null
+  constructor(readonly text: string) {}
+
+  fail(message: string): null {
+    if (this.failure === null) this.failure = { _tag: "PyJsonSyntaxError", offset: this.pos, message }
+    return null
+  }
+
+  skipWs(): void {
+    const t = this.text
+    let p = this.pos
+    for (;;) {
+      const c = t.charCodeAt(p)
+      if (c === 32 || c === 10 || c === 13 || c === 9) p++
+      else break
+    }
+    this.pos = p
+  }
+
+  // Returns undefined on failure (null is a legal value).
+  value(): PyValue | undefined {
+    this.skipWs()
+    const t = this.text
+    const c = t.charCodeAt(this.pos)
+    switch (c) {
+      case 34: // "
+        return this.string()
+      case 123: // {
+        return this.object()
+      case 91: // [
+        return this.array()
+      case 116: // t
+        if (t.startsWith("true", this.pos)) {
+          this.pos += 4
+          return true
+        }
+        break
+      case 102: // f
+        if (t.startsWith("false", this.pos)) {
+          this.pos += 5
+          return false
+        }
+        break
+      case 110: // n
+        if (t.startsWith("null", this.pos)) {
+          this.pos += 4
+          return null
+        }
+        break
+      default:
+        if (c === 45 || (c >= 48 && c <= 57)) return this.number()
+    }
+    this.fail(Number.isNaN(c) ? "unexpected end of input" : `unexpected character ${JSON.stringify(t[this.pos])}`)
+    return undefined
+  }
+
+  number(): PyValue | undefined {
+    const t = this.text
+    const start = this.pos
+    let p = start
+    let isFloat = false
+    if (t.charCodeAt(p) === 45) p++
+    const digitsStart = p
+    while (p < t.length) {
+      const c = t.charCodeAt(p)
+      if (c >= 48 && c <= 57) p++
+      else break
+    }
+    if (p === digitsStart) {
+      this.pos = p
+      this.fail("expected a digit")
+      return undefined
+    }
+    if (t.charCodeAt(p) === 46) {
+      isFloat = true
+      p++
+      const fracStart = p
+      while (p < t.length && t.charCodeAt(p) >= 48 && t.charCodeAt(p) <= 57) p++
+      if (p === fracStart) {
+        this.pos = p
+        this.fail("expected a digit after '.'")
+        return undefined
+      }
+    }
+    const e = t.charCodeAt(p)
+    if (e === 101 || e === 69) {
+      isFloat = true
+      p++
+      const s = t.charCodeAt(p)
+      if (s === 43 || s === 45) p++
+      const expStart = p
+      while (p < t.length && t.charCodeAt(p) >= 48 && t.charCodeAt(p) <= 57) p++
+      if (p === expStart) {
+        this.pos = p
+        this.fail("expected a digit in the exponent")
+        return undefined
+      }
+    }
+    this.pos = p
+    const literal = t.slice(start, p)
+    if (isFloat) return new PyFloat(Number(literal))
+    const n = Number(literal)
+    return Number.isSafeInteger(n) ? n : BigInt(literal)
+  }
+
+  string(): string | undefined {
+    const t = this.text
+    const start = this.pos + 1
+    let p = start
+    // Fast path: no escapes.
+    for (;;) {
+      const c = t.charCodeAt(p)
+      if (c === 34) {
+        this.pos = p + 1
+        return t.slice(start, p)
+      }
+      if (c === 92) break
+      if (Number.isNaN(c)) {
+        this.pos = p
+        this.fail("unterminated string")
+        return undefined
+      }
+      if (c < 32) {
+        this.pos = p
+        this.fail("control character in string")
+        return undefined
+      }
+      p++
+    }
+    let out = t.slice(start, p)
+    for (;;) {
+      const c = t.charCodeAt(p)
+      if (c === 34) {
+        this.pos = p + 1
+        return out
+      }
+      if (Number.isNaN(c)) {
+        this.pos = p
+        this.fail("unterminated string")
+        return undefined
+      }
+      if (c < 32) {
+        this.pos = p
+        this.fail("control character in string")
+        return undefined
+      }
+      if (c !== 92) {
+        let q = p + 1
+        while (q < t.length) {
+          const d = t.charCodeAt(q)
+          if (d === 34 || d === 92 || d < 32) break
+          q++
+        }
+        out += t.slice(p, q)
+        p = q
+        continue
+      }
+      const esc = t.charCodeAt(p + 1)
+      switch (esc) {
+        case 34:
+          out += '"'
+          break
+        case 92:
+          out += "\\"
+          break
+        case 47:
+          out += "/"
+          break
+        case 98:
+          out += "\b"
+          break
+        case 102:
+          out += "\f"
+          break
+        case 110:
+          out += "\n"
+          break
+        case 114:
+          out += "\r"
+          break
+        case 116:
+          out += "\t"
+          break
+        case 117: {
+          const hex = t.slice(p + 2, p + 6)
+          if (!/^[0-9a-fA-F]{4}$/.test(hex)) {
+            this.pos = p
+            this.fail("bad \\u escape")
+            return undefined
+          }
+          // Surrogate halves are joined by concatenation, as Python's json does.
+          out += String.fromCharCode(parseInt(hex, 16))
+          p += 6
+          continue
+        }
+        default:
+          this.pos = p
+          this.fail("bad escape")
+          return undefined
+      }
+      p += 2
+    }
+  }
+
+  array(): PyList | undefined {
+    this.pos++
+    const items: Array<PyValue> = []
+    this.skipWs()
+    if (this.text.charCodeAt(this.pos) === 93) {
+      this.pos++
+      return items
+    }
+    for (;;) {
+      const v = this.value()
+      if (v === undefined) return undefined
+      items.push(v)
+      this.skipWs()
+      const c = this.text.charCodeAt(this.pos)
+      if (c === 44) {
+        this.pos++
+        continue
+      }
+      if (c === 93) {
+        this.pos++
+        return items
+      }
+      this.fail("expected ',' or ']'")
+      return undefined
+    }
+  }
+
+  object(): PyValue | undefined {
+    this.pos++
+    const map = new Map<string, PyValue>()
+    this.skipWs()
+    if (this.text.charCodeAt(this.pos) === 125) {
+      this.pos++
+      return map
+    }
+    for (;;) {
+      this.skipWs()
+      if (this.text.charCodeAt(this.pos) !== 34) {
+        this.fail("expected a string key")
+        return undefined
+      }
+      const key = this.string()
+      if (key === undefined) return undefined
+      this.skipWs()
+      if (this.text.charCodeAt(this.pos) !== 58) {
+        this.fail("expected ':'")
+        return undefined
+      }
+      this.pos++
+      const v = this.value()
+      if (v === undefined) return undefined
+      // Python's json keeps the last of duplicate keys, in the first one's position; Map.set does too.
+      map.set(key, v)
+      this.skipWs()
+      const c = this.text.charCodeAt(this.pos)
+      if (c === 44) {
+        this.pos++
+        continue
+      }
+      if (c === 125) {
+        this.pos++
+        if (map.size === 1) {
+          const inner = map.get("__tuple__")
+          if (inner !== undefined && Array.isArray(inner)) return new PyTuple(inner)
+        }
+        return map
+      }
+      this.fail("expected ',' or '}'")
+      return undefined
+    }
+  }
+}
+
+/**
+ * Parses one JSON text into Python values: a number literal with `.`, `e` or `E` is a float, any
+ * other is an int; `{"__tuple__": [...]}` is a tuple.
+ */
+export const parsePyJson = (text: string): ParseResult => {
+  const s = new Scanner(text)
+  const value = s.value()
+  if (value === undefined) return { ok: false, error: s.failure ?? { _tag: "PyJsonSyntaxError", offset: s.pos, message: "invalid JSON" } }
+  s.skipWs()
+  if (s.pos !== text.length) {
+    s.fail("trailing characters")
+    return { ok: false, error: s.failure ?? { _tag: "PyJsonSyntaxError", offset: s.pos, message: "trailing characters" } }
+  }
+  return { ok: true, value }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Equality
+
+// Numeric view for Python's cross-type numeric equality (True == 1 == 1.0).
+const numeric = (v: PyValue): number | bigint | undefined => {
+  switch (typeof v) {
+    case "number":
+    case "bigint":
+      return v
+    case "boolean":
+      return v ? 1 : 0
+    default:
+      return v instanceof PyFloat ? v.value : undefined
+  }
+}
+
+/** Python's `a == b` over the value model. */
+export const pyEq = (a: PyValue, b: PyValue): boolean => {
+  if (a === b) return true
+  switch (typeof a) {
+    case "string":
+      return false
+    case "number":
+    case "bigint":
+    case "boolean": {
+      const nb = numeric(b)
+      // Loose equality between bigint and number compares the exact mathematical values.
+      // eslint-disable-next-line eqeqeq
+      return nb !== undefined && a == nb
+    }
+  }
+  if (a === null || b === null) return false
+  if (a instanceof PyFloat) {
+    const nb = numeric(b)
+    return nb !== undefined && a.value == nb
+  }
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b)) return false
+    return seqEq(a, b)
+  }
+  if (a instanceof PyTuple) return b instanceof PyTuple && seqEq(a.items, b.items)
+  if (a instanceof Map) {
+    if (!(b instanceof Map) || a.size !== b.size) return false
+    for (const [k, v] of a) {
+      const w = b.get(k)
+      if (w === undefined || !pyEq(v, w)) return false
+    }
+    return true
+  }
+  return false
+}
+
+const seqEq = (a: ReadonlyArray<PyValue>, b: ReadonlyArray<PyValue>): boolean => {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (!pyEq(a[i] as PyValue, b[i] as PyValue)) return false
+  return true
+}
+
+/** Python's `x in container` for a list or tuple container (`==` per item). */
+export const pyInList = (x: PyValue, container: ReadonlyArray<PyValue>): boolean => {
+  for (let i = 0; i < container.length; i++) if (pyEq(x, container[i] as PyValue)) return true
+  return false
+}
+
+/**
+ * Python iteration (`for x in v`) for the containers the checker may be handed: lists and tuples
+ * yield items, strings their characters, dicts their keys. `undefined` where Python raises
+ * TypeError (numbers, bool, None).
+ */
+export const pyIter = (v: PyValue): ReadonlyArray<PyValue> | undefined => {
+  if (Array.isArray(v)) return v
+  if (v instanceof PyTuple) return v.items
+  if (typeof v === "string") return Array.from(v)
+  if (v instanceof Map) return Array.from(v.keys())
+  return undefined
+}
+
+/** Python's `x in v` for any container; `undefined` where Python raises TypeError. */
+export const pyContains = (v: PyValue, x: PyValue): boolean | undefined => {
+  if (Array.isArray(v)) return pyInList(x, v)
+  if (v instanceof PyTuple) return pyInList(x, v.items)
+  if (typeof v === "string") return typeof x === "string" ? v.includes(x) : undefined
+  if (v instanceof Map) return typeof x === "string" ? v.has(x) : isHashable(x) ? false : undefined
+  return undefined
+}
+
+const isHashable = (x: PyValue): boolean => !(Array.isArray(x) || x instanceof Map)
+
+/** Python's `len(v)`; `undefined` where Python raises TypeError. */
+export const pyLen = (v: PyValue): number | undefined => {
+  if (Array.isArray(v)) return v.length
+  if (v instanceof PyTuple) return v.items.length
+  if (typeof v === "string") return Array.from(v).length
+  if (v instanceof Map) return v.size
+  return undefined
+}
+
+// ---------------------------------------------------------------------------------------------
+// repr
+
+/** `repr(x)` for a float: shortest round-trip digits, Python's switch to exponent form. */
+export const pyFloatRepr = (x: number): string => {
+  if (Number.isNaN(x)) return "nan"
+  if (x === Infinity) return "inf"
+  if (x === -Infinity) return "-inf"
+  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0"
+  const sign = x < 0 ? "-" : ""
+  const exp = Math.abs(x).toExponential() // shortest digits that round-trip, like Python's repr
+  const eAt = exp.indexOf("e")
+  const mantissa = exp.slice(0, eAt)
+  const e = Number(exp.slice(eAt + 1))
+  const digits = mantissa.replace(".", "")
+  if (e >= -4 && e < 16) {
+    if (e >= 0) {
+      const intPart = digits.length > e + 1 ? digits.slice(0, e + 1) : digits.padEnd(e + 1, "0")
+      const frac = digits.length > e + 1 ? digits.slice(e + 1) : "0"
+      return `${sign}${intPart}.${frac}`
+    }
+    return `${sign}0.${"0".repeat(-e - 1)}${digits}`
+  }
+  const m = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits
+  const ae = Math.abs(e)
+  return `${sign}${m}e${e < 0 ? "-" : "+"}${ae < 10 ? "0" : ""}${ae}`
+}
+
+// Characters Python's str.isprintable() rejects: categories Cc, Cf, Cs, Co, Cn, Zl, Zp, Zs (but ' ').
+const nonPrintable = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u
+const plainAscii = /^[\x20-\x26\x28-\x5b\x5d-\x7e]*$/
+
+/** `repr(s)` for a str: Python's choice of quote and its escapes. */
+export const pyStrRepr = (s: string): string => {
+  if (plainAscii.test(s)) return `'${s}'`
+  const quote = s.includes("'") && !s.includes('"') ? '"' : "'"
+  let out = quote
+  for (const ch of s) {
+    const cp = ch.codePointAt(0) as number
+    if (ch === quote || ch === "\\") out += "\\" + ch
+    else if (ch === "\t") out += "\\t"
+    else if (ch === "\n") out += "\\n"
+    else if (ch === "\r") out += "\\r"
+    else if (cp < 0x20 || cp === 0x7f) out += "\\x" + cp.toString(16).padStart(2, "0")
+    else if (cp < 0x7f) out += ch
+    else if (nonPrintable.test(ch)) {
+      if (cp <= 0xff) out += "\\x" + cp.toString(16).padStart(2, "0")
+      else if (cp <= 0xffff) out += "\\u" + cp.toString(16).padStart(4, "0")
+      else out += "\\U" + cp.toString(16).padStart(8, "0")
+    } else out += ch
+  }
+  return out + quote
+}
+
+/** Python's `repr(v)` (which is also `str(v)` for every container). */
+export const pyRepr = (v: PyValue): string => {
+  switch (typeof v) {
+    case "string":
+      return pyStrRepr(v)
+    case "number":
+    case "bigint":
+      return String(v)
+    case "boolean":
+      return v ? "True" : "False"
+  }
+  if (v === null) return "None"
+  if (v instanceof PyFloat) return pyFloatRepr(v.value)
+  if (Array.isArray(v)) return `[${v.map(pyRepr).join(", ")}]`
+  if (v instanceof PyTuple) return v.items.length === 1 ? `(${pyRepr(v.items[0] as PyValue)},)` : `(${v.items.map(pyRepr).join(", ")})`
+  const parts: Array<string> = []
+  for (const [k, x] of v as PyDict) parts.push(`${pyStrRepr(k)}: ${pyRepr(x)}`)
+  return `{${parts.join(", ")}}`
+}
+
+/** Python's `str(v)`: the string itself for a str, `repr` otherwise. */
+export const pyStr = (v: PyValue): string => (typeof v === "string" ? v : pyRepr(v))
+
+// ---------------------------------------------------------------------------------------------
+// Conversion
+
+/**
+ * Plain JSON for the value (floats become numbers, tuples arrays, dicts objects): for handing
+ * schemas to APIs, where Python's distinctions no longer matter.
+ */
+export const toPlainJson = (v: PyValue): unknown => {
+  switch (typeof v) {
+    case "string":
+    case "number":
+    case "boolean":
+      return v
+    case "bigint":
+      return Number(v)
+  }
+  if (v === null) return null
+  if (v instanceof PyFloat) return v.value
+  if (Array.isArray(v)) return v.map(toPlainJson)
+  if (v instanceof PyTuple) return v.items.map(toPlainJson)
+  const o: Record<string, unknown> = {}
+  for (const [k, x] of v as PyDict) {
+    // defineProperty so that a key named "__proto__" stays an own key.
+    Object.defineProperty(o, k, { value: toPlainJson(x), enumerable: true, writable: true, configurable: true })
+  }
+  return o
+}
+
+/** Python values from plain JSON-like data (JS numbers: integral → int, else float). */
+export const fromPlain = (v: unknown): PyValue => {
+  if (v === null || v === undefined) return null
+  if (typeof v === "string" || typeof v === "boolean" || typeof v === "bigint") return v
+  if (typeof v === "number") return Number.isInteger(v) ? v : new PyFloat(v)
+  if (v instanceof PyFloat || v instanceof PyTuple || v instanceof Map) return v as PyValue
+  if (Array.isArray(v)) return v.map(fromPlain)
+  const m = new Map<string, PyValue>()
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) m.set(k, fromPlain(x))
+  return m
+}
+
+/**
+ * Python's `json.dumps(v, indent=indent)` with its defaults (ensure_ascii, `", "`/`": "`
+ * separators without indent, `","`/`": "` with it): the text upstream shows a prompt-mode model.
+ */
+export const pyJsonDumps = (v: PyValue, indent?: number): string => dump(v, indent, 0)
+
+const dump = (v: PyValue, indent: number | undefined, depth: number): string => {
+  switch (typeof v) {
+    case "string":
+      return jsonAsciiString(v)
+    case "number":
+    case "bigint":
+      return String(v)
+    case "boolean":
+      return v ? "true" : "false"
+  }
+  if (v === null) return "null"
+  if (v instanceof PyFloat) return Number.isFinite(v.value) ? pyFloatRepr(v.value) : v.value > 0 ? "Infinity" : Number.isNaN(v.value) ? "NaN" : "-Infinity"
+  const items: Array<string> = []
+  let open: string
+  let close: string
+  if (Array.isArray(v) || v instanceof PyTuple) {
+    const xs = Array.isArray(v) ? v : (v as PyTuple).items
+    for (const x of xs) items.push(dump(x, indent, depth + 1))
+    open = "["
+    close = "]"
+  } else {
+    for (const [k, x] of v as PyDict) items.push(`${jsonAsciiString(k)}: ${dump(x, indent, depth + 1)}`)
+    open = "{"
+    close = "}"
+  }
+  if (items.length === 0) return open + close
+  if (indent === undefined) return open + items.join(", ") + close
+  const pad = "\n" + " ".repeat(indent * (depth + 1))
+  return open + pad + items.join("," + pad) + "\n" + " ".repeat(indent * depth) + close
+}
+
+const jsonAsciiString = (s: string): string => {
+  let out = '"'
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c === 34) out += '\\"'
+    else if (c === 92) out += "\\\\"
+    else if (c === 10) out += "\\n"
+    else if (c === 13) out += "\\r"
+    else if (c === 9) out += "\\t"
+    else if (c === 8) out += "\\b"
+    else if (c === 12) out += "\\f"
+    else if (c < 0x20 || c > 0x7e) out += "\\u" + c.toString(16).padStart(4, "0")
+    else out += s[i]
+  }
+  return out + '"'
+}
