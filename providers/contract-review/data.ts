@@ -244,7 +244,8 @@ export const loadCaseSetFrom = (
         )
         const bytes = yield* fs.readFile(textPath).pipe(Effect.mapError((e) => fail(textPath, "unreadable", e.message)))
         const text = yield* Effect.try({
-          try: () => new TextDecoder("utf-8", { fatal: true }).decode(bytes),
+          // ignoreBOM keeps a leading U+FEFF in the text, so offsets count it as Python's str does.
+          try: () => new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes),
           catch: () => fail(textPath, "unreadable", "not valid UTF-8")
         })
         return yield* checkGold(goldPath, gold, id, text, bytes)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Either, FastCheck as fc } from "effect"
 import { byClauseType, type ClauseType } from "../../../providers/contract-review/data.ts"
 import {
   checkNames,
@@ -99,6 +99,20 @@ describe("quote matching", () => {
     expect(place("Governing Law", "")).toBe("not-in-contract")
     expect(place("Governing Law", " \u200b\n")).toBe("not-in-contract")
   })
+
+  it.prop(
+    "any part of a span, with its spacing changed to any other Unicode spacing, matches",
+    [fc.nat(), fc.nat(), fc.array(fc.constantFrom(" ", "\n", "\t", "\u00a0", "\u2003", " \u200b", "\u200b\n", "  \n "), { minLength: 1 })],
+    ([a, b, spaces]) => {
+      const from = a % law.length
+      const to = from + 1 + (b % (law.length - from))
+      const part = law.slice(from, to)
+      let k = 0
+      const respaced = part.replace(/\s+/g, () => spaces[k++ % spaces.length] ?? " ")
+      if (respaced.trim() === "" || normalize(respaced) === "") return true
+      return place("Governing Law", respaced) === "on-span"
+    }
+  )
 
   it("reports where in the original text the quote was found", () => {
     const at = locateQuote(contract, "Governing Law", "laws of the State of Texas").at
