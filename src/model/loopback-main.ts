@@ -1,0 +1,38 @@
+/**
+ * Runs the loopback model server until interrupted:
+ *   npx tsx src/model/loopback-main.ts --script FILE [--port N]
+ * Prints the server's URL on stdout (one line), usage hints on stderr.
+ */
+import { NodeRuntime } from "@effect/platform-node"
+import { Console, Effect, Schema } from "effect"
+import * as LoopbackServer from "./LoopbackServer.ts"
+
+class UsageError extends Schema.TaggedError<UsageError>()("UsageError", { detail: Schema.String }) {
+  override get message() {
+    return `${this.detail}\nusage: loopback-main --script FILE [--port N]`
+  }
+}
+
+const argOf = (args: ReadonlyArray<string>, name: string): string | undefined => {
+  const at = args.indexOf(name)
+  return at >= 0 ? args[at + 1] : undefined
+}
+
+const main = Effect.gen(function*() {
+  const args = process.argv.slice(2)
+  const script = argOf(args, "--script")
+  if (script === undefined) return yield* new UsageError({ detail: "--script is required" })
+  const portText = argOf(args, "--port") ?? "0"
+  const port = Number(portText)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    return yield* new UsageError({ detail: `--port ${portText} is not a port number` })
+  }
+  const server = yield* LoopbackServer.start(script, { port })
+  yield* Console.log(server.url)
+  yield* Console.error(
+    `OPENAI_BASE_URL=${server.openAiBaseUrl} ANTHROPIC_BASE_URL=${server.anthropicBaseUrl} (Ctrl-C stops)`
+  )
+  return yield* Effect.never
+})
+
+NodeRuntime.runMain(Effect.scoped(main))

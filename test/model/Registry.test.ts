@@ -1,0 +1,112 @@
+import { describe, expect, it } from "@effect/vitest"
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect, Either, Layer } from "effect"
+import * as Registry from "../../src/model/Registry.ts"
+
+const resolveRef = (ref: string) => Effect.runSync(Effect.either(Registry.resolve(ref).pipe(Effect.provide(Registry.layer))))
+
+const refOf = (ref: string): string => {
+  const result = resolveRef(ref)
+  if (Either.isLeft(result)) throw new Error(result.left.message)
+  return result.right.ref
+}
+
+describe("Registry", () => {
+  it.effect("the shipped fixture decodes and says it is a models.dev-shaped snapshot", () =>
+    Effect.gen(function*() {
+      const file = yield* Registry.fixture
+      expect(file.source).toMatch(/models\.dev/)
+      expect(file.snapshot_date).toMatch(/^\d{4}-\d{2}-\d{2}$/)
+      expect(Object.keys(file.providers).sort()).toEqual(["anthropic", "google", "ollama", "openai"])
+    }))
+
+  it("resolves provider:model refs, dated snapshots behind undated names, and family aliases", () => {
+    expect(refOf("openai:gpt-4o-mini")).toBe("openai:gpt-4o-mini-2024-07-18")
+    expect(refOf("gpt-4o-mini")).toBe("openai:gpt-4o-mini-2024-07-18")
+    expect(refOf("openai:gpt-4o-mini-2024-07-18")).toBe("openai:gpt-4o-mini-2024-07-18")
+    expect(refOf("sonnet")).toBe("anthropic:claude-sonnet-4-5-20250929")
+    expect(refOf("anthropic:claude-haiku-4-5")).toBe("anthropic:claude-haiku-4-5-20251001")
+    expect(refOf("gemini-2.5-pro")).toBe("google:gemini-2.5-pro")
+    expect(refOf("o4-mini")).toBe("openai:o4-mini-2025-04-16")
+  })
+
+  it("keeps model ids that contain a colon (ollama tags)", () => {
+    const result = resolveRef("ollama:llama3.1:8b")
+    expect(Either.isRight(result) && result.right).toMatchObject({
+      ref: "ollama:llama3.1:8b",
+      provider: "ollama",
+      api: "openai-chat"
+    })
+  })
+
+  it("a resolved entry carries the API type, limits, tool support and price", () => {
+    const result = resolveRef("openai:gpt-4o-mini")
+    if (Either.isLeft(result)) throw result.left
+    expect(result.right.api).toBe("openai-responses")
+    expect(result.right.model.tool_call).toBe(true)
+    expect(result.right.model.limit).toEqual({ context: 128000, output: 16384 })
+    expect(result.right.model.cost).toEqual({ input: 0.15, output: 0.6, cache_read: 0.075 })
+  })
+
+  it("an alias of another provider's model does not resolve under the wrong provider", () => {
+    expect(Either.isLeft(resolveRef("openai:sonnet"))).toBe(true)
+  })
+
+  it("an unknown model fails with ModelNotFound and suggests near names", () => {
+    const result = resolveRef("openai:gpt-4o-mni")
+    if (Either.isRight(result)) throw new Error("resolved an unknown model")
+    expect(result.left._tag).toBe("ModelNotFound")
+    expect(result.left.ref).toBe("openai:gpt-4o-mni")
+    expect(result.left.suggestions).toContain("gpt-4o-mini")
+    expect(result.left.message).toContain("did you mean")
+  })
+
+  it("retired and deprecated models are flagged, local models have no price", () => {
+    const retired = resolveRef("openai:gpt-4.5-preview-2025-02-27")
+    const local = resolveRef("ollama:gpt-oss:20b")
+    expect(Either.isRight(retired) && retired.right.model.status).toBe("retired")
+    expect(Either.isRight(local) && local.right.model.cost).toBeUndefined()
+  })
+
+  it.effect("every alias points at a model the registry has", () =>
+    Effect.gen(function*() {
+      const file = yield* Registry.fixture
+      for (const [alias, target] of Object.entries(file.aliases)) {
+        const resolved = Registry.resolveIn(file, target)
+        expect(Either.isRight(resolved), `${alias} -> ${target}`).toBe(true)
+      }
+    }))
+
+  it.effect("layerFromFile loads another registry file; a malformed one fails with RegistryError", () =>
+    Effect.gen(function*() {
+      const dir = mkdtempSync(join(tmpdir(), "assay-registry-"))
+      const good = join(dir, "good.json")
+      const bad = join(dir, "bad.json")
+      writeFileSync(good, JSON.stringify({
+        source: "test",
+        snapshot_date: "2025-01-01",
+        providers: {
+          local: {
+            id: "local",
+            name: "Local",
+            api: "openai-chat",
+            env: [],
+            base_url: "http://127.0.0.1:9/v1",
+            models: {
+              tiny: { id: "tiny", name: "Tiny", family: "tiny", release_date: "2025-01-01", tool_call: true, reasoning: false, limit: { context: 4096, output: 1024 } }
+            }
+          }
+        },
+        aliases: { t: "local:tiny" }
+      }))
+      writeFileSync(bad, JSON.stringify({ source: "test", providers: {} }))
+      const entry = yield* Registry.resolve("t").pipe(Effect.provide(Registry.layerFromFile(good)))
+      expect(entry.ref).toBe("local:tiny")
+      const failure = yield* Effect.flip(Registry.resolve("t").pipe(Effect.provide(Registry.layerFromFile(bad))))
+      expect(failure._tag).toBe("RegistryError")
+      const missing = yield* Effect.flip(Layer.build(Registry.layerFromFile(join(dir, "none.json"))).pipe(Effect.scoped))
+      expect(missing).toMatchObject({ _tag: "RegistryError", reason: "unreadable" })
+    }))
+})
