@@ -1,0 +1,137 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Exit } from "effect"
+import {
+  decodeJson,
+  encodeJson,
+  formatCost,
+  frontiers,
+  renderHtml,
+  renderMarkdown,
+  renderText
+} from "../../src/experiment/Report.ts"
+import { sampleReport } from "./sampleReport.ts"
+
+/** The blocks of lines between blank lines that look like tables (a header then rows). */
+const blocks = (text: string): ReadonlyArray<ReadonlyArray<string>> =>
+  text
+    .split("\n\n")
+    .map((block) => block.split("\n").filter((line) => line.length > 0))
+
+describe("the --json document", () => {
+  it.effect("carries DESIGN.md's stable fields and reads back to the same report", () =>
+    Effect.gen(function* () {
+      const text = yield* encodeJson(sampleReport)
+      const json = JSON.parse(text)
+      expect(Object.keys(json)).toEqual(expect.arrayContaining(["runId", "experimentId", "home", "cells", "scorecards", "comparisons"]))
+      expect(Object.keys(json.cells).sort()).toEqual(["faulted", "kept", "ran", "skipped", "stale", "total"])
+      expect(Object.keys(json.scorecards[0])).toEqual(
+        expect.arrayContaining([
+          "candidate", "benchmark", "stratum", "n", "meanReward", "interval", "passRate",
+          "failures", "tokens", "costUsd", "wallSeconds"
+        ])
+      )
+      expect(Object.keys(json.comparisons[0])).toEqual(expect.arrayContaining(["a", "b", "n", "difference", "interval"]))
+      const unknown = json.scorecards.find((s: { candidate: string }) => s.candidate.startsWith("anthropic"))
+      expect(unknown.costUsd).toBeNull()
+      expect(yield* decodeJson(text)).toEqual(sampleReport)
+    }))
+
+  it.effect("refuses a number JSON cannot carry rather than printing null", () =>
+    Effect.gen(function* () {
+      const [first, ...rest] = sampleReport.scorecards
+      if (first === undefined) return yield* Effect.die("sample has no scorecard")
+      const broken = { ...sampleReport, scorecards: [{ ...first, meanReward: Number.NaN }, ...rest] }
+      expect(Exit.isFailure(yield* Effect.exit(encodeJson(broken)))).toBe(true)
+    }))
+
+  it("names each benchmark's frontier, leaving out reference candidates and unknown costs", () => {
+    expect(frontiers(sampleReport.scorecards)).toEqual([
+      { benchmark: "bfcl", candidates: ["openai:gpt-4o-mini", "openai:gpt-4o"] },
+      { benchmark: "tau2", candidates: ["openai:gpt-4o"] }
+    ])
+  })
+})
+
+describe("renderText", () => {
+  const text = renderText(sampleReport)
+
+  it("prints unknown cost as unknown, never as $0", () => {
+    expect(formatCost(null)).toBe("unknown")
+    expect(formatCost(0)).toBe("$0.00")
+    expect(formatCost(0.0042)).toBe("$0.0042")
+    expect(formatCost(1234.5)).toBe("$1,234.50")
+    const row = text.split("\n").find((line) => line.startsWith("anthropic:claude-<sonnet>|x  118"))
+    expect(row).toMatch(/ unknown +1h 02m$/)
+    expect(row).not.toContain("$")
+  })
+
+  it("aligns every table's columns", () => {
+    const tables = blocks(text).filter((b) => /^(candidate|check|a) /.test(b[1] ?? ""))
+    // bfcl: whole, simple, multiple, failures; tau2: whole, retail, failures; the comparisons.
+    expect(tables.length).toBe(8)
+    for (const [, header = "", ...rows] of tables) {
+      // Cells are separated by two spaces or more; each column lines up on its left or right edge.
+      const spans = (line: string) => [...line.matchAll(/\S+(?: \S+)*/g)].map((m) => [m.index ?? 0, (m.index ?? 0) + m[0].length] as const)
+      const lines = [header, ...rows].map(spans)
+      const columns = lines[0]?.length ?? 0
+      for (const cells of lines) expect(cells.length).toBe(columns)
+      for (let i = 0; i < columns; i++) {
+        const starts = new Set(lines.map((cells) => cells[i]?.[0]))
+        const ends = new Set(lines.map((cells) => cells[i]?.[1]))
+        expect(starts.size === 1 || ends.size === 1).toBe(true)
+      }
+    }
+  })
+
+  it("shows a table per stratum, pass^k, the frontier and the comparisons", () => {
+    expect(text).toContain("bfcl, whole benchmark\n")
+    expect(text).toContain("bfcl, simple\n")
+    expect(text).toContain("bfcl, multiple\n")
+    expect(text).toContain("tau2, retail\n")
+    expect(text).toContain("^1 0.55 ^2 0.41 ^4 0.28")
+    expect(text).toContain("frontier: openai:gpt-4o-mini (0.783 at $0.22) → openai:gpt-4o (0.867 at $3.59)")
+    expect(text).toContain("+0.025  [−0.042, +0.093]")
+    expect(text).toContain("warning: 3 cells faulted")
+  })
+
+  it("renders the same report to the same text", () => {
+    expect(renderText(sampleReport)).toBe(text)
+  })
+})
+
+describe("renderMarkdown", () => {
+  const markdown = renderMarkdown(sampleReport)
+
+  it("writes tables whose rows all have the header's number of cells, pipes in names escaped", () => {
+    const tables = blocks(markdown).filter((b) => b[0]?.startsWith("|"))
+    expect(tables.length).toBe(8)
+    const cells = (line: string) => line.replace(/\\\|/g, "").split("|").length
+    for (const [header = "", ...rows] of tables) for (const row of rows) expect(cells(row)).toBe(cells(header))
+    expect(markdown).toContain("anthropic:claude-<sonnet>\\|x")
+    expect(markdown).toContain("| unknown |")
+  })
+})
+
+describe("renderHtml", () => {
+  const html = renderHtml(sampleReport)
+
+  it("is one self-contained file: no script, nothing loaded from elsewhere", () => {
+    expect(html.startsWith("<!doctype html>")).toBe(true)
+    expect(html).not.toMatch(/<script|\bsrc=|\bhref=|url\(|@import|@font-face|<link/i)
+    expect(html).toContain("default-src 'none'")
+  })
+
+  it("draws the score, score–cost and failure plots per benchmark and the comparisons", () => {
+    expect(html.match(/<svg /g)?.length).toBe(3 + 3 + 1)
+    expect(html).toContain('aria-label="Mean reward with its 95% interval per candidate, bfcl"')
+    expect(html).toContain('aria-label="Mean reward against list-price cost, bfcl"')
+    expect(html).toContain('aria-label="Failures per check and candidate, tau2"')
+    expect(html).toContain('class="frontier"')
+    expect(html).toContain("Cost unknown, not placed: anthropic:claude-&lt;sonnet&gt;|x.")
+  })
+
+  it("escapes names and shows unknown cost as unknown", () => {
+    expect(html).not.toContain("<sonnet>")
+    expect(html).toContain('<td class="right unknown">unknown</td>')
+  })
+})
