@@ -16,7 +16,7 @@ export const WireApi = Schema.Literal("openai-responses", "openai-chat", "anthro
 export type WireApi = typeof WireApi.Type
 
 export const TurnMatch = Schema.Struct({
-  /** exact model id the request names */
+  /** regex tested against the model id the request names (unanchored: "gpt-4o-mini" matches "gpt-4o-mini-2024-07-18") */
   model: Schema.optional(Schema.String),
   /** regex tested against the system prompt (instructions / system / developer messages) */
   system: Schema.optional(Schema.String),
@@ -53,6 +53,8 @@ export const ScriptTurn = Schema.Struct({
   headers: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
   /** never consumed: answers every matching request from here on ("always answer this") */
   repeat: Schema.optional(Schema.Boolean),
+  /** never consumed, and only answers when no other turn matches (a fallback wherever it stands) */
+  default: Schema.optional(Schema.Boolean),
   /** wait before answering, to exercise timeouts */
   delayMs: Schema.optional(Schema.Number)
 })
@@ -111,6 +113,8 @@ export interface LoggedRequest {
   /** index of the script turn that answered, null when none matched */
   readonly turn: number | null
   readonly status: number
+  /** the usage this server reported for the request (disjoint counts as in the script), null if none */
+  readonly usage: { readonly input: number; readonly output: number; readonly cacheRead: number; readonly cacheWrite: number } | null
 }
 
 const credentialHeaders = new Set([
@@ -186,7 +190,7 @@ const matches = (turn: ScriptTurn, api: WireApi, view: RequestView): boolean => 
   const m = turn.match
   if (m === undefined) return true
   if (m.api !== undefined && m.api !== api) return false
-  if (m.model !== undefined && m.model !== view.model) return false
+  if (m.model !== undefined && !new RegExp(m.model).test(view.model)) return false
   if (m.system !== undefined && !new RegExp(m.system).test(view.system)) return false
   if (m.lastUser !== undefined && !new RegExp(m.lastUser).test(view.lastUser)) return false
   return true
@@ -583,13 +587,17 @@ export const makeServer = (script: Script): { server: Server; handle: Omit<Loopb
     const headers = redactHeaders(req.headers)
     const raw = await readBody(req)
     const api = apiOf(method, path)
-    const record = (entry: Omit<LoggedRequest, "method" | "path" | "headers" | "api">) =>
-      log.push({ method, path, headers, api, ...entry })
+    const record = (entry: Omit<LoggedRequest, "method" | "path" | "headers" | "api" | "usage">, usage: LoggedRequest["usage"] = null) =>
+      log.push({ method, path, headers, api, ...entry, usage })
 
     if (api === null) {
       if (method === "HEAD" || (method === "GET" && path === "/")) {
         record({ body: null, stream: false, turn: null, status: 200 })
         res.writeHead(200).end()
+      } else if (method === "POST" && path === "/v1/messages/count_tokens") {
+        // Claude Code may count tokens before it sends; the same stand-in count as for default usage.
+        record({ body: raw, stream: false, turn: null, status: 200 })
+        sendJson(res, 200, { input_tokens: tokensOf(raw.length) }, {})
       } else if (method === "GET" && (path === "/v1/models" || path === "/models")) {
         record({ body: null, stream: false, turn: null, status: 200 })
         sendJson(res, 200, { object: "list", data: (models.length > 0 ? models : ["loopback"]).map((id) => ({ id, object: "model", created: 0, owned_by: "loopback" })) }, {})
@@ -611,7 +619,9 @@ export const makeServer = (script: Script): { server: Server; handle: Omit<Loopb
       return
     }
     const view = viewOf(api, body)
-    const index = script.turns.findIndex((turn, i) => !consumed.has(i) && matches(turn, api, view))
+    const eligible = (turn: ScriptTurn, i: number) => !consumed.has(i) && matches(turn, api, view)
+    const first = script.turns.findIndex((turn, i) => turn.default !== true && eligible(turn, i))
+    const index = first >= 0 ? first : script.turns.findIndex((turn, i) => turn.default === true && eligible(turn, i))
     const turn = script.turns[index]
     if (turn === undefined) {
       // A test that runs out of script is a test bug: answer 400 so no client retries it.
@@ -619,16 +629,17 @@ export const makeServer = (script: Script): { server: Server; handle: Omit<Loopb
       sendJson(res, 400, errorBody(api, 400, `loopback script has no turn for model=${view.model} lastUser=${JSON.stringify(view.lastUser.slice(0, 80))}`), {})
       return
     }
-    if (turn.repeat !== true) consumed.add(index)
+    if (turn.repeat !== true && turn.default !== true) consumed.add(index)
     if (turn.delayMs !== undefined) await sleep(turn.delayMs)
     const status = turn.status ?? 200
     const extra = turn.headers ?? {}
-    record({ body, stream: view.stream, turn: index, status })
     if (status < 200 || status >= 300) {
+      record({ body, stream: view.stream, turn: index, status })
       sendJson(res, status, errorBody(api, status, turn.text ?? `scripted status ${status}`), extra)
       return
     }
     const answer = answerOf(turn, view, raw, ids, api)
+    record({ body, stream: view.stream, turn: index, status }, answer.usage)
     switch (api) {
       case "openai-responses":
         if (view.stream) sendSse(res, responsesEvents(answer, body, ids), true, false, extra)
@@ -659,7 +670,8 @@ export const makeServer = (script: Script): { server: Server; handle: Omit<Loopb
     server,
     handle: {
       requests: () => [...log],
-      pendingTurns: () => script.turns.flatMap((t, i) => (t.repeat !== true && !consumed.has(i) ? [i] : []))
+      pendingTurns: () =>
+        script.turns.flatMap((t, i) => (t.repeat !== true && t.default !== true && !consumed.has(i) ? [i] : []))
     }
   }
 }

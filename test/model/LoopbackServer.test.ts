@@ -44,6 +44,37 @@ describe("LoopbackServer", () => {
       expect(server.requests().map((r) => r.turn)).toEqual([2, 0, 1, 2])
     }))
 
+  it.scopedLive("a default turn answers only when no other turn matches, wherever it stands", () =>
+    Effect.gen(function*() {
+      const server = yield* LoopbackServer.start([
+        { default: true, text: "default" },
+        { match: { model: "gpt-4o-mini" }, text: "scripted" }
+      ])
+      const url = `${server.openAiBaseUrl}/chat/completions`
+      const first = contentOf((yield* post(url, { ...chat("hi"), model: "gpt-4o-mini-2024-07-18" })).text)
+      const second = contentOf((yield* post(url, { ...chat("hi"), model: "gpt-4o-mini-2024-07-18" })).text)
+      expect([first, second]).toEqual(["scripted", "default"])
+    }))
+
+  it.scopedLive("the log records the usage the server reported for each answered request", () =>
+    Effect.gen(function*() {
+      const server = yield* LoopbackServer.start([
+        { text: "a", usage: { input: 12, output: 3, cacheRead: 1 } },
+        { status: 500 }
+      ])
+      yield* post(`${server.openAiBaseUrl}/responses`, { model: "m", input: "hi" })
+      yield* post(`${server.openAiBaseUrl}/responses`, { model: "m", input: "hi" })
+      expect(server.requests().map((r) => r.usage)).toEqual([{ input: 12, output: 3, cacheRead: 1, cacheWrite: 0 }, null])
+    }))
+
+  it.scopedLive("Claude Code's token count endpoint is answered", () =>
+    Effect.gen(function*() {
+      const server = yield* LoopbackServer.start([])
+      const response = yield* post(`${server.anthropicBaseUrl}/v1/messages/count_tokens?beta=true`, { model: "c", messages: [] })
+      expect(response.status).toBe(200)
+      expect((JSON.parse(response.text) as { input_tokens: number }).input_tokens).toBeGreaterThan(0)
+    }))
+
   it.scopedLive("a turn can be matched by model, system prompt regex and wire API", () =>
     Effect.gen(function*() {
       const server = yield* LoopbackServer.start([
