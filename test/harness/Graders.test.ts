@@ -1,0 +1,113 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { findPython, grade, type Grader, runPythonCheck } from "../../src/harness/Graders.ts"
+import { isAlive, tempDir } from "./support.ts"
+
+const python = await Effect.runPromise(findPython())
+if (python === undefined) throw new Error("these tests need python3 on PATH")
+
+const setup = (files: Record<string, string>) => {
+  const taskDir = tempDir("task")
+  const workDir = tempDir("work")
+  for (const [name, content] of Object.entries(files)) fs.writeFileSync(path.join(taskDir, name), content)
+  return { taskDir, workDir }
+}
+
+describe("graders", () => {
+  it.effect("regex and JSON keys are judged on the final answer and on work-folder files", () =>
+    Effect.gen(function* () {
+      const { taskDir, workDir } = setup({})
+      fs.writeFileSync(path.join(workDir, "out.json"), JSON.stringify({ a: 1, b: 2 }))
+      const graders: ReadonlyArray<Grader> = [
+        { kind: "regex", name: "says 42", pattern: "\\b42\\b" },
+        { kind: "json-keys", name: "answer keys", keys: ["x", "y"] },
+        { kind: "json-keys", name: "file keys", keys: ["a", "b"], file: "out.json" },
+        { kind: "json-keys", name: "missing file", keys: ["a"], file: "nope.json" }
+      ]
+      const r = yield* grade(graders, { answer: 'It is 42. ```json\n{"x": 1, "y": {"z": "}"}}\n```', workDir, taskDir, python })
+      expect(r.verdicts.map((v) => v.status)).toEqual(["passed", "passed", "passed", "failed"])
+      expect(r.verdicts[3]?.reason).toContain("missing")
+      expect(r.correctness).toBe(3 / 4)
+    }))
+
+  it.effect("a Python check passes on exit 0 and reports its last line", () =>
+    Effect.gen(function* () {
+      const { taskDir, workDir } = setup({
+        "ok.py": "import sys\nprint('answer was', open(sys.argv[2]).read())\n",
+        "bad.py": "print('wrong value')\nraise SystemExit(1)\n"
+      })
+      const r = yield* grade(
+        [
+          { kind: "python", name: "ok", script: "ok.py" },
+          { kind: "python", name: "bad", script: "bad.py" }
+        ],
+        { answer: "hello", workDir, taskDir, python }
+      )
+      expect(r.verdicts).toMatchObject([
+        { status: "passed", reason: "answer was hello" },
+        { status: "failed", reason: "wrong value" }
+      ])
+    }))
+
+  it.effect("a Python check that reads a secret from the environment finds nothing; HOME is the work folder", () =>
+    Effect.gen(function* () {
+      process.env.ASSAY_TEST_SECRET = "hunter2"
+      process.env.OPENAI_API_KEY ??= "sk-test-not-real"
+      const { taskDir, workDir } = setup({
+        "env.py": [
+          "import os, sys",
+          "leaks = [k for k in ('ASSAY_TEST_SECRET', 'OPENAI_API_KEY') if os.environ.get(k)]",
+          "assert not leaks, f'leaked {leaks}'",
+          "assert os.environ['HOME'] == sys.argv[1], os.environ['HOME']",
+          "print(sorted(os.environ))"
+        ].join("\n")
+      })
+      const r = yield* grade([{ kind: "python", name: "env", script: "env.py" }], { answer: "", workDir, taskDir, python })
+      delete process.env.ASSAY_TEST_SECRET
+      expect(r.verdicts[0]?.status, r.verdicts[0]?.reason).toBe("passed")
+      expect(r.verdicts[0]?.reason).not.toContain("SECRET")
+    }))
+
+  it.live("a Python check that loops forever is killed at the timeout together with its child", () =>
+    Effect.gen(function* () {
+      const { taskDir, workDir } = setup({
+        "loop.py": [
+          "import subprocess, sys, os",
+          "child = subprocess.Popen([sys.executable, '-c', 'import time\\nwhile True: time.sleep(1)'])",
+          "open(os.path.join(sys.argv[1], 'pids'), 'w').write(f'{os.getpid()} {child.pid}')",
+          "while True: pass"
+        ].join("\n")
+      })
+      const started = Date.now()
+      const outcome = yield* runPythonCheck({
+        python,
+        script: path.join(taskDir, "loop.py"),
+        workDir,
+        answerFile: path.join(taskDir, "loop.py"),
+        timeoutMs: 1500
+      })
+      expect(outcome).toMatchObject({ status: "failed", timedOut: true })
+      expect(Date.now() - started).toBeLessThan(10_000)
+      const pids = fs.readFileSync(path.join(workDir, "pids"), "utf8").split(" ").map(Number)
+      expect(pids).toHaveLength(2)
+      yield* Effect.sleep("200 millis")
+      expect(pids.filter(isAlive)).toEqual([])
+    }))
+
+  it.effect("without python3, Python checks are skipped with the reason and do not count", () =>
+    Effect.gen(function* () {
+      const { taskDir, workDir } = setup({ "ok.py": "pass\n" })
+      const r = yield* grade(
+        [
+          { kind: "python", name: "ok", script: "ok.py" },
+          { kind: "regex", name: "yes", pattern: "yes" }
+        ],
+        { answer: "yes", workDir, taskDir, python: undefined }
+      )
+      expect(r.verdicts[0]).toMatchObject({ status: "skipped", reason: "python3 not found on PATH" })
+      expect(r).toMatchObject({ passed: 1, evaluated: 1, correctness: 1 })
+      expect(yield* findPython("/nonexistent")).toBeUndefined()
+    }))
+})
