@@ -1,0 +1,84 @@
+import { describe, expect, it } from "@effect/vitest"
+import {
+  parsePyJson,
+  pyEq,
+  PyFloat,
+  pyFloatRepr,
+  pyJsonDumps,
+  pyRepr,
+  PyTuple,
+  pyType,
+  type PyValue
+} from "../../../providers/bfcl/pyjson.ts"
+
+const parse = (text: string): PyValue => {
+  const r = parsePyJson(text)
+  if (!r.ok) throw new Error(r.error.message)
+  return r.value
+}
+
+describe("pyjson", () => {
+  it("keeps Python's int/float distinction that JSON.parse loses", () => {
+    const v = parse("[5, 5.0, 1e-09, 1E3, -0.5, 0]") as ReadonlyArray<PyValue>
+    expect(v.map(pyType)).toEqual(["int", "float", "float", "float", "float", "int"])
+    expect(pyRepr(v)).toBe("[5, 5.0, 1e-09, 1000.0, -0.5, 0]")
+  })
+
+  it("keeps integers beyond 2^53 exact", () => {
+    const v = parse("579838452023959405")
+    expect(typeof v).toBe("bigint")
+    expect(pyRepr(v)).toBe("579838452023959405")
+    expect(pyEq(v, new PyFloat(579838452023959405))).toBe(false)
+  })
+
+  it("reads {\"__tuple__\": [...]} as a tuple, which equals no list", () => {
+    const v = parse('{"__tuple__": [1.0, 3.0]}')
+    expect(v).toBeInstanceOf(PyTuple)
+    expect(pyRepr(v)).toBe("(1.0, 3.0)")
+    expect(pyEq(v, [new PyFloat(1), new PyFloat(3)])).toBe(false)
+    expect(pyEq(v, new PyTuple([1, 3]))).toBe(true)
+    expect(pyRepr(new PyTuple(["a"]))).toBe("('a',)")
+  })
+
+  it("keeps dict key order, including integer-like keys", () => {
+    expect(pyRepr(parse('{"b": 1, "10": 2, "a": null}'))).toBe("{'b': 1, '10': 2, 'a': None}")
+  })
+
+  it("has Python's equality: True == 1 == 1.0, False == 0, no str/number mixing", () => {
+    expect(pyEq(true, 1)).toBe(true)
+    expect(pyEq(true, new PyFloat(1))).toBe(true)
+    expect(pyEq(false, 0)).toBe(true)
+    expect(pyEq("1", 1)).toBe(false)
+    expect(pyEq(null, 0)).toBe(false)
+    expect(pyEq([1, [2]], [new PyFloat(1), [true + 1 === 2 ? 2 : 0]])).toBe(true)
+    expect(pyEq(parse('{"a": [1]}'), parse('{"a": [1.0]}'))).toBe(true)
+  })
+
+  it("prints reprs as Python does", () => {
+    expect(pyRepr("x")).toBe("'x'")
+    expect(pyRepr("it's")).toBe('"it\'s"')
+    expect(pyRepr("a'b\"c")).toBe("'a\\'b\"c'")
+    expect(pyRepr("\u00a0")).toBe("'\\xa0'")
+    expect(pyRepr("\t\n")).toBe("'\\t\\n'")
+    expect(pyRepr("é中")).toBe("'é中'")
+    expect(pyRepr([null, true, false, ""])).toBe("[None, True, False, '']")
+    expect(pyFloatRepr(1e16)).toBe("1e+16")
+    expect(pyFloatRepr(1e15)).toBe("1000000000000000.0")
+    expect(pyFloatRepr(0.0001)).toBe("0.0001")
+    expect(pyFloatRepr(0.00001)).toBe("1e-05")
+    expect(pyFloatRepr(-0.15000000000000002)).toBe("-0.15000000000000002")
+    expect(pyFloatRepr(-0)).toBe("-0.0")
+    expect(pyFloatRepr(2.5e-10)).toBe("2.5e-10")
+  })
+
+  it("dumps JSON as Python's json.dumps (ascii, float reprs, indent)", () => {
+    expect(pyJsonDumps(parse('{"a": [5.0, 1], "b": "é"}'))).toBe('{"a": [5.0, 1], "b": "\\u00e9"}')
+    expect(pyJsonDumps(parse('{"a": [], "b": {}}'), 2)).toBe('{\n  "a": [],\n  "b": {}\n}')
+  })
+
+  it("reports malformed JSON with an offset", () => {
+    const r = parsePyJson('{"a": }')
+    expect(r.ok).toBe(false)
+    if (!r.ok) expect(r.error.offset).toBe(6)
+  })
+})
