@@ -1,0 +1,245 @@
+/**
+ * The pinned upstream retail files, read from `$ASSAY_DATA_DIR/tau2/retail/` and checked
+ * against the sha256 recorded here (from ../shared/data/tau2/SOURCE.md), then decoded: db.json
+ * becomes the initial World, in db.json order.
+ */
+import { createHash } from "node:crypto"
+import { readFile } from "node:fs/promises"
+import { join } from "node:path"
+import { Effect, Either, ParseResult, Schema } from "effect"
+import * as World from "../../../src/world/World.ts"
+import type { ToolSpec } from "../../../src/world/Tool.ts"
+import type { Json } from "../../../src/content/Canonical.ts"
+import { isOrderedObject, parseOrdered, type OrderedJson } from "../common/orderedJson.ts"
+import { asJson, optionalOrderFields, Order, Product, User } from "./model.ts"
+
+export const upstreamRepository = "sierra-research/tau2-bench"
+export const upstreamRevision = "a2c024725189473d2d7cea3a5cfdbcc67478e41f"
+
+const rawUrl = (path: string): string =>
+  `https://raw.githubusercontent.com/${upstreamRepository}/${upstreamRevision}/${path}`
+
+export interface PinnedFile {
+  /** Path under `$ASSAY_DATA_DIR/tau2/`. */
+  readonly name: string
+  /** Where `assay data pull` fetches it; null for files generated from upstream code (no upstream blob). */
+  readonly url: string | null
+  readonly sha256: string
+}
+
+export const pinnedFiles = {
+  db: {
+    name: "retail/db.json",
+    url: rawUrl("data/tau2/domains/retail/db.json"),
+    sha256: "413a65160adbdb5fde0ffc0015c49b6d70250b10c18128de169b597af7766765"
+  },
+  tasks: {
+    name: "retail/tasks.json",
+    url: rawUrl("data/tau2/domains/retail/tasks.json"),
+    sha256: "8e03ebce7901bd6218e7a7dc3105faa9324091a68058f7fe61c65262868812e8"
+  },
+  policy: {
+    name: "retail/policy.md",
+    url: rawUrl("data/tau2/domains/retail/policy.md"),
+    sha256: "2c9652afbce57d6e087768d37cda64d31c53d50b3e3225cfdb791bac66466467"
+  },
+  splits: {
+    name: "retail/split_tasks.json",
+    url: rawUrl("data/tau2/domains/retail/split_tasks.json"),
+    sha256: "ed0580ec52575b63fbf76568af42490da6ee7783ecb4aa81af46961291358f20"
+  },
+  // Generated from upstream code at the revision (tool.openai_schema, ToolType); see retail/oracle/README.md.
+  tools: {
+    name: "retail/tools.json",
+    url: null,
+    sha256: "a338894f3ef5bb8fe25a14eb433c3b4ec36dbed4d527f2253198961d63224e4c"
+  },
+  toolTypes: {
+    name: "retail/tools-types.json",
+    url: null,
+    sha256: "5557d2fa6a1ece1014c978da2f2a103a334dd45b6fd68e1423b1aaa4ca968d0d"
+  }
+} as const satisfies Record<string, PinnedFile>
+
+export class Tau2DataError extends Schema.TaggedError<Tau2DataError>()("Tau2DataError", {
+  file: Schema.String,
+  reason: Schema.Literal("missing", "hash-mismatch", "invalid"),
+  expected: Schema.optional(Schema.String),
+  actual: Schema.optional(Schema.String),
+  detail: Schema.optional(Schema.String)
+}) {
+  override get message() {
+    switch (this.reason) {
+      case "missing":
+        return `${this.file} is missing: run \`assay data pull tau2-retail\` or set ASSAY_DATA_DIR to a folder holding tau2/retail/ (${this.detail ?? ""})`
+      case "hash-mismatch":
+        return `${this.file} has sha256 ${this.actual}, expected ${this.expected} (upstream ${upstreamRevision})`
+      case "invalid":
+        return `${this.file} is not what upstream's loader accepts: ${this.detail ?? ""}`
+    }
+  }
+}
+
+/** `$ASSAY_DATA_DIR/tau2` (the default `../shared/data` is the layout of these machines). */
+export const tau2Dir = (dataDir?: string): string => join(dataDir ?? process.env["ASSAY_DATA_DIR"] ?? "../shared/data", "tau2")
+
+/** One pinned file's text, its hash checked. */
+export const readPinned = (file: PinnedFile, dataDir?: string): Effect.Effect<string, Tau2DataError> =>
+  Effect.gen(function* () {
+    const path = join(tau2Dir(dataDir), file.name)
+    const bytes = yield* Effect.tryPromise({
+      try: () => readFile(path),
+      catch: (e) => new Tau2DataError({ file: path, reason: "missing", detail: String(e) })
+    })
+    const actual = createHash("sha256").update(bytes).digest("hex")
+    if (actual !== file.sha256) {
+      return yield* new Tau2DataError({ file: path, reason: "hash-mismatch", expected: file.sha256, actual })
+    }
+    return bytes.toString("utf8")
+  })
+
+const invalid = (file: PinnedFile, detail: string) => new Tau2DataError({ file: file.name, reason: "invalid", detail })
+
+const parseJson = (file: PinnedFile, text: string): Effect.Effect<unknown, Tau2DataError> =>
+  Effect.try({ try: () => JSON.parse(text) as unknown, catch: (e) => invalid(file, String(e)) })
+
+/** Plain JSON from an ordered value; an object whose keys a JS object would reorder is refused. */
+const toPlain = (v: OrderedJson, path: string): Either.Either<Json, string> => {
+  if (Array.isArray(v)) {
+    const out: Array<Json> = []
+    for (let i = 0; i < v.length; i++) {
+      const x = toPlain(v[i]!, `${path}[${i}]`)
+      if (Either.isLeft(x)) return x
+      out.push(x.right)
+    }
+    return Either.right(out)
+  }
+  if (v !== null && isOrderedObject(v)) {
+    const out: Record<string, Json> = {}
+    for (const [k, x] of v) {
+      const plain = toPlain(x, `${path}.${k}`)
+      if (Either.isLeft(plain)) return plain
+      out[k] = plain.right
+    }
+    const keys = Object.keys(out)
+    let i = 0
+    for (const k of v.keys()) if (keys[i++] !== k) return Either.left(`${path}: key order of ${k} cannot be kept in a JS object`)
+    return Either.right(out)
+  }
+  return Either.right(v as Json)
+}
+
+const decodeRecord = <A, I>(schema: Schema.Schema<A, I>, value: Json, where: string): Either.Either<A, string> =>
+  Either.mapLeft(Schema.decodeUnknownEither(schema)(value), (e) => `${where}: ${ParseResult.TreeFormatter.formatErrorSync(e)}`)
+
+/** db.json text to the initial World (tables products, users, orders in db.json order). */
+export const worldFromDbText = (text: string): Either.Either<World.World, string> => {
+  const parsed = parseOrdered(text)
+  if (Either.isLeft(parsed)) return Either.left(`JSON syntax at offset ${parsed.left.offset}: expected ${parsed.left.expected}`)
+  const root = parsed.right
+  if (root === null || !isOrderedObject(root)) return Either.left("the DB is not an object")
+  let world = World.make({ products: {}, users: {}, orders: {} })
+  const table = (name: string) => {
+    const t = root.get(name)
+    return t !== undefined && t !== null && isOrderedObject(t) ? t : undefined
+  }
+  const products = table("products")
+  const users = table("users")
+  const orders = table("orders")
+  if (!products || !users || !orders) return Either.left("the DB needs objects products, users and orders")
+  for (const [id, p] of products) {
+    if (p === null || !isOrderedObject(p)) return Either.left(`products.${id} is not an object`)
+    const variants = p.get("variants")
+    if (variants === undefined || variants === null || !isOrderedObject(variants)) return Either.left(`products.${id}.variants is not an object`)
+    const list: Array<Json> = []
+    for (const [itemId, v] of variants) {
+      const plain = toPlain(v, `products.${id}.variants.${itemId}`)
+      if (Either.isLeft(plain)) return plain
+      list.push(plain.right)
+      const variant = plain.right as { readonly item_id?: Json }
+      if (variant.item_id !== itemId) return Either.left(`products.${id}.variants.${itemId}: key differs from item_id`)
+    }
+    const record = decodeRecord(Product, { name: p.get("name") as Json, product_id: p.get("product_id") as Json, variants: list }, `products.${id}`)
+    if (Either.isLeft(record)) return record
+    world = World.set(world, "products", id, asJson(record.right))
+  }
+  for (const [id, u] of users) {
+    const plain = toPlain(u, `users.${id}`)
+    if (Either.isLeft(plain)) return plain
+    const record = decodeRecord(User, plain.right, `users.${id}`)
+    if (Either.isLeft(record)) return record
+    // Keep the file's own objects: the decoded copy may list fields in schema order.
+    world = World.set(world, "users", id, plain.right)
+  }
+  for (const [id, o] of orders) {
+    const plain = toPlain(o, `orders.${id}`)
+    if (Either.isLeft(plain)) return plain
+    const filled: Record<string, Json> = { ...(plain.right as Record<string, Json>) }
+    for (const field of optionalOrderFields) if (!(field in filled)) filled[field] = null
+    const record = decodeRecord(Order, filled, `orders.${id}`)
+    if (Either.isLeft(record)) return record
+    world = World.set(world, "orders", id, filled)
+  }
+  return Either.right(world)
+}
+
+const ToolTypes = Schema.Array(
+  Schema.Struct({ name: Schema.String, type: Schema.Literal("read", "write", "generic", "think"), mutates_state: Schema.Boolean })
+)
+export type ToolTypes = typeof ToolTypes.Type
+
+const OpenAiTools = Schema.Array(
+  Schema.Struct({
+    type: Schema.Literal("function"),
+    function: Schema.Struct({
+      name: Schema.String,
+      description: Schema.String,
+      parameters: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+    })
+  })
+)
+
+const Splits = Schema.Struct({ train: Schema.Array(Schema.String), test: Schema.Array(Schema.String), base: Schema.Array(Schema.String) })
+export type Splits = typeof Splits.Type
+
+export interface RetailData {
+  /** The DB as loaded: every Attempt forks it. */
+  readonly initialWorld: World.World
+  /** tasks.json, parsed but not decoded (tasks.ts decodes it). */
+  readonly tasksJson: unknown
+  readonly splits: Splits
+  readonly policy: string
+  /** tools.json in upstream order (what the agent is offered). */
+  readonly toolSpecs: ReadonlyArray<ToolSpec>
+  readonly toolTypes: ToolTypes
+}
+
+const decodeFile = <A, I>(file: PinnedFile, schema: Schema.Schema<A, I>, value: unknown): Effect.Effect<A, Tau2DataError> =>
+  Effect.mapError(Schema.decodeUnknown(schema)(value), (e) => invalid(file, ParseResult.TreeFormatter.formatErrorSync(e)))
+
+/** Every retail file, hash-checked and decoded. */
+export const loadRetailData = (dataDir?: string): Effect.Effect<RetailData, Tau2DataError> =>
+  Effect.gen(function* () {
+    const [dbText, tasksText, policy, splitsText, toolsText, typesText] = yield* Effect.all(
+      [
+        readPinned(pinnedFiles.db, dataDir),
+        readPinned(pinnedFiles.tasks, dataDir),
+        readPinned(pinnedFiles.policy, dataDir),
+        readPinned(pinnedFiles.splits, dataDir),
+        readPinned(pinnedFiles.tools, dataDir),
+        readPinned(pinnedFiles.toolTypes, dataDir)
+      ],
+      { concurrency: "unbounded" }
+    )
+    const initialWorld = yield* Either.mapLeft(worldFromDbText(dbText), (detail) => invalid(pinnedFiles.db, detail))
+    const tasksJson = yield* parseJson(pinnedFiles.tasks, tasksText)
+    const splits = yield* decodeFile(pinnedFiles.splits, Splits, yield* parseJson(pinnedFiles.splits, splitsText))
+    const tools = yield* decodeFile(pinnedFiles.tools, OpenAiTools, yield* parseJson(pinnedFiles.tools, toolsText))
+    const toolTypes = yield* decodeFile(pinnedFiles.toolTypes, ToolTypes, yield* parseJson(pinnedFiles.toolTypes, typesText))
+    const toolSpecs: ReadonlyArray<ToolSpec> = tools.map((t) => ({
+      name: t.function.name,
+      description: t.function.description,
+      parameters: t.function.parameters as { readonly [key: string]: Json }
+    }))
+    return { initialWorld, tasksJson, splits, policy, toolSpecs, toolTypes }
+  })

@@ -1,0 +1,129 @@
+/**
+ * The little of Python's runtime behaviour the retail tools show an agent when it passes
+ * arguments of the wrong shape: type names, `str()`/`repr()`, dict-key lookups, iteration,
+ * `str.lower`, keyword binding and pydantic's string validation. Agents do send such calls, and
+ * upstream answers them with the exception's text.
+ */
+import { Either } from "effect"
+import type { Json } from "../../../src/content/Canonical.ts"
+import { reprFloat } from "../common/pyjson.ts"
+
+export const pyType = (v: Json | undefined): string => {
+  if (v === null || v === undefined) return "NoneType"
+  if (typeof v === "boolean") return "bool"
+  if (typeof v === "number") return Number.isInteger(v) ? "int" : "float"
+  if (typeof v === "string") return "str"
+  return Array.isArray(v) ? "list" : "dict"
+}
+
+const reprString = (s: string): string => {
+  // Python prefers single quotes unless the text holds one and no double quote.
+  const quote = s.includes("'") && !s.includes('"') ? '"' : "'"
+  let out = quote
+  for (const ch of s) {
+    const c = ch.codePointAt(0)!
+    if (ch === "\\") out += "\\\\"
+    else if (ch === quote) out += "\\" + ch
+    else if (ch === "\n") out += "\\n"
+    else if (ch === "\r") out += "\\r"
+    else if (ch === "\t") out += "\\t"
+    else if (c < 0x20 || c === 0x7f) out += `\\x${c.toString(16).padStart(2, "0")}`
+    else out += ch
+  }
+  return out + quote
+}
+
+/** Python `repr()` of a JSON-decoded value (integral numbers are taken as ints). */
+export const pyRepr = (v: Json | undefined): string => {
+  if (v === null || v === undefined) return "None"
+  if (typeof v === "boolean") return v ? "True" : "False"
+  if (typeof v === "number") return Number.isInteger(v) ? (Number.isSafeInteger(v) ? String(v) : BigInt(v).toString()) : reprFloat(v)
+  if (typeof v === "string") return reprString(v)
+  if (Array.isArray(v)) return `[${v.map(pyRepr).join(", ")}]`
+  return `{${Object.entries(v).map(([k, x]) => `${reprString(k)}: ${pyRepr(x)}`).join(", ")}}`
+}
+
+/** Python `str()`: strings as they are, everything else as `repr()`. */
+export const pyStr = (v: Json | undefined): string => (typeof v === "string" ? v : pyRepr(v))
+
+/**
+ * The key for `x in some_dict`: a string is looked up; a list or dict raises; any other value
+ * simply is not a key of a dict of strings (Right(undefined)).
+ */
+export const asKey = (v: Json | undefined): Either.Either<string | undefined, string> =>
+  typeof v === "string"
+    ? Either.right(v)
+    : v !== null && typeof v === "object"
+      ? Either.left(`unhashable type: '${pyType(v)}'`)
+      : Either.right(undefined)
+
+/** Iterating a value in a `for` loop: a list, or a string's characters. */
+export const asList = (v: Json | undefined): Either.Either<ReadonlyArray<Json>, string> => {
+  if (Array.isArray(v)) return Either.right(v as ReadonlyArray<Json>)
+  if (typeof v === "string") return Either.right(Array.from(v))
+  return Either.left(`'${pyType(v)}' object is not iterable`)
+}
+
+export const lower = (v: Json | undefined): Either.Either<string, string> =>
+  typeof v === "string" ? Either.right(v.toLowerCase()) : Either.left(`'${pyType(v)}' object has no attribute 'lower'`)
+
+/** `a == b` between JSON values: numbers equal numbers and booleans (True == 1). */
+export const pyEq = (a: Json | undefined, b: Json | undefined): boolean => {
+  if (a === b) return true
+  const num = (x: Json | undefined) => (typeof x === "number" ? x : typeof x === "boolean" ? Number(x) : undefined)
+  const na = num(a)
+  const nb = num(b)
+  if (na !== undefined && nb !== undefined) return na === nb
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => pyEq(x, b[i]))
+  if (a !== null && b !== null && typeof a === "object" && typeof b === "object" && !Array.isArray(a) && !Array.isArray(b)) {
+    const ka = Object.keys(a)
+    return ka.length === Object.keys(b).length && ka.every((k) => k in b && pyEq(a[k], b[k]))
+  }
+  return false
+}
+
+export const count = (xs: ReadonlyArray<Json>, x: Json): number => xs.reduce<number>((n, y) => (pyEq(y, x) ? n + 1 : n), 0)
+
+const quoteList = (names: ReadonlyArray<string>): string => {
+  const q = names.map((n) => `'${n}'`)
+  if (q.length <= 1) return q.join("")
+  if (q.length === 2) return `${q[0]} and ${q[1]}`
+  return `${q.slice(0, -1).join(", ")}, and ${q[q.length - 1]}`
+}
+
+/**
+ * Binding keyword arguments to `RetailTools.<name>(self, ...)`: an unknown keyword is reported
+ * first (in the order given), then the missing parameters, with CPython's wording.
+ */
+export const bindArguments = (
+  toolName: string,
+  params: ReadonlyArray<string>,
+  args: { readonly [key: string]: Json }
+): string | undefined => {
+  const fn = `RetailTools.${toolName}()`
+  for (const k of Object.keys(args)) if (!params.includes(k)) return `${fn} got an unexpected keyword argument '${k}'`
+  const missing = params.filter((p) => !(p in args))
+  if (missing.length > 0) {
+    return `${fn} missing ${missing.length} required positional argument${missing.length > 1 ? "s" : ""}: ${quoteList(missing)}`
+  }
+  return undefined
+}
+
+/**
+ * Pydantic's text for string fields given a non-string (pydantic 2, as the oracle's 2.13), or
+ * undefined when every field is a string.
+ */
+export const validateStrings = (
+  model: string,
+  fields: ReadonlyArray<readonly [string, Json | undefined]>
+): string | undefined => {
+  const errors = fields.filter(([, v]) => typeof v !== "string")
+  if (errors.length === 0) return undefined
+  const lines = [`${errors.length} validation error${errors.length > 1 ? "s" : ""} for ${model}`]
+  for (const [name, v] of errors) {
+    lines.push(name)
+    lines.push(`  Input should be a valid string [type=string_type, input_value=${pyRepr(v)}, input_type=${pyType(v)}]`)
+    lines.push("    For further information visit https://errors.pydantic.dev/2.13/v/string_type")
+  }
+  return lines.join("\n")
+}
