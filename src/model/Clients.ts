@@ -9,7 +9,8 @@ import type * as AiError from "@effect/ai/AiError"
 import type * as Response from "@effect/ai/Response"
 import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
 import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
-import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { NodeHttpClient } from "@effect/platform-node"
 import { Config, Duration, Effect, Layer, Option, Redacted, Schema, Stream } from "effect"
 import { type ApiType, type ProviderEntry, Registry } from "./Registry.ts"
 
@@ -428,7 +429,7 @@ const viaLanguageModel = (
     }).pipe(Layer.provide(AnthropicClient.layer({ apiUrl: baseUrl, transformClient: untraced, ...(apiKey !== undefined ? { apiKey } : {}) })))
   return call.pipe(
     Effect.map(() => responseOf(api, request, acc)),
-    Effect.provide(model.pipe(Layer.provide(FetchHttpClient.layer)))
+    Effect.provide(model.pipe(Layer.provide(NodeHttpClient.layer)))
   )
 }
 
@@ -665,7 +666,7 @@ const viaChatCompletions = (
       finishReason: chatFinish(finish, toolCalls.length > 0),
       model: model ?? request.model
     }
-  }).pipe(Effect.provide(FetchHttpClient.layer))
+  }).pipe(Effect.provide(NodeHttpClient.layer))
 
 // ---------------------------------------------------------------------------------------------
 // generate
@@ -736,7 +737,7 @@ const probe = (baseUrl: string, timeout: Duration.DurationInput): Effect.Effect<
     Effect.timeoutFail({ duration: timeout, onTimeout: () => "timed out" }),
     Effect.catchAll((e) => Effect.succeed(Option.some(typeof e === "string" ? e : e.message))),
     Effect.scoped,
-    Effect.provide(FetchHttpClient.layer)
+    Effect.provide(NodeHttpClient.layer)
   )
 
 /**
