@@ -379,7 +379,7 @@ const ticks = (max: number): ReadonlyArray<number> => {
 const truncate = (text: string, max: number): string => ([...text].length > max ? [...text].slice(0, max - 1).join("") + "…" : text)
 
 const labelWidth = (labels: ReadonlyArray<string>, maxChars = 36): number =>
-  Math.max(80, ...labels.map((l) => Math.min(width(l), maxChars) * 6.6 + 16))
+  Math.max(80, ...labels.map((l) => Math.min(width(l), maxChars) * 7 + 16))
 
 const svgOpen = (w: number, h: number, label: string): string =>
   `<svg viewBox="0 0 ${w} ${h}" width="${w}" height="${h}" role="img" aria-label="${escapeHtml(label)}"><title>${escapeHtml(label)}</title>`

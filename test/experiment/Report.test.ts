@@ -135,3 +135,33 @@ describe("renderHtml", () => {
     expect(html).toContain('<td class="right unknown">unknown</td>')
   })
 })
+
+describe("reports with little in them", () => {
+  const empty = {
+    runId: "run-empty",
+    experimentId: "sha256:00",
+    home: "/tmp/home",
+    cells: { total: 0, ran: 0, kept: 0, stale: 0, skipped: 0, faulted: 0 },
+    scorecards: [],
+    comparisons: []
+  }
+
+  it("render a run with no scorecard in every format", () => {
+    expect(renderText(empty)).toContain("cells       total 0 · ran 0")
+    expect(renderMarkdown(empty)).toContain("# assay report run-empty")
+    expect(renderHtml(empty)).not.toContain("<svg")
+  })
+
+  it("say that no candidate has a known cost instead of placing them at $0", () => {
+    const unknownCosts = {
+      ...empty,
+      scorecards: sampleReport.scorecards
+        .filter((s) => s.benchmark === "bfcl" && s.stratum === null)
+        .map((s) => ({ ...s, costUsd: null, reference: false }))
+    }
+    expect(renderText(unknownCosts)).toContain("bfcl, score–cost frontier: no candidate with a known cost; cost unknown, not placed: gold,")
+    const html = renderHtml(unknownCosts)
+    expect(html).toContain("no candidate has a known cost")
+    expect(html).not.toContain("$0.00")
+  })
+})
