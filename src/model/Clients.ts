@@ -705,7 +705,12 @@ export const generate = (request: ModelRequest, options: GenerateOptions = {}): 
       : endpoint.api === "google"
       ? Effect.fail(modelError(ctx, "bad-request", null, "api type google has no client in assay yet"))
       : viaLanguageModel(endpoint.api, request, baseUrl.value, apiKey, stream).pipe(
-        Effect.catchAll((e) => Effect.fail(fromAiError(ctx, e)))
+        Effect.catchAll((e) => Effect.fail(fromAiError(ctx, e))),
+        // Many OpenAI-compatible servers (Ollama, vLLM, LM Studio) have no /responses: use chat completions there.
+        Effect.catchIf(
+          (e) => endpoint.api === "openai-responses" && (e.status === 404 || e.status === 405),
+          () => viaChatCompletions(ctx, request, baseUrl.value, apiKey, stream)
+        )
       )
     const timeout = options.timeout ?? Duration.seconds(120)
     return yield* call.pipe(

@@ -568,7 +568,14 @@ const sendSse = (res: ServerResponse, events: ReadonlyArray<JsonObject>, named: 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** Builds the node:http server answering `script`; not listening yet. */
-export const makeServer = (script: Script): { server: Server; handle: Omit<LoopbackServer, "url" | "port" | "openAiBaseUrl" | "anthropicBaseUrl"> } => {
+export interface StartOptions {
+  /** port to listen on; 0 (the default) picks a free one */
+  readonly port?: number
+  /** wire APIs served; the others answer 404 as a server without them would (e.g. chat-only Ollama) */
+  readonly apis?: ReadonlyArray<WireApi>
+}
+
+export const makeServer = (script: Script, options: StartOptions = {}): { server: Server; handle: Omit<LoopbackServer, "url" | "port" | "openAiBaseUrl" | "anthropicBaseUrl"> } => {
   const log: Array<LoggedRequest> = []
   const consumed = new Set<number>()
   const counters = new Map<string, number>()
@@ -586,7 +593,8 @@ export const makeServer = (script: Script): { server: Server; handle: Omit<Loopb
     const path = (req.url ?? "/").split("?")[0] ?? "/"
     const headers = redactHeaders(req.headers)
     const raw = await readBody(req)
-    const api = apiOf(method, path)
+    const routed = apiOf(method, path)
+    const api = routed !== null && (options.apis === undefined || options.apis.includes(routed)) ? routed : null
     const record = (entry: Omit<LoggedRequest, "method" | "path" | "headers" | "api" | "usage">, usage: LoggedRequest["usage"] = null) =>
       log.push({ method, path, headers, api, ...entry, usage })
 
@@ -682,11 +690,11 @@ export const makeServer = (script: Script): { server: Server; handle: Omit<Loopb
  */
 export const start = (
   script: Script | ReadonlyArray<ScriptTurn> | string,
-  options: { readonly port?: number } = {}
+  options: StartOptions = {}
 ): Effect.Effect<LoopbackServer, LoopbackError, Scope.Scope> =>
   Effect.gen(function*() {
     const decoded = typeof script === "string" ? yield* loadScript(script) : yield* decodeScript(script)
-    const { handle, server } = makeServer(decoded)
+    const { handle, server } = makeServer(decoded, options)
     return yield* Effect.acquireRelease(
       Effect.async<LoopbackServer, LoopbackError>((resume) => {
         server.once("error", (e) => resume(Effect.fail(new LoopbackError({ reason: "listen", detail: String(e) }))))

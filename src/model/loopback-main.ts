@@ -1,6 +1,6 @@
 /**
  * Runs the loopback model server until interrupted:
- *   npx tsx src/model/loopback-main.ts --script FILE [--port N]
+ *   npx tsx src/model/loopback-main.ts --script FILE [--port N] [--apis openai-responses,openai-chat,anthropic-messages]
  * Prints the server's URL on stdout (one line), usage hints on stderr.
  */
 import { NodeRuntime } from "@effect/platform-node"
@@ -9,7 +9,7 @@ import * as LoopbackServer from "./LoopbackServer.ts"
 
 class UsageError extends Schema.TaggedError<UsageError>()("UsageError", { detail: Schema.String }) {
   override get message() {
-    return `${this.detail}\nusage: loopback-main --script FILE [--port N]`
+    return `${this.detail}\nusage: loopback-main --script FILE [--port N] [--apis openai-responses,openai-chat,anthropic-messages]`
   }
 }
 
@@ -27,7 +27,15 @@ const main = Effect.gen(function*() {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     return yield* new UsageError({ detail: `--port ${portText} is not a port number` })
   }
-  const server = yield* LoopbackServer.start(script, { port })
+  const apisText = argOf(args, "--apis")
+  const apis: Array<LoopbackServer.WireApi> = []
+  for (const name of apisText?.split(",") ?? []) {
+    if (!Schema.is(LoopbackServer.WireApi)(name)) {
+      return yield* new UsageError({ detail: `--apis: unknown wire API ${name}` })
+    }
+    apis.push(name)
+  }
+  const server = yield* LoopbackServer.start(script, { port, ...(apis.length > 0 ? { apis } : {}) })
   yield* Console.log(server.url)
   yield* Console.error(
     `OPENAI_BASE_URL=${server.openAiBaseUrl} ANTHROPIC_BASE_URL=${server.anthropicBaseUrl} (Ctrl-C stops)`

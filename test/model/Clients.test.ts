@@ -1,4 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { ConfigProvider, Effect } from "effect"
 import * as Clients from "../../src/model/Clients.ts"
 import type { ModelRequest } from "../../src/model/Clients.ts"
@@ -153,6 +155,39 @@ describe("generate against the loopback server", () => {
         expect(body).toContain("sum")
       }))
   }
+
+  it.scopedLive("openai against a chat-only OpenAI-compatible server falls back to chat completions", () =>
+    Effect.gen(function*() {
+      const server = yield* LoopbackServer.start([{ text: "from chat", usage: { input: 8, output: 2 } }], { apis: ["openai-chat"] })
+      const response = yield* Clients.generate({ ...request(), provider: "openai" }).pipe(
+        withEnv({ OPENAI_BASE_URL: server.openAiBaseUrl, OPENAI_API_KEY: SECRET })
+      )
+      expect(response.text).toBe("from chat")
+      expect(response.usage).toEqual({ inputTokens: 8, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0 })
+      expect(server.requests().map((r) => [r.path, r.status])).toEqual([["/v1/responses", 404], ["/v1/chat/completions", 200]])
+    }))
+
+  it.scopedLive("a 200 whose body is not the API's response shape is a decode ModelError", () =>
+    Effect.gen(function*() {
+      const junk = createServer((_req, res) => {
+        res.writeHead(200, { "content-type": "application/json" })
+        res.end(JSON.stringify({ hello: "world" }))
+      })
+      const port = yield* Effect.acquireRelease(
+        Effect.async<number>((resume) => {
+          junk.listen(0, "127.0.0.1", () => resume(Effect.succeed((junk.address() as AddressInfo).port)))
+        }),
+        () => Effect.async<void>((resume) => {
+          junk.closeAllConnections()
+          junk.close(() => resume(Effect.void))
+        })
+      )
+      for (const api of ["openai-responses", "openai-chat", "anthropic-messages"] as const) {
+        const baseUrl = api === "anthropic-messages" ? `http://127.0.0.1:${port}` : `http://127.0.0.1:${port}/v1`
+        const error = yield* Effect.flip(Clients.generate(request(), { endpoint: { api, baseUrl, keyEnv: [] } }))
+        expect(error.reason, api).toBe("decode")
+      }
+    }))
 
   it.scopedLive("a server slower than the timeout gives a timeout ModelError", () =>
     Effect.gen(function*() {
