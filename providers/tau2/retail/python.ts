@@ -57,11 +57,43 @@ export const asKey = (v: Json | undefined): Either.Either<string | undefined, st
       ? Either.left(`unhashable type: '${pyType(v)}'`)
       : Either.right(undefined)
 
-/** Iterating a value in a `for` loop: a list, or a string's characters. */
-export const asList = (v: Json | undefined): Either.Either<ReadonlyArray<Json>, string> => {
+/**
+ * `for x in xs: xs.count(x)`: a list, or a string's characters (str.count of one character
+ * counts it the same way); a dict iterates but has no `count`; anything else is not iterable.
+ */
+export const asCountable = (v: Json | undefined): Either.Either<ReadonlyArray<Json>, string> => {
   if (Array.isArray(v)) return Either.right(v as ReadonlyArray<Json>)
   if (typeof v === "string") return Either.right(Array.from(v))
+  if (v !== null && typeof v === "object") {
+    return Object.keys(v).length === 0 ? Either.right([]) : Either.left("'dict' object has no attribute 'count'")
+  }
   return Either.left(`'${pyType(v)}' object is not iterable`)
+}
+
+/** `len(xs)` then `zip(..., xs)`: a list, a string's characters, a dict's keys. */
+export const asSized = (v: Json | undefined): Either.Either<ReadonlyArray<Json>, string> => {
+  if (Array.isArray(v)) return Either.right(v as ReadonlyArray<Json>)
+  if (typeof v === "string") return Either.right(Array.from(v))
+  if (v !== null && typeof v === "object") return Either.right(Object.keys(v))
+  return Either.left(`object of type '${pyType(v)}' has no len()`)
+}
+
+/**
+ * `all(char in "0123456789+-*\/(). " for char in expression)` for a non-string expression:
+ * undefined when every element passes (then `eval` refuses the type), else the message.
+ */
+export const calculateArgumentError = (v: Json | undefined, allowed: string): string => {
+  const elements: ReadonlyArray<Json> | undefined = Array.isArray(v)
+    ? (v as ReadonlyArray<Json>)
+    : v !== null && typeof v === "object"
+      ? Object.keys(v)
+      : undefined
+  if (elements === undefined) return `'${pyType(v)}' object is not iterable`
+  for (const e of elements) {
+    if (typeof e !== "string") return `'in <string>' requires string as left operand, not ${pyType(e)}`
+    if (!allowed.includes(e)) return "Invalid characters in expression"
+  }
+  return "eval() arg 1 must be a string, bytes or code object"
 }
 
 export const lower = (v: Json | undefined): Either.Either<string, string> =>

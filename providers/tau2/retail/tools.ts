@@ -14,7 +14,7 @@ import * as World from "../../../src/world/World.ts"
 import { calculate } from "../common/calculate.ts"
 import { dict, dumps, round2, sortedStrings, type PyValue } from "../common/pyjson.ts"
 import { asJson, dumpOrder, dumpProduct, dumpUser, dumpVariant, type Order, type PaymentMethod, type Product, type User, type Variant } from "./model.ts"
-import { asKey, asList, bindArguments, count, lower, pyEq, pyStr, validateStrings } from "./python.ts"
+import { asCountable, asKey, asSized, bindArguments, calculateArgumentError, count, lower, pyEq, pyStr, validateStrings } from "./python.ts"
 
 type Args = { readonly [key: string]: Json }
 
@@ -121,9 +121,7 @@ const implementations: Record<string, Implementation> = {
     params: ["expression"],
     run: (_ctx, a) => {
       const expression = a["expression"]
-      if (typeof expression !== "string") {
-        return raise(Array.isArray(expression) ? "eval() arg 1 must be a string, bytes or code object" : `'${typeof expression === "number" ? (Number.isInteger(expression) ? "int" : "float") : expression === null ? "NoneType" : typeof expression === "boolean" ? "bool" : "dict"}' object is not iterable`)
-      }
+      if (typeof expression !== "string") return raise(calculateArgumentError(expression, "0123456789+-*/(). "))
       const result = calculate(expression)
       return result.ok ? Either.right(result.output) : raise(result.message)
     }
@@ -158,9 +156,9 @@ const implementations: Record<string, Implementation> = {
       Either.gen(function* () {
         const order = yield* getOrder(ctx, a["order_id"])
         if (order.status !== "delivered") return yield* raise("Non-delivered order cannot be exchanged")
-        const itemIds = yield* asList(a["item_ids"])
+        const itemIds = yield* asCountable(a["item_ids"])
         yield* checkCounts(itemIds, order, (id) => `Number of ${pyStr(id)} not found.`)
-        const newItemIds = yield* asList(a["new_item_ids"])
+        const newItemIds = yield* asSized(a["new_item_ids"])
         if (itemIds.length !== newItemIds.length) return yield* raise("The number of items to be exchanged should match.")
         // Python's sum starts from the int 0; with no items it stays an int.
         let diff = 0
@@ -273,9 +271,9 @@ const implementations: Record<string, Implementation> = {
       Either.gen(function* () {
         const order = yield* getOrder(ctx, a["order_id"])
         if (order.status !== "pending") return yield* raise("Non-pending order cannot be modified")
-        const itemIds = yield* asList(a["item_ids"])
+        const itemIds = yield* asCountable(a["item_ids"])
         yield* checkCounts(itemIds, order, (id) => `${pyStr(id)} not found`)
-        const newItemIds = yield* asList(a["new_item_ids"])
+        const newItemIds = yield* asSized(a["new_item_ids"])
         if (itemIds.length !== newItemIds.length) return yield* raise("The number of items to be exchanged should match")
         let diff = 0
         // Upstream's loop variable: after the loop it is the LAST new item's variant, and every
@@ -363,7 +361,7 @@ const implementations: Record<string, Implementation> = {
           if (first === undefined) return yield* raise("list index out of range")
           if (method.id !== first.payment_method_id) return yield* raise("Payment method should be the original payment method")
         }
-        const itemIds = yield* asList(a["item_ids"])
+        const itemIds = yield* asCountable(a["item_ids"])
         yield* checkCounts(itemIds, order, () => "Some item not found")
         const updated: Order = { ...order, status: "return requested", return_items: sortedIds(itemIds), return_payment_method_id: method.id }
         put(ctx, "orders", order.order_id, updated)
