@@ -8,6 +8,22 @@ import type { EnvironmentDef } from "../schema/EnvironmentDef.ts"
 import type { Agent } from "./Agent.ts"
 import type { Capabilities, CapabilityError } from "./Capabilities.ts"
 
+/** An upstream file the provider reads, pinned by URL and sha256, at `path` under the data root. */
+export interface PinnedFile {
+  readonly path: string
+  readonly url: string
+  readonly sha256: string
+}
+
+/** What `assay equivalence` prints: agreement of the transcription with upstream's own output. */
+export interface EquivalenceResult {
+  readonly benchmark: string
+  readonly corpus: string
+  readonly lines: number
+  readonly agree: number
+  readonly disagree: ReadonlyArray<unknown>
+}
+
 export interface Provider {
   readonly name: string
   readonly version: string
@@ -25,4 +41,8 @@ export interface Provider {
   readonly impassable?: ReadonlySet<string>
   /** Text that a report must carry (licence attribution). */
   readonly attribution?: string
+  /** The upstream files `assay data pull` fetches. */
+  readonly data?: ReadonlyArray<PinnedFile>
+  /** Runs the transcription over an oracle corpus (the provider's own when null). */
+  readonly equivalence?: (corpus: string | null) => Effect.Effect<EquivalenceResult, CapabilityError>
 }

@@ -3,13 +3,13 @@
  * fails: a failed setup, a refused or faulted effect, an exceeded budget or a failed protocol
  * each end in an Attempt whose verdict says why, with the transcript up to that point.
  */
-import { Cause, Clock, Duration, Effect, Exit, Layer, Ref, Schema } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Exit, Ref, Schema } from "effect"
 import type { Json } from "../content/Canonical.ts"
 import * as ContentId from "../content/ContentId.ts"
-import { BudgetExceeded, Wallet, layer as walletLayer } from "../budget/Wallet.ts"
+import { BudgetExceeded, make as makeWallet, Wallet } from "../budget/Wallet.ts"
 import type { AgentDef } from "../schema/AgentDef.ts"
 import { type Attempt, type RecordedEffect, noUsage } from "../schema/Attempt.ts"
-import type { EnvironmentDef, Limits } from "../schema/EnvironmentDef.ts"
+import { type EnvironmentDef, type FaultReason, type Limits, noLimits } from "../schema/EnvironmentDef.ts"
 import * as EnvironmentDefs from "../schema/EnvironmentDef.ts"
 import * as AgentDefs from "../schema/AgentDef.ts"
 import { Verdict as VerdictSchema, type Verdict } from "../schema/Verdict.ts"
@@ -32,6 +32,8 @@ export interface EvaluateOptions {
   readonly replay?: ReadonlyArray<RecordedEffect>
   /** The resolved model registry entry of an llm candidate; part of its inputs id. */
   readonly registryEntry?: Json | null
+  /** A wall-time limit set for the whole run (not part of the environment's identity). */
+  readonly timeoutSeconds?: number | null
 }
 
 /** The candidate's prompt is appended to the benchmark's. */
@@ -144,51 +146,46 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
     const setup = setupExit.value
     const assembled = assemble(inputsExit.value, agentDef)
     const inputsId = inputsIdOf(assembled, agentDef, registryEntry)
-    const limits = mergeLimits(env.limits, agentDef.limits)
+    const limits = mergeLimits(mergeLimits(env.limits, agentDef.limits), { ...noLimits, wallSeconds: options.timeoutSeconds ?? null })
 
     const transcript = yield* Ref.make<ReadonlyArray<Message>>([])
-    const attemptWorld = WE.layerAttemptWorld(setup.world)
+    // The Attempt's services are built directly (not through Layer.build): per-Attempt layer
+    // construction cost milliseconds, more than the rest of a scripted Attempt.
+    const world: WE.AttemptWorld = { ref: yield* Ref.make(World.fork(setup.world)) }
+    const recorder: WE.Recorder = { entries: yield* Ref.make<ReadonlyArray<RecordedEffect>>([]) }
+    const faultLog: WE.FaultLog = { entries: yield* Ref.make<ReadonlyArray<{ key: string; occurrence: number; reason: FaultReason }>>([]) }
     const handler = options.replay
-      ? WE.layerReplay(options.replay)
-      : Layer.unwrapEffect(
-        Effect.map(WE.toolHandlers(setup.tools), (tools) => WE.layerLive({ ...options.handlers, ...tools }))
-      )
-    const services = Layer.mergeAll(
-      WE.fromSpec(env.world.effects, handler),
-      walletLayer(limits)
-    ).pipe(Layer.provideMerge(Layer.mergeAll(attemptWorld, WE.layerRecorder, WE.layerFaultLog)))
-
-    const run = Effect.gen(function*() {
-      const protocol = capabilities.protocol.run({
-        env,
-        agent: options.agent,
-        inputs: assembled,
-        evidence: setup.evidence,
-        transcript
-      })
-      const bounded = limits.wallSeconds === null
-        ? protocol
-        : protocol.pipe(
-          Effect.timeoutFail({
-            duration: Duration.seconds(limits.wallSeconds),
-            onTimeout: () => new BudgetExceeded({ limit: "wall-seconds", allowed: limits.wallSeconds ?? 0, spent: limits.wallSeconds ?? 0 })
-          })
-        )
-      const outcome = yield* Effect.either(bounded)
-      const world = yield* WE.AttemptWorld
-      const final = yield* Ref.get(world.ref)
-      const recorder = yield* WE.Recorder
-      const faultLog = yield* WE.FaultLog
-      const wallet = yield* Wallet
-      return {
-        outcome,
-        final,
-        recording: yield* Ref.get(recorder.entries),
-        faults: yield* Ref.get(faultLog.entries),
-        usage: yield* wallet.usage
-      }
+      ? WE.makeReplay(options.replay, world)
+      : WE.makeLive({ ...options.handlers, ...WE.toolHandlers(setup.tools, world) }, world)
+    const effects = WE.stack(env.world.effects, handler, recorder, faultLog)
+    const wallet = yield* makeWallet(limits)
+    const context = Context.make(WE.WorldEffects, effects).pipe(
+      Context.add(WE.AttemptWorld, world),
+      Context.add(Wallet, wallet)
+    )
+    const protocol = capabilities.protocol.run({
+      env,
+      agent: options.agent,
+      inputs: assembled,
+      evidence: setup.evidence,
+      transcript
     })
-    const ran = yield* Effect.scoped(Layer.build(services).pipe(Effect.flatMap((ctx) => Effect.provide(run, ctx))))
+    const bounded = limits.wallSeconds === null
+      ? protocol
+      : protocol.pipe(
+        Effect.timeoutFail({
+          duration: Duration.seconds(limits.wallSeconds),
+          onTimeout: () => new BudgetExceeded({ limit: "wall-seconds", allowed: limits.wallSeconds ?? 0, spent: limits.wallSeconds ?? 0 })
+        })
+      )
+    const outcome = yield* Effect.either(Effect.provide(bounded, context))
+    const ran = {
+      outcome,
+      final: yield* Ref.get(world.ref),
+      recording: yield* Ref.get(recorder.entries),
+      faults: yield* Ref.get(faultLog.entries),
+      usage: yield* wallet.usage
+    }
     const messages = yield* Ref.get(transcript)
     const output: Json = {
       transcript: messages as unknown as Json,

@@ -94,8 +94,7 @@ const settle = (world: AttemptWorld, effect: EffectRequest, result: Json): Effec
 }
 
 /** Handlers for a provider's tools: each runs as a pure function of the Attempt's world. */
-export const toolHandlers = (tools: ReadonlyArray<Tool>): Effect.Effect<Handlers, never, AttemptWorld> =>
-  Effect.map(AttemptWorld, (world) => {
+export const toolHandlers = (tools: ReadonlyArray<Tool>, world: AttemptWorld): Handlers => {
     const byName = new Map(tools.map((t) => [t.spec.name, t]))
     const handler: Handler = (effect) =>
       Effect.gen(function*() {
@@ -110,24 +109,23 @@ export const toolHandlers = (tools: ReadonlyArray<Tool>): Effect.Effect<Handlers
         return { output: outcome.output, error: outcome.error, writes: outcome.writes } as unknown as Json
       })
     return { "tool/read": handler, "tool/write": handler }
-  })
+}
 
 /** The live handler: provider tools, real model calls, real HTTP, as given. */
+export const makeLive = (handlers: Handlers, world: AttemptWorld): WorldEffects => ({
+  perform: (effect) => {
+    const handler = handlers[effect.kind]
+    if (!handler) {
+      return Effect.fail(
+        new EffectFailed({ kind: effect.kind, key: effect.key, reason: "no-handler", detail: "no live handler for this kind of effect" })
+      )
+    }
+    return Effect.tap(handler(effect), (result) => settle(world, effect, result))
+  }
+})
+
 export const layerLive = (handlers: Handlers): Layer.Layer<WorldEffects, never, AttemptWorld> =>
-  Layer.effect(
-    WorldEffects,
-    Effect.map(AttemptWorld, (world) => ({
-      perform: (effect) => {
-        const handler = handlers[effect.kind]
-        if (!handler) {
-          return Effect.fail(
-            new EffectFailed({ kind: effect.kind, key: effect.key, reason: "no-handler", detail: "no live handler for this kind of effect" })
-          )
-        }
-        return Effect.tap(handler(effect), (result) => settle(world, effect, result))
-      }
-    }))
-  )
+  Layer.effect(WorldEffects, Effect.map(AttemptWorld, (world) => makeLive(handlers, world)))
 
 const requestDigest = (request: unknown): string => createHash("sha256").update(canonicalUnsafe(request)).digest("hex")
 
@@ -135,53 +133,51 @@ const requestDigest = (request: unknown): string => createHash("sha256").update(
  * Replay answers every effect from a recording, matched by kind, key and occurrence, and fails
  * loudly on an effect the recording lacks or whose request differs.
  */
-export const layerReplay = (recording: ReadonlyArray<RecordedEffect>): Layer.Layer<WorldEffects, never, AttemptWorld> =>
-  Layer.effect(
-    WorldEffects,
-    Effect.gen(function*() {
-      const world = yield* AttemptWorld
-      const counters = yield* Ref.make(new Map<string, number>())
-      const index = new Map<string, RecordedEffect>()
-      for (const r of recording) index.set(`${r.kind}\u0000${r.key}\u0000${r.occurrence}`, r)
-      return {
-        perform: (effect) =>
-          Effect.gen(function*() {
-            const id = `${effect.kind}\u0000${effect.key}`
-            const occurrence = yield* Ref.modify(counters, (m) => {
-              const n = (m.get(id) ?? 0) + 1
-              return [n, new Map(m).set(id, n)]
+export const makeReplay = (recording: ReadonlyArray<RecordedEffect>, world: AttemptWorld): WorldEffects => {
+  const counters = new Map<string, number>()
+  const index = new Map<string, RecordedEffect>()
+  for (const r of recording) index.set(`${r.kind}\u0000${r.key}\u0000${r.occurrence}`, r)
+  return {
+    perform: (effect) =>
+      Effect.suspend((): Effect.Effect<Json, EffectFault | EffectFailed> => {
+        const id = `${effect.kind}\u0000${effect.key}`
+        const occurrence = (counters.get(id) ?? 0) + 1
+        counters.set(id, occurrence)
+        const recorded = index.get(`${id}\u0000${occurrence}`)
+        if (!recorded) {
+          return Effect.fail(
+            new EffectFailed({
+              kind: effect.kind,
+              key: effect.key,
+              reason: "replay-missing",
+              detail: `the recording has no occurrence #${occurrence} of ${effect.kind} ${effect.key}`
             })
-            const recorded = index.get(`${id}\u0000${occurrence}`)
-            if (!recorded) {
-              return yield* new EffectFailed({
-                kind: effect.kind,
-                key: effect.key,
-                reason: "replay-missing",
-                detail: `the recording has no occurrence #${occurrence} of ${effect.kind} ${effect.key}`
-              })
-            }
-            if (requestDigest(recorded.request) !== requestDigest(effect.request)) {
-              return yield* new EffectFailed({
-                kind: effect.kind,
-                key: effect.key,
-                reason: "replay-mismatch",
-                detail: `occurrence #${occurrence} was recorded with another request`
-              })
-            }
-            if ("error" in recorded.outcome) {
-              const e = recorded.outcome.error
-              if (e.reason === "rate-limit" || e.reason === "server-error" || e.reason === "timeout") {
-                return yield* new EffectFault({ kind: effect.kind, key: effect.key, occurrence, reason: e.reason, injected: false })
-              }
-              return yield* new EffectFailed({ kind: effect.kind, key: effect.key, reason: "handler", detail: e.message })
-            }
-            const result = recorded.outcome.ok as Json
-            yield* settle(world, effect, result)
-            return result
-          })
-      }
-    })
-  )
+          )
+        }
+        if (requestDigest(recorded.request) !== requestDigest(effect.request)) {
+          return Effect.fail(
+            new EffectFailed({
+              kind: effect.kind,
+              key: effect.key,
+              reason: "replay-mismatch",
+              detail: `occurrence #${occurrence} was recorded with another request`
+            })
+          )
+        }
+        if ("error" in recorded.outcome) {
+          const e = recorded.outcome.error
+          return e.reason === "rate-limit" || e.reason === "server-error" || e.reason === "timeout"
+            ? Effect.fail(new EffectFault({ kind: effect.kind, key: effect.key, occurrence, reason: e.reason, injected: false }))
+            : Effect.fail(new EffectFailed({ kind: effect.kind, key: effect.key, reason: "handler", detail: e.message }))
+        }
+        const result = recorded.outcome.ok as Json
+        return Effect.as(settle(world, effect, result), result)
+      })
+  }
+}
+
+export const layerReplay = (recording: ReadonlyArray<RecordedEffect>): Layer.Layer<WorldEffects, never, AttemptWorld> =>
+  Layer.effect(WorldEffects, Effect.map(AttemptWorld, (world) => makeReplay(recording, world)))
 
 // ---------------------------------------------------------------------------------------------
 // Recording
@@ -198,15 +194,12 @@ export const layerRecorder: Layer.Layer<Recorder> = Layer.effect(
 )
 
 /** Appends every effect that reaches the handler, and its outcome, to the Recorder. */
-export const recording: Layer.Layer<WorldEffects, never, WorldEffects | Recorder> = Layer.effect(
-  WorldEffects,
-  Effect.gen(function*() {
-    const inner = yield* WorldEffects
-    const recorder = yield* Recorder
-    const counters = new Map<string, number>()
-    return {
-      // Counted when run, not when built, so a retried effect is a new occurrence.
-      perform: (effect) => Effect.suspend(() => {
+export const wrapRecording = (inner: WorldEffects, recorder: Recorder): WorldEffects => {
+  const counters = new Map<string, number>()
+  return {
+    // Counted when run, not when built, so a retried effect is a new occurrence.
+    perform: (effect) =>
+      Effect.suspend(() => {
         const id = `${effect.kind}\u0000${effect.key}`
         const occurrence = (counters.get(id) ?? 0) + 1
         counters.set(id, occurrence)
@@ -214,15 +207,15 @@ export const recording: Layer.Layer<WorldEffects, never, WorldEffects | Recorder
           Ref.update(recorder.entries, (es) => [...es, { kind: effect.kind, key: effect.key, occurrence, request: effect.request, outcome }])
         return inner.perform(effect).pipe(
           Effect.tap((ok) => append({ ok })),
-          Effect.tapError((e) =>
-            e._tag === "EffectRefused"
-              ? Effect.void
-              : append({ error: { reason: e.reason, message: e.message } })
-          )
+          Effect.tapError((e) => (e._tag === "EffectRefused" ? Effect.void : append({ error: { reason: e.reason, message: e.message } })))
         )
       })
-    }
-  })
+  }
+}
+
+export const recording: Layer.Layer<WorldEffects, never, WorldEffects | Recorder> = Layer.effect(
+  WorldEffects,
+  Effect.zipWith(WorldEffects, Recorder, wrapRecording)
 )
 
 // ---------------------------------------------------------------------------------------------
@@ -252,61 +245,69 @@ export const layerFaultLog: Layer.Layer<FaultLog> = Layer.effect(
   Effect.map(Ref.make<FaultLog["entries"] extends Ref.Ref<infer A> ? A : never>([]), (entries) => ({ entries }))
 )
 
+export const wrapFaults = (spec: FaultSpec, inner: WorldEffects, log: FaultLog): WorldEffects => {
+  const counters = new Map<string, number>()
+  return {
+    perform: (effect) =>
+      Effect.suspend(() => {
+        if (spec.only !== null && !spec.only.includes(effect.kind)) return inner.perform(effect)
+        const key = `${effect.kind}:${effect.key}`
+        const occurrence = (counters.get(key) ?? 0) + 1
+        counters.set(key, occurrence)
+        const reason = drawFault(spec, key, occurrence)
+        if (reason === null) return inner.perform(effect)
+        return Ref.update(log.entries, (es) => [...es, { key, occurrence, reason }]).pipe(
+          Effect.zipRight(Effect.fail(new EffectFault({ kind: effect.kind, key: effect.key, occurrence, reason, injected: true })))
+        )
+      })
+  }
+}
+
 export const faults = (spec: FaultSpec): Layer.Layer<WorldEffects, never, WorldEffects | FaultLog> =>
-  Layer.effect(
-    WorldEffects,
-    Effect.gen(function*() {
-      const inner = yield* WorldEffects
-      const log = yield* FaultLog
-      const counters = new Map<string, number>()
-      return {
-        perform: (effect) => Effect.suspend(() => {
-          if (spec.only !== null && !spec.only.includes(effect.kind)) return inner.perform(effect)
-          const key = `${effect.kind}:${effect.key}`
-          const occurrence = (counters.get(key) ?? 0) + 1
-          counters.set(key, occurrence)
-          const reason = drawFault(spec, key, occurrence)
-          if (reason === null) return inner.perform(effect)
-          return Ref.update(log.entries, (es) => [...es, { key, occurrence, reason }]).pipe(
-            Effect.zipRight(Effect.fail(new EffectFault({ kind: effect.kind, key: effect.key, occurrence, reason, injected: true })))
-          )
-        })
-      }
-    })
-  )
+  Layer.effect(WorldEffects, Effect.zipWith(WorldEffects, FaultLog, (inner, log) => wrapFaults(spec, inner, log)))
 
 // ---------------------------------------------------------------------------------------------
 // Admission
 
 const writes = new Set<EffectKind>(["tool/write", "fs/write", "http/request", "process/spawn"])
 
-const admission = (admits: (kind: EffectKind) => boolean, reason: EffectRefused["reason"]): Layer.Layer<WorldEffects, never, WorldEffects> =>
-  Layer.effect(
-    WorldEffects,
-    Effect.map(WorldEffects, (inner) => ({
-      perform: (effect) =>
-        admits(effect.kind) ? inner.perform(effect) : Effect.fail(new EffectRefused({ kind: effect.kind, key: effect.key, reason }))
-    }))
-  )
+const wrapAdmission = (admits: (kind: EffectKind) => boolean, reason: EffectRefused["reason"]) => (inner: WorldEffects): WorldEffects => ({
+  perform: (effect) =>
+    admits(effect.kind) ? inner.perform(effect) : Effect.fail(new EffectRefused({ kind: effect.kind, key: effect.key, reason }))
+})
+
+const admissionWrapper = (spec: Admission): (inner: WorldEffects) => WorldEffects =>
+  spec === "all"
+    ? (inner) => inner
+    : spec === "read-only"
+    ? wrapAdmission((kind) => !writes.has(kind), "read-only")
+    : wrapAdmission((kind) => spec.admit.includes(kind), "not-admitted")
 
 /** Refuses every effect that can write (tool writes, file writes, HTTP, processes). */
-export const readOnly = admission((kind) => !writes.has(kind), "read-only")
+export const readOnly: Layer.Layer<WorldEffects, never, WorldEffects> = Layer.effect(WorldEffects, Effect.map(WorldEffects, admissionWrapper("read-only")))
 
 /** Refuses every effect whose kind is not listed. */
-export const admit = (kinds: ReadonlyArray<EffectKind>) => admission((kind) => kinds.includes(kind), "not-admitted")
-
-const admissionOf = (spec: Admission): Layer.Layer<WorldEffects, never, WorldEffects> =>
-  spec === "all" ? Layer.effect(WorldEffects, WorldEffects) : spec === "read-only" ? readOnly : admit(spec.admit)
+export const admit = (kinds: ReadonlyArray<EffectKind>): Layer.Layer<WorldEffects, never, WorldEffects> =>
+  Layer.effect(WorldEffects, Effect.map(WorldEffects, admissionWrapper({ admit: kinds })))
 
 /**
- * The stack an EnvironmentDef's `world.effects` chooses, outermost first: admission, faults,
- * recording, then the given handler layer (live or replay).
+ * The stack an EnvironmentDef's `world.effects` chooses around a handler, outermost first:
+ * admission, faults, recording, then the handler (live or replay).
  */
+export const stack = (spec: EffectsSpec, handler: WorldEffects, recorder: Recorder, faultLog: FaultLog): WorldEffects => {
+  const recorded = wrapRecording(handler, recorder)
+  const faulted = spec.faults === null ? recorded : wrapFaults(spec.faults, recorded, faultLog)
+  return admissionWrapper(spec.admission)(faulted)
+}
+
+/** The same stack as a layer over a handler layer. */
 export const fromSpec = <E, R>(
   spec: EffectsSpec,
   handler: Layer.Layer<WorldEffects, E, R>
-): Layer.Layer<WorldEffects, E, R | Recorder | FaultLog> => {
-  const recorded = recording.pipe(Layer.provide(handler))
-  const faulted = spec.faults === null ? recorded : faults(spec.faults).pipe(Layer.provide(recorded))
-  return admissionOf(spec.admission).pipe(Layer.provide(faulted))
-}
+): Layer.Layer<WorldEffects, E, R | Recorder | FaultLog> =>
+  Layer.effect(
+    WorldEffects,
+    Effect.gen(function*() {
+      return stack(spec, yield* WorldEffects, yield* Recorder, yield* FaultLog)
+    })
+  ).pipe(Layer.provide(handler))

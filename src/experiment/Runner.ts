@@ -1,0 +1,242 @@
+/**
+ * The experiment runner, a library the command calls. It plans the cells (environments x
+ * candidates x repetitions), predicts each candidate's inputs id with no model call, keeps the
+ * cells whose newest Attempt is current, and runs the rest with bounded parallelism, committing
+ * each Attempt as it finishes.
+ */
+import { appendFileSync, mkdirSync } from "node:fs"
+import { join } from "node:path"
+import { Effect, Ref, Schema } from "effect"
+import type { Json } from "../content/Canonical.ts"
+import type { Agent } from "../evaluation/Agent.ts"
+import type { CapabilityError } from "../evaluation/Capabilities.ts"
+import { evaluate, LIBRARY_VERSION, predictInputsId } from "../evaluation/evaluate.ts"
+import type { Provider } from "../evaluation/Provider.ts"
+import type { AgentDef } from "../schema/AgentDef.ts"
+import { Attempt as AttemptSchema, type Attempt } from "../schema/Attempt.ts"
+import { type EnvironmentDef, idOf as environmentIdOf } from "../schema/EnvironmentDef.ts"
+import { type ExperimentDef, idOf as experimentIdOf } from "../schema/ExperimentDef.ts"
+import type { Handlers } from "../world/WorldEffects.ts"
+import type { Report } from "./Report.ts"
+import { comparisons, scorecards } from "./Scorecards.ts"
+import { type CellKey, cellKeyOf, Store, type StoreError } from "./Store.ts"
+
+export interface Candidate {
+  readonly def: AgentDef
+  /** The resolved registry entry of a model candidate: part of its inputs id. */
+  readonly registryEntry: Json | null
+  /** A fresh agent for one Attempt. */
+  readonly agentFor: (env: EnvironmentDef) => Effect.Effect<Agent, CapabilityError>
+}
+
+export interface Lane {
+  readonly provider: Provider
+  readonly environments: ReadonlyArray<EnvironmentDef>
+  readonly candidates: ReadonlyArray<Candidate>
+}
+
+export interface Cell {
+  readonly key: CellKey
+  readonly lane: Lane
+  readonly env: EnvironmentDef
+  readonly candidate: Candidate
+  readonly repetition: number
+  readonly predictedInputsId: string
+}
+
+export interface Plan {
+  readonly experiment: ExperimentDef
+  readonly experimentId: string
+  readonly cells: ReadonlyArray<Cell>
+}
+
+/** What the runner reports as it goes; the command draws it. */
+export interface Progress {
+  readonly start: (info: { readonly total: number; readonly toRun: number; readonly kept: number }) => Effect.Effect<void>
+  readonly cell: (info: {
+    readonly done: number
+    readonly toRun: number
+    readonly passed: number
+    readonly spentUsd: number | null
+    readonly last: Attempt
+  }) => Effect.Effect<void>
+  readonly end: Effect.Effect<void>
+}
+
+export const silent: Progress = { start: () => Effect.void, cell: () => Effect.void, end: Effect.void }
+
+export interface RunSettings {
+  readonly parallel: number
+  /** No new cell starts once measured spend reaches this. */
+  readonly maxUsd: number | null
+  /** Live handlers for model calls and HTTP, beside the providers' tools. */
+  readonly handlers: Handlers
+  readonly progress: Progress
+  /** Stored with the run, for the record (never secrets). */
+  readonly settings: Json
+  /** Wall-time limit of each Attempt. */
+  readonly timeoutSeconds?: number | null
+  /** Run at most these cells (a pilot); the rest stay for a later run. */
+  readonly only?: (cell: Cell) => boolean
+}
+
+export const makePlan = (lanes: ReadonlyArray<Lane>, repetitions: number) =>
+  Effect.gen(function*() {
+    const cells: Array<Cell> = []
+    for (const lane of lanes) {
+      for (const candidate of lane.candidates) {
+        for (const env of lane.environments) {
+          const predicted = yield* predictInputsId(lane.provider.capabilities, env, candidate.def, candidate.registryEntry)
+          const environmentId = environmentIdOf(env)
+          for (let repetition = 0; repetition < repetitions; repetition++) {
+            cells.push({
+              key: { environmentId, candidate: candidate.def.name, repetition },
+              lane,
+              env,
+              candidate,
+              repetition,
+              predictedInputsId: predicted
+            })
+          }
+        }
+      }
+    }
+    const experiment: ExperimentDef = {
+      dataset: Array.from(new Set(cells.map((c) => c.key.environmentId))),
+      candidates: dedupe(lanes.flatMap((l) => l.candidates.map((c) => c.def))),
+      repetitions,
+      metadata: {
+        benchmarks: Object.fromEntries(lanes.map((l) => [l.provider.name, l.provider.version])),
+        library: LIBRARY_VERSION
+      }
+    }
+    return { experiment, experimentId: experimentIdOf(experiment), cells } satisfies Plan
+  })
+
+const dedupe = (defs: ReadonlyArray<AgentDef>): ReadonlyArray<AgentDef> => {
+  const seen = new Set<string>()
+  return defs.filter((d) => (seen.has(d.name) ? false : (seen.add(d.name), true)))
+}
+
+export type CellState = "new" | "kept" | "stale"
+
+/** Classify each cell against the store: kept when its newest Attempt has the predicted inputs id. */
+export const classify = (plan: Plan) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const latest = yield* store.latestAttempts(plan.cells.map((c) => c.key))
+    return plan.cells.map((cell) => {
+      const stored = latest.get(cellKeyOf(cell.key))
+      const state: CellState = !stored ? "new" : stored.attempt.inputsId === cell.predictedInputsId ? "kept" : "stale"
+      return { cell, state, stored: state === "kept" ? stored!.attempt : null }
+    })
+  })
+
+export interface RunOutcome {
+  readonly report: Report
+  readonly attempts: ReadonlyArray<Attempt>
+  readonly unpredicted: ReadonlyArray<string>
+  readonly complete: boolean
+}
+
+const encodeLine = Schema.encodeSync(AttemptSchema)
+
+export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome, StoreError, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    yield* store.putExperiment(plan.experiment)
+    const runId = yield* store.startRun(plan.experimentId, settings.settings)
+    const runDir = join(store.home, "runs", runId)
+    mkdirSync(runDir, { recursive: true })
+    const resultsFile = join(runDir, "results.jsonl")
+
+    const states = yield* classify(plan)
+    const kept = states.filter((s) => s.state === "kept")
+    const stale = states.filter((s) => s.state === "stale")
+    const pending = states.filter((s) => s.state !== "kept")
+    const toRun = settings.only ? pending.filter((s) => settings.only!(s.cell)) : pending
+    const deferred = pending.length - toRun.length
+
+    const spent = yield* Ref.make<{ usd: number; unknown: boolean; done: number; passed: number }>({ usd: 0, unknown: false, done: 0, passed: 0 })
+    const fresh = yield* Ref.make<ReadonlyArray<Attempt>>([])
+    const unpredicted = yield* Ref.make<ReadonlyArray<string>>([])
+    const skipped = yield* Ref.make(0)
+    yield* settings.progress.start({ total: plan.cells.length, toRun: toRun.length, kept: kept.length })
+
+    const runCell = (cell: Cell) =>
+      Effect.gen(function*() {
+        const now = yield* Ref.get(spent)
+        if (settings.maxUsd !== null && now.usd >= settings.maxUsd) {
+          yield* store.putSkipped(runId, cell.key, `spend cap: $${now.usd.toFixed(4)} of $${settings.maxUsd} spent`)
+          yield* Ref.update(skipped, (n) => n + 1)
+          return
+        }
+        const agent = yield* Effect.either(cell.candidate.agentFor(cell.env))
+        if (agent._tag === "Left") {
+          yield* store.putSkipped(runId, cell.key, `no agent: ${agent.left.message}`)
+          yield* Ref.update(skipped, (n) => n + 1)
+          return
+        }
+        const attempt = yield* evaluate(cell.env, {
+          capabilities: cell.lane.provider.capabilities,
+          agentDef: cell.candidate.def,
+          agent: agent.right,
+          repetition: cell.repetition,
+          handlers: settings.handlers,
+          registryEntry: cell.candidate.registryEntry,
+          timeoutSeconds: settings.timeoutSeconds ?? null
+        })
+        yield* store.putAttempt(runId, attempt)
+        appendFileSync(resultsFile, JSON.stringify(encodeLine(attempt)) + "\n")
+        if (attempt.inputsId !== "" && attempt.inputsId !== cell.predictedInputsId) {
+          yield* Ref.update(unpredicted, (u) => [...u, cellKeyOf(cell.key)])
+          yield* Effect.logWarning(`unpredicted inputs for ${cell.candidate.def.name} on ${cell.env.task}`)
+        }
+        yield* Ref.update(fresh, (as) => [...as, attempt])
+        const after = yield* Ref.updateAndGet(spent, (s) => ({
+          usd: s.usd + (attempt.usage.costUsd ?? 0),
+          unknown: s.unknown || attempt.usage.costUsd === null,
+          done: s.done + 1,
+          passed: s.passed + (attempt.verdict.reward >= 1 ? 1 : 0)
+        }))
+        yield* settings.progress.cell({
+          done: after.done,
+          toRun: toRun.length,
+          passed: after.passed,
+          spentUsd: after.unknown ? null : after.usd,
+          last: attempt
+        })
+      })
+
+    yield* Effect.forEach(toRun, (s) => runCell(s.cell), { concurrency: Math.max(1, settings.parallel), discard: true })
+    yield* settings.progress.end
+
+    const ran = yield* Ref.get(fresh)
+    const current = [...kept.map((s) => s.stored!), ...ran]
+    const unpredictedCells = yield* Ref.get(unpredicted)
+    const skippedCount = yield* Ref.get(skipped)
+    const warnings: Array<string> = []
+    if (unpredictedCells.length > 0) warnings.push(`${unpredictedCells.length} cells ran with inputs other than predicted: the result is incomplete`)
+    if (skippedCount > 0) warnings.push(`${skippedCount} cells were skipped (see the run's skipped cells)`)
+    if (deferred > 0) warnings.push(`${deferred} cells were left for a later run`)
+    const notes = Array.from(new Set(plan.cells.map((c) => c.lane.provider.attribution).filter((a): a is string => a !== undefined)))
+    const report: Report = {
+      runId,
+      experimentId: plan.experimentId,
+      home: store.home,
+      cells: {
+        total: plan.cells.length,
+        ran: ran.length,
+        kept: kept.length,
+        stale: stale.length,
+        skipped: skippedCount + deferred,
+        faulted: ran.filter((a) => a.verdict.ended?.reason === "fault").length
+      },
+      scorecards: scorecards(current),
+      comparisons: comparisons(current),
+      ...(notes.length > 0 ? { notes } : {}),
+      ...(warnings.length > 0 ? { warnings } : {})
+    }
+    yield* store.finishRun(runId, report)
+    return { report, attempts: current, unpredicted: unpredictedCells, complete: unpredictedCells.length === 0 && skippedCount + deferred === 0 }
+  })

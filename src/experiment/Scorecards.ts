@@ -1,0 +1,110 @@
+/**
+ * Scorecards and paired comparisons from the Attempts that count: one per cell, current (not
+ * stale). Intervals are seeded, so the same Attempts always give the same report.
+ */
+import { Array as Arr, Option } from "effect"
+import type { Attempt } from "../schema/Attempt.ts"
+import { failuresOf } from "../schema/Verdict.ts"
+import type { Comparison, Scorecard } from "./Report.ts"
+import { bootstrapMean, mean, pairedBootstrap, passHatK, wilson } from "./Statistics.ts"
+
+const SEED = 20261130
+
+/** Candidates the provider plays itself are calibration references, not contenders. */
+export const isReference = (candidate: string): boolean => ["gold", "echo", "none"].includes(candidate)
+
+const scorecardOf = (candidate: string, benchmark: string, stratum: string | null, attempts: ReadonlyArray<Attempt>): Scorecard => {
+  const rewards = attempts.map((a) => a.verdict.reward)
+  const passes = rewards.filter((r) => r >= 1).length
+  const failures: Record<string, number> = {}
+  for (const a of attempts) for (const check of failuresOf(a.verdict)) failures[check] = (failures[check] ?? 0) + 1
+  let cost: number | null = 0
+  let input = 0
+  let output = 0
+  let wall = 0
+  for (const a of attempts) {
+    cost = cost === null || a.usage.costUsd === null ? null : cost + a.usage.costUsd
+    input += a.usage.inputTokens
+    output += a.usage.outputTokens
+    wall += a.usage.wallSeconds
+  }
+  // pass^k per task needs repetitions: count trials and successes per environment.
+  const byTask = new Map<string, { n: number; c: number }>()
+  for (const a of attempts) {
+    const t = byTask.get(a.environmentId) ?? { n: 0, c: 0 }
+    byTask.set(a.environmentId, { n: t.n + 1, c: t.c + (a.verdict.reward >= 1 ? 1 : 0) })
+  }
+  const minReps = Math.min(...Array.from(byTask.values()).map((t) => t.n))
+  const passHat = minReps >= 2
+    ? Arr.filterMap(Arr.range(1, minReps), (k) => Option.map(passHatK(Array.from(byTask.values()), k), (value) => ({ k, value })))
+    : []
+  const n = rewards.length
+  return {
+    candidate,
+    benchmark,
+    stratum,
+    n,
+    meanReward: Arr.isNonEmptyReadonlyArray(rewards) ? mean(rewards) : 0,
+    interval: Arr.isNonEmptyReadonlyArray(rewards) ? bootstrapMean(rewards, { seed: SEED }) : [0, 0],
+    passRate: n > 0 ? passes / n : 0,
+    passRateInterval: n > 0 ? wilson(passes, n) : [0, 1],
+    ...(passHat.length > 0 ? { passHatK: passHat } : {}),
+    failures,
+    tokens: { input, output },
+    costUsd: cost,
+    wallSeconds: wall,
+    ...(isReference(candidate) ? { reference: true } : {})
+  }
+}
+
+const groupBy = <A>(items: ReadonlyArray<A>, key: (a: A) => string): Map<string, Array<A>> => {
+  const out = new Map<string, Array<A>>()
+  for (const item of items) {
+    const k = key(item)
+    const group = out.get(k)
+    if (group) group.push(item)
+    else out.set(k, [item])
+  }
+  return out
+}
+
+/** One scorecard per candidate and benchmark, and one per stratum when there are several. */
+export const scorecards = (attempts: ReadonlyArray<Attempt>): ReadonlyArray<Scorecard> => {
+  const out: Array<Scorecard> = []
+  for (const [, group] of groupBy(attempts, (a) => `${a.benchmark}\u0000${a.candidate}`)) {
+    const first = group[0]!
+    out.push(scorecardOf(first.candidate, first.benchmark, null, group))
+    const strata = groupBy(group.filter((a) => a.stratum !== null), (a) => a.stratum ?? "")
+    if (strata.size > 1) {
+      for (const [stratum, members] of [...strata].sort(([a], [b]) => a.localeCompare(b))) {
+        out.push(scorecardOf(first.candidate, first.benchmark, stratum, members))
+      }
+    }
+  }
+  return out
+}
+
+/** Paired comparisons between every two candidates of a benchmark, on the cells both have. */
+export const comparisons = (attempts: ReadonlyArray<Attempt>): ReadonlyArray<Comparison> => {
+  const out: Array<Comparison> = []
+  for (const [benchmark, group] of groupBy(attempts, (a) => a.benchmark)) {
+    const byCandidate = groupBy(group, (a) => a.candidate)
+    const names = [...byCandidate.keys()]
+    for (let i = 0; i < names.length; i++) {
+      for (let j = i + 1; j < names.length; j++) {
+        const a = names[i]!
+        const b = names[j]!
+        const bCells = new Map(byCandidate.get(b)!.map((x) => [`${x.environmentId}|${x.repetition}`, x.verdict.reward]))
+        const pairs: Array<readonly [number, number]> = []
+        for (const x of byCandidate.get(a)!) {
+          const other = bCells.get(`${x.environmentId}|${x.repetition}`)
+          if (other !== undefined) pairs.push([x.verdict.reward, other])
+        }
+        if (!Arr.isNonEmptyReadonlyArray(pairs)) continue
+        const d = pairedBootstrap(pairs, { seed: SEED })
+        out.push({ a, b, n: d.n, difference: d.difference, interval: d.interval, benchmark })
+      }
+    }
+  }
+  return out
+}

@@ -1,0 +1,229 @@
+/**
+ * The home's store: one SQLite file (WAL) holding experiment definitions, every certified
+ * Attempt, each run's settings and summary, skipped cells and preflight estimates. Each Attempt
+ * is committed as it finishes, so a crash loses only the cells in flight.
+ */
+import { mkdirSync } from "node:fs"
+import { join, resolve } from "node:path"
+import { Migrator, SqlClient } from "@effect/sql"
+import { SqliteClient } from "@effect/sql-sqlite-node"
+import { Context, Effect, Layer, Schema } from "effect"
+import * as ContentId from "../content/ContentId.ts"
+import { Attempt } from "../schema/Attempt.ts"
+import { type ExperimentDef, idOf as experimentIdOf } from "../schema/ExperimentDef.ts"
+import { ExperimentDef as ExperimentDefSchema } from "../schema/ExperimentDef.ts"
+
+export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
+  reason: Schema.Literal("open", "query", "decode", "unknown-run"),
+  detail: Schema.String
+}) {
+  override get message() {
+    return `store: ${this.reason}: ${this.detail}`
+  }
+}
+
+/** Where a cell of an experiment stands: its key is (environment, candidate name, repetition). */
+export interface CellKey {
+  readonly environmentId: string
+  readonly candidate: string
+  readonly repetition: number
+}
+
+export const cellKeyOf = (c: CellKey): string => `${c.environmentId}|${c.candidate}|${c.repetition}`
+
+export interface StoredAttempt {
+  readonly id: string
+  readonly runId: string
+  readonly attempt: Attempt
+}
+
+export interface RunRecord {
+  readonly id: string
+  readonly experimentId: string
+  readonly settings: unknown
+  readonly startedAt: string
+  readonly finishedAt: string | null
+  readonly summary: unknown
+}
+
+export interface Store {
+  readonly home: string
+  readonly putExperiment: (def: ExperimentDef) => Effect.Effect<string, StoreError>
+  readonly getExperiment: (id: string) => Effect.Effect<ExperimentDef, StoreError>
+  readonly startRun: (experimentId: string, settings: unknown) => Effect.Effect<string, StoreError>
+  readonly finishRun: (runId: string, summary: unknown) => Effect.Effect<void, StoreError>
+  readonly getRun: (runId: string) => Effect.Effect<RunRecord, StoreError>
+  readonly latestRun: Effect.Effect<RunRecord | null, StoreError>
+  readonly putAttempt: (runId: string, attempt: Attempt) => Effect.Effect<string, StoreError>
+  /** The newest Attempt of each given cell, whatever run made it. */
+  readonly latestAttempts: (cells: ReadonlyArray<CellKey>) => Effect.Effect<ReadonlyMap<string, StoredAttempt>, StoreError>
+  readonly attemptsOfRun: (runId: string) => Effect.Effect<ReadonlyArray<StoredAttempt>, StoreError>
+  readonly putSkipped: (runId: string, cell: CellKey, reason: string) => Effect.Effect<void, StoreError>
+  readonly skippedOfRun: (runId: string) => Effect.Effect<ReadonlyArray<CellKey & { readonly reason: string }>, StoreError>
+  readonly putNote: (runId: string, kind: string, note: unknown) => Effect.Effect<void, StoreError>
+  readonly notesOfRun: (runId: string, kind: string) => Effect.Effect<ReadonlyArray<unknown>, StoreError>
+}
+export const Store = Context.GenericTag<Store>("assay/Store")
+
+const migrations = Migrator.fromRecord({
+  "1_init": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CREATE TABLE experiments (id TEXT PRIMARY KEY, def TEXT NOT NULL, created_at TEXT NOT NULL)`
+    yield* sql`CREATE TABLE runs (
+      id TEXT PRIMARY KEY, experiment_id TEXT NOT NULL, settings TEXT NOT NULL,
+      started_at TEXT NOT NULL, finished_at TEXT, summary TEXT)`
+    yield* sql`CREATE TABLE attempts (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL, run_id TEXT NOT NULL, cell TEXT NOT NULL,
+      environment_id TEXT NOT NULL, candidate TEXT NOT NULL, repetition INTEGER NOT NULL,
+      inputs_id TEXT NOT NULL, reward REAL NOT NULL, cost_usd REAL, record TEXT NOT NULL, created_at TEXT NOT NULL)`
+    yield* sql`CREATE INDEX attempts_cell ON attempts (cell, seq)`
+    yield* sql`CREATE INDEX attempts_run ON attempts (run_id)`
+    yield* sql`CREATE TABLE skipped (run_id TEXT NOT NULL, cell TEXT NOT NULL, reason TEXT NOT NULL)`
+    yield* sql`CREATE TABLE notes (run_id TEXT NOT NULL, kind TEXT NOT NULL, note TEXT NOT NULL)`
+  })
+})
+
+const query = (detail: string) => Effect.mapError((e: unknown) => new StoreError({ reason: "query", detail: `${detail}: ${String(e)}` }))
+
+const decodeAttempt = Schema.decodeUnknown(Schema.parseJson(Attempt))
+const encodeAttempt = Schema.encode(Schema.parseJson(Attempt))
+
+const splitCell = (cell: string): CellKey => {
+  const [environmentId = "", candidate = "", rep = "0"] = cell.split("|")
+  return { environmentId, candidate, repetition: Number(rep) }
+}
+
+/** Run ids are made here and only these are accepted back: `r-` + 16 hex digits. */
+const runIdPattern = /^r-[0-9a-f]{16}$/
+
+const make = (home: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const now = () => new Date().toISOString()
+    const store: Store = {
+      home,
+      putExperiment: (def) => {
+        const id = experimentIdOf(def)
+        return sql`INSERT OR IGNORE INTO experiments (id, def, created_at) VALUES (${id}, ${JSON.stringify(Schema.encodeSync(ExperimentDefSchema)(def))}, ${now()})`.pipe(
+          Effect.as(id as string),
+          query("saving the experiment")
+        )
+      },
+      getExperiment: (id) =>
+        sql<{ def: string }>`SELECT def FROM experiments WHERE id = ${id}`.pipe(
+          query("reading the experiment"),
+          Effect.flatMap((rows) =>
+            rows[0]
+              ? Schema.decodeUnknown(Schema.parseJson(ExperimentDefSchema))(rows[0].def).pipe(
+                Effect.mapError((e) => new StoreError({ reason: "decode", detail: e.message }))
+              )
+              : Effect.fail(new StoreError({ reason: "unknown-run", detail: `no experiment ${id}` }))
+          )
+        ),
+      startRun: (experimentId, settings) => {
+        const id = `r-${ContentId.sha256Hex(`${experimentId}${now()}${Math.random()}`).slice(0, 16)}`
+        return sql`INSERT INTO runs (id, experiment_id, settings, started_at) VALUES (${id}, ${experimentId}, ${JSON.stringify(settings)}, ${now()})`.pipe(
+          Effect.as(id),
+          query("starting the run")
+        )
+      },
+      finishRun: (runId, summary) =>
+        sql`UPDATE runs SET finished_at = ${now()}, summary = ${JSON.stringify(summary)} WHERE id = ${runId}`.pipe(
+          Effect.asVoid,
+          query("finishing the run")
+        ),
+      getRun: (runId) =>
+        runIdPattern.test(runId)
+          ? sql<{ id: string; experiment_id: string; settings: string; started_at: string; finished_at: string | null; summary: string | null }>`
+              SELECT * FROM runs WHERE id = ${runId}`.pipe(
+            query("reading the run"),
+            Effect.flatMap((rows) =>
+              rows[0]
+                ? Effect.succeed(rowToRun(rows[0]))
+                : Effect.fail(new StoreError({ reason: "unknown-run", detail: `no run ${runId} in ${home}` }))
+            )
+          )
+          : Effect.fail(new StoreError({ reason: "unknown-run", detail: `${JSON.stringify(runId)} is not a run id (they look like r-0123456789abcdef)` })),
+      latestRun: sql<{ id: string; experiment_id: string; settings: string; started_at: string; finished_at: string | null; summary: string | null }>`
+          SELECT * FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1`.pipe(
+        query("reading the latest run"),
+        Effect.map((rows) => (rows[0] ? rowToRun(rows[0]) : null))
+      ),
+      putAttempt: (runId, attempt) =>
+        Effect.gen(function*() {
+          const id = ContentId.ofUnsafe(Schema.encodeSync(Attempt)(attempt))
+          const record = yield* encodeAttempt(attempt).pipe(Effect.mapError((e) => new StoreError({ reason: "decode", detail: e.message })))
+          const cell = cellKeyOf({ environmentId: attempt.environmentId, candidate: attempt.candidate, repetition: attempt.repetition })
+          yield* sql`INSERT INTO attempts (id, run_id, cell, environment_id, candidate, repetition, inputs_id, reward, cost_usd, record, created_at)
+            VALUES (${id}, ${runId}, ${cell}, ${attempt.environmentId}, ${attempt.candidate}, ${attempt.repetition},
+                    ${attempt.inputsId}, ${attempt.verdict.reward}, ${attempt.usage.costUsd}, ${record}, ${now()})`.pipe(query("saving an attempt"))
+          return id as string
+        }),
+      latestAttempts: (cells) =>
+        Effect.gen(function*() {
+          const wanted = new Set(cells.map(cellKeyOf))
+          if (wanted.size === 0) return new Map()
+          // One scan of the newest row per cell; filtering in memory beats a 10,000-term IN list.
+          const rows = yield* sql<{ id: string; run_id: string; cell: string; record: string }>`
+            SELECT a.id, a.run_id, a.cell, a.record FROM attempts a
+            JOIN (SELECT cell, MAX(seq) AS seq FROM attempts GROUP BY cell) m ON a.seq = m.seq`.pipe(query("reading attempts"))
+          const out = new Map<string, StoredAttempt>()
+          for (const row of rows) {
+            if (!wanted.has(row.cell)) continue
+            const attempt = yield* decodeAttempt(row.record).pipe(Effect.mapError((e) => new StoreError({ reason: "decode", detail: e.message })))
+            out.set(row.cell, { id: row.id, runId: row.run_id, attempt })
+          }
+          return out
+        }),
+      attemptsOfRun: (runId) =>
+        Effect.gen(function*() {
+          const rows = yield* sql<{ id: string; run_id: string; record: string }>`
+            SELECT id, run_id, record FROM attempts WHERE run_id = ${runId} ORDER BY seq`.pipe(query("reading attempts"))
+          const out: Array<StoredAttempt> = []
+          for (const row of rows) {
+            const attempt = yield* decodeAttempt(row.record).pipe(Effect.mapError((e) => new StoreError({ reason: "decode", detail: e.message })))
+            out.push({ id: row.id, runId: row.run_id, attempt })
+          }
+          return out
+        }),
+      putSkipped: (runId, cell, reason) =>
+        sql`INSERT INTO skipped (run_id, cell, reason) VALUES (${runId}, ${cellKeyOf(cell)}, ${reason})`.pipe(Effect.asVoid, query("saving a skipped cell")),
+      skippedOfRun: (runId) =>
+        sql<{ cell: string; reason: string }>`SELECT cell, reason FROM skipped WHERE run_id = ${runId}`.pipe(
+          query("reading skipped cells"),
+          Effect.map((rows) => rows.map((r) => ({ ...splitCell(r.cell), reason: r.reason })))
+        ),
+      putNote: (runId, kind, note) =>
+        sql`INSERT INTO notes (run_id, kind, note) VALUES (${runId}, ${kind}, ${JSON.stringify(note)})`.pipe(Effect.asVoid, query("saving a note")),
+      notesOfRun: (runId, kind) =>
+        sql<{ note: string }>`SELECT note FROM notes WHERE run_id = ${runId} AND kind = ${kind} ORDER BY rowid`.pipe(
+          query("reading notes"),
+          Effect.map((rows) => rows.map((r) => JSON.parse(r.note) as unknown))
+        )
+    }
+    return store
+  })
+
+const rowToRun = (row: { id: string; experiment_id: string; settings: string; started_at: string; finished_at: string | null; summary: string | null }): RunRecord => ({
+  id: row.id,
+  experimentId: row.experiment_id,
+  settings: JSON.parse(row.settings) as unknown,
+  startedAt: row.started_at,
+  finishedAt: row.finished_at,
+  summary: row.summary === null ? null : (JSON.parse(row.summary) as unknown)
+})
+
+/** The store of a home folder (created if absent), migrated to the current schema. */
+export const layer = (home: string): Layer.Layer<Store, StoreError> => {
+  const dir = resolve(home)
+  const client = Layer.suspend(() => {
+    mkdirSync(dir, { recursive: true })
+    return SqliteClient.layer({ filename: join(dir, "assay.sqlite") })
+  })
+  const migrated = Layer.effectDiscard(Migrator.make({})({ loader: migrations }))
+  return Layer.effect(Store, make(dir)).pipe(
+    Layer.provide(migrated),
+    Layer.provide(client),
+    Layer.mapError((e) => new StoreError({ reason: "open", detail: `cannot open the store in ${dir}: ${e.message}` }))
+  )
+}

@@ -1,0 +1,111 @@
+/**
+ * Model calls as world effects, and the built-in `PROVIDER:MODEL` candidate.
+ *
+ * Every model call is a `model/generate` effect keyed `role:provider:model`, so it is recorded,
+ * replayed, faulted, admitted and debited like any other effect. Rate limits and server errors
+ * (injected or real) are retried with bounded backoff; the retries show in usage.
+ */
+import { Duration, Effect, Schedule, Schema } from "effect"
+import type { Json } from "../content/Canonical.ts"
+import { type BudgetExceeded, metered, type Wallet } from "../budget/Wallet.ts"
+import { AgentError, type Agent, type AgentFailure } from "../evaluation/Agent.ts"
+import type { AgentInput, AgentReply, Message } from "../evaluation/Conversation.ts"
+import * as WE from "../world/WorldEffects.ts"
+import { generate, type ModelError, ModelRequest, ModelResponse } from "./Clients.ts"
+import { costOf } from "./Cost.ts"
+import type { ResolvedModel } from "./Registry.ts"
+
+const encodeRequest = Schema.encodeSync(ModelRequest)
+const encodeResponse = Schema.encodeSync(ModelResponse)
+
+/** The live handler of `model/generate`: a real call through the model clients. */
+export const liveHandler: WE.Handler = (effect) =>
+  Schema.decodeUnknown(ModelRequest)(effect.request).pipe(
+    Effect.mapError((e) => new WE.EffectFailed({ kind: effect.kind, key: effect.key, reason: "handler", detail: e.message })),
+    Effect.flatMap((request) => generate(request)),
+    Effect.map((response) => encodeResponse(response) as unknown as Json),
+    Effect.catchTag("ModelError", (e: ModelError): Effect.Effect<never, WE.EffectFault | WE.EffectFailed> =>
+      e.reason === "rate-limit" || e.reason === "server-error" || e.reason === "timeout"
+        ? Effect.fail(new WE.EffectFault({ kind: effect.kind, key: effect.key, occurrence: 0, reason: e.reason, injected: false }))
+        : Effect.fail(new WE.EffectFailed({ kind: effect.kind, key: effect.key, reason: "handler", detail: e.message })))
+  )
+
+export interface CallOptions {
+  /** Who is calling: `agent`, `user` (the simulated user), `judge`. */
+  readonly role: string
+  readonly model: ResolvedModel
+  /** Attempts after the first on a rate limit or server error. */
+  readonly retries?: number
+}
+
+const retryable = (e: WE.EffectError): boolean => e._tag === "EffectFault"
+
+/**
+ * One model call as a world effect, metered by the Attempt's wallet. Retries on faults with
+ * exponential backoff (bounded), counting them in the wallet.
+ */
+export const call = (
+  request: ModelRequest,
+  options: CallOptions
+): Effect.Effect<ModelResponse, WE.EffectError | BudgetExceeded, WE.WorldEffects | Wallet> => {
+  const maxRetries = options.retries ?? 3
+  const effect: WE.EffectRequest = {
+    kind: "model/generate",
+    key: `${options.role}:${options.model.ref}`,
+    request: encodeRequest(request) as unknown as Json
+  }
+  let attempts = 0
+  const once = Effect.suspend(() => {
+    attempts++
+    return WE.perform(effect, ModelResponse)
+  })
+  const withRetry = once.pipe(
+    Effect.retry({
+      while: retryable,
+      schedule: Schedule.exponential(Duration.millis(200), 2).pipe(Schedule.upTo(Duration.seconds(20))),
+      times: maxRetries
+    })
+  )
+  return metered(withRetry, (response) => ({
+    inputTokens: response.usage.inputTokens,
+    outputTokens: response.usage.outputTokens,
+    cacheReadTokens: response.usage.cacheReadTokens,
+    cacheWriteTokens: response.usage.cacheWriteTokens,
+    costUsd: costOf(options.model.model, response.usage),
+    retries: attempts - 1
+  }))
+}
+
+const toModelMessages = (messages: ReadonlyArray<Message>): ModelRequest["messages"] =>
+  messages.map((m) => {
+    switch (m.role) {
+      case "user":
+        return { role: "user" as const, content: m.content }
+      case "assistant":
+        return { role: "assistant" as const, content: m.content, toolCalls: m.toolCalls }
+      case "tool":
+        return { role: "tool" as const, toolCallId: m.toolCallId, name: m.name, content: m.content, isError: m.error }
+    }
+  })
+
+/** The request a model agent sends for one step. */
+export const requestOf = (model: ResolvedModel, input: AgentInput): ModelRequest => ({
+  provider: model.provider,
+  model: model.model.id,
+  system: input.system,
+  messages: toModelMessages(input.messages),
+  tools: input.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))
+})
+
+/** The built-in tool-calling candidate on a registry model: one model call per step. */
+export const modelAgent = (name: string, model: ResolvedModel, role = "agent"): Agent => ({
+  name,
+  reply: (input): Effect.Effect<AgentReply, AgentFailure, WE.WorldEffects | Wallet> =>
+    call(requestOf(model, input), { role, model }).pipe(
+      Effect.map((response): AgentReply => ({ text: response.text, toolCalls: response.toolCalls as AgentReply["toolCalls"] })),
+      Effect.catchTag("EffectFailed", (e): Effect.Effect<never, WE.EffectFailed | AgentError> =>
+        e.reason === "handler"
+          ? Effect.fail(new AgentError({ agent: name, reason: "model-failed", detail: e.detail }))
+          : Effect.fail(e))
+    )
+})
