@@ -75,6 +75,16 @@ export const checkOf = (errorType: string): CheckName => {
   return "wrong-value"
 }
 
+const checkOfCache = new Map<string, CheckName>()
+const cachedCheckOf = (errorType: string): CheckName => {
+  let c = checkOfCache.get(errorType)
+  if (c === undefined) {
+    c = checkOf(errorType)
+    checkOfCache.set(errorType, c)
+  }
+  return c
+}
+
 const NO_LOSS: Readonly<Record<CheckName, boolean>> = Object.freeze({
   "wrong-format": false,
   "wrong-count": false,
@@ -87,15 +97,51 @@ const NO_LOSS: Readonly<Record<CheckName, boolean>> = Object.freeze({
   relevance: false
 })
 
+// One shared, frozen record per way to lose: verdicts are many, the records are nine.
+const LOST_BY: ReadonlyMap<CheckName, Readonly<Record<CheckName, boolean>>> = new Map(
+  CHECK_NAMES.map((c) => [c, Object.freeze({ ...NO_LOSS, [c]: true })])
+)
+
 const VALID: Verdict = Object.freeze({ valid: true, errorType: null, errors: [], upstreamErrors: [], lost: NO_LOSS })
 
-const verdictOf = (errorType: string, errors: ReadonlyArray<PyValue>): Verdict => ({
-  valid: false,
-  errorType,
-  errors: errors.map((e) => (typeof e === "string" ? e : pyRepr(e))),
-  upstreamErrors: errors,
-  lost: { ...NO_LOSS, [checkOf(errorType)]: true }
-})
+// An error message built only when read: most callers want the verdict, not the prose, and
+// the prose (Python reprs of values and possible answers) costs more than the check itself.
+class Message {
+  constructor(readonly make: () => string) {}
+}
+type ErrorItem = PyValue | Message | ReadonlyArray<ErrorItem> | ReadonlyMap<string, ErrorItem>
+
+const materialize = (e: ErrorItem): PyValue => {
+  if (e instanceof Message) return e.make()
+  if (Array.isArray(e)) return (e as ReadonlyArray<ErrorItem>).map(materialize)
+  if (e instanceof Map) {
+    const m = new Map<string, PyValue>()
+    for (const [k, v] of e as ReadonlyMap<string, ErrorItem>) m.set(k, materialize(v))
+    return m
+  }
+  return e as PyValue
+}
+
+class InvalidVerdict implements Verdict {
+  readonly valid = false
+  readonly lost: Readonly<Record<CheckName, boolean>>
+  private upstream: ReadonlyArray<PyValue> | undefined
+  private text: ReadonlyArray<string> | undefined
+  constructor(readonly errorType: string, private readonly items: ReadonlyArray<ErrorItem>) {
+    this.lost = LOST_BY.get(cachedCheckOf(errorType)) ?? NO_LOSS
+  }
+  get upstreamErrors(): ReadonlyArray<PyValue> {
+    return (this.upstream ??= this.items.map(materialize))
+  }
+  get errors(): ReadonlyArray<string> {
+    return (this.text ??= this.upstreamErrors.map((e) => (typeof e === "string" ? e : pyRepr(e))))
+  }
+  toJSON(): { valid: false; errorType: string; errors: ReadonlyArray<string>; lost: Readonly<Record<CheckName, boolean>> } {
+    return { valid: false, errorType: this.errorType, errors: this.errors, lost: this.lost }
+  }
+}
+
+const verdictOf = (errorType: string, items: ReadonlyArray<ErrorItem>): Verdict => new InvalidVerdict(errorType, items)
 
 // Raised where the Python code would raise; caught once, at the entry points, and reported.
 class PythonWouldRaise extends Error {}
@@ -170,12 +216,15 @@ export const checkAst = (task: Task, decoded: PyValue, options?: CheckOptions): 
 
 interface Result {
   valid: boolean
-  error: Array<PyValue>
+  error: Array<ErrorItem>
   errorType: string
   isVariable?: boolean
 }
 
-const ok = (): Result => ({ valid: true, error: [], errorType: "" })
+// Passing results are never changed by callers, so two shared ones serve every check.
+const OK: Result = Object.freeze({ valid: true, error: [], errorType: "", isVariable: false }) as Result
+const OK_VARIABLE: Result = Object.freeze({ valid: true, error: [], errorType: "", isVariable: true }) as Result
+const ok = (): Result => OK
 
 const PYTHON_TYPE_MAPPING: Readonly<Record<string, PyTypeName>> = {
   string: "str",
@@ -196,7 +245,7 @@ const mapType = (t: PyValue | undefined): PyTypeName => {
 const classRepr = (t: PyTypeName): string => `<class '${t}'>`
 
 const get = (d: PyValue | undefined, key: string): PyValue => {
-  if (d !== undefined && isDict(d)) {
+  if (d instanceof Map) {
     const v = d.get(key)
     if (v !== undefined) return v
     return raise(`KeyError: ${pyRepr(key)}`)
@@ -206,7 +255,7 @@ const get = (d: PyValue | undefined, key: string): PyValue => {
 
 const iter = (v: PyValue): ReadonlyArray<PyValue> => pyIter(v) ?? raise(`TypeError: '${pyType(v)}' object is not iterable`)
 const contains = (container: PyValue, x: PyValue): boolean =>
-  pyContains(container, x) ?? raise(`TypeError: argument of type '${pyType(container)}' is not iterable`)
+  (container instanceof Map && typeof x === "string" ? container.has(x) : pyContains(container, x)) ?? raise(`TypeError: argument of type '${pyType(container)}' is not iterable`)
 const len = (v: PyValue): number => pyLen(v) ?? raise(`TypeError: object of type '${pyType(v)}' has no len()`)
 const firstKey = (d: PyValue): string => {
   if (!isDict(d) || d.size === 0) return raise("IndexError: list index out of range")
@@ -240,13 +289,39 @@ const findDescription = (functions: ReadonlyArray<PyDict>, name: string): PyDict
   return null
 }
 
-// The type of the first acceptable value that is not "" (None when there is none).
+// The type of the first acceptable value that is not "" (None when there is none). Acceptable
+// lists belong to the task and never change, so the answer is kept per list.
+const answerTypeCache = new WeakMap<object, PyTypeName | null>()
 const possibleAnswerType = (possibleAnswer: PyValue): PyTypeName | null => {
-  for (const a of iter(possibleAnswer)) if (a !== "") return pyType(a)
-  return null
+  const cacheable = Array.isArray(possibleAnswer)
+  if (cacheable) {
+    const hit = answerTypeCache.get(possibleAnswer)
+    if (hit !== undefined) return hit
+  }
+  let t: PyTypeName | null = null
+  for (const a of iter(possibleAnswer)) {
+    if (a !== "") {
+      t = pyType(a)
+      break
+    }
+  }
+  if (cacheable) answerTypeCache.set(possibleAnswer, t)
+  return t
 }
 
+// Model strings repeat across answers; a bounded memo of their normal forms.
+const standardCache = new Map<string, string>()
 const standardizeString = (s: string): string => {
+  let r = standardCache.get(s)
+  if (r === undefined) {
+    if (standardCache.size >= 100_000) standardCache.clear()
+    r = computeStandardized(s)
+    standardCache.set(s, r)
+  }
+  return r
+}
+
+const computeStandardized = (s: string): string => {
   const stripped = s.replace(/[ ,./\-_*^]/g, "")
   // Python's lower() has no final-sigma rule; JS's toLowerCase() does, so lower Σ alone.
   const lowered = stripped.includes("\u03a3") ? Array.from(stripped, (c) => c.toLowerCase()).join("") : stripped.toLowerCase()
@@ -261,17 +336,13 @@ const typeChecker = (
   expectedTypeConverted: PyTypeName,
   nestedTypeConverted: PyTypeName | null
 ): Result => {
-  const result: Result = { valid: true, error: [], isVariable: false, errorType: "type_error:simple" }
-  let isVariable = false
   const paType = possibleAnswerType(possibleAnswer)
-  if (paType !== null && paType !== expectedTypeConverted) isVariable = true
-
+  const isVariable = paType !== null && paType !== expectedTypeConverted
   const valueType = pyType(value)
-  if (valueType === expectedTypeConverted) {
-    if (nestedTypeConverted === null) {
-      result.isVariable = isVariable
-      return result
-    }
+  if (valueType === expectedTypeConverted && nestedTypeConverted === null) return isVariable ? OK_VARIABLE : OK
+
+  const result: Result = { valid: true, error: [], isVariable: false, errorType: "type_error:simple" }
+  if (valueType === expectedTypeConverted && nestedTypeConverted !== null) {
     for (const paItem of iter(possibleAnswer)) {
       let flag = true
       if (Array.isArray(paItem)) {
@@ -283,34 +354,46 @@ const typeChecker = (
           }
         }
       }
-      if (flag) return { valid: true, error: [], isVariable, errorType: "" }
+      if (flag) return isVariable ? OK_VARIABLE : OK
     }
     result.valid = false
     result.error = [
-      `Nested type checking failed for parameter ${pyRepr(param)}. Expected outer type ${expectedTypeDescription} with inner type ${classRepr(nestedTypeConverted)}. Parameter value: ${pyRepr(value)}.`
+      new Message(() => `Nested type checking failed for parameter ${pyRepr(param)}. Expected outer type ${expectedTypeDescription} with inner type ${classRepr(nestedTypeConverted)}. Parameter value: ${pyRepr(value)}.`)
     ]
     result.errorType = "type_error:nested"
   }
 
   if (paType !== null && valueType === paType) {
+    if (result.valid) return OK_VARIABLE
     result.isVariable = true
     return result
   }
   result.valid = false
   result.error.push(
-    `Incorrect type for parameter ${pyRepr(param)}. Expected type ${expectedTypeDescription}, got ${valueType}. Parameter value: ${pyRepr(value)}.`
+    new Message(() => `Incorrect type for parameter ${pyRepr(param)}. Expected type ${expectedTypeDescription}, got ${valueType}. Parameter value: ${pyRepr(value)}.`)
   )
   result.errorType = "type_error:simple"
   return result
 }
 
-const stringChecker = (param: string, modelOutput: string, possibleAnswer: PyValue): Result => {
+const standardStringsCache = new WeakMap<object, ReadonlyArray<string>>()
+const standardStrings = (possibleAnswer: PyValue): ReadonlyArray<string> => {
+  const cacheable = Array.isArray(possibleAnswer)
+  if (cacheable) {
+    const hit = standardStringsCache.get(possibleAnswer)
+    if (hit !== undefined) return hit
+  }
   const standardized: Array<string> = []
   for (const a of iter(possibleAnswer)) if (typeof a === "string") standardized.push(standardizeString(a))
-  if (!standardized.includes(standardizeString(modelOutput))) {
+  if (cacheable) standardStringsCache.set(possibleAnswer, standardized)
+  return standardized
+}
+
+const stringChecker = (param: string, modelOutput: string, possibleAnswer: PyValue): Result => {
+  if (!standardStrings(possibleAnswer).includes(standardizeString(modelOutput))) {
     return {
       valid: false,
-      error: [`Invalid value for parameter ${pyRepr(param)}: ${pyRepr(modelOutput)}. Expected one of ${pyRepr(possibleAnswer)}. Case insensitive.`],
+      error: [new Message(() => `Invalid value for parameter ${pyRepr(param)}: ${pyRepr(modelOutput)}. Expected one of ${pyRepr(possibleAnswer)}. Case insensitive.`)],
       errorType: "value_error:string"
     }
   }
@@ -331,7 +414,7 @@ const listChecker = (param: string, modelOutput: PyList, possibleAnswer: PyValue
   if (!found) {
     return {
       valid: false,
-      error: [`Invalid value for parameter ${pyRepr(param)}: ${pyRepr(modelOutput)}. Expected one of ${pyRepr(possibleAnswer)}.`],
+      error: [new Message(() => `Invalid value for parameter ${pyRepr(param)}: ${pyRepr(modelOutput)}. Expected one of ${pyRepr(possibleAnswer)}.`)],
       errorType: "value_error:list/tuple"
     }
   }
@@ -357,7 +440,7 @@ const dictChecker = (modelOutput: PyValue, possibleAnswers: ReadonlyArray<PyValu
       const standardized = standardizeItems(iter(get(possibleAnswer, key)))
       if (!pyInList(standardizedValue, standardized)) {
         result.valid = false
-        result.error.push(`Invalid value for parameter ${pyRepr(key)}: ${pyRepr(value)}. Expected one of ${pyRepr(standardized)}.`)
+        result.error.push(new Message(() => `Invalid value for parameter ${pyRepr(key)}: ${pyRepr(value)}. Expected one of ${pyRepr(standardized)}.`))
         result.errorType = "value_error:dict_value"
         flag = false
         break
@@ -410,19 +493,19 @@ const simpleFunctionChecker = (funcDescription: PyDict | null, modelOutput: PyDi
   if (underscoreToDot && funcName.includes(".")) funcName = funcName.replace(/\./g, "_")
 
   if (!modelOutput.has(funcName)) {
-    return { valid: false, error: [`Function name ${pyRepr(funcName)} not found in model output.`], errorType: "simple_function_checker:wrong_func_name" }
+    return { valid: false, error: [new Message(() => `Function name ${pyRepr(funcName)} not found in model output.`)], errorType: "simple_function_checker:wrong_func_name" }
   }
   const modelParams = modelOutput.get(funcName) as PyDict
 
   for (const param of iter(requiredParams)) {
     if (!contains(modelParams, param)) {
-      return { valid: false, error: [`Missing required parameter: ${pyRepr(param)}.`], errorType: "simple_function_checker:missing_required" }
+      return { valid: false, error: [new Message(() => `Missing required parameter: ${pyRepr(param)}.`)], errorType: "simple_function_checker:missing_required" }
     }
   }
 
   for (const [param, rawValue] of modelParams) {
     if (!contains(paramDetails, param) || !contains(possibleAnswer, param)) {
-      return { valid: false, error: [`Unexpected parameter: ${pyRepr(param)}.`], errorType: "simple_function_checker:unexpected_param" }
+      return { valid: false, error: [new Message(() => `Unexpected parameter: ${pyRepr(param)}.`)], errorType: "simple_function_checker:unexpected_param" }
     }
     const details = get(paramDetails, param)
     const typeDescription = get(details, "type")
@@ -461,7 +544,7 @@ const simpleFunctionChecker = (funcDescription: PyDict | null, modelOutput: PyDi
     if (!contains(acceptable, value)) {
       return {
         valid: false,
-        error: [`Invalid value for parameter ${pyRepr(param)}: ${pyRepr(value)}. Expected one of ${pyRepr(acceptable)}.`],
+        error: [new Message(() => `Invalid value for parameter ${pyRepr(param)}: ${pyRepr(value)}. Expected one of ${pyRepr(acceptable)}.`)],
         errorType: "value_error:others"
       }
     }
@@ -471,7 +554,7 @@ const simpleFunctionChecker = (funcDescription: PyDict | null, modelOutput: PyDi
     if (!contains(modelParams, param) && !contains(get(possibleAnswer, param as string), "")) {
       return {
         valid: false,
-        error: [`Optional parameter ${pyRepr(param)} not provided and not marked as optional.`],
+        error: [new Message(() => `Optional parameter ${pyRepr(param)} not provided and not marked as optional.`)],
         errorType: "simple_function_checker:missing_optional"
       }
     }
@@ -488,7 +571,7 @@ const parallelFunctionCheckerNoOrder = (functions: ReadonlyArray<PyDict>, modelO
   for (let i = 0; i < possibleAnswers.length; i++) {
     const expected = possibleAnswers[i] as PyValue
     const description = findDescription(functions, firstKey(expected))
-    const allErrors: Array<PyValue> = []
+    const allErrors: Array<ErrorItem> = []
     for (let index = 0; index < modelOutput.length; index++) {
       if (matched.has(index)) continue
       result = simpleFunctionChecker(description, modelOutput[index] as PyDict, expected, underscoreToDot)
@@ -500,7 +583,7 @@ const parallelFunctionCheckerNoOrder = (functions: ReadonlyArray<PyDict>, modelO
         new Map([
           [
             `Model Result Index ${index}`,
-            new Map<string, PyValue>([
+            new Map<string, ErrorItem>([
               ["sub_error", result.error],
               ["sub_error_type", result.errorType],
               ["model_output_item", modelOutput[index] as PyValue],
@@ -514,7 +597,7 @@ const parallelFunctionCheckerNoOrder = (functions: ReadonlyArray<PyDict>, modelO
       const considered: Array<number> = []
       for (let k = 0; k < modelOutput.length; k++) if (!matched.has(k)) considered.push(k)
       allErrors.unshift(
-        `Could not find a matching function among index ${pyRepr(considered)} of model output for index ${i} of possible answers.`
+        new Message(() => `Could not find a matching function among index ${pyRepr(considered)} of model output for index ${i} of possible answers.`)
       )
       return { valid: false, error: allErrors, errorType: "parallel_function_checker_no_order:cannot_find_match" }
     }

@@ -50,7 +50,7 @@ describe("pyjson", () => {
     expect(pyEq(false, 0)).toBe(true)
     expect(pyEq("1", 1)).toBe(false)
     expect(pyEq(null, 0)).toBe(false)
-    expect(pyEq([1, [2]], [new PyFloat(1), [true + 1 === 2 ? 2 : 0]])).toBe(true)
+    expect(pyEq([1, [2]], [new PyFloat(1), [new PyFloat(2)]])).toBe(true)
     expect(pyEq(parse('{"a": [1]}'), parse('{"a": [1.0]}'))).toBe(true)
   })
 
