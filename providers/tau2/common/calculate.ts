@@ -206,10 +206,10 @@ const parse = (tokens: ReadonlyArray<Token>): { readonly node: Node } | { readon
   const binaryLevel =
     (ops: ReadonlyArray<TokenKind>, next: (pos: number, invalid: boolean) => Parsed | null) =>
     (pos: number, invalid: boolean): Parsed | null => {
-      let left = next(pos, invalid)
+      let left: Parsed | null = next(pos, invalid)
       if (left === null) return null
       for (;;) {
-        const op = at(left.pos).kind
+        const op: TokenKind = at(left.pos).kind
         if (!ops.includes(op)) return left
         const right = next(left.pos + 1, invalid)
         if (right === null || raised !== undefined) return raised === undefined ? left : null

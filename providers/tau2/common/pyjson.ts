@@ -35,10 +35,10 @@ export const compareCodePoints = (a: string, b: string): number => {
     const x = a.charCodeAt(i)
     const y = b.charCodeAt(i)
     if (x === y) continue
-    // A surrogate (U+D800..DFFF) stands for a code point above every BMP unit from U+E000 up.
+    // A surrogate (U+D800..DFFF) stands for a code point above the whole BMP.
     const sx = x >= 0xd800 && x <= 0xdfff
     const sy = y >= 0xd800 && y <= 0xdfff
-    if (sx !== sy) return sx ? (y >= 0xe000 ? 1 : -1) : x >= 0xe000 ? -1 : 1
+    if (sx !== sy) return sx ? 1 : -1
     return x - y
   }
   return a.length - b.length

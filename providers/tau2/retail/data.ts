@@ -118,7 +118,7 @@ const toPlain = (v: OrderedJson, path: string): Either.Either<Json, string> => {
     const out: Record<string, Json> = {}
     for (const [k, x] of v) {
       const plain = toPlain(x, `${path}.${k}`)
-      if (Either.isLeft(plain)) return plain
+      if (Either.isLeft(plain)) return Either.left(plain.left)
       out[k] = plain.right
     }
     const keys = Object.keys(out)
@@ -154,30 +154,30 @@ export const worldFromDbText = (text: string): Either.Either<World.World, string
     const list: Array<Json> = []
     for (const [itemId, v] of variants) {
       const plain = toPlain(v, `products.${id}.variants.${itemId}`)
-      if (Either.isLeft(plain)) return plain
+      if (Either.isLeft(plain)) return Either.left(plain.left)
       list.push(plain.right)
       const variant = plain.right as { readonly item_id?: Json }
       if (variant.item_id !== itemId) return Either.left(`products.${id}.variants.${itemId}: key differs from item_id`)
     }
     const record = decodeRecord(Product, { name: p.get("name") as Json, product_id: p.get("product_id") as Json, variants: list }, `products.${id}`)
-    if (Either.isLeft(record)) return record
+    if (Either.isLeft(record)) return Either.left(record.left)
     world = World.set(world, "products", id, asJson(record.right))
   }
   for (const [id, u] of users) {
     const plain = toPlain(u, `users.${id}`)
-    if (Either.isLeft(plain)) return plain
+    if (Either.isLeft(plain)) return Either.left(plain.left)
     const record = decodeRecord(User, plain.right, `users.${id}`)
-    if (Either.isLeft(record)) return record
+    if (Either.isLeft(record)) return Either.left(record.left)
     // Keep the file's own objects: the decoded copy may list fields in schema order.
     world = World.set(world, "users", id, plain.right)
   }
   for (const [id, o] of orders) {
     const plain = toPlain(o, `orders.${id}`)
-    if (Either.isLeft(plain)) return plain
+    if (Either.isLeft(plain)) return Either.left(plain.left)
     const filled: Record<string, Json> = { ...(plain.right as Record<string, Json>) }
     for (const field of optionalOrderFields) if (!(field in filled)) filled[field] = null
     const record = decodeRecord(Order, filled, `orders.${id}`)
-    if (Either.isLeft(record)) return record
+    if (Either.isLeft(record)) return Either.left(record.left)
     world = World.set(world, "orders", id, filled)
   }
   return Either.right(world)

@@ -6,7 +6,7 @@
  */
 import { Either } from "effect"
 import type { Json } from "../../../src/content/Canonical.ts"
-import { reprFloat } from "../common/pyjson.ts"
+import { pyEquals, reprFloat } from "../common/pyjson.ts"
 
 export const pyType = (v: Json | undefined): string => {
   if (v === null || v === undefined) return "NoneType"
@@ -100,19 +100,7 @@ export const lower = (v: Json | undefined): Either.Either<string, string> =>
   typeof v === "string" ? Either.right(v.toLowerCase()) : Either.left(`'${pyType(v)}' object has no attribute 'lower'`)
 
 /** `a == b` between JSON values: numbers equal numbers and booleans (True == 1). */
-export const pyEq = (a: Json | undefined, b: Json | undefined): boolean => {
-  if (a === b) return true
-  const num = (x: Json | undefined) => (typeof x === "number" ? x : typeof x === "boolean" ? Number(x) : undefined)
-  const na = num(a)
-  const nb = num(b)
-  if (na !== undefined && nb !== undefined) return na === nb
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => pyEq(x, b[i]))
-  if (a !== null && b !== null && typeof a === "object" && typeof b === "object" && !Array.isArray(a) && !Array.isArray(b)) {
-    const ka = Object.keys(a)
-    return ka.length === Object.keys(b).length && ka.every((k) => k in b && pyEq(a[k], b[k]))
-  }
-  return false
-}
+export const pyEq = (a: Json | undefined, b: Json | undefined): boolean => pyEquals(a, b)
 
 export const count = (xs: ReadonlyArray<Json>, x: Json): number => xs.reduce<number>((n, y) => (pyEq(y, x) ? n + 1 : n), 0)
 
