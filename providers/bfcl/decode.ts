@@ -31,6 +31,18 @@ export const decodeToolCalls = (calls: ReadonlyArray<ToolCall>): DecodeOutcome =
   return { _tag: "Decoded", value: out }
 }
 
+/**
+ * Function-calling mode, from a chat reply: upstream's OpenAI-style handler keeps the tool calls
+ * when the reply has them (even none), else the reply's text, and decoding that text fails
+ * unless it is empty (iterating a string yields no call dicts).
+ */
+export const decodeFunctionCallingReply = (toolCalls: ReadonlyArray<ToolCall> | null, content: string | null): DecodeOutcome => {
+  if (toolCalls !== null) return decodeToolCalls(toolCalls)
+  if (content === null) return { _tag: "DecodeError", message: "'NoneType' object is not iterable" }
+  if (content === "") return { _tag: "Decoded", value: [] }
+  return { _tag: "DecodeError", message: "'str' object has no attribute 'keys'" }
+}
+
 /** Prompt mode: upstream's `default_decode_ast_prompting` for Python output. */
 export const decodePromptOutput = (text: string): DecodeOutcome => {
   let s = stripChars(text, "`\n ")

@@ -3,6 +3,7 @@
  * `../shared/data/bfcl/oracle/verdicts-dev.jsonl`) and compares each verdict with upstream's.
  */
 import { readFile } from "node:fs/promises"
+import { join } from "node:path"
 import { Effect, Schema } from "effect"
 import { check, type DecodeOutcome, type Verdict } from "./checker.ts"
 import { type DataOptions, loadAll, type BfclDataError, type Task } from "./data.ts"
@@ -117,6 +118,10 @@ export const compare = (
 
 /** Indexes tasks by id. */
 export const tasksById = (tasks: ReadonlyArray<Task>): ReadonlyMap<string, Task> => new Map(tasks.map((t) => [t.id, t]))
+
+/** The provider's own corpus: `$ASSAY_DATA_DIR/bfcl/oracle/verdicts-dev.jsonl`. */
+export const defaultCorpusPath = (options?: DataOptions): string =>
+  join(options?.dataDir ?? process.env["ASSAY_DATA_DIR"] ?? "../shared/data", "bfcl", "oracle", "verdicts-dev.jsonl")
 
 /** Runs the checker over the corpus file, loading the tasks from the data folder. */
 export const runEquivalence = (corpusPath: string, options?: DataOptions): Effect.Effect<EquivalenceReport, CorpusError | BfclDataError> =>

@@ -62,7 +62,7 @@ export interface PyJsonSyntaxError {
   readonly message: string
 }
 
-type ParseResult = { readonly ok: true; readonly value: PyValue } | { readonly ok: false; readonly error: PyJsonSyntaxError }
+export type ParseResult = { readonly ok: true; readonly value: PyValue } | { readonly ok: false; readonly error: PyJsonSyntaxError }
 
 // A hand-written scanner: one pass, no intermediate tokens, so parsing a corpus line costs little
 // next to checking it.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { decodePromptOutput, decodeToolCalls } from "../../../providers/bfcl/decode.ts"
+import { decodeFunctionCallingReply, decodePromptOutput, decodeToolCalls } from "../../../providers/bfcl/decode.ts"
 import { pyRepr } from "../../../providers/bfcl/pyjson.ts"
 
 // Expected values are what upstream's default_decode_ast_prompting returns (checked with upstream's
@@ -38,5 +38,11 @@ describe("bfcl decoding", () => {
     const r = decodeToolCalls([{ name: "f", arguments: '{"a": 5, "b": 5.0}' }, { name: "g", arguments: "{}" }])
     expect(r._tag === "Decoded" ? pyRepr(r.value) : r.message).toBe("[{'f': {'a': 5, 'b': 5.0}}, {'g': {}}]")
     expect(decodeToolCalls([{ name: "f", arguments: "{" }])._tag).toBe("DecodeError")
+  })
+
+  it("function-calling mode: a text reply without tool calls is a decode failure, an empty one no call", () => {
+    expect(decodeFunctionCallingReply(null, "I can't do that.")._tag).toBe("DecodeError")
+    expect(decodeFunctionCallingReply(null, "")).toEqual({ _tag: "Decoded", value: [] })
+    expect(decodeFunctionCallingReply([], "text")).toEqual({ _tag: "Decoded", value: [] })
   })
 })
