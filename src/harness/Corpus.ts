@@ -41,8 +41,10 @@ export class CorpusError extends Schema.TaggedError<CorpusError>()("CorpusError"
 export const corpusDir: string = fileURLToPath(new URL("./corpus", import.meta.url))
 
 /** Reads one task folder; `task.json`'s id must equal the folder name. */
-export const loadTask = (dir: string): Effect.Effect<CorpusTask, CorpusError> =>
+export const loadTask = (folder: string): Effect.Effect<CorpusTask, CorpusError> =>
   Effect.gen(function* () {
+    // Absolute, since checks run with the work folder as their working directory.
+    const dir = path.resolve(folder)
     const name = path.basename(dir)
     const raw = yield* Effect.try({
       try: () => JSON.parse(fs.readFileSync(path.join(dir, "task.json"), "utf8")) as unknown,

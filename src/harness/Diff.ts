@@ -63,12 +63,13 @@ const lineDiff = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): Array<str
       out.push(` ${a[i]}`)
       i++
       j++
-    } else if (j < m && (i === n || table[i]![j + 1]! >= table[i + 1]![j]!)) {
-      out.push(`+${b[j]}`)
-      j++
-    } else {
+    } else if (i < n && (j === m || table[i + 1]![j]! >= table[i]![j + 1]!)) {
+      // Removals before additions, as diff(1) prints them.
       out.push(`-${a[i]}`)
       i++
+    } else {
+      out.push(`+${b[j]}`)
+      j++
     }
   }
   return out

@@ -147,7 +147,7 @@ export const runHarness = (spec: RunSpec): Effect.Effect<HarnessRun, HarnessRunE
         if (v.startsWith(ws.stateDir + path.sep)) fs.mkdirSync(v, { recursive: true })
       }
       const proc = yield* runProcess({
-        command: spec.binary,
+        command: path.resolve(spec.binary),
         args: invocation.args,
         cwd: ws.workDir,
         env: childEnv(spec.baseEnv ?? currentEnv(), invocation.env, invocation.unsetEnv),

@@ -1,0 +1,13 @@
+/** Agent CLIs as candidates: detection, headless runs on the embedded corpus, grading, recommendation. */
+export * as Adapters from "./adapters/index.ts"
+export * as Candidates from "./Candidates.ts"
+export * as Corpus from "./Corpus.ts"
+export * as Detect from "./Detect.ts"
+export * as Diff from "./Diff.ts"
+export * as Graders from "./Graders.ts"
+export * as Harness from "./Harness.ts"
+export * as Judge from "./Judge.ts"
+export * as Plan from "./Plan.ts"
+export * as Process from "./Process.ts"
+export * as Recommend from "./Recommend.ts"
+export * as Run from "./Run.ts"

@@ -1,0 +1,147 @@
+import { describe, expect, it } from "@effect/vitest"
+import { adapters, claude, codex, gemini, opencode, pi, qwen } from "../../src/harness/adapters/index.ts"
+import { type CapturedOutput, harnessNames, type InvocationInput, isTranscriptError } from "../../src/harness/Harness.ts"
+
+const input: InvocationInput = {
+  prompt: "Do the thing",
+  model: "m-1",
+  endpoint: { baseUrl: "http://127.0.0.1:4000/", apiKey: "sk-secret" },
+  workDir: "/tmp/run/work",
+  stateDir: "/tmp/run/state"
+}
+const out = (stdout: string, sessionFiles: ReadonlyArray<string> = []): CapturedOutput => ({ stdout, stderr: "", sessionFiles })
+const lines = (...xs: ReadonlyArray<unknown>) => xs.map((x) => JSON.stringify(x)).join("\n")
+
+describe("adapter invocations", () => {
+  it("every adapter passes the prompt, writes config only under the state folder, never into the work folder", () => {
+    for (const name of harnessNames) {
+      const inv = adapters[name].invocation(input)
+      expect(inv.args, name).toContain("Do the thing")
+      for (const f of inv.files) expect(f.path.startsWith("/tmp/run/state/"), `${name} ${f.path}`).toBe(true)
+      expect(JSON.stringify(inv).includes("/tmp/run/work"), name).toBe(false)
+    }
+  })
+
+  it("codex gets a private CODEX_HOME with a Responses provider; the key only in the environment", () => {
+    const inv = codex.invocation(input)
+    expect(inv.args).toEqual(["exec", "--json", "--skip-git-repo-check", "-s", "workspace-write", "-m", "m-1", "Do the thing"])
+    expect(inv.env.CODEX_HOME).toBe("/tmp/run/state/codex")
+    expect(inv.files[0]?.content).toContain('base_url = "http://127.0.0.1:4000/v1"')
+    expect(inv.files[0]?.content).toContain('wire_api = "responses"')
+    expect(inv.files[0]?.content).not.toContain("sk-secret")
+  })
+
+  it("each CLI is pointed at the endpoint the way it reads one", () => {
+    expect(pi.invocation(input).env).toMatchObject({ PI_CODING_AGENT_DIR: "/tmp/run/state/pi", PI_OFFLINE: "1" })
+    expect(pi.invocation(input).args).toContain("local/m-1")
+    expect(qwen.invocation(input).env).toMatchObject({ OPENAI_BASE_URL: "http://127.0.0.1:4000/v1", OPENAI_MODEL: "m-1", HOME: "/tmp/run/state/home" })
+    expect(claude.invocation(input).env).toMatchObject({ ANTHROPIC_BASE_URL: "http://127.0.0.1:4000", CLAUDE_CONFIG_DIR: "/tmp/run/state/claude", IS_SANDBOX: "1" })
+    const g = gemini.invocation(input)
+    expect(g.env).toMatchObject({ GOOGLE_GEMINI_BASE_URL: "http://127.0.0.1:4000", GEMINI_API_KEY: "sk-secret" })
+    expect(g.args).toContain("--skip-trust")
+    expect(JSON.parse(g.files[0]?.content ?? "{}")).toEqual({ security: { auth: { selectedType: "gemini-api-key" } } })
+    const o = opencode.invocation(input)
+    expect(o.args).toEqual(["run", "--format", "json", "-m", "local/m-1", "Do the thing"])
+    expect(JSON.parse(o.env.OPENCODE_CONFIG_CONTENT ?? "{}").provider.local.options.baseURL).toBe("http://127.0.0.1:4000/v1")
+  })
+
+  it("without an endpoint the CLI keeps its own configuration and login", () => {
+    const inv = codex.invocation({ ...input, endpoint: undefined, model: undefined })
+    expect(inv.env).toEqual({})
+    expect(inv.files).toEqual([])
+    expect(inv.args).not.toContain("-m")
+  })
+})
+
+describe("transcript parsers on constructed transcripts", () => {
+  it("claude: the result event's answer; one call per message id from the session file, cache counts kept", () => {
+    const stdout = lines(
+      { type: "system", subtype: "init", model: "claude-sonnet-4-5" },
+      { type: "assistant", message: { id: "msg_1", model: "claude-sonnet-4-5", usage: { input_tokens: 3, output_tokens: 1 } } },
+      { type: "result", subtype: "success", result: "Done: 8443", modelUsage: { "claude-sonnet-4-5": {} } }
+    )
+    const session = lines(
+      { type: "user", message: { role: "user" } },
+      { type: "assistant", message: { id: "msg_1", model: "claude-sonnet-4-5", usage: { input_tokens: 3, output_tokens: 1, cache_read_input_tokens: 500, cache_creation_input_tokens: 40 } } },
+      { type: "assistant", message: { id: "msg_1", model: "claude-sonnet-4-5", usage: { input_tokens: 3, output_tokens: 25, cache_read_input_tokens: 500, cache_creation_input_tokens: 40 } } },
+      { type: "assistant", message: { id: "msg_2", model: "claude-haiku-4-5", usage: { input_tokens: 7, output_tokens: 2 } } }
+    )
+    const t = claude.parse(out(stdout, [session]))
+    if (isTranscriptError(t)) throw t
+    expect(t.finalAnswer).toBe("Done: 8443")
+    expect(t.calls).toEqual([
+      { model: "claude-sonnet-4-5", input: 3, output: 25, cacheRead: 500, cacheWrite: 40, reasoning: undefined },
+      { model: "claude-haiku-4-5", input: 7, output: 2, cacheRead: undefined, cacheWrite: undefined, reasoning: undefined }
+    ])
+    expect(t.models).toEqual(["claude-sonnet-4-5", "claude-haiku-4-5"])
+  })
+
+  it("gemini: the response field; session records per call, stdout per-model sums as fallback, cached split out", () => {
+    const stdout = JSON.stringify({
+      response: "8443",
+      stats: { models: { "gemini-2.5-flash": { tokens: { prompt: 120, candidates: 9, cached: 20, thoughts: 4, total: 129 } } } }
+    })
+    const fallback = gemini.parse(out(`Loaded cached credentials.\n${stdout}`))
+    if (isTranscriptError(fallback)) throw fallback
+    expect(fallback.finalAnswer).toBe("8443")
+    expect(fallback.calls).toEqual([{ model: "gemini-2.5-flash", input: 100, output: 9, cacheRead: 20, cacheWrite: undefined, reasoning: 4 }])
+    const session = lines(
+      { type: "user", content: "q" },
+      { type: "gemini", model: "gemini-2.5-flash", tokens: { input: 60, output: 4, cached: 0, thoughts: 2 } },
+      { type: "gemini", model: "gemini-2.5-flash", tokens: { input: 60, output: 5, cached: 20, thoughts: 2 } }
+    )
+    const t = gemini.parse(out(stdout, [session]))
+    if (isTranscriptError(t)) throw t
+    expect(t.calls.map((c) => [c.input, c.output, c.cacheRead])).toEqual([[60, 4, 0], [40, 5, 20]])
+  })
+
+  it("opencode: the text of the last step; each step_finish is one call", () => {
+    const stdout = lines(
+      { type: "step_start", part: {} },
+      { type: "tool_use", part: { tool: "bash" } },
+      { type: "step_finish", part: { tokens: { input: 500, output: 20, reasoning: 0, cache: { read: 0, write: 0 } } } },
+      { type: "step_start", part: {} },
+      { type: "text", part: { text: "It is " } },
+      { type: "text", part: { text: "8443." } },
+      { type: "step_finish", part: { modelID: "m-1", tokens: { input: 40, output: 6, reasoning: 1, cache: { read: 480, write: 0 } } } }
+    )
+    const t = opencode.parse(out(stdout))
+    if (isTranscriptError(t)) throw t
+    expect(t.finalAnswer).toBe("It is 8443.")
+    expect(t.calls).toHaveLength(2)
+    expect(t.calls[1]).toEqual({ model: "m-1", input: 40, output: 6, cacheRead: 480, cacheWrite: 0, reasoning: 1 })
+  })
+
+  it("qwen without a session file falls back to the result's per-model sums", () => {
+    const stdout = JSON.stringify([
+      { type: "system", subtype: "init", model: "qwen3-coder" },
+      { type: "result", result: "8443", stats: { models: { "qwen3-coder": { tokens: { prompt: 200, candidates: 40, cached: 50, thoughts: 0 } } } } }
+    ])
+    const t = qwen.parse(out(stdout))
+    if (isTranscriptError(t)) throw t
+    expect(t.calls).toEqual([{ model: "qwen3-coder", input: 150, output: 40, cacheRead: 50, cacheWrite: undefined, reasoning: 0 }])
+  })
+
+  it("a run that printed no answer is a transcript error naming the harness", () => {
+    for (const name of harnessNames) {
+      const t = adapters[name].parse(out("panic: something broke\n"))
+      expect(isTranscriptError(t) && t.reason, name).toBe("no-answer")
+    }
+  })
+
+  it("codex without a rollout file takes per-turn usage from stdout", () => {
+    const t = codex.parse(
+      out(
+        lines(
+          { type: "item.completed", item: { type: "agent_message", text: "first" } },
+          { type: "item.completed", item: { type: "agent_message", text: "final" } },
+          { type: "turn.completed", usage: { input_tokens: 120, cached_input_tokens: 100, output_tokens: 9, reasoning_output_tokens: 3 } }
+        )
+      )
+    )
+    if (isTranscriptError(t)) throw t
+    expect(t.finalAnswer).toBe("final")
+    expect(t.calls).toEqual([{ model: undefined, input: 20, output: 9, cacheRead: 100, cacheWrite: undefined, reasoning: 3 }])
+  })
+})
+
