@@ -124,11 +124,11 @@ export type CellState = "new" | "kept" | "stale"
 export const classify = (plan: Plan) =>
   Effect.gen(function*() {
     const store = yield* Store
-    const latest = yield* store.latestAttempts(plan.cells.map((c) => c.key))
+    const latest = yield* store.latestInputs(plan.cells.map((c) => c.key))
     return plan.cells.map((cell) => {
-      const stored = latest.get(cellKeyOf(cell.key))
-      const state: CellState = !stored ? "new" : stored.attempt.inputsId === cell.predictedInputsId ? "kept" : "stale"
-      return { cell, state, stored: state === "kept" ? stored!.attempt : null }
+      const inputsId = latest.get(cellKeyOf(cell.key))
+      const state: CellState = inputsId === undefined ? "new" : inputsId === cell.predictedInputsId ? "kept" : "stale"
+      return { cell, state }
     })
   })
 
@@ -212,7 +212,8 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     yield* settings.progress.end
 
     const ran = yield* Ref.get(fresh)
-    const current = [...kept.map((s) => s.stored!), ...ran]
+    const keptAttempts = yield* store.latestAttempts(kept.map((s) => s.cell.key))
+    const current = [...Array.from(keptAttempts.values(), (s) => s.attempt), ...ran]
     const unpredictedCells = yield* Ref.get(unpredicted)
     const skippedCount = yield* Ref.get(skipped)
     const warnings: Array<string> = []

@@ -55,6 +55,8 @@ export interface Store {
   readonly getRun: (runId: string) => Effect.Effect<RunRecord, StoreError>
   readonly latestRun: Effect.Effect<RunRecord | null, StoreError>
   readonly putAttempt: (runId: string, attempt: Attempt) => Effect.Effect<string, StoreError>
+  /** The inputs id of the newest Attempt of each given cell: enough to decide what runs. */
+  readonly latestInputs: (cells: ReadonlyArray<CellKey>) => Effect.Effect<ReadonlyMap<string, string>, StoreError>
   /** The newest Attempt of each given cell, whatever run made it. */
   readonly latestAttempts: (cells: ReadonlyArray<CellKey>) => Effect.Effect<ReadonlyMap<string, StoredAttempt>, StoreError>
   readonly attemptsOfRun: (runId: string) => Effect.Effect<ReadonlyArray<StoredAttempt>, StoreError>
@@ -99,6 +101,9 @@ const runIdPattern = /^r-[0-9a-f]{16}$/
 const make = (home: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // WAL with NORMAL sync: a committed Attempt survives the process being killed; only a power
+    // loss may take the last few, and it saves an fsync per Attempt.
+    yield* sql`PRAGMA synchronous = NORMAL`.pipe(query("setting up the store"))
     const now = () => new Date().toISOString()
     const store: Store = {
       home,
@@ -158,6 +163,16 @@ const make = (home: string) =>
             VALUES (${id}, ${runId}, ${cell}, ${attempt.environmentId}, ${attempt.candidate}, ${attempt.repetition},
                     ${attempt.inputsId}, ${attempt.verdict.reward}, ${attempt.usage.costUsd}, ${record}, ${now()})`.pipe(query("saving an attempt"))
           return id as string
+        }),
+      latestInputs: (cells) =>
+        Effect.gen(function*() {
+          const wanted = new Set(cells.map(cellKeyOf))
+          const rows = yield* sql<{ cell: string; inputs_id: string }>`
+            SELECT a.cell, a.inputs_id FROM attempts a
+            JOIN (SELECT cell, MAX(seq) AS seq FROM attempts GROUP BY cell) m ON a.seq = m.seq`.pipe(query("reading attempts"))
+          const out = new Map<string, string>()
+          for (const row of rows) if (wanted.has(row.cell)) out.set(row.cell, row.inputs_id)
+          return out
         }),
       latestAttempts: (cells) =>
         Effect.gen(function*() {

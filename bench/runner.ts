@@ -1,0 +1,48 @@
+/**
+ * The runner's own cost: 10,000 cells of `gold` on ledger into a fresh home, the bookkeeping
+ * per cell beyond the Attempts themselves (planning, store commits, results.jsonl, progress,
+ * scorecards), and the time to decide that the finished experiment has nothing left to run.
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect } from "effect"
+import { provider } from "../providers/ledger/index.ts"
+import { classify, makePlan, run as runExperiment, silent } from "../src/experiment/Runner.ts"
+import * as Store from "../src/experiment/Store.ts"
+
+const CELLS = 10_000
+
+export const run = async (): Promise<void> => {
+  const home = mkdtempSync(join(tmpdir(), "assay-bench-"))
+  try {
+    const program = Effect.gen(function*() {
+      const environments = yield* provider.environments
+      const reps = Math.ceil(CELLS / environments.length)
+      const lane = {
+        provider,
+        environments,
+        candidates: [{ def: provider.rosterDef("gold"), registryEntry: null, agentFor: (env: (typeof environments)[number]) => provider.scripted("gold", env) }]
+      }
+      const t0 = performance.now()
+      const plan = yield* makePlan([lane], reps)
+      const tPlan = performance.now() - t0
+      const t1 = performance.now()
+      const outcome = yield* runExperiment(plan, { parallel: 1, maxUsd: null, handlers: {}, progress: silent, settings: {} })
+      const tRun = performance.now() - t1
+      const attemptSeconds = outcome.attempts.reduce((s, a) => s + a.usage.wallSeconds, 0)
+      const cells = plan.cells.length
+      const t2 = performance.now()
+      const states = yield* classify(plan)
+      const tDecide = performance.now() - t2
+      const left = states.filter((s) => s.state !== "kept").length
+      console.log(`${cells} cells of gold on ledger (parallel 1)`)
+      console.log(`  whole run ${(tRun / 1000).toFixed(1)} s = ${(tRun / cells).toFixed(2)} ms per cell; Attempts themselves ${(attemptSeconds * 1000 / cells).toFixed(2)} ms per cell`)
+      console.log(`  bookkeeping per cell (run less Attempts): ${((tRun - attemptSeconds * 1000) / cells).toFixed(2)} ms; planning ${(tPlan / cells * 1000).toFixed(0)} µs per cell`)
+      console.log(`  deciding that the finished experiment has nothing to run: ${tDecide.toFixed(0)} ms for ${cells} cells (${left} left to run)`)
+    }).pipe(Effect.provide(Store.layer(home)))
+    await Effect.runPromise(program)
+  } finally {
+    rmSync(home, { recursive: true, force: true })
+  }
+}
