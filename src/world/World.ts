@@ -66,7 +66,7 @@ export type Write = {
 
 export const empty: World = { tables: HashMap.empty(), digest: zeroLanes }
 
-/** A world from plain tables; keys keep the order given. */
+/** A world from plain tables; keys keep the order given; a null record is absent. */
 export const make = (tables: Readonly<Record<string, Readonly<Record<string, Json>>>>): World => {
   let tableMap = HashMap.empty<string, Table>()
   let digest = zeroLanes
@@ -74,6 +74,8 @@ export const make = (tables: Readonly<Record<string, Readonly<Record<string, Jso
     const table = HashMap.mutate(HashMap.empty<string, Entry>(), (m) => {
       let rank = 0
       for (const [key, value] of Object.entries(records)) {
+        // null is absence, as for a write: a record made null would digest unlike any written world.
+        if (value === null) continue
         HashMap.set(m, key, { value, rank: rank++, hash: hashRecord(name, key, value) })
       }
     })
