@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import { FastCheck as fc } from "effect"
 import {
   parsePyJson,
   pyEq,
@@ -8,6 +9,7 @@ import {
   pyRepr,
   PyTuple,
   pyType,
+  toPlainJson,
   type PyValue
 } from "../../../providers/bfcl/pyjson.ts"
 
@@ -80,5 +82,15 @@ describe("pyjson", () => {
     const r = parsePyJson('{"a": }')
     expect(r.ok).toBe(false)
     if (!r.ok) expect(r.error.offset).toBe(6)
+  })
+
+  it.prop("reads any JSON to the same plain value JSON.parse gives", [fc.json()], ([text]) => {
+    expect(toPlainJson(parse(text))).toEqual(JSON.parse(text))
+  })
+
+  it.prop("a float's repr reads back as the same float", [fc.double({ noNaN: true, noDefaultInfinity: true })], ([x]) => {
+    const repr = pyFloatRepr(x)
+    expect(Object.is(Number(repr), x)).toBe(true)
+    expect(repr).toMatch(/\.|e|^-?0\.0$/)
   })
 })
