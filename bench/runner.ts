@@ -11,7 +11,7 @@ import { provider } from "../providers/ledger/index.ts"
 import { classify, makePlan, run as runExperiment, silent } from "../src/experiment/Runner.ts"
 import * as Store from "../src/experiment/Store.ts"
 
-const CELLS = 10_000
+const CELLS = Number(process.env["ASSAY_BENCH_CELLS"] ?? 10_000)
 
 export const run = async (): Promise<void> => {
   const home = mkdtempSync(join(tmpdir(), "assay-bench-"))

@@ -158,7 +158,8 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     const deferred = pending.length - toRun.length
 
     const spent = yield* Ref.make<{ usd: number; unknown: boolean; done: number; passed: number }>({ usd: 0, unknown: false, done: 0, passed: 0 })
-    const fresh = yield* Ref.make<ReadonlyArray<Attempt>>([])
+    // Appended from many fibers; a plain array (push is atomic between yields) avoids copying.
+    const fresh: Array<Attempt> = []
     const unpredicted = yield* Ref.make<ReadonlyArray<string>>([])
     const skipped = yield* Ref.make(0)
     yield* settings.progress.start({ total: plan.cells.length, toRun: toRun.length, kept: kept.length })
@@ -192,7 +193,7 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
           yield* Ref.update(unpredicted, (u) => [...u, cellKeyOf(cell.key)])
           yield* Effect.logWarning(`unpredicted inputs for ${cell.candidate.def.name} on ${cell.env.task}`)
         }
-        yield* Ref.update(fresh, (as) => [...as, attempt])
+        fresh.push(attempt)
         const after = yield* Ref.updateAndGet(spent, (s) => ({
           usd: s.usd + (attempt.usage.costUsd ?? 0),
           unknown: s.unknown || attempt.usage.costUsd === null,
@@ -211,7 +212,7 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     yield* Effect.forEach(toRun, (s) => runCell(s.cell), { concurrency: Math.max(1, settings.parallel), discard: true })
     yield* settings.progress.end
 
-    const ran = yield* Ref.get(fresh)
+    const ran = fresh
     const keptAttempts = yield* store.latestAttempts(kept.map((s) => s.cell.key))
     const current = [...Array.from(keptAttempts.values(), (s) => s.attempt), ...ran]
     const unpredictedCells = yield* Ref.get(unpredicted)
