@@ -43,6 +43,19 @@ const isBinary = (b: Buffer): boolean => b.subarray(0, 8000).includes(0)
 
 /** Lines of `a` and `b` marked kept / removed / added, from a longest common subsequence. */
 const lineDiff = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): Array<string> => {
+  // Common head and tail need no table; agents' edits are usually local.
+  let head = 0
+  while (head < a.length && head < b.length && a[head] === b[head]) head++
+  let tail = 0
+  while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++
+  return [
+    ...a.slice(0, head).map((l) => ` ${l}`),
+    ...middleDiff(a.slice(head, a.length - tail), b.slice(head, b.length - tail)),
+    ...a.slice(a.length - tail).map((l) => ` ${l}`)
+  ]
+}
+
+const middleDiff = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): Array<string> => {
   // Quadratic table: fine for corpus-sized files; huge files are shown as a full replacement.
   if (a.length * b.length > 4_000_000) return [...a.map((l) => `-${l}`), ...b.map((l) => `+${l}`)]
   const n = a.length

@@ -4,6 +4,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { loadCorpus } from "../../src/harness/Corpus.ts"
 import { findPython, grade } from "../../src/harness/Graders.ts"
+import { solutions } from "./corpus-solutions.ts"
 import { tempDir } from "./support.ts"
 
 const python = await Effect.runPromise(findPython())
@@ -32,6 +33,21 @@ describe("embedded corpus", () => {
         fs.cpSync(t.fixtureDir, work, { recursive: true })
         const r = yield* grade(t.graders, { answer: "", workDir: work, taskDir: t.dir, python })
         expect(r.passed, `${t.id}: ${JSON.stringify(r.verdicts)}`).toBe(0)
+        fs.rmSync(work, { recursive: true, force: true })
+      }
+    }))
+
+  it.effect("every task can be passed: a correct solution passes all of its graders", () =>
+    Effect.gen(function* () {
+      const tasks = yield* loadCorpus()
+      expect(Object.keys(solutions).sort()).toEqual(tasks.map((t) => t.id))
+      for (const t of tasks) {
+        const work = tempDir(`solved-${t.id}`)
+        fs.cpSync(t.fixtureDir, work, { recursive: true })
+        const solution = solutions[t.id]!
+        solution.apply(work)
+        const r = yield* grade(t.graders, { answer: solution.answer, workDir: work, taskDir: t.dir, python })
+        expect(r.correctness, `${t.id}: ${JSON.stringify(r.verdicts)}`).toBe(1)
         fs.rmSync(work, { recursive: true, force: true })
       }
     }))
