@@ -9,7 +9,7 @@ import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, Data, Effect, Layer, Option, Schema } from "effect"
 import * as ContentId from "../content/ContentId.ts"
 import { decodeJson, encodeJson, renderHtml, renderMarkdown, renderText, type Report } from "../experiment/Report.ts"
-import { classify, type Lane, makePlan, run as runExperiment } from "../experiment/Runner.ts"
+import { classify, type Lane, makePlan, type Plan, run as runExperiment } from "../experiment/Runner.ts"
 import * as Store from "../experiment/Store.ts"
 import { liveness } from "../model/Clients.ts"
 import { liveHandler } from "../model/ModelAgent.ts"
@@ -129,6 +129,12 @@ const planText = (summary: ReturnType<typeof planSummary>, models: ReadonlyArray
 const withStore = <A, E, R>(homeDir: string, effect: Effect.Effect<A, E, R | Store.Store>) =>
   Effect.provide(effect, Store.layer(homeDir))
 
+/** Cell states for a plan without creating a home: plan and run without --yes change nothing. */
+const statesOf = (homeDir: string, plan: Plan) =>
+  existsSync(join(homeDir, "assay.sqlite"))
+    ? withStore(homeDir, classify(plan))
+    : Effect.succeed(plan.cells.map((cell) => ({ cell, state: "new" as const })))
+
 // ---------------------------------------------------------------------------------------------
 // plan
 
@@ -136,7 +142,7 @@ const planCommand = Command.make("plan", selection, (sel) =>
   Effect.gen(function*() {
     const lanes = yield* lanesOf(sel, Option.none())
     const plan = yield* makePlan(lanes, sel.reps)
-    const states = yield* withStore(sel.home, classify(plan))
+    const states = yield* statesOf(sel.home, plan)
     const summary = planSummary(sel, lanes, states, plan.experimentId)
     const models = yield* liveness()
     if (sel.json) yield* printJson({ ...summary, modelProviders: models })
@@ -161,7 +167,7 @@ const runCommand = Command.make("run", runOptions, (opts) =>
     const lanes = yield* lanesOf(opts, faults)
     const plan = yield* makePlan(lanes, opts.reps)
     if (!opts.yes) {
-      const states = yield* withStore(opts.home, classify(plan))
+      const states = yield* statesOf(opts.home, plan)
       const summary = planSummary(opts, lanes, states, plan.experimentId)
       if (opts.json) yield* printJson({ ...summary, ran: false, hint: "add --yes to run" })
       else yield* Console.log(planText(summary, []) + "\nnot run: add --yes to run it")

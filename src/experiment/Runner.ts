@@ -214,7 +214,10 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
 
     const ran = fresh
     const keptAttempts = yield* store.latestAttempts(kept.map((s) => s.cell.key))
-    const current = [...Array.from(keptAttempts.values(), (s) => s.attempt), ...ran]
+    // In plan order, so the same cells give the same report however they were run or kept.
+    const position = new Map(plan.cells.map((c, i) => [cellKeyOf(c.key), i]))
+    const rank = (a: Attempt) => position.get(cellKeyOf({ environmentId: a.environmentId, candidate: a.candidate, repetition: a.repetition })) ?? 0
+    const current = [...Array.from(keptAttempts.values(), (s) => s.attempt), ...ran].sort((a, b) => rank(a) - rank(b))
     const unpredictedCells = yield* Ref.get(unpredicted)
     const skippedCount = yield* Ref.get(skipped)
     const warnings: Array<string> = []

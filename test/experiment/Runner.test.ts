@@ -1,0 +1,131 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { ConfigProvider, Effect } from "effect"
+import { provider as ledger } from "../../providers/ledger/index.ts"
+import type { Provider } from "../../src/evaluation/Provider.ts"
+import { type Candidate, type Lane, makePlan, run, silent } from "../../src/experiment/Runner.ts"
+import * as Store from "../../src/experiment/Store.ts"
+import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
+import { liveHandler, modelAgent } from "../../src/model/ModelAgent.ts"
+import * as Registry from "../../src/model/Registry.ts"
+import type { Json } from "../../src/content/Canonical.ts"
+import { noLimits } from "../../src/schema/EnvironmentDef.ts"
+
+const tempHome = () => mkdtempSync(join(tmpdir(), "assay-test-"))
+
+const roster = (p: Provider, name: string, prompt = ""): Candidate => ({
+  def: { ...p.rosterDef(name), prompt },
+  registryEntry: null,
+  agentFor: (env) => p.scripted(name, env)
+})
+
+const settings = { parallel: 2, maxUsd: null, handlers: {}, progress: silent, settings: {} }
+
+const runLanes = (home: string, lanes: ReadonlyArray<Lane>, reps = 1) =>
+  Effect.gen(function*() {
+    const plan = yield* makePlan(lanes, reps)
+    return yield* run(plan, settings)
+  }).pipe(Effect.provide(Store.layer(home)))
+
+describe("experiments", () => {
+  it.effect("running the same experiment again runs no cell and keeps them all", () =>
+    Effect.gen(function*() {
+      const home = tempHome()
+      const environments = yield* ledger.environments
+      const lanes = [{ provider: ledger, environments, candidates: [roster(ledger, "gold"), roster(ledger, "echo")] }]
+      const first = yield* runLanes(home, lanes)
+      expect(first.report.cells).toMatchObject({ total: 40, ran: 40, kept: 0, stale: 0 })
+      const second = yield* runLanes(home, lanes)
+      expect(second.report.cells).toMatchObject({ total: 40, ran: 0, kept: 40, stale: 0 })
+      expect(second.report.scorecards).toEqual(first.report.scorecards.map((s) => ({ ...s, wallSeconds: expect.any(Number) })))
+      // Each run keeps its own results file, one line per Attempt it ran.
+      const lines = readFileSync(join(home, "runs", first.report.runId, "results.jsonl"), "utf8").trim().split("\n")
+      expect(lines).toHaveLength(40)
+      rmSync(home, { recursive: true, force: true })
+    }))
+
+  it.effect("changing one candidate's prompt makes exactly its cells stale; old Attempts stay in the store", () =>
+    Effect.gen(function*() {
+      const home = tempHome()
+      const environments = yield* ledger.environments
+      const lane = (echoPrompt: string) => [{ provider: ledger, environments, candidates: [roster(ledger, "gold"), roster(ledger, "echo", echoPrompt)] }]
+      const first = yield* runLanes(home, lane(""))
+      const second = yield* runLanes(home, lane("Answer briefly."))
+      expect(second.report.cells).toMatchObject({ total: 40, ran: 20, kept: 20, stale: 20 })
+      const ranNow = yield* Effect.flatMap(Store.Store, (s) => s.attemptsOfRun(second.report.runId)).pipe(Effect.provide(Store.layer(home)))
+      expect(new Set(ranNow.map((a) => a.attempt.candidate))).toEqual(new Set(["echo"]))
+      const before = yield* Effect.flatMap(Store.Store, (s) => s.attemptsOfRun(first.report.runId)).pipe(Effect.provide(Store.layer(home)))
+      expect(before).toHaveLength(40)
+      rmSync(home, { recursive: true, force: true })
+    }))
+
+  it.effect("changing a tool's description makes stale the cells of candidates offered tools, and only those", () =>
+    Effect.gen(function*() {
+      const home = tempHome()
+      const environments = yield* ledger.environments
+      const textEcho: Candidate = {
+        def: { ...ledger.rosterDef("echo"), name: "echo-text", actionSpace: "text" },
+        registryEntry: null,
+        agentFor: (env) => ledger.scripted("echo", env)
+      }
+      const changed: Provider = {
+        ...ledger,
+        capabilities: {
+          ...ledger.capabilities,
+          protocol: {
+            ...ledger.capabilities.protocol,
+            inputs: (env) =>
+              Effect.map(ledger.capabilities.protocol.inputs(env), (inputs) => ({
+                ...inputs,
+                tools: inputs.tools.map((t) => (t.name === "transfer" ? { ...t, description: t.description + " Transfers are final." } : t))
+              }))
+          }
+        }
+      }
+      yield* runLanes(home, [{ provider: ledger, environments, candidates: [roster(ledger, "gold"), textEcho] }])
+      const second = yield* runLanes(home, [{ provider: changed, environments, candidates: [roster(changed, "gold"), textEcho] }])
+      expect(second.report.cells).toMatchObject({ total: 40, ran: 20, kept: 20, stale: 20 })
+      const ranNow = yield* Effect.flatMap(Store.Store, (s) => s.attemptsOfRun(second.report.runId)).pipe(Effect.provide(Store.layer(home)))
+      expect(new Set(ranNow.map((a) => a.attempt.candidate))).toEqual(new Set(["gold"]))
+      rmSync(home, { recursive: true, force: true })
+    }))
+
+  it.scopedLive("no new cell starts once measured spend reaches --max-usd; the rest are recorded as skipped with the reason", () =>
+    Effect.gen(function*() {
+      const home = tempHome()
+      // Every call answers at once with 1,000 + 1,000 tokens: $0.00075 at gpt-4o-mini's list price.
+      const server = yield* LoopbackServer.start([{ repeat: true, text: "done", usage: { input: 1000, output: 1000 } }])
+      const model = yield* Registry.resolve("openai:gpt-4o-mini").pipe(Effect.provide(Registry.layer))
+      const candidate: Candidate = {
+        def: { name: "openai:gpt-4o-mini", kind: "llm", model: model.ref, actionSpace: "tools", prompt: "", limits: noLimits },
+        registryEntry: model as unknown as Json,
+        agentFor: () => Effect.succeed(modelAgent("openai:gpt-4o-mini", model))
+      }
+      const environments = (yield* ledger.environments).slice(0, 10)
+      const plan = yield* makePlan([{ provider: ledger, environments, candidates: [candidate] }], 1)
+      const outcome = yield* run(plan, { ...settings, parallel: 1, maxUsd: 0.002, handlers: { "model/generate": liveHandler } }).pipe(
+        Effect.provide(Store.layer(home)),
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["OPENAI_BASE_URL", server.openAiBaseUrl], ["OPENAI_API_KEY", "sk-test"]])))
+      )
+      // Three cells reach $0.00225 >= $0.002; the other seven never start.
+      expect(outcome.report.cells).toMatchObject({ total: 10, ran: 3, skipped: 7 })
+      expect(outcome.report.scorecards[0]!.costUsd).toBeCloseTo(3 * (1000 * 0.15 + 1000 * 0.6) / 1e6, 12)
+      const skipped = yield* Effect.flatMap(Store.Store, (s) => s.skippedOfRun(outcome.report.runId)).pipe(Effect.provide(Store.layer(home)))
+      expect(skipped).toHaveLength(7)
+      expect(skipped.every((s) => s.reason.startsWith("spend cap"))).toBe(true)
+      expect(outcome.complete).toBe(false)
+      rmSync(home, { recursive: true, force: true })
+    }))
+
+  it.effect("a home is created on first use and its store reopens", () =>
+    Effect.gen(function*() {
+      const home = join(tempHome(), "nested", "home")
+      const environments = (yield* ledger.environments).slice(0, 2)
+      yield* runLanes(home, [{ provider: ledger, environments, candidates: [roster(ledger, "gold")] }])
+      expect(existsSync(join(home, "assay.sqlite"))).toBe(true)
+      const again = yield* runLanes(home, [{ provider: ledger, environments, candidates: [roster(ledger, "gold")] }])
+      expect(again.report.cells.kept).toBe(2)
+    }))
+})
