@@ -280,24 +280,18 @@ const toDouble = (v: bigint): number => {
 
 const bitLength = (v: bigint): number => (v === 0n ? 0 : v.toString(2).length)
 
-/** int / int, correctly rounded as CPython's long_true_divide. */
-const trueDivideInts = (a: bigint, b: bigint): number => {
-  if (b === 0n) throw new PyError("division by zero")
-  const limit = 2n ** 53n
-  const negative = a < 0n !== b < 0n
-  const na = a < 0n ? -a : a
-  const nb = b < 0n ? -b : b
-  if (na <= limit && nb <= limit) return Number(a) / Number(b)
-  if (na === 0n) return negative ? -0 : 0
+/** The double nearest to num/den (num >= 0, den > 0), ties to even; Infinity past the range. */
+const ratioToDouble = (num: bigint, den: bigint): number => {
+  if (num === 0n) return 0
   // Scale so the quotient has 55..56 bits, then round to the precision the exponent allows.
-  const shift = 55 - (bitLength(na) - bitLength(nb))
-  const num = shift >= 0 ? na << BigInt(shift) : na
-  const den = shift >= 0 ? nb : nb << BigInt(-shift)
-  let q = num / den
-  const sticky = num % den !== 0n
+  const shift = 55 - (bitLength(num) - bitLength(den))
+  const n = shift >= 0 ? num << BigInt(shift) : num
+  const d = shift >= 0 ? den : den << BigInt(-shift)
+  let q = n / d
+  const sticky = n % d !== 0n
   const qBits = bitLength(q)
   const exponent = qBits - 1 - shift
-  if (exponent >= 1024) throw new PyError("integer division result too large for a float")
+  if (exponent >= 1024) return Infinity
   const precision = exponent >= -1022 ? 53 : Math.max(0, 53 - (-1022 - exponent))
   const drop = qBits - precision
   const half = 1n << BigInt(drop - 1)
@@ -307,9 +301,84 @@ const trueDivideInts = (a: bigint, b: bigint): number => {
   // q * 2^(drop - shift), scaled in two steps so no intermediate overflows or underflows.
   const scale = drop - shift
   const half1 = Math.trunc(scale / 2)
-  const result = Number(q) * 2 ** half1 * 2 ** (scale - half1)
-  if (!Number.isFinite(result)) throw new PyError("integer division result too large for a float")
-  return negative ? -result : result
+  return Number(q) * 2 ** half1 * 2 ** (scale - half1)
+}
+
+/** int / int, correctly rounded as CPython's long_true_divide. */
+const trueDivideInts = (a: bigint, b: bigint): number => {
+  if (b === 0n) throw new PyError("division by zero")
+  const negative = a < 0n !== b < 0n
+  const r = ratioToDouble(a < 0n ? -a : a, b < 0n ? -b : b)
+  if (!Number.isFinite(r)) throw new PyError("integer division result too large for a float")
+  return negative ? -r : r
+}
+
+/** A finite nonzero double as m * 2^e with m an odd integer. */
+const decompose = (x: number): readonly [bigint, number] => {
+  let e = 0
+  let m = Math.abs(x)
+  while (!Number.isInteger(m)) {
+    m *= 2
+    e--
+  }
+  let big = BigInt(m)
+  while (big > 1n && (big & 1n) === 0n) {
+    big >>= 1n
+    e++
+  }
+  return [x < 0 ? -big : big, e]
+}
+
+const FRACTION_BITS = 160n
+const ONE = 1n << FRACTION_BITS
+
+/** atanh(p/q) in fixed point, for 0 <= p/q <= 1/3. */
+const atanhFixed = (p: bigint, q: bigint): bigint => {
+  let term = (ONE * p) / q
+  let sum = term
+  const p2 = p * p
+  const q2 = q * q
+  for (let k = 3n; term !== 0n; k += 2n) {
+    term = (term * p2) / q2
+    sum += term / k
+  }
+  return sum
+}
+
+const LN2 = 2n * atanhFixed(1n, 3n)
+
+/**
+ * |x| ** y for finite nonzero x and finite y, correctly rounded (glibc's pow, which CPython
+ * calls, is; V8's Math.pow is not always): exact for integer y, else through 160-bit logarithms.
+ */
+const powMagnitude = (x: number, y: number): number => {
+  const [m0, e] = decompose(Math.abs(x))
+  const m = m0 < 0n ? -m0 : m0
+  if (Number.isInteger(y) && Math.abs(y) * bitLength(m) <= 65536 && Math.abs(y * e) <= 65536) {
+    const n = Math.abs(y)
+    const num = m ** BigInt(n)
+    const scale = e * n
+    if (y > 0) return scale >= 0 ? ratioToDouble(num << BigInt(scale), 1n) : ratioToDouble(num, 1n << BigInt(-scale))
+    return scale >= 0 ? ratioToDouble(1n, num << BigInt(scale)) : ratioToDouble(1n << BigInt(-scale), num)
+  }
+  // ln|x| = ln f + k ln 2 with f = m / 2^(b-1) in [1, 2): ln f = 2 atanh((f - 1) / (f + 1)).
+  const b = bitLength(m)
+  const top = 1n << BigInt(b - 1)
+  const lnx = 2n * atanhFixed(m - top, m + top) + BigInt(e + b - 1) * LN2
+  const [my, ey] = decompose(y)
+  const t = ey >= 0 ? (lnx * my) << BigInt(ey) : (lnx * my) >> BigInt(-ey)
+  if (t > 710n * ONE) return Infinity
+  if (t < -746n * ONE) return 0
+  // exp(t) = exp(r) * 2^k with |r| <= ln2 / 2.
+  const k = (t + LN2 / 2n) / LN2 - (t + LN2 / 2n < 0n && (t + LN2 / 2n) % LN2 !== 0n ? 1n : 0n)
+  const r = t - k * LN2
+  let term = ONE
+  let sum = ONE
+  for (let n = 1n; term !== 0n; n++) {
+    term = (term * r) / (ONE * n)
+    sum += term
+  }
+  return k >= 0n ? ratioToDouble(sum << k, ONE) : ratioToDouble(sum, ONE << -k)
 }
 
 const floorDivideInts = (a: bigint, b: bigint): bigint => {
@@ -358,9 +427,10 @@ const powFloats = (iv: number, iw: number): Value => {
   }
   if (iv < 0 && !Number.isInteger(iw)) return powComplex(iv, 0, iw, 0)
   if (iv === 1) return flt(1)
-  const r = Math.pow(iv, iw)
+  if (iv === -1) return flt(iwIsOdd ? -1 : 1)
+  const r = powMagnitude(iv, iw)
   if (!Number.isFinite(r)) throw new PyError("(34, 'Numerical result out of range')")
-  return flt(r)
+  return flt(iv < 0 && iwIsOdd ? -r : r)
 }
 
 const powComplex = (ar: number, ai: number, br: number, bi: number): Value => {
