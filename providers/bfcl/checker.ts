@@ -482,13 +482,53 @@ const listDictChecker = (modelOutput: PyList, possibleAnswers: PyValue): Result 
   return result
 }
 
+// Function docs belong to the task and never change: what the checker reads from them is kept
+// per doc and per parameter. A doc whose reading raises is not kept, so it raises every time,
+// at the same point as upstream.
+interface DocView {
+  readonly name: PyValue
+  readonly properties: PyValue
+  readonly required: PyValue
+}
+const docCache = new WeakMap<PyDict, DocView>()
+const docView = (funcDescription: PyDict): DocView => {
+  let view = docCache.get(funcDescription)
+  if (view === undefined) {
+    const name = get(funcDescription, "name")
+    const parameters = get(funcDescription, "parameters")
+    view = { name, properties: get(parameters, "properties"), required: get(parameters, "required") }
+    docCache.set(funcDescription, view)
+  }
+  return view
+}
+
+interface ParamView {
+  readonly typeDescription: string
+  readonly expectedType: PyTypeName
+  readonly nestedType: PyTypeName | null
+}
+const paramCache = new WeakMap<object, ParamView>()
+const paramView = (details: PyValue): ParamView => {
+  const cacheable = details instanceof Map
+  if (cacheable) {
+    const hit = paramCache.get(details)
+    if (hit !== undefined) return hit
+  }
+  const typeDescription = get(details, "type")
+  const expectedType = mapType(typeDescription)
+  const nestedType = typeDescription === "array" || typeDescription === "tuple" ? mapType(get(get(details, "items"), "type")) : null
+  const view = { typeDescription: typeDescription as string, expectedType, nestedType }
+  if (cacheable) paramCache.set(details, view)
+  return view
+}
+
 const simpleFunctionChecker = (funcDescription: PyDict | null, modelOutput: PyDict, possibleAnswerCall: PyValue, underscoreToDot: boolean): Result => {
   if (funcDescription === null) return raise("TypeError: 'NoneType' object is not subscriptable")
   const possibleAnswer = firstValue(possibleAnswerCall)
-  let funcName = get(funcDescription, "name")
-  const parameters = get(funcDescription, "parameters")
-  const paramDetails = get(parameters, "properties")
-  const requiredParams = get(parameters, "required")
+  const doc = docView(funcDescription)
+  let funcName = doc.name
+  const paramDetails = doc.properties
+  const requiredParams = doc.required
   if (typeof funcName !== "string") return raise("TypeError: function name is not a str")
   if (underscoreToDot && funcName.includes(".")) funcName = funcName.replace(/\./g, "_")
 
@@ -507,18 +547,14 @@ const simpleFunctionChecker = (funcDescription: PyDict | null, modelOutput: PyDi
     if (!contains(paramDetails, param) || !contains(possibleAnswer, param)) {
       return { valid: false, error: [new Message(() => `Unexpected parameter: ${pyRepr(param)}.`)], errorType: "simple_function_checker:unexpected_param" }
     }
-    const details = get(paramDetails, param)
-    const typeDescription = get(details, "type")
-    const expectedType = mapType(typeDescription)
-    let nestedType: PyTypeName | null = null
-    if (typeDescription === "array" || typeDescription === "tuple") nestedType = mapType(get(get(details, "items"), "type"))
+    const { typeDescription, expectedType, nestedType } = paramView(get(paramDetails, param))
 
     let value = rawValue
     if (typeDescription === "tuple" && value instanceof PyTuple) value = value.items
     if (typeDescription === "float" && (typeof value === "number" || typeof value === "bigint")) value = new PyFloat(Number(value))
 
     const acceptable = get(possibleAnswer, param)
-    const typeResult = typeChecker(param, value, acceptable, typeDescription as string, expectedType, nestedType)
+    const typeResult = typeChecker(param, value, acceptable, typeDescription, expectedType, nestedType)
     if (!typeResult.valid) return typeResult
 
     if (typeResult.isVariable !== true) {
