@@ -119,19 +119,23 @@ export const make = (limits: Limits): Effect.Effect<Wallet> =>
 /** A wallet for one Attempt; the scope that acquires it is the Attempt's. */
 export const layer = (limits: Limits): Layer.Layer<Wallet> => Layer.scoped(Wallet, make(limits))
 
-/** Runs a model call under the wallet: reserve, call, settle. A failed call still counts as a call. */
+const noCallUsage: CallUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0, retries: 0 }
+
+/**
+ * Runs a model call under the wallet: reserve, call, settle. A failed call still counts as a
+ * call, with what `usageOfFailure` says it spent (its retries, say); nothing by default.
+ */
 export const metered = <A, E, R>(
   call: Effect.Effect<A, E, R>,
-  usageOf: (a: A) => CallUsage
+  usageOf: (a: A) => CallUsage,
+  usageOfFailure: (e: E) => CallUsage = () => noCallUsage
 ): Effect.Effect<A, E | BudgetExceeded, R | Wallet> =>
   Effect.flatMap(Wallet, (wallet) =>
     Effect.zipRight(
       wallet.reserve,
       call.pipe(
         Effect.tap((a) => wallet.settle(usageOf(a))),
-        Effect.tapError(() =>
-          wallet.settle({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0, retries: 0 })
-        ),
+        Effect.tapError((e) => wallet.settle(usageOfFailure(e))),
         Effect.onInterrupt(() => wallet.release)
       )
     ))

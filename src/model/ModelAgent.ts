@@ -73,7 +73,7 @@ export const call = (
     cacheWriteTokens: response.usage.cacheWriteTokens,
     costUsd: costOf(options.model.model, response.usage),
     retries: attempts - 1
-  }))
+  }), () => ({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0, retries: attempts - 1 }))
 }
 
 const toModelMessages = (messages: ReadonlyArray<Message>): ModelRequest["messages"] =>
