@@ -82,15 +82,21 @@ const jsonlFilesUnder = (dirs: ReadonlyArray<string>): ReadonlyArray<string> => 
   return files.sort().map((f) => fs.readFileSync(f, "utf8"))
 }
 
-/** The CLI's environment: base minus `unset`, plus the adapter's variables, node's folder first on PATH. */
+/** The CLI's environment: base minus `unset`, plus the adapter's variables, PWD = the work folder,
+ * node's folder first on PATH. */
 export const childEnv = (
   base: Readonly<Record<string, string>>,
   set: Readonly<Record<string, string>>,
-  unset: ReadonlyArray<string>
+  unset: ReadonlyArray<string>,
+  workDir: string
 ): Record<string, string> => {
   const env: Record<string, string> = {}
   for (const [k, v] of Object.entries(base)) if (!unset.includes(k)) env[k] = v
   Object.assign(env, set)
+  // opencode takes its project folder from PWD, not from its working directory: an inherited PWD
+  // would make its tools edit the caller's repository.
+  env.PWD = workDir
+  env.OLDPWD = workDir
   // npm shims start with `#!/usr/bin/env node`: they must find the node running assay.
   env.PATH = [path.dirname(process.execPath), env.PATH ?? ""].join(path.delimiter)
   return env
@@ -150,7 +156,7 @@ export const runHarness = (spec: RunSpec): Effect.Effect<HarnessRun, HarnessRunE
         command: path.resolve(spec.binary),
         args: invocation.args,
         cwd: ws.workDir,
-        env: childEnv(spec.baseEnv ?? currentEnv(), invocation.env, invocation.unsetEnv),
+        env: childEnv(spec.baseEnv ?? currentEnv(), invocation.env, invocation.unsetEnv, ws.workDir),
         timeoutMs: spec.timeoutMs
       }).pipe(Effect.mapError((e) => fail("spawn-failed", e.detail)))
       const captured: CapturedOutput = {

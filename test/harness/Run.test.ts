@@ -87,6 +87,16 @@ describe("runHarness with a fake CLI", () => {
       expect(run.grades.correctness).toBe(1)
     }))
 
+  it.effect("the CLI runs in the work folder with PWD saying so, never the caller's folder", () =>
+    Effect.gen(function* () {
+      const envFile = path.join(tempDir("env"), "env.json")
+      yield* runHarness(spec(task("config-port"), { answer: "8443", envFile }, { baseEnv: { PATH: process.env.PATH ?? "", PWD: process.cwd(), FAKE_HARNESS_SCRIPT: writeJson({ answer: "8443", envFile }) } }))
+      const seen = JSON.parse(fs.readFileSync(envFile, "utf8")) as { cwd: string; pwd: string; keys: Array<string> }
+      expect(seen.cwd).toMatch(/assay-codex-config-port-.*\/work$/)
+      expect(seen.pwd).toBe(seen.cwd)
+      expect(seen.keys).toContain("CODEX_HOME")
+    }))
+
   it.live("a CLI that runs past the timeout is killed with its children and recorded as a timeout", () =>
     Effect.gen(function* () {
       const pidFile = path.join(tempDir("pid"), "child.pid")

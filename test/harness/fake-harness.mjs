@@ -22,9 +22,9 @@ const emit = (o) => process.stdout.write(JSON.stringify(o) + "\n")
 
 emit({ type: "thread.started", thread_id: "fake" })
 emit({ type: "turn.started" })
-if (script.echoEnv) {
-  // Lets a test see which variables the CLI received, without their values.
-  fs.writeFileSync(path.join(process.cwd(), "..", "env-seen.json"), JSON.stringify(Object.keys(process.env).sort()))
+if (script.envFile) {
+  // Lets a test see where the CLI believes it runs and which variables it received (names only).
+  fs.writeFileSync(script.envFile, JSON.stringify({ cwd: process.cwd(), pwd: process.env.PWD, keys: Object.keys(process.env).sort() }))
 }
 for (const [file, content] of Object.entries(script.writes ?? {})) {
   fs.mkdirSync(path.dirname(file), { recursive: true })

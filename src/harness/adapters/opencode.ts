@@ -2,8 +2,10 @@
  * opencode (`opencode-ai`). Headless: `opencode run --format json -m PROVIDER/MODEL`. An endpoint is a
  * provider `local` passed in OPENCODE_CONFIG_CONTENT (nothing written into the work folder), with a
  * private HOME and XDG dirs. Each `step_finish` on stdout is one model call; the extra title request
- * opencode makes per session is not on stdout and is not counted.
- * Not exercised against a live binary here; parser tested on constructed transcripts.
+ * opencode makes per session is not on stdout and is not counted; stdout does not name the model.
+ * opencode takes its project folder from PWD (Run sets it to the work folder). Checked by hand with
+ * opencode-ai 1.18.33 against the loopback server (tool call, answer, disjoint token counts); not
+ * installed for the tests (354 MB).
  */
 import * as path from "node:path"
 import { field, type HarnessAdapter, jsonLines, type ModelCall, num, str, transcript } from "../Harness.ts"
