@@ -106,6 +106,24 @@ export const runCorpus = (initial: World.World, corpusPath: string): Effect.Effe
     return { benchmark: "tau2-retail", corpus: corpusPath, lines: rows.length, agree: rows.length - disagree.length, disagree }
   })
 
-/** `assay equivalence tau2-retail --corpus FILE`: load the pinned data, then run the corpus. */
-export const runEquivalence = (corpusPath: string, dataDir?: string): Effect.Effect<EquivalenceReport, CorpusError | Tau2DataError> =>
-  Effect.flatMap(loadRetailData(dataDir), (data) => runCorpus(data.initialWorld, corpusPath))
+/**
+ * `assay equivalence tau2-retail [--corpus FILE]`: load the pinned data, then run the corpus, or
+ * with no corpus both of the provider's own (gold.jsonl then fuzz-dev.jsonl: 614 lines) as one
+ * report whose `corpus` lists both files. Line numbers count from 1 across the files in order.
+ */
+export const runEquivalence = (
+  corpusPath?: string | ReadonlyArray<string>,
+  dataDir?: string
+): Effect.Effect<EquivalenceReport, CorpusError | Tau2DataError> =>
+  Effect.gen(function* () {
+    const data = yield* loadRetailData(dataDir)
+    const paths = corpusPath === undefined ? defaultCorpora(dataDir) : typeof corpusPath === "string" ? [corpusPath] : corpusPath
+    let lines = 0
+    const disagree: Array<Disagreement> = []
+    for (const path of paths) {
+      const report = yield* runCorpus(data.initialWorld, path)
+      for (const d of report.disagree) disagree.push({ ...d, line: d.line + lines })
+      lines += report.lines
+    }
+    return { benchmark: "tau2-retail", corpus: paths.join(","), lines, agree: lines - disagree.length, disagree }
+  })
