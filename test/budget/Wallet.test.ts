@@ -149,4 +149,24 @@ describe("an Attempt's budget", () => {
       expect(capped.verdict.ended?.reason).toBe("budget-exceeded")
       expect(capped.usage.calls).toBeLessThanOrEqual(10)
     }))
+
+  it.effect("an Attempt that outlives its wall-time limit ends with budget-exceeded", () =>
+    Effect.gen(function*() {
+      const slow: Agent = { name: "slow", reply: () => Effect.as(Effect.sleep("10 seconds"), { text: "late", toolCalls: [] }) }
+      const fiber = yield* Effect.fork(
+        evaluate(env, { capabilities: provider.capabilities, agentDef: provider.rosterDef("gold"), agent: slow, repetition: 0, timeoutSeconds: 5 })
+      )
+      yield* TestClock.adjust("6 seconds")
+      const result = yield* Fiber.join(fiber)
+      expect(result.verdict.ended?.reason).toBe("budget-exceeded")
+      expect(result.verdict.ended?.detail).toContain("wall-seconds")
+      expect((result.output as { transcript: ReadonlyArray<unknown> }).transcript).toHaveLength(1)
+    }))
+
+  it.effect("a failed call settles what it says it spent, its retries say", () =>
+    Effect.gen(function*() {
+      const wallet = yield* Wallet.Wallet
+      yield* Effect.either(Wallet.metered(Effect.fail("gave up"), () => usage(1, 1), () => ({ ...usage(0, 0), retries: 3 })))
+      expect(yield* wallet.usage).toMatchObject({ calls: 1, retries: 3, inputTokens: 0 })
+    }).pipe(Effect.provide(Wallet.layer(noLimits))))
 })
