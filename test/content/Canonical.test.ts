@@ -195,6 +195,7 @@ describe("values that are not JSON", () => {
     ["a function", { f: () => 1 }, "$.f", "function"],
     ["a BigInt", { n: { big: 10n } }, "$.n.big", "bigint"],
     ["a cycle", cyclic, "$.self.inner[0]", "cycle"],
+    ["a symbol", { tags: ["a", Symbol("b")] }, "$.tags[1]", "symbol"],
     ["a class instance", { when: new Date(0) }, "$.when", "non-plain-object"]
   ]
 
