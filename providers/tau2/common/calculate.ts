@@ -133,8 +133,15 @@ const parse = (tokens: ReadonlyArray<Token>): { readonly node: Node } | { readon
   const atom = (pos: number, invalid: boolean): Parsed | null => {
     const t = at(pos)
     switch (t.kind) {
-      case "int":
+      case "int": {
+        // CPython 3.11 refuses to convert decimal literals of more than 4300 digits.
+        const digits = t.text.replace(/^0+/, "").length
+        if (digits > 4300) {
+          raised ??= `Exceeds the limit (4300 digits) for integer string conversion: value has ${digits} digits; use sys.set_int_max_str_digits() to increase the limit - Consider hexadecimal for huge integer literals to avoid decimal conversion limits.`
+          return null
+        }
         return { node: { _tag: "int", value: BigInt(t.text) }, pos: pos + 1 }
+      }
       case "float":
         return { node: { _tag: "float", value: Number.parseFloat(t.text) }, pos: pos + 1 }
       case "...":
