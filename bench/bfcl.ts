@@ -54,17 +54,6 @@ export const run = async (): Promise<void> => {
   const pairs = entries.map((e) => ({ task: byId.get(e.id), outcome: e.outcome }))
 
   let sink = 0
-  const checkOnlyPasses = (
-    passes(9, () => {
-      for (const p of pairs) if (p.task !== undefined && check(p.task, p.outcome).valid) sink++
-    })
-  )
-  // Errors are built lazily; this pass reads every error string too, as upstream always builds them.
-  const withErrorsPasses = (
-    passes(9, () => {
-      for (const p of pairs) if (p.task !== undefined) sink += check(p.task, p.outcome).errors.length
-    })
-  )
   // Each answer parsed from its line and graded in turn, as a stream of answers would be.
   const lines = text.split("\n").filter((l) => l.length > 0)
   const withParsePasses = (
@@ -84,6 +73,17 @@ export const run = async (): Promise<void> => {
         }
         if (check(t, outcome).valid) sink++
       }
+    })
+  )
+  const checkOnlyPasses = (
+    passes(9, () => {
+      for (const p of pairs) if (p.task !== undefined && check(p.task, p.outcome).valid) sink++
+    })
+  )
+  // Errors are built lazily; this pass reads every error string too, as upstream always builds them.
+  const withErrorsPasses = (
+    passes(9, () => {
+      for (const p of pairs) if (p.task !== undefined) sink += check(p.task, p.outcome).errors.length
     })
   )
   const rate = (ms: number): number => (entries.length / ms) * 1000
