@@ -64,16 +64,31 @@ export const detect = (adapter: HarnessAdapter, options: DetectOptions = {}): Ef
     if (disabledReason !== undefined) {
       return { harness: adapter.name, binary, version: undefined, liveness: { status: "disabled", reason: disabledReason } }
     }
-    const env = currentEnv()
-    // The binary's own folder first: npm shims (`#!/usr/bin/env node`) must find the same node.
-    env.PATH = [path.dirname(process.execPath), options.path ?? env.PATH ?? ""].join(path.delimiter)
+    // node's folder first: npm shims (`#!/usr/bin/env node`) must find the same node. A private
+    // HOME, so a CLI that sets up its state on first start does it in a folder removed afterwards.
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), `assay-detect-${adapter.name}-`))
+    const env = {
+      ...currentEnv(),
+      PATH: [path.dirname(process.execPath), options.path ?? process.env.PATH ?? ""].join(path.delimiter),
+      HOME: home,
+      XDG_CONFIG_HOME: path.join(home, ".config"),
+      XDG_DATA_HOME: path.join(home, ".local", "share"),
+      XDG_STATE_HOME: path.join(home, ".local", "state"),
+      XDG_CACHE_HOME: path.join(home, ".cache"),
+      CODEX_HOME: path.join(home, ".codex"),
+      CLAUDE_CONFIG_DIR: path.join(home, ".claude"),
+      PI_CODING_AGENT_DIR: path.join(home, ".pi")
+    }
     const outcome = yield* runProcess({
       command: binary,
       args: ["--version"],
-      cwd: os.tmpdir(),
+      cwd: home,
       env,
       timeoutMs: options.versionTimeoutMs ?? 20_000
-    }).pipe(Effect.either)
+    }).pipe(
+      Effect.either,
+      Effect.ensuring(Effect.sync(() => fs.rmSync(home, { recursive: true, force: true })))
+    )
     if (outcome._tag === "Left") {
       return { harness: adapter.name, binary, version: undefined, liveness: { status: "disabled", reason: outcome.left.message } }
     }

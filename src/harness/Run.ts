@@ -148,15 +148,29 @@ export const runHarness = (spec: RunSpec): Effect.Effect<HarnessRun, HarnessRunE
         },
         catch: (e) => fail("workspace", String(e))
       })
-      for (const v of Object.values(invocation.env)) {
-        // Folders the adapter points HOME-like variables at must exist before the CLI starts.
+      // Pointed at an endpoint, a CLI needs nothing of the user's home: give it a private one so
+      // its caches, logs and sessions stay out of ~ (without an endpoint it needs the user's login).
+      const home = path.join(ws.stateDir, "home")
+      const isolation =
+        spec.endpoint === undefined
+          ? {}
+          : {
+              HOME: home,
+              XDG_CONFIG_HOME: path.join(home, ".config"),
+              XDG_DATA_HOME: path.join(home, ".local", "share"),
+              XDG_STATE_HOME: path.join(home, ".local", "state"),
+              XDG_CACHE_HOME: path.join(home, ".cache")
+            }
+      const env = { ...isolation, ...invocation.env }
+      for (const v of Object.values(env)) {
+        // Folders the environment points at must exist before the CLI starts.
         if (v.startsWith(ws.stateDir + path.sep)) fs.mkdirSync(v, { recursive: true })
       }
       const proc = yield* runProcess({
         command: path.resolve(spec.binary),
         args: invocation.args,
         cwd: ws.workDir,
-        env: childEnv(spec.baseEnv ?? currentEnv(), invocation.env, invocation.unsetEnv, ws.workDir),
+        env: childEnv(spec.baseEnv ?? currentEnv(), env, invocation.unsetEnv, ws.workDir),
         timeoutMs: spec.timeoutMs
       }).pipe(Effect.mapError((e) => fail("spawn-failed", e.detail)))
       const captured: CapturedOutput = {
