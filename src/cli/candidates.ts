@@ -6,7 +6,6 @@ import { Effect } from "effect"
 import type { Json } from "../content/Canonical.ts"
 import type { Provider } from "../evaluation/Provider.ts"
 import type { Candidate } from "../experiment/Runner.ts"
-import { modelAgent } from "../model/ModelAgent.ts"
 import { Registry } from "../model/Registry.ts"
 import { noLimits } from "../schema/EnvironmentDef.ts"
 import { UsageError } from "./benchmarks.ts"
@@ -37,7 +36,8 @@ export const resolveCandidate = (provider: Provider, name: string): Effect.Effec
     return {
       def: { name, kind: "llm", model: resolved.ref, actionSpace: "tools", prompt: "", limits: noLimits },
       registryEntry: resolved as unknown as Json,
-      agentFor: () => Effect.succeed(modelAgent(name, resolved))
+      // Loaded on first use: the model clients take seconds to load.
+      agentFor: () => Effect.map(Effect.promise(() => import("../model/ModelAgent.ts")), (m) => m.modelAgent(name, resolved))
     } satisfies Candidate
   })
 }

@@ -11,8 +11,7 @@ import * as ContentId from "../content/ContentId.ts"
 import { decodeJson, encodeJson, renderHtml, renderMarkdown, renderText, type Report } from "../experiment/Report.ts"
 import { classify, type Lane, makePlan, type Plan, run as runExperiment } from "../experiment/Runner.ts"
 import * as Store from "../experiment/Store.ts"
-import { liveness } from "../model/Clients.ts"
-import { liveHandler } from "../model/ModelAgent.ts"
+import type { Handler } from "../world/WorldEffects.ts"
 import * as Registry from "../model/Registry.ts"
 import { type EffectsSpec, FaultReason, withEffects } from "../schema/EnvironmentDef.ts"
 import { benchmarkNames, loadBenchmark, UsageError } from "./benchmarks.ts"
@@ -135,6 +134,13 @@ const statesOf = (homeDir: string, plan: Plan) =>
     ? withStore(homeDir, classify(plan))
     : Effect.succeed(plan.cells.map((cell) => ({ cell, state: "new" as const })))
 
+// The model clients load @effect/ai and its providers: seconds of start-up a run of scripted
+// candidates does not need, so they are loaded on first use.
+const modelCalls: Handler = (effect) =>
+  Effect.flatMap(Effect.promise(() => import("../model/ModelAgent.ts")), (m) => m.liveHandler(effect))
+
+const liveness = () => Effect.flatMap(Effect.promise(() => import("../model/Clients.ts")), (m) => m.liveness())
+
 // ---------------------------------------------------------------------------------------------
 // plan
 
@@ -179,7 +185,7 @@ const runCommand = Command.make("run", runOptions, (opts) =>
         parallel: opts.parallel,
         maxUsd: Option.getOrNull(opts.maxUsd),
         timeoutSeconds: Option.getOrNull(opts.timeoutSecs),
-        handlers: { "model/generate": liveHandler },
+        handlers: { "model/generate": modelCalls },
         progress: stderrProgress(),
         settings: {
           benchmarks: opts.benchmark,

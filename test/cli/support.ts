@@ -1,0 +1,31 @@
+import { spawn } from "node:child_process"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+
+export const root = resolve(import.meta.dirname, "..", "..")
+export const bin = join(root, "bin", "assay.js")
+
+export const tempDir = (prefix = "assay-cli-") => mkdtempSync(join(tmpdir(), prefix))
+
+export interface Result {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs the assay command as a user would, with a clean environment plus `env`. */
+export const assay = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Promise<Result> =>
+  new Promise((done, fail) => {
+    const child = spawn(process.execPath, [bin, ...args], {
+      cwd: root,
+      env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ASSAY_DATA_DIR: process.env["ASSAY_DATA_DIR"] ?? "", ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
+    child.on("error", fail)
+    child.on("close", (code) => done({ code, stdout, stderr }))
+  })
