@@ -1,0 +1,85 @@
+import { readdirSync, readFileSync, statSync } from "node:fs"
+import { join } from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { tasks } from "../../providers/ledger/tasks.ts"
+import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
+import * as Registry from "../../src/model/Registry.ts"
+import { assay, tempDir } from "./support.ts"
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/** The loopback model plays every ledger task's gold actions, then answers. */
+const goldScript = tasks.flatMap((task) => {
+  const match = { lastUser: `^${escape(task.instruction)}$` }
+  return [
+    ...task.gold.map((action) => ({ match, toolCalls: [{ name: action.name, arguments: action.arguments }], usage: { input: 300, output: 25 } })),
+    { match, text: task.answer ?? "Done.", usage: { input: 400, output: 10 } }
+  ]
+})
+
+const filesUnder = (dir: string): ReadonlyArray<string> =>
+  readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name)
+    return statSync(path).isDirectory() ? filesUnder(path) : [path]
+  })
+
+describe("model candidates through the command", { timeout: 300_000 }, () => {
+  it("an OpenAI-compatible server playing the gold actions scores 1 on ledger, at the server's tokens and list price, and the key is nowhere", async () => {
+    const home = tempDir()
+    const { result, reported } = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function*() {
+          const server = yield* LoopbackServer.start(goldScript)
+          const env = { OPENAI_BASE_URL: server.openAiBaseUrl, OPENAI_API_KEY: "sk-test-SECRET123" }
+          const result = yield* Effect.promise(() =>
+            assay(["run", "--benchmark", "ledger", "--model", "openai:gpt-4o-mini", "--yes", "--json", "--home", home, "--parallel", "4"], env)
+          )
+          const plan = yield* Effect.promise(() => assay(["plan", "--benchmark", "ledger", "--model", "openai:gpt-4o-mini", "--json", "--home", home], env))
+          const report = yield* Effect.promise(() => assay(["report", "--format", "html", "--out", join(home, "r.html"), "--home", home], env))
+          return { result: { run: result, plan, report }, reported: server.requests() }
+        })
+      )
+    )
+    expect(result.run.code, result.run.stderr).toBe(0)
+    const report = JSON.parse(result.run.stdout)
+    const card = report.scorecards.find((s: { candidate: string; stratum: string | null }) => s.candidate === "openai:gpt-4o-mini" && s.stratum === null)
+    expect(card.meanReward).toBe(1)
+    const input = reported.reduce((sum, r) => sum + (r.usage?.input ?? 0), 0)
+    const output = reported.reduce((sum, r) => sum + (r.usage?.output ?? 0), 0)
+    expect(card.tokens).toEqual({ input, output })
+    const model = await Effect.runPromise(Registry.resolve("openai:gpt-4o-mini").pipe(Effect.provide(Registry.layer)))
+    const price = model.model.cost!
+    expect(card.costUsd).toBeCloseTo((input * price.input + output * price.output) / 1e6, 10)
+
+    const plan = JSON.parse(result.plan.stdout)
+    expect(plan.cells).toMatchObject({ total: 20, kept: 20 })
+    expect(plan.modelProviders.find((p: { provider: string }) => p.provider === "openai")).toMatchObject({ status: "live" })
+
+    for (const text of [result.run.stdout, result.run.stderr, result.plan.stdout, result.plan.stderr, result.report.stderr]) {
+      expect(text).not.toContain("SECRET123")
+    }
+    for (const file of filesUnder(home)) expect(readFileSync(file).includes("SECRET123"), file).toBe(false)
+  })
+
+  it("a server that always answers 500 ends each Attempt with a verdict that says so", async () => {
+    const home = tempDir()
+    const run = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function*() {
+          const server = yield* LoopbackServer.start([{ repeat: true, status: 500, text: "upstream is down" }])
+          return yield* Effect.promise(() =>
+            assay(["run", "--benchmark", "ledger", "--task", "ledger-01", "--model", "openai:gpt-4o-mini", "--yes", "--json", "--home", home], {
+              OPENAI_BASE_URL: server.openAiBaseUrl,
+              OPENAI_API_KEY: "sk-test"
+            })
+          )
+        })
+      )
+    )
+    expect(run.code, run.stderr).toBe(0)
+    const report = JSON.parse(run.stdout)
+    expect(report.cells).toMatchObject({ total: 1, ran: 1, faulted: 1 })
+    expect(report.scorecards[0].failures).toEqual({ "ended:fault": 1 })
+  })
+})
