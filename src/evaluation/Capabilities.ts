@@ -5,6 +5,7 @@
 import { Effect, Ref, Schema } from "effect"
 import type { Json } from "../content/Canonical.ts"
 import type { Wallet } from "../budget/Wallet.ts"
+import type { AgentDef } from "../schema/AgentDef.ts"
 import type { EnvironmentDef } from "../schema/EnvironmentDef.ts"
 import type { Trust } from "../schema/Verdict.ts"
 import type { Tool, ToolSpec } from "../world/Tool.ts"
@@ -67,7 +68,8 @@ export interface Protocol {
   readonly name: string
   readonly version: string
   readonly trust: Trust
-  readonly inputs: (env: EnvironmentDef) => Effect.Effect<ProtocolInputs, CapabilityError>
+  /** What the candidate is offered; the action space may change it (prompt mode vs tools). */
+  readonly inputs: (env: EnvironmentDef, agent: AgentDef) => Effect.Effect<ProtocolInputs, CapabilityError>
   /** Hosts the interaction; returns portable data beside the transcript, never the grade. */
   readonly run: (ctx: ProtocolContext) => Effect.Effect<Json, ProtocolFailure, WorldEffects | Wallet | AttemptWorld>
 }

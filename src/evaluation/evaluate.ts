@@ -53,7 +53,7 @@ export const inputsIdOf = (assembled: ProtocolInputs, agent: AgentDef, registryE
 
 /** The inputs id a candidate would get now, with no model call. */
 export const predictInputsId = (capabilities: Capabilities, env: EnvironmentDef, agent: AgentDef, registryEntry: Json | null) =>
-  Effect.map(capabilities.protocol.inputs(env), (inputs) => inputsIdOf(assemble(inputs, agent), agent, registryEntry))
+  Effect.map(capabilities.protocol.inputs(env, agent), (inputs) => inputsIdOf(assemble(inputs, agent), agent, registryEntry))
 
 const minLimit = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.min(a, b))
 
@@ -129,7 +129,7 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
     const elapsed = Effect.map(Clock.currentTimeMillis, (t) => (t - t0) / 1000)
 
     const setupExit = yield* Effect.exit(capabilities.worldSetup.setup(env))
-    const inputsExit = yield* Effect.exit(capabilities.protocol.inputs(env))
+    const inputsExit = yield* Effect.exit(capabilities.protocol.inputs(env, agentDef))
     if (Exit.isFailure(setupExit) || Exit.isFailure(inputsExit)) {
       const cause = Exit.isFailure(setupExit) ? setupExit.cause : (inputsExit as Exit.Failure<ProtocolInputs, unknown>).cause
       return finish({

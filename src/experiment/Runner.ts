@@ -224,6 +224,8 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     if (unpredictedCells.length > 0) warnings.push(`${unpredictedCells.length} cells ran with inputs other than predicted: the result is incomplete`)
     if (skippedCount > 0) warnings.push(`${skippedCount} cells were skipped (see the run's skipped cells)`)
     if (deferred > 0) warnings.push(`${deferred} cells were left for a later run`)
+    const apart = new Set(plan.cells.flatMap((c) => Array.from(c.lane.provider.impassable ?? [], (task) => `${c.lane.provider.name}/${task}`)))
+    const impassable = (a: Attempt) => apart.has(`${a.benchmark}/${a.task}`)
     const notes = Array.from(new Set(plan.cells.map((c) => c.lane.provider.attribution).filter((a): a is string => a !== undefined)))
     const report: Report = {
       runId,
@@ -237,8 +239,8 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
         skipped: skippedCount + deferred,
         faulted: ran.filter((a) => a.verdict.ended?.reason === "fault").length
       },
-      scorecards: scorecards(current),
-      comparisons: comparisons(current),
+      scorecards: scorecards(current, impassable),
+      comparisons: comparisons(current, impassable),
       ...(notes.length > 0 ? { notes } : {}),
       ...(warnings.length > 0 ? { warnings } : {})
     }

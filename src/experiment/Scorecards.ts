@@ -68,26 +68,41 @@ const groupBy = <A>(items: ReadonlyArray<A>, key: (a: A) => string): Map<string,
   return out
 }
 
-/** One scorecard per candidate and benchmark, and one per stratum when there are several. */
-export const scorecards = (attempts: ReadonlyArray<Attempt>): ReadonlyArray<Scorecard> => {
+/** The stratum under which tasks no answer can pass are reported, apart from the rest. */
+export const IMPASSABLE = "impassable"
+
+/**
+ * One scorecard per candidate and benchmark, and one per stratum when there are several. Tasks
+ * no answer can pass are left out of both and get a scorecard of their own.
+ */
+export const scorecards = (
+  attempts: ReadonlyArray<Attempt>,
+  impassable: (a: Attempt) => boolean = () => false
+): ReadonlyArray<Scorecard> => {
   const out: Array<Scorecard> = []
-  for (const [, group] of groupBy(attempts, (a) => `${a.benchmark}\u0000${a.candidate}`)) {
-    const first = group[0]!
-    out.push(scorecardOf(first.candidate, first.benchmark, null, group))
+  for (const [, all] of groupBy(attempts, (a) => `${a.benchmark}\u0000${a.candidate}`)) {
+    const first = all[0]!
+    const apart = all.filter(impassable)
+    const group = apart.length > 0 ? all.filter((a) => !impassable(a)) : all
+    if (group.length > 0) out.push(scorecardOf(first.candidate, first.benchmark, null, group))
     const strata = groupBy(group.filter((a) => a.stratum !== null), (a) => a.stratum ?? "")
     if (strata.size > 1) {
       for (const [stratum, members] of [...strata].sort(([a], [b]) => a.localeCompare(b))) {
         out.push(scorecardOf(first.candidate, first.benchmark, stratum, members))
       }
     }
+    if (apart.length > 0) out.push(scorecardOf(first.candidate, first.benchmark, IMPASSABLE, apart))
   }
   return out
 }
 
 /** Paired comparisons between every two candidates of a benchmark, on the cells both have. */
-export const comparisons = (attempts: ReadonlyArray<Attempt>): ReadonlyArray<Comparison> => {
+export const comparisons = (
+  attempts: ReadonlyArray<Attempt>,
+  impassable: (a: Attempt) => boolean = () => false
+): ReadonlyArray<Comparison> => {
   const out: Array<Comparison> = []
-  for (const [benchmark, group] of groupBy(attempts, (a) => a.benchmark)) {
+  for (const [benchmark, group] of groupBy(attempts.filter((a) => !impassable(a)), (a) => a.benchmark)) {
     const byCandidate = groupBy(group, (a) => a.candidate)
     const names = [...byCandidate.keys()]
     for (let i = 0; i < names.length; i++) {

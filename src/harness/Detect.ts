@@ -52,7 +52,7 @@ export const detect = (adapter: HarnessAdapter, options: DetectOptions = {}): Ef
   Effect.gen(function* () {
     const binary = findBinary(adapter.binary, options)
     if (binary === undefined) {
-      const where = [...(options.binDirs ?? []), "PATH"].join(", ")
+      const where = [...(options.binDirs ?? []), ...(options.path === "" ? [] : ["PATH"])].join(", ")
       return {
         harness: adapter.name,
         binary: undefined,

@@ -37,6 +37,9 @@ export class ProcessError extends Schema.TaggedError<ProcessError>()("ProcessErr
   }
 }
 
+/** How long output may still arrive after the leader exited. */
+const CLOSE_GRACE_MS = 2_000
+
 const killGroup = (pid: number | undefined): void => {
   if (pid === undefined) return
   try {
@@ -84,15 +87,9 @@ export const runProcess = (spec: ProcessSpec): Effect.Effect<ProcessOutcome, Pro
       killGroup(child.pid)
     }, spec.timeoutMs)
     let exit: { code: number | null; signal: string | null } | undefined
-    child.on("exit", (code, signal) => {
-      exit = { code, signal }
-      // Stragglers in the group would keep the pipes open; the run is over, so they go too.
-      killGroup(child.pid)
-    })
-    child.on("error", (e) => {
-      settle(Effect.fail(new ProcessError({ command: spec.command, reason: "spawn-failed", detail: e.message })))
-    })
-    child.on("close", (code, signal) => {
+    let grace: ReturnType<typeof setTimeout> | undefined
+    const done = (code: number | null, signal: string | null) => {
+      if (grace !== undefined) clearTimeout(grace)
       settle(
         Effect.succeed({
           exitCode: exit?.code ?? code,
@@ -104,7 +101,22 @@ export const runProcess = (spec: ProcessSpec): Effect.Effect<ProcessOutcome, Pro
           wallMs: Date.now() - started
         })
       )
+    }
+    child.on("exit", (code, signal) => {
+      exit = { code, signal }
+      // Stragglers in the group would keep the pipes open; the run is over, so they go too.
+      killGroup(child.pid)
+      // A descendant that left the group (setsid) may still hold the pipes: stop waiting for them.
+      grace = setTimeout(() => {
+        child.stdout.destroy()
+        child.stderr.destroy()
+        done(code, signal)
+      }, CLOSE_GRACE_MS)
     })
+    child.on("error", (e) => {
+      settle(Effect.fail(new ProcessError({ command: spec.command, reason: "spawn-failed", detail: e.message })))
+    })
+    child.on("close", (code, signal) => done(code, signal))
     return Effect.sync(() => {
       clearTimeout(timer)
       killGroup(child.pid)

@@ -76,8 +76,8 @@ describe("experiments", () => {
           ...ledger.capabilities,
           protocol: {
             ...ledger.capabilities.protocol,
-            inputs: (env) =>
-              Effect.map(ledger.capabilities.protocol.inputs(env), (inputs) => ({
+            inputs: (env, agent) =>
+              Effect.map(ledger.capabilities.protocol.inputs(env, agent), (inputs) => ({
                 ...inputs,
                 tools: inputs.tools.map((t) => (t.name === "transfer" ? { ...t, description: t.description + " Transfers are final." } : t))
               }))
