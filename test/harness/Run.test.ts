@@ -1,5 +1,4 @@
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -26,13 +25,15 @@ const spec = (t: CorpusTask, script: unknown, extra: Partial<RunSpec> = {}): Run
   ...extra
 })
 
-const tempRunDirs = () => fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith("assay-codex-"))
 
 describe("runHarness with a fake CLI", () => {
   it.effect("runs in a fresh copy of the fixture, parses the transcript, diffs and grades, then cleans up", () =>
     Effect.gen(function* () {
       const t = task("csv-summary")
-      const before = tempRunDirs()
+      // A private TMPDIR, so the check below sees only this run's folders (test files run in parallel).
+      const tmp = tempDir("tmpdir")
+      const saved = process.env.TMPDIR
+      process.env.TMPDIR = tmp
       const fixtureBefore = fs.readFileSync(path.join(t.fixtureDir, "sales.csv"), "utf8")
       const run = yield* runHarness(
         spec(t, {
@@ -44,6 +45,8 @@ describe("runHarness with a fake CLI", () => {
           ]
         })
       )
+      if (saved === undefined) delete process.env.TMPDIR
+      else process.env.TMPDIR = saved
       expect(run.outcome).toBe("completed")
       expect(run.transcript?.finalAnswer).toBe("The total is 139.72")
       expect(run.transcript?.calls).toEqual([
@@ -57,7 +60,7 @@ describe("runHarness with a fake CLI", () => {
       // The fixture is untouched and the run's temp folders are gone.
       expect(fs.existsSync(path.join(t.fixtureDir, "summary.json"))).toBe(false)
       expect(fs.readFileSync(path.join(t.fixtureDir, "sales.csv"), "utf8")).toBe(fixtureBefore)
-      expect(tempRunDirs()).toEqual(before)
+      expect(fs.readdirSync(tmp).filter((n) => !n.startsWith("assay-test-"))).toEqual([])
     }))
 
   it.effect("the endpoint reaches the CLI through its own config, and the key only through the env", () =>
