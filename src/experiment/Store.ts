@@ -64,6 +64,8 @@ export interface Store {
   readonly skippedOfRun: (runId: string) => Effect.Effect<ReadonlyArray<CellKey & { readonly reason: string }>, StoreError>
   readonly putNote: (runId: string, kind: string, note: unknown) => Effect.Effect<void, StoreError>
   readonly notesOfRun: (runId: string, kind: string) => Effect.Effect<ReadonlyArray<unknown>, StoreError>
+  /** The newest note of a kind left by any run of an experiment. */
+  readonly latestNote: (experimentId: string, kind: string) => Effect.Effect<unknown | null, StoreError>
 }
 export const Store = Context.GenericTag<Store>("assay/Store")
 
@@ -214,6 +216,12 @@ const make = (home: string) =>
         sql<{ note: string }>`SELECT note FROM notes WHERE run_id = ${runId} AND kind = ${kind} ORDER BY rowid`.pipe(
           query("reading notes"),
           Effect.map((rows) => rows.map((r) => JSON.parse(r.note) as unknown))
+        ),
+      latestNote: (experimentId, kind) =>
+        sql<{ note: string }>`SELECT n.note FROM notes n JOIN runs r ON n.run_id = r.id
+          WHERE r.experiment_id = ${experimentId} AND n.kind = ${kind} ORDER BY n.rowid DESC LIMIT 1`.pipe(
+          query("reading notes"),
+          Effect.map((rows) => (rows[0] ? (JSON.parse(rows[0].note) as unknown) : null))
         )
     }
     return store

@@ -1,0 +1,56 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
+import { assay, tempDir } from "./support.ts"
+
+const args = (home: string, budget: string) =>
+  ["run", "--benchmark", "ledger", "--model", "openai:gpt-4o-mini", "--preflight-usd", budget, "--parallel", "2", "--yes", "--json", "--home", home]
+
+describe("preflight through the command", { timeout: 300_000 }, () => {
+  it("a budget far below the pilot's bills stops after the pilot with exit 3; a larger one resumes and pays no pilot cell twice", async () => {
+    const home = tempDir()
+    const { low, high, requests } = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function*() {
+          // Each cell: one call of 1,000 + 1,000 tokens = $0.00075 at gpt-4o-mini's list price.
+          const server = yield* LoopbackServer.start([{ repeat: true, text: "done", usage: { input: 1000, output: 1000 } }])
+          const env = { OPENAI_BASE_URL: server.openAiBaseUrl, OPENAI_API_KEY: "sk-test" }
+          const low = yield* Effect.promise(() => assay(args(home, "0.001"), env))
+          const afterPilot = server.requests().length
+          const plan = yield* Effect.promise(() => assay(["plan", "--benchmark", "ledger", "--model", "openai:gpt-4o-mini", "--json", "--home", home], env))
+          expect(JSON.parse(plan.stdout).estimate).toMatchObject({ verdict: "over-budget", budgetUsd: 0.001 })
+          const high = yield* Effect.promise(() => assay(args(home, "5"), env))
+          return { low, high, requests: { afterPilot, total: server.requests().length } }
+        })
+      )
+    )
+    expect(low.code, low.stderr).toBe(3)
+    const stopped = JSON.parse(low.stdout)
+    expect(stopped.stopped).toBe("over-budget")
+    // 4 strata -> 4 pilot cells; 16 left at $0.00075 each.
+    expect(requests.afterPilot).toBe(4)
+    expect(stopped.estimate.candidates[0]).toMatchObject({ candidate: "openai:gpt-4o-mini", pilotCells: 4, cellsLeft: 16 })
+    expect(stopped.estimate.total.usd.expected).toBeCloseTo(16 * 0.00075, 10)
+    expect(high.code, high.stderr).toBe(0)
+    const report = JSON.parse(high.stdout)
+    expect(report.cells).toMatchObject({ total: 20, kept: 4, ran: 16 })
+    expect(requests.total).toBe(20)
+  })
+
+  it("a pilot whose every cell faults leaves the candidate unpiloted and the gate refuses", async () => {
+    const home = tempDir()
+    const run = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function*() {
+          const server = yield* LoopbackServer.start([{ repeat: true, status: 500, text: "down" }])
+          return yield* Effect.promise(() => assay(args(home, "5"), { OPENAI_BASE_URL: server.openAiBaseUrl, OPENAI_API_KEY: "sk-test" }))
+        })
+      )
+    )
+    expect(run.code, run.stderr).toBe(3)
+    const stopped = JSON.parse(run.stdout)
+    expect(stopped.stopped).toBe("unpiloted")
+    expect(stopped.estimate.unpiloted).toEqual(["openai:gpt-4o-mini"])
+    expect(stopped.estimate.candidates[0].faulted.cells).toBe(4)
+  })
+})
