@@ -3,10 +3,16 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { afterAll } from "@effect/vitest"
 
 export const fakeHarness = fileURLToPath(new URL("./fake-harness.mjs", import.meta.url))
 
-export const tempDir = (prefix: string): string => fs.mkdtempSync(path.join(os.tmpdir(), `assay-test-${prefix}-`))
+// Every temp folder of a test file lives under one root, removed after the file's tests (vitest
+// ends its workers without an exit event, so a process hook would not run).
+const root = fs.mkdtempSync(path.join(os.tmpdir(), "assay-test-"))
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
+
+export const tempDir = (prefix: string): string => fs.mkdtempSync(path.join(root, `${prefix}-`))
 
 /** A bin folder holding executables that run the fake harness under the given names. */
 export const fakeBin = (names: ReadonlyArray<string>, extraEnv: Record<string, string> = {}): string => {
