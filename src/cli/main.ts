@@ -6,7 +6,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import { dirname, join, resolve } from "node:path"
 import { Args, Command, Options } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Console, Data, Effect, Layer, Option, Schema } from "effect"
+import { Cause, Console, Data, Effect, Layer, Option, Schema } from "effect"
 import * as ContentId from "../content/ContentId.ts"
 import { decodeJson, encodeJson, renderHtml, renderMarkdown, renderText, type Report } from "../experiment/Report.ts"
 import { type Estimate, estimate, pilotOf } from "../experiment/Preflight.ts"
@@ -385,8 +385,22 @@ const cli = Command.run(assay, { name: "assay", version: "0.1.0" })
 
 const program = Effect.suspend(() => cli(process.argv)).pipe(
   Effect.provide(Layer.mergeAll(NodeContext.layer, Registry.layer)),
-  Effect.catchAll((error) =>
+  Effect.catchAllCause((cause) =>
     Effect.sync(() => {
+      if (Cause.isInterruptedOnly(cause)) {
+        process.exitCode = 130
+        return
+      }
+      const failure = Cause.failureOption(cause)
+      if (Option.isNone(failure)) {
+        // A defect: a bug in assay or a dependency, still one line, with the cause for a report.
+        const defect = Cause.squash(cause)
+        process.stderr.write(`assay: internal error: ${defect instanceof Error ? defect.message : String(defect)}\n`)
+        if (process.env["ASSAY_DEBUG"]) process.stderr.write(Cause.pretty(cause) + "\n")
+        process.exitCode = 1
+        return
+      }
+      const error = failure.value
       if (error instanceof ExitWith) {
         process.exitCode = error.code
         return
