@@ -48,6 +48,17 @@ export const pinnedFiles = {
     url: rawUrl("data/tau2/domains/retail/split_tasks.json"),
     sha256: "ed0580ec52575b63fbf76568af42490da6ee7783ecb4aa81af46961291358f20"
   },
+  // The user simulator's guidelines (text mode; retail has no user tools), for the protocol.
+  userGuidelines: {
+    name: "user_simulator/simulation_guidelines.md",
+    url: rawUrl("data/tau2/user_simulator/simulation_guidelines.md"),
+    sha256: "740a29dfa64d7bc08eea3bf7493575b914a63f744acbaf7f199ee07eddaf72d3"
+  },
+  userGuidelinesTools: {
+    name: "user_simulator/simulation_guidelines_tools.md",
+    url: rawUrl("data/tau2/user_simulator/simulation_guidelines_tools.md"),
+    sha256: "cbf3d8a4d8642fd04e559862f1afef55d7dd4e6a7e727ca49e239023c599de0c"
+  },
   // Generated from upstream code at the revision (tool.openai_schema, ToolType); see retail/oracle/README.md.
   tools: {
     name: "retail/tools.json",

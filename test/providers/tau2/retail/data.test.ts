@@ -51,6 +51,14 @@ describe("retail data", () => {
     expect(World.get(world, "orders", "#W1")).toMatchObject({ cancel_reason: null, exchange_price_difference: null, return_items: null })
   })
 
+  it.effect("every pinned file present in the data folder has its pinned hash", () =>
+    Effect.gen(function* () {
+      for (const file of Object.values(pinnedFiles)) {
+        const text = yield* readPinned(file)
+        expect(text.length, file.name).toBeGreaterThan(0)
+      }
+    }))
+
   it.effect("names the file and both hashes when a file differs from the pinned one", () =>
     Effect.gen(function* () {
       const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "tau2-")))

@@ -1,0 +1,316 @@
+/**
+ * The pinned banking_knowledge files (bm25 variant), read from `$ASSAY_DATA_DIR/tau2/` and
+ * checked against the sha256 recorded here (from ../shared/data/tau2/SOURCE.md) or, for the
+ * 698 documents and 97 tasks, against the pinned `SHA256SUMS`. db.json becomes the initial World:
+ * one World table per DB table (`data` records in file order), the tables' `notes` kept apart
+ * (no tool writes them).
+ */
+import { createHash } from "node:crypto"
+import { readFile } from "node:fs/promises"
+import { join } from "node:path"
+import { Effect, Either, ParseResult, Schema } from "effect"
+import type { Json } from "../../../src/content/Canonical.ts"
+import type { ToolSpec } from "../../../src/world/Tool.ts"
+import * as World from "../../../src/world/World.ts"
+import { isDict, jsonLoads, orderedEntries, type Py } from "./pyvalue.ts"
+
+export const upstreamRepository = "sierra-research/tau2-bench"
+export const upstreamRevision = "a2c024725189473d2d7cea3a5cfdbcc67478e41f"
+
+const upstreamDataPath = "data/tau2/domains/banking_knowledge"
+const rawUrl = (path: string): string => `https://raw.githubusercontent.com/${upstreamRepository}/${upstreamRevision}/${path}`
+
+export interface PinnedFile {
+  /** Path under `$ASSAY_DATA_DIR/`. */
+  readonly name: string
+  /** Where `assay data pull` fetches it; null for files generated from upstream code. */
+  readonly url: string | null
+  readonly sha256: string
+}
+
+const local = (file: string) => `tau2/banking_knowledge/${file}`
+
+export const pinnedFiles = {
+  db: { name: local("db.json"), url: rawUrl(`${upstreamDataPath}/db.json`), sha256: "e692feb797c659f0e21ff7380aa87beb4e95a0694d7bb7945f073102f0293d28" },
+  // Generated (see banking_knowledge/oracle/README.md): no upstream blob.
+  sums: { name: local("SHA256SUMS"), url: null, sha256: "ddf0d94c3b294eaae7eb5a0305fa69398d2f47b84c8abe9f4a265f79f7a0994e" },
+  documentsOrder: { name: local("documents-order.json"), url: null, sha256: "98ba5859f7731c5e58772bb84827b3625c977ba17f07786982ebe8796f25c9aa" },
+  tools: { name: local("tools.json"), url: null, sha256: "fef660858f22e481f2a84a36de5c4ad4c03d97531fa01b008cf58baaefe84586" },
+  toolTypes: { name: local("tools-types.json"), url: null, sha256: "f2647ef2c6473ca07d113e7ef57a904872b255f1ea6cf8446289c46e1bbf2c48" },
+  userTools: { name: local("user-tools.json"), url: null, sha256: "a900d8315ebd7297f200599d1549585aeb2a15a06ac48e3b7ee506cd41badd95" },
+  userToolTypes: { name: local("user-tools-types.json"), url: null, sha256: "93614f883ef7ac4299f8c499e6bf3d348b249fde674e2c0b5600ff05f24d9149" },
+  discoverableTools: { name: local("discoverable-tools.json"), url: null, sha256: "8ba552830a3fecdf3d0080e4675db2f33b81e05d83277beeae8dc4e930e7315e" },
+  policy: { name: local("policy-bm25.md"), url: null, sha256: "430e719f33d876604547a0fb0a9f586fdfc4ae43d206699d62abb30e711b868a" }
+} as const satisfies Record<string, PinnedFile>
+
+/** A document or task file: its sha256 comes from the pinned SHA256SUMS. */
+export const sumsFile = (relative: string, sha256: string): PinnedFile => ({
+  name: local(relative),
+  url: rawUrl(`${upstreamDataPath}/${relative}`),
+  sha256
+})
+
+export class BankingDataError extends Schema.TaggedError<BankingDataError>()("BankingDataError", {
+  file: Schema.String,
+  reason: Schema.Literal("missing", "hash-mismatch", "invalid"),
+  expected: Schema.optional(Schema.String),
+  actual: Schema.optional(Schema.String),
+  detail: Schema.optional(Schema.String)
+}) {
+  override get message() {
+    switch (this.reason) {
+      case "missing":
+        return `${this.file} is missing: run \`assay data pull tau2-banking\` or set ASSAY_DATA_DIR to a folder holding tau2/banking_knowledge/ (${this.detail ?? ""})`
+      case "hash-mismatch":
+        return `${this.file} has sha256 ${this.actual}, expected ${this.expected} (upstream ${upstreamRevision}): run \`assay data pull tau2-banking\` to fetch the pinned file`
+      case "invalid":
+        return `${this.file} is not what upstream's loader accepts: ${this.detail ?? ""}`
+    }
+  }
+}
+
+/** `$ASSAY_DATA_DIR` (the default `../shared/data` is the layout of these machines). */
+export const dataRoot = (dataDir?: string): string => dataDir ?? process.env["ASSAY_DATA_DIR"] ?? "../shared/data"
+
+export const bankingDir = (dataDir?: string): string => join(dataRoot(dataDir), "tau2", "banking_knowledge")
+
+/** One pinned file's text, its hash checked. */
+export const readPinned = (file: PinnedFile, dataDir?: string): Effect.Effect<string, BankingDataError> =>
+  Effect.gen(function* () {
+    const path = join(dataRoot(dataDir), file.name)
+    const bytes = yield* Effect.tryPromise({
+      try: () => readFile(path),
+      catch: (e) => new BankingDataError({ file: path, reason: "missing", detail: String(e) })
+    })
+    const actual = createHash("sha256").update(bytes).digest("hex")
+    if (actual !== file.sha256) return yield* new BankingDataError({ file: path, reason: "hash-mismatch", expected: file.sha256, actual })
+    return bytes.toString("utf8")
+  })
+
+const invalid = (file: PinnedFile | string, detail: string) =>
+  new BankingDataError({ file: typeof file === "string" ? file : file.name, reason: "invalid", detail })
+
+/** Python-faithful parse (floats kept apart from ints, key order kept). */
+export const parsePy = (file: PinnedFile, text: string): Effect.Effect<Py, BankingDataError> =>
+  Either.mapLeft(jsonLoads(text), (e) => invalid(file, e))
+
+/** The 23 tables of upstream's `TransactionalDB`, in field order. */
+export const tableNames = [
+  "users",
+  "accounts",
+  "debit_cards",
+  "referrals",
+  "credit_card_applications",
+  "user_discoverable_tools",
+  "user_discoverable_tool_calls",
+  "verification_history",
+  "credit_card_transaction_history",
+  "cash_back_disputes",
+  "bank_account_transaction_history",
+  "credit_card_accounts",
+  "agent_discoverable_tools",
+  "task_config",
+  "human_transfer_requests",
+  "transaction_disputes",
+  "credit_card_orders",
+  "debit_card_orders",
+  "credit_card_closure_reasons",
+  "credit_card_account_flags",
+  "credit_limit_increase_requests",
+  "payment_history",
+  "debit_card_disputes"
+] as const
+export type TableName = (typeof tableNames)[number]
+
+/** Each table's `notes` (tables missing from db.json have ""). */
+export type Notes = Readonly<Record<TableName, string>>
+
+/** db.json text to the initial World and the tables' notes. */
+export const worldFromDb = (db: Py): Either.Either<{ readonly world: World.World; readonly notes: Notes }, string> => {
+  if (!isDict(db)) return Either.left("the DB is not an object")
+  let world = World.make({})
+  const notes: Record<string, string> = {}
+  for (const name of tableNames) {
+    notes[name] = ""
+    const table = db[name]
+    if (table === undefined) continue
+    if (!isDict(table)) return Either.left(`${name} is not an object`)
+    const data = table["data"] ?? {}
+    if (!isDict(data)) return Either.left(`${name}.data is not an object`)
+    const n = table["notes"] ?? ""
+    if (typeof n !== "string") return Either.left(`${name}.notes is not a string`)
+    notes[name] = n
+    for (const [id, record] of orderedEntries(data)) {
+      if (!isDict(record)) return Either.left(`${name}.data.${id} is not an object`)
+      world = World.set(world, name, id, record)
+    }
+  }
+  for (const key of Object.keys(db)) {
+    if (!(tableNames as ReadonlyArray<string>).includes(key)) return Either.left(`unknown table ${key}`)
+  }
+  return Either.right({ world, notes: notes as Notes })
+}
+
+// Key order inside records survives because no record key is integer-like; table keys that are
+// ("123") are kept in order by World's insertion rank.
+
+export interface KbDocument {
+  readonly id: string
+  readonly title: string
+  readonly content: string
+}
+
+const ToolTypes = Schema.Array(
+  Schema.Struct({ name: Schema.String, type: Schema.Literal("read", "write", "generic", "think"), mutates_state: Schema.Boolean })
+)
+export type ToolTypes = typeof ToolTypes.Type
+
+const OpenAiTools = Schema.Array(
+  Schema.Struct({
+    type: Schema.Literal("function"),
+    function: Schema.Struct({ name: Schema.String, description: Schema.String, parameters: Schema.Record({ key: Schema.String, value: Schema.Unknown }) })
+  })
+)
+
+export const DiscoverableTool = Schema.Struct({
+  owner: Schema.Literal("assistant", "user"),
+  name: Schema.String,
+  type: Schema.Literal("read", "write", "generic", "think"),
+  mutates_state: Schema.Boolean,
+  tool_info: Schema.Struct({
+    name: Schema.String,
+    description: Schema.String,
+    parameters: Schema.Record({
+      key: Schema.String,
+      value: Schema.Struct({ type: Schema.String, description: Schema.String, required: Schema.Boolean })
+    }),
+    success_message: Schema.String
+  })
+})
+export type DiscoverableTool = typeof DiscoverableTool.Type
+
+export interface BankingData {
+  /** db.json as loaded: every Attempt forks it (after its task's initial data). */
+  readonly initialWorld: World.World
+  readonly notes: Notes
+  /** The knowledge base in upstream's corpus order (documents-order.json). */
+  readonly documents: ReadonlyArray<KbDocument>
+  /** tasks/task_*.json sorted by file name, parsed (tasks.ts decodes them). */
+  readonly tasksJson: ReadonlyArray<Py>
+  readonly policy: string
+  /** The 15 agent tools, upstream order. */
+  readonly toolSpecs: ReadonlyArray<ToolSpec>
+  readonly toolTypes: ToolTypes
+  /** The 6 user tools (a task offers the subset its `user_tools` names). */
+  readonly userToolSpecs: ReadonlyArray<ToolSpec>
+  readonly userToolTypes: ToolTypes
+  readonly discoverableTools: ReadonlyArray<DiscoverableTool>
+}
+
+const decodeFile = <A, I>(file: PinnedFile, schema: Schema.Schema<A, I>, text: string): Effect.Effect<A, BankingDataError> =>
+  Effect.gen(function* () {
+    const value = yield* Effect.try({ try: () => JSON.parse(text) as unknown, catch: (e) => invalid(file, String(e)) })
+    return yield* Effect.mapError(Schema.decodeUnknown(schema)(value), (e) => invalid(file, ParseResult.TreeFormatter.formatErrorSync(e)))
+  })
+
+const specs = (tools: typeof OpenAiTools.Type): ReadonlyArray<ToolSpec> =>
+  tools.map((t) => ({ name: t.function.name, description: t.function.description, parameters: t.function.parameters as { readonly [key: string]: Json } }))
+
+/** `SHA256SUMS` lines: `<hex>  <relative path>`. */
+const parseSums = (text: string): ReadonlyMap<string, string> => {
+  const out = new Map<string, string>()
+  for (const line of text.split("\n")) {
+    const m = /^([0-9a-f]{64}) {2}(.+)$/.exec(line)
+    if (m) out.set(m[2]!, m[1]!)
+  }
+  return out
+}
+
+/** Every banking file, hash-checked and decoded. */
+export const loadBankingData = (dataDir?: string): Effect.Effect<BankingData, BankingDataError> =>
+  Effect.gen(function* () {
+    const p = pinnedFiles
+    const [dbText, sumsText, orderText, toolsText, typesText, userToolsText, userTypesText, discText, policy] = yield* Effect.all(
+      [p.db, p.sums, p.documentsOrder, p.tools, p.toolTypes, p.userTools, p.userToolTypes, p.discoverableTools, p.policy].map((f) =>
+        readPinned(f, dataDir)
+      ),
+      { concurrency: "unbounded" }
+    )
+    const sums = parseSums(sumsText!)
+    const order = yield* decodeFile(p.documentsOrder, Schema.Array(Schema.String), orderText!)
+    const Doc = Schema.Struct({ id: Schema.String, title: Schema.String, content: Schema.String })
+    const documents = yield* Effect.forEach(
+      order,
+      (id) =>
+        Effect.gen(function* () {
+          const rel = `documents/${id}.json`
+          const sha = sums.get(rel)
+          if (sha === undefined) return yield* invalid(p.sums, `no sha256 for ${rel}`)
+          const file = sumsFile(rel, sha)
+          const doc = yield* decodeFile(file, Doc, yield* readPinned(file, dataDir))
+          if (doc.id !== id) return yield* invalid(file, `id ${doc.id} differs from the file name`)
+          return doc
+        }),
+      { concurrency: 32 }
+    )
+    const taskFiles = [...sums.keys()].filter((k) => /^tasks\/task_[^/]*\.json$/.test(k)).sort()
+    const tasksJson = yield* Effect.forEach(
+      taskFiles,
+      (rel) =>
+        Effect.gen(function* () {
+          const file = sumsFile(rel, sums.get(rel)!)
+          return yield* parsePy(file, yield* readPinned(file, dataDir))
+        }),
+      { concurrency: 32 }
+    )
+    const db = yield* parsePy(p.db, dbText!)
+    const { world, notes } = yield* Either.mapLeft(worldFromDb(db), (d) => invalid(p.db, d))
+    return {
+      initialWorld: world,
+      notes,
+      documents,
+      tasksJson,
+      policy: policy!,
+      toolSpecs: specs(yield* decodeFile(p.tools, OpenAiTools, toolsText!)),
+      toolTypes: yield* decodeFile(p.toolTypes, ToolTypes, typesText!),
+      userToolSpecs: specs(yield* decodeFile(p.userTools, OpenAiTools, userToolsText!)),
+      userToolTypes: yield* decodeFile(p.userToolTypes, ToolTypes, userTypesText!),
+      discoverableTools: yield* decodeFile(p.discoverableTools, Schema.Array(DiscoverableTool), discText!)
+    }
+  })
+
+/**
+ * A task's `initial_state.initialization_data.agent_data` applied as upstream does: the DB's
+ * `model_dump()` updated with addict `Dict.update` (nested dicts merge key by key, existing keys
+ * keep their place, new keys go last; lists and scalars are replaced), then re-validated.
+ */
+export const applyAgentData = (world: World.World, agentData: Py): Either.Either<World.World, string> => {
+  if (!isDict(agentData)) return Either.left("agent_data is not an object")
+  let w = world
+  for (const [table, patch] of Object.entries(agentData)) {
+    if (!(tableNames as ReadonlyArray<string>).includes(table)) return Either.left(`agent_data names unknown table ${table}`)
+    if (!isDict(patch)) return Either.left(`agent_data.${table} is not an object`)
+    for (const [field, value] of Object.entries(patch)) {
+      // notes are never patched by a task; data is.
+      if (field !== "data") return Either.left(`agent_data.${table}.${field} is not supported`)
+      if (!isDict(value)) return Either.left(`agent_data.${table}.data is not an object`)
+      for (const [id, record] of orderedEntries(value)) {
+        const old = World.get(w, table, id)
+        const merged = old !== undefined && isDict(old) && isDict(record) ? deepMerge(old, record) : record
+        if (!isDict(merged)) return Either.left(`agent_data.${table}.data.${id} is not an object`)
+        w = World.set(w, table, id, merged)
+      }
+    }
+  }
+  return Either.right(w)
+}
+
+/** addict's `update`: dict into dict recursively, anything else replaced. */
+export const deepMerge = (base: { readonly [k: string]: Json }, patch: { readonly [k: string]: Json }): { readonly [k: string]: Json } => {
+  const out: Record<string, Json> = { ...base }
+  for (const [k, v] of Object.entries(patch)) {
+    const old = out[k]
+    out[k] = old !== undefined && isDict(old) && isDict(v) ? deepMerge(old, v) : v
+  }
+  return out
+}

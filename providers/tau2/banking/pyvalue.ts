@@ -1,0 +1,367 @@
+/**
+ * Python values as world records hold them. Banking records are plain dicts (no pydantic
+ * coercion), so an int stays an int and a float stays a float (`-50.0` prints as `-50.0`).
+ * A JS number cannot tell `50` from `50.0`, so a float whose value is integral (or not finite,
+ * or -0.0) is kept as the tagged object `{"$float": 50}`; every other number is what it looks
+ * like (non-integral numbers are floats, integral ones ints). The tag is plain JSON, so World's
+ * digest covers it.
+ *
+ * Also here: `json.loads` with CPython's error texts (tools print them), `str()`/`repr()`,
+ * `format(x, ".2f")` with Python's exact rounding, and the `json.dumps` views of these values.
+ */
+import { Either } from "effect"
+import type { Json } from "../../../src/content/Canonical.ts"
+import { dict, float, reprFloat, type PyValue } from "../common/pyjson.ts"
+
+export type Py = Json
+
+const FLOAT = "$float"
+
+/** A Python float as a record value. */
+export const pyFloat = (x: number): Py => {
+  if (Number.isNaN(x)) return { [FLOAT]: "nan" }
+  if (x === Infinity) return { [FLOAT]: "inf" }
+  if (x === -Infinity) return { [FLOAT]: "-inf" }
+  if (Object.is(x, -0)) return { [FLOAT]: "-0" }
+  return Number.isInteger(x) ? { [FLOAT]: x } : x
+}
+
+/** The number behind a tagged float, or undefined when `v` is no float tag. */
+export const floatTag = (v: Py | undefined): number | undefined => {
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return undefined
+  const keys = Object.keys(v)
+  if (keys.length !== 1 || keys[0] !== FLOAT) return undefined
+  const t = (v as { readonly [k: string]: Json })[FLOAT]
+  if (typeof t === "number") return t
+  return t === "nan" ? NaN : t === "inf" ? Infinity : t === "-inf" ? -Infinity : t === "-0" ? -0 : undefined
+}
+
+export const isFloat = (v: Py | undefined): boolean =>
+  floatTag(v) !== undefined || (typeof v === "number" && !Number.isInteger(v))
+
+export const isInt = (v: Py | undefined): v is number => typeof v === "number" && Number.isInteger(v)
+
+/** int or float (not bool), as `isinstance(v, (int, float))` minus bool. */
+export const isNumber = (v: Py | undefined): boolean => typeof v === "number" || floatTag(v) !== undefined
+
+/** The numeric value of an int, float or bool; undefined otherwise. */
+export const num = (v: Py | undefined): number | undefined =>
+  typeof v === "number" ? v : typeof v === "boolean" ? (v ? 1 : 0) : floatTag(v)
+
+export const isDict = (v: Py | undefined): v is { readonly [k: string]: Json } =>
+  v !== null && typeof v === "object" && !Array.isArray(v) && floatTag(v) === undefined
+
+export const pyType = (v: Py | undefined): string => {
+  if (v === null || v === undefined) return "NoneType"
+  if (typeof v === "boolean") return "bool"
+  if (typeof v === "number") return Number.isInteger(v) ? "int" : "float"
+  if (typeof v === "string") return "str"
+  if (Array.isArray(v)) return "list"
+  return floatTag(v) !== undefined ? "float" : "dict"
+}
+
+/** Python truthiness. */
+export const truthy = (v: Py | undefined): boolean => {
+  if (v === null || v === undefined || v === false) return false
+  if (typeof v === "number") return v !== 0
+  if (typeof v === "string") return v.length > 0
+  if (Array.isArray(v)) return v.length > 0
+  const f = floatTag(v)
+  if (f !== undefined) return f !== 0
+  return Object.keys(v).length > 0
+}
+
+// -- str / repr ------------------------------------------------------------------------------------
+
+const reprString = (s: string): string => {
+  const quote = s.includes("'") && !s.includes('"') ? '"' : "'"
+  let out = quote
+  for (const ch of s) {
+    const c = ch.codePointAt(0)!
+    if (ch === "\\") out += "\\\\"
+    else if (ch === quote) out += "\\" + ch
+    else if (ch === "\n") out += "\\n"
+    else if (ch === "\r") out += "\\r"
+    else if (ch === "\t") out += "\\t"
+    else if (c < 0x20 || c === 0x7f) out += `\\x${c.toString(16).padStart(2, "0")}`
+    else if (!isPrintable(c)) out += c <= 0xff ? `\\x${hex(c, 2)}` : c <= 0xffff ? `\\u${hex(c, 4)}` : `\\U${hex(c, 8)}`
+    else out += ch
+  }
+  return out + quote
+}
+
+const hex = (c: number, n: number) => c.toString(16).padStart(n, "0")
+
+// Python's str.isprintable for the characters repr escapes: controls, separators other than
+// the ASCII space, and the unassigned/format/surrogate categories.
+const NONPRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u
+const isPrintable = (c: number): boolean => c === 0x20 || !NONPRINTABLE.test(String.fromCodePoint(c))
+
+export const reprNumber = (v: number, asFloat: boolean): string =>
+  asFloat ? reprFloat(v) : Number.isSafeInteger(v) ? String(v) : BigInt(v).toString()
+
+export const pyRepr = (v: Py | undefined): string => {
+  if (v === null || v === undefined) return "None"
+  if (typeof v === "boolean") return v ? "True" : "False"
+  if (typeof v === "number") return reprNumber(v, !Number.isInteger(v))
+  if (typeof v === "string") return reprString(v)
+  if (Array.isArray(v)) return `[${v.map(pyRepr).join(", ")}]`
+  const f = floatTag(v)
+  if (f !== undefined) return reprFloat(f)
+  return `{${Object.entries(v).map(([k, x]) => `${reprString(k)}: ${pyRepr(x)}`).join(", ")}}`
+}
+
+/** `str(v)` (what an f-string prints). */
+export const pyStr = (v: Py | undefined): string => (typeof v === "string" ? v : pyRepr(v))
+
+/**
+ * `format(x, ".Nf")`: the exact binary value rounded half to even (JS toFixed sends exact
+ * ties up).
+ */
+export const formatFixed = (x: number, digits: number): string => {
+  if (Number.isNaN(x)) return "nan"
+  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf"
+  const negative = x < 0 || Object.is(x, -0)
+  const a = Math.abs(x)
+  // a = mant * 2^exp exactly
+  const buf = new DataView(new ArrayBuffer(8))
+  buf.setFloat64(0, a)
+  const hi = buf.getUint32(0)
+  const lo = buf.getUint32(4)
+  const biased = (hi >>> 20) & 0x7ff
+  let mant = (BigInt(hi & 0xfffff) << 32n) | BigInt(lo)
+  let exp: number
+  if (biased === 0) exp = -1074
+  else {
+    mant |= 1n << 52n
+    exp = biased - 1075
+  }
+  const scale = 10n ** BigInt(digits)
+  let q: bigint
+  if (exp >= 0) q = (mant << BigInt(exp)) * scale
+  else {
+    const den = 1n << BigInt(-exp)
+    const n = mant * scale
+    q = n / den
+    const r2 = (n % den) * 2n
+    if (r2 > den || (r2 === den && q % 2n === 1n)) q += 1n
+  }
+  let s = q.toString()
+  if (digits > 0) {
+    s = s.padStart(digits + 1, "0")
+    s = `${s.slice(0, -digits)}.${s.slice(-digits)}`
+  }
+  return (negative ? "-" : "") + s
+}
+
+/** `float(x)` for an int/float/bool value (undefined for other types). */
+export const toFloat = (v: Py | undefined): number | undefined => num(v)
+
+// -- json.dumps views -----------------------------------------------------------------------------
+
+/** A record value as pyjson's `PyValue` (floats marked), for `json.dumps` emulation. */
+export const toPyValue = (v: Py | undefined): PyValue => {
+  if (v === undefined || v === null) return null
+  if (typeof v === "number") return Number.isInteger(v) ? v : float(v)
+  if (typeof v === "string" || typeof v === "boolean") return v
+  if (Array.isArray(v)) return v.map(toPyValue)
+  const f = floatTag(v)
+  if (f !== undefined) return float(f)
+  return dict(Object.entries(v).map(([k, x]) => [k, toPyValue(x)] as const))
+}
+
+// -- json.loads -------------------------------------------------------------------------------------
+
+/** A `JSONDecodeError` message: `msg: line L column C (char P)`, positions in code points. */
+const decodeError = (msg: string, text: string, pos: number): string => {
+  // JS indexes UTF-16 units; Python indexes code points.
+  const before = text.slice(0, pos)
+  const cpPos = Array.from(before).length
+  const nl = before.lastIndexOf("\n")
+  const line = before.split("\n").length
+  const col = nl === -1 ? cpPos + 1 : Array.from(before.slice(nl + 1)).length + 1
+  return `${msg}: line ${line} column ${col} (char ${cpPos})`
+}
+
+const keyOrders = new WeakMap<object, ReadonlyArray<string>>()
+
+/**
+ * A parsed object's entries in the text's order (Python's dict order). A JS object lists
+ * integer-like keys ("123") first; the parser remembers the real order.
+ */
+export const orderedEntries = (v: { readonly [k: string]: Json }): ReadonlyArray<readonly [string, Json]> => {
+  const order = keyOrders.get(v)
+  return order === undefined ? Object.entries(v) : order.map((k) => [k, v[k]!] as const)
+}
+
+class Fail {
+  constructor(readonly message: string) {}
+}
+
+const NUMBER = /(-?(?:0|[1-9]\d*))(\.\d+)?([eE][-+]?\d+)?/y
+const WS = /[ \t\n\r]*/y
+
+/**
+ * `json.loads(text)` (or with `parse_int=float`): the value, or the `JSONDecodeError` text.
+ * Objects keep key order (and, as Python's dict, the last of repeated keys at its first place).
+ */
+export const jsonLoads = (text: string, parseIntAsFloat = false): Either.Either<Py, string> => {
+  if (text.startsWith("\ufeff")) return Either.left(decodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0))
+  let i = 0
+  const ws = () => {
+    WS.lastIndex = i
+    WS.exec(text)
+    i = WS.lastIndex
+  }
+  const fail = (msg: string, pos: number): never => {
+    throw new Fail(decodeError(msg, text, pos))
+  }
+  const str = (): string => {
+    const begin = i - 1 // the opening quote
+    let out = ""
+    for (;;) {
+      let j = i
+      while (j < text.length) {
+        const c = text.charCodeAt(j)
+        if (c === 0x22 || c === 0x5c || c < 0x20) break
+        j++
+      }
+      out += text.slice(i, j)
+      if (j >= text.length) return fail("Unterminated string starting at", begin)
+      const c = text.charCodeAt(j)
+      if (c === 0x22) {
+        i = j + 1
+        return out
+      }
+      if (c < 0x20) return fail("Invalid control character at", j)
+      // backslash
+      const e = text[j + 1]
+      if (e === undefined) return fail("Unterminated string starting at", begin)
+      const simple: Record<string, string> = { '"': '"', "\\": "\\", "/": "/", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t" }
+      if (e in simple) {
+        out += simple[e]
+        i = j + 2
+        continue
+      }
+      if (e !== "u") return fail("Invalid \\escape", j)
+      const h = text.slice(j + 2, j + 6)
+      if (!/^[0-9a-fA-F]{4}$/.test(h)) return fail("Invalid \\uXXXX escape", j + 1)
+      let code = parseInt(h, 16)
+      i = j + 6
+      if (code >= 0xd800 && code <= 0xdbff && text[i] === "\\" && text[i + 1] === "u") {
+        const h2 = text.slice(i + 2, i + 6)
+        if (!/^[0-9a-fA-F]{4}$/.test(h2)) return fail("Invalid \\uXXXX escape", i + 1)
+        const low = parseInt(h2, 16)
+        if (low >= 0xdc00 && low <= 0xdfff) {
+          code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00)
+          i += 6
+        }
+      }
+      out += String.fromCodePoint(code)
+    }
+  }
+  const value = (): Py => {
+    const c = text[i]
+    if (c === '"') {
+      i++
+      return str()
+    }
+    if (c === "{") {
+      i++
+      const out: Record<string, Py> = {}
+      const order: Array<string> = []
+      keyOrders.set(out, order)
+      ws()
+      if (text[i] === "}") {
+        i++
+        return out
+      }
+      for (;;) {
+        if (text[i] !== '"') return fail("Expecting property name enclosed in double quotes", i)
+        i++
+        const key = str()
+        ws()
+        if (text[i] !== ":") return fail("Expecting ':' delimiter", i)
+        i++
+        ws()
+        if (i >= text.length) return fail("Expecting value", i)
+        const v = value()
+        if (!Object.hasOwn(out, key)) order.push(key)
+        if (key === FLOAT || key === "__proto__") Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true })
+        else out[key] = v
+        ws()
+        if (text[i] === "}") {
+          i++
+          return out
+        }
+        if (text[i] !== ",") return fail("Expecting ',' delimiter", i)
+        i++
+        ws()
+      }
+    }
+    if (c === "[") {
+      i++
+      const out: Array<Py> = []
+      ws()
+      if (text[i] === "]") {
+        i++
+        return out
+      }
+      for (;;) {
+        ws()
+        if (i >= text.length) return fail("Expecting value", i)
+        out.push(value())
+        ws()
+        if (text[i] === "]") {
+          i++
+          return out
+        }
+        if (text[i] !== ",") return fail("Expecting ',' delimiter", i)
+        i++
+      }
+    }
+    if (text.startsWith("null", i)) {
+      i += 4
+      return null
+    }
+    if (text.startsWith("true", i)) {
+      i += 4
+      return true
+    }
+    if (text.startsWith("false", i)) {
+      i += 5
+      return false
+    }
+    if (text.startsWith("NaN", i)) {
+      i += 3
+      return pyFloat(NaN)
+    }
+    if (text.startsWith("Infinity", i)) {
+      i += 8
+      return pyFloat(Infinity)
+    }
+    if (text.startsWith("-Infinity", i)) {
+      i += 9
+      return pyFloat(-Infinity)
+    }
+    NUMBER.lastIndex = i
+    const m = NUMBER.exec(text)
+    if (m === null) return fail("Expecting value", i)
+    i = NUMBER.lastIndex
+    if (m[2] === undefined && m[3] === undefined) {
+      const n = Number(m[1])
+      return parseIntAsFloat ? pyFloat(n) : n
+    }
+    return pyFloat(Number(m[0]))
+  }
+  try {
+    ws()
+    const v = value()
+    ws()
+    if (i !== text.length) fail("Extra data", i)
+    return Either.right(v)
+  } catch (e) {
+    if (e instanceof Fail) return Either.left(e.message)
+    throw e
+  }
+}
