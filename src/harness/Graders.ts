@@ -2,7 +2,7 @@
  * Deterministic graders of a harness run: a regex on the final answer, required JSON keys (in the
  * answer or in a file of the work folder) and Python checks.
  *
- * A Python check is `python3 -I check.py WORK_DIR ANSWER_FILE`, run in the work folder with a
+ * A Python check is `python3 -I -B check.py WORK_DIR ANSWER_FILE`, run in the work folder with a
  * cleared environment (HOME = the work folder, nothing of the caller's: no keys reach it), in its
  * own process group killed whole at the timeout. Exit 0 passes; the last output line is the reason.
  */
@@ -114,8 +114,7 @@ const isExecutable = (p: string): boolean => {
 export const pythonEnv = (workDir: string): Record<string, string> => ({
   HOME: workDir,
   PATH: "/usr/local/bin:/usr/bin:/bin",
-  LANG: "C.UTF-8",
-  PYTHONDONTWRITEBYTECODE: "1"
+  LANG: "C.UTF-8"
 })
 
 export interface PythonCheckOutcome {
@@ -133,7 +132,8 @@ export const runPythonCheck = (input: {
 }): Effect.Effect<PythonCheckOutcome> =>
   runProcess({
     command: input.python.executable,
-    args: ["-I", input.script, input.workDir, input.answerFile],
+    // -I: isolated (no user site, no PYTHON* variables, script dir not on sys.path); -B: no .pyc in the work folder.
+    args: ["-I", "-B", input.script, input.workDir, input.answerFile],
     cwd: input.workDir,
     env: pythonEnv(input.workDir),
     timeoutMs: input.timeoutMs,
