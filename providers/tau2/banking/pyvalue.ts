@@ -63,6 +63,7 @@ export const pyType = (v: Py | undefined): string => {
 /** Python truthiness. */
 export const truthy = (v: Py | undefined): boolean => {
   if (v === null || v === undefined || v === false) return false
+  if (v === true) return true
   if (typeof v === "number") return v !== 0
   if (typeof v === "string") return v.length > 0
   if (Array.isArray(v)) return v.length > 0

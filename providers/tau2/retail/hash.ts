@@ -31,6 +31,17 @@ interface Format {
 const compact: Format = { options: { sortKeys: true, separators: [",", ":"], ensureAscii: false }, cache: new WeakMap() }
 const pythonDefault: Format = { options: { sortKeys: true }, cache: new WeakMap() }
 
+// World.entries is cached per table value, so an unchanged table is sorted once.
+const sortedCache = new WeakMap<object, ReadonlyArray<readonly [string, unknown]>>()
+const sortedEntries = (entries: ReadonlyArray<readonly [string, unknown]>): ReadonlyArray<readonly [string, unknown]> => {
+  let sorted = sortedCache.get(entries)
+  if (sorted === undefined) {
+    sorted = [...entries].sort((a, b) => compareCodePoints(a[0], b[0]))
+    sortedCache.set(entries, sorted)
+  }
+  return sorted
+}
+
 /** `json.dumps(model_dump(), sort_keys=True, ...)` streamed into a hash, record by record. */
 const hashDump = (world: World.World, format: Format): string => {
   const [itemSep, keySep] = format.options.separators ?? [", ", ": "]
@@ -41,7 +52,7 @@ const hashDump = (world: World.World, format: Format): string => {
   sortedTables.forEach(([name, dump], t) => {
     if (t > 0) hash.update(itemSep)
     hash.update(key(name) + keySep + "{")
-    const records = [...World.entries(world, name)].sort((a, b) => compareCodePoints(a[0], b[0]))
+    const records = sortedEntries(World.entries(world, name))
     records.forEach(([k, v], i) => {
       let text = format.cache.get(v as object)
       if (text === undefined) {

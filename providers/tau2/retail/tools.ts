@@ -134,7 +134,7 @@ const implementations: Record<string, Implementation> = {
         const order = yield* getOrder(ctx, a["order_id"])
         if (order.status !== "pending") return yield* raise("Non-pending order cannot be cancelled")
         const reason = a["reason"]
-        if (Array.isArray(reason) || (reason !== null && typeof reason === "object")) yield* asKey(reason)
+        yield* asKey(reason) // `reason not in {...}`: a list or dict is unhashable
         if (reason !== "no longer needed" && reason !== "ordered by mistake") return yield* raise("Invalid reason")
         const refunds: Array<Order["payment_history"][number]> = []
         for (const payment of order.payment_history) {

@@ -1269,3 +1269,19 @@ export const makeTelecomTools = (
       }
     }
   })
+
+/** `TelecomEnvironment.sync_tools()` on its own, as `set_state` runs it once more at the end. */
+export const syncEnvironment = (world: World.World, options: ToolOptions = counterBillIds): CallOutcome => {
+  const s = new Session(world, options)
+  let output = ""
+  let error = false
+  try {
+    sync(s)
+  } catch (e) {
+    if (!(e instanceof Raise)) throw e
+    output = `Error: ${e.text}`
+    error = true
+  }
+  const writes = s.writes()
+  return { output, error, writes, world: World.apply(world, writes) }
+}
