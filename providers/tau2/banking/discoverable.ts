@@ -38,7 +38,7 @@ const typeName = (v: Py | undefined): string =>
   v === null || v === undefined ? "NoneType" : typeof v === "boolean" ? "bool" : typeof v === "string" ? "str" : Array.isArray(v) ? "list" : num(v) !== undefined ? (typeof v === "number" && Number.isInteger(v) ? "int" : "float") : "dict"
 
 /** `a <= 0` / `a > n` on a Python value: TypeError unless numeric. */
-const cmpNum = (v: Py | undefined, op: string, n: number): number => {
+const cmpNum = (v: Py | undefined, op: string): number => {
   const x = typeof v === "string" ? undefined : num(v)
   if (x === undefined) return raise("TypeError", `'${op}' not supported between instances of '${typeName(v)}' and 'int'`)
   return x
@@ -206,7 +206,7 @@ const transcribed: Record<string, DiscoverableImpl> = {
       if (!inList(a["pin_compromised"], pins)) return `Error: Invalid pin_compromised. Must be one of: ${listRepr(pins)}`
       const actions = ["keep_active", "freeze_pending_investigation", "close_and_reissue"]
       if (!inList(a["card_action"], actions)) return `Error: Invalid card_action. Must be one of: ${listRepr(actions)}`
-      const amount = cmpNum(a["disputed_amount"], "<=", 0)
+      const amount = cmpNum(a["disputed_amount"], "<=")
       if (amount <= 0) return "Error: disputed_amount must be a positive number."
       const id = disputeId(a["user_id"], a["transaction_id"])
       const fraud = inList(a["dispute_category"], ["unauthorized_transaction", "card_present_fraud", "card_not_present_fraud"])
