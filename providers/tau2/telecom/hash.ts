@@ -1,0 +1,36 @@
+/**
+ * Upstream's hashes of the two telecom DBs, computed from a World. Both hash `model_dump()`
+ * (`TelecomDB`: lists plans, customers, lines, bills, devices; `TelecomUserDB`: device,
+ * surroundings) with `json.dumps(..., sort_keys=True, default=str)`; the oracle's canonical
+ * one also uses compact separators and keeps UTF-8 unescaped. The DBs are small (10 kB), so
+ * each hash serializes the whole DB; the evaluator compares `World.digest` instead.
+ */
+import { createHash } from "node:crypto"
+import * as World from "../../../src/world/World.ts"
+import { dict, dumps, type DumpsOptions, type PyDict } from "../common/pyjson.ts"
+import { agentDumps, agentTables, dumpPhone, dumpSurroundings, userTable, type PhoneDevice, type Surroundings } from "./model.ts"
+
+/** `TelecomDB.model_dump()`. */
+export const dbDump = (world: World.World): PyDict =>
+  dict(agentTables.map(([table]) => [table, World.entries(world, table).map(([, v]) => agentDumps[table](v as never))] as const))
+
+/** `TelecomUserDB.model_dump()`. */
+export const userDbDump = (world: World.World): PyDict =>
+  dict([
+    ["device", dumpPhone(World.get(world, userTable, "device") as unknown as PhoneDevice)],
+    ["surroundings", dumpSurroundings(World.get(world, userTable, "surroundings") as unknown as Surroundings)]
+  ])
+
+const compact: DumpsOptions = { sortKeys: true, separators: [",", ":"], ensureAscii: false }
+const pythonDefault: DumpsOptions = { sortKeys: true }
+
+const sha256 = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex")
+
+/** The oracle's canonical hash of the agent DB. */
+export const dbSha256 = (world: World.World): string => sha256(dumps(dbDump(world), compact))
+/** The oracle's canonical hash of the user DB. */
+export const userDbSha256 = (world: World.World): string => sha256(dumps(userDbDump(world), compact))
+/** `Environment.get_db_hash()`. */
+export const upstreamDbHash = (world: World.World): string => sha256(dumps(dbDump(world), pythonDefault))
+/** `Environment.get_user_db_hash()`. */
+export const upstreamUserDbHash = (world: World.World): string => sha256(dumps(userDbDump(world), pythonDefault))
