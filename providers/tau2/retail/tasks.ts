@@ -132,6 +132,13 @@ export const dbCheck = (initial: World.World, task: Task, finalWorld: World.Worl
   return World.digest(finalWorld) === goldDigest(initial, task)
 }
 
+/** The gold-world functions bound to one initial world: `goldWorld(task)`, `dbCheck(final, task)`. */
+export const goldOf = (initial: World.World) => ({
+  goldWorld: (task: Task): World.World => goldWorld(initial, task),
+  goldDigest: (task: Task): string => goldDigest(initial, task),
+  dbCheck: (finalWorld: World.World, task: Task): boolean => dbCheck(initial, task, finalWorld)
+})
+
 /** A tool call of the trajectory, as the ACTION check sees it. */
 export interface TrajectoryToolCall {
   readonly name: string

@@ -12,6 +12,7 @@ import {
   dbCheck,
   decodeTasks,
   goldDigest,
+  goldOf,
   goldWorld,
   renderUserScenario,
   tasksOfSplit,
@@ -51,6 +52,8 @@ describe("retail tasks", () => {
     const task = tasks.find((t) => t.id === "0")!
     expect(goldDigest(data.initialWorld, task)).toBe(World.digest(goldWorld(data.initialWorld, task)))
     expect(dbCheck(data.initialWorld, task, data.initialWorld)).toBe(false)
+    const bound = goldOf(data.initialWorld)
+    expect(bound.dbCheck(bound.goldWorld(task), task)).toBe(true)
     // Task 0 exchanges items: the gold world differs from the initial one in that order only.
     const gold = goldWorld(data.initialWorld, task)
     expect(World.get(gold, "orders", "#W2378156")).not.toEqual(World.get(data.initialWorld, "orders", "#W2378156"))
