@@ -1,0 +1,193 @@
+/**
+ * tau2-bench's reward (upstream src/tau2/evaluator/evaluator.py, `evaluate_simulation` with
+ * EvaluationType.ALL): a conversation that did not end by a user or agent stop gets 0; a task
+ * without criteria gets 1; otherwise the reward is the product of the components in the task's
+ * reward basis: DB (final world equals the gold world), ACTION (every gold action matched by a
+ * tool call of either side), COMMUNICATE (every info said by the agent), NL_ASSERTION (a judge
+ * model grades each assertion over the conversation).
+ *
+ * One check per way to lose: `db`, `action:<n>`, `communicate:<n>`, `nl:<n>` (n counts from 0 in
+ * the task's list), `termination:<reason>` for a premature end. Without a judge model the NL
+ * assertions are listed in `notEvaluated` and left out of the product: never counted as passed.
+ */
+import { Effect, Schema } from "effect"
+import type { Json } from "../../../src/content/Canonical.ts"
+import { CapabilityError, type Grade } from "../../../src/evaluation/Capabilities.ts"
+import type { ModelRequest, ModelResponse } from "../../../src/model/Clients.ts"
+import type { ResolvedModel } from "../../../src/model/Registry.ts"
+import * as World from "../../../src/world/World.ts"
+import { actionCheck, communicateCheck, type Task, type TrajectoryToolCall } from "../retail/tasks.ts"
+import type { ConversationOutput, Tau2Message } from "./conversation.ts"
+
+/** A judge: one model call, made outside the Attempt (its wallet does not pay for it). */
+export type JudgeCall = (request: ModelRequest) => Effect.Effect<ModelResponse, { readonly message: string }>
+
+/** The judge through the model clients (loaded on first use). */
+export const liveJudge: JudgeCall = (request) =>
+  Effect.flatMap(Effect.promise(() => import("../../../src/model/Clients.ts")), (Clients) => Clients.generate(request))
+
+export interface Judge {
+  readonly model: ResolvedModel
+  readonly call: JudgeCall
+}
+
+/** The domain's side of grading: the task and how its DB is checked. */
+export interface Grading {
+  readonly task: Task
+  /** DB: does the final world equal the gold world (the domain replays the gold actions)? */
+  readonly db: (final: World.World) => boolean
+  /** null when no judge model is configured. */
+  readonly judge: Judge | null
+}
+
+const Termination = Schema.Literal("user_stop", "agent_stop", "max_steps", "too_many_errors", "agent_error", "user_error")
+const Output = Schema.Struct({
+  terminationReason: Termination,
+  messages: Schema.Array(Schema.Unknown)
+})
+
+const evaluatorError = (detail: string) => new CapabilityError({ capability: "tau2/evaluator", reason: "evaluator", detail })
+
+/** The protocol's output, checked to be a conversation's. */
+export const decodeOutput = (output: Json): Effect.Effect<ConversationOutput, CapabilityError> =>
+  Effect.map(
+    Effect.mapError(Schema.decodeUnknown(Output)(output), (e) => evaluatorError(`not a conversation output: ${e.message}`)),
+    () => output as unknown as ConversationOutput
+  )
+
+/** Every tool call of the trajectory, the user's included (upstream's ActionEvaluator). */
+export const toolCallsOf = (messages: ReadonlyArray<Tau2Message>): ReadonlyArray<TrajectoryToolCall> =>
+  messages.flatMap((m) => (m.role === "tool" ? [] : m.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments }))))
+
+// ---------------------------------------------------------------------------------------------
+// NL assertions
+
+/** The conversation as the judge reads it: one `role: text` line per message. */
+export const conversationText = (messages: ReadonlyArray<Tau2Message>): string =>
+  messages
+    .map((m) => {
+      if (m.role === "tool") return `tool: ${m.content}`
+      const calls = m.toolCalls.map((c) => `${c.name}(${JSON.stringify(c.arguments)})`).join(", ")
+      return `${m.role}: ${m.content ?? ""}${calls.length > 0 ? (m.content ? " " : "") + `[tool calls: ${calls}]` : ""}`
+    })
+    .join("\n")
+
+const judgeSystem = [
+  "You grade a recorded customer-service conversation between an agent and a customer against a list of expected outcomes.",
+  "Decide for each expected outcome, on its own, whether the agent's behaviour in the conversation satisfies it.",
+  "Answer with one JSON object and nothing else, of the form",
+  '{"results": [{"expectedOutcome": "<the outcome, copied from the list>", "reasoning": "<one or two sentences>", "metExpectation": true}]}',
+  "with one entry per expected outcome, in the order given; metExpectation is false when the conversation does not show the outcome."
+].join("\n")
+
+/** The judge's request for a conversation and its assertions. */
+export const judgeRequest = (model: ResolvedModel, messages: ReadonlyArray<Tau2Message>, assertions: ReadonlyArray<string>): ModelRequest => ({
+  provider: model.provider,
+  model: model.model.id,
+  system: judgeSystem,
+  messages: [
+    {
+      role: "user",
+      content: `<conversation>\n${conversationText(messages)}\n</conversation>\n\n<expected_outcomes>\n${
+        assertions.map((a, i) => `${i + 1}. ${a}`).join("\n")
+      }\n</expected_outcomes>`
+    }
+  ],
+  tools: []
+})
+
+const JudgeReply = Schema.Struct({
+  results: Schema.Array(Schema.Struct({ expectedOutcome: Schema.optional(Schema.String), reasoning: Schema.optional(Schema.String), metExpectation: Schema.Boolean }))
+})
+
+export interface NlCheck {
+  readonly assertion: string
+  readonly met: boolean
+  readonly justification: string | null
+}
+
+/**
+ * The judge's verdict per assertion: matched by the outcome text it repeats, else by position.
+ * An assertion the reply does not grade is not met (upstream would silently drop it).
+ */
+export const parseJudgeReply = (text: string, assertions: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<NlCheck>, CapabilityError> =>
+  Effect.gen(function*() {
+    // Models often fence JSON; the object is what matters.
+    const start = text.indexOf("{")
+    const end = text.lastIndexOf("}")
+    const body = start >= 0 && end > start ? text.slice(start, end + 1) : text
+    const reply = yield* Schema.decodeUnknown(Schema.parseJson(JudgeReply))(body).pipe(
+      Effect.mapError((e) => evaluatorError(`the judge's reply is not the expected JSON: ${e.message}`))
+    )
+    const named = (r: (typeof reply.results)[number]) => assertions.some((a) => a.trim() === r.expectedOutcome?.trim())
+    return assertions.map((assertion, i) => {
+      const byText = reply.results.find((r) => r.expectedOutcome?.trim() === assertion.trim())
+      // By position only a result that names no assertion: one naming another belongs to that one.
+      const byPosition = reply.results[i] !== undefined && !named(reply.results[i]!) ? reply.results[i] : undefined
+      const result = byText ?? byPosition
+      return { assertion, met: result?.metExpectation ?? false, justification: result?.reasoning ?? null }
+    })
+  })
+
+// ---------------------------------------------------------------------------------------------
+
+const ENDED_NORMALLY = new Set(["user_stop", "agent_stop"])
+
+/** The grade of a finished conversation. */
+export const grade = (grading: Grading, output: ConversationOutput, final: World.World): Effect.Effect<Grade, CapabilityError> =>
+  Effect.gen(function*() {
+    if (!ENDED_NORMALLY.has(output.terminationReason)) {
+      return {
+        reward: 0,
+        checks: { [`termination:${output.terminationReason}`]: false },
+        details: { terminationReason: output.terminationReason, note: "the conversation ended prematurely" }
+      }
+    }
+    const criteria = grading.task.evaluation_criteria
+    if (criteria === null) return { reward: 1, checks: {}, details: { terminationReason: output.terminationReason, note: "no evaluation criteria" } }
+    const basis = new Set(criteria.reward_basis)
+    const checks: Record<string, boolean> = {}
+    const notEvaluated: Array<string> = []
+    const details: Record<string, Json> = { terminationReason: output.terminationReason, rewardBasis: [...criteria.reward_basis] }
+    let reward = 1
+
+    if (basis.has("DB") || basis.has("ENV_ASSERTION")) {
+      if (basis.has("DB")) {
+        checks["db"] = grading.db(final)
+        if (!checks["db"]) reward = 0
+      }
+      // No tau2 domain built so far has env assertions in its basis; they are not transcribed.
+      if (basis.has("ENV_ASSERTION")) (criteria.env_assertions ?? []).forEach((_, n) => notEvaluated.push(`env:${n}`))
+    }
+    if (basis.has("ACTION")) {
+      const result = actionCheck(grading.task, toolCallsOf(output.messages))
+      result.checks.forEach((c, n) => (checks[`action:${n}`] = c.matched))
+      reward *= result.reward
+    }
+    if (basis.has("COMMUNICATE")) {
+      const contents = output.messages.flatMap((m) => (m.role === "assistant" ? [m.content] : []))
+      const result = communicateCheck(grading.task, contents)
+      result.checks.forEach((c, n) => (checks[`communicate:${n}`] = c.met))
+      reward *= result.reward
+    }
+    const assertions = criteria.nl_assertions ?? []
+    if (basis.has("NL_ASSERTION") && assertions.length > 0) {
+      if (grading.judge === null) {
+        assertions.forEach((_, n) => notEvaluated.push(`nl:${n}`))
+      } else {
+        const judge = grading.judge
+        const response = yield* judge.call(judgeRequest(judge.model, output.messages, assertions)).pipe(
+          Effect.mapError((e) => evaluatorError(`judge ${judge.model.ref} failed: ${e.message}`))
+        )
+        const nl = yield* parseJudgeReply(response.text ?? "", assertions)
+        nl.forEach((c, n) => (checks[`nl:${n}`] = c.met))
+        if (!nl.every((c) => c.met)) reward = 0
+        details["judge"] = {
+          model: judge.model.ref,
+          usage: { input: response.usage.inputTokens, output: response.usage.outputTokens },
+          assertions: nl.map((c) => ({ met: c.met, justification: c.justification }))
+        }
+      }
+    }
+    return { reward, checks, notEvaluated, details }
+  })
