@@ -1,11 +1,16 @@
 /**
  * BFCL checker throughput over the dev oracle corpus (parse excluded and included), next to
- * upstream's ~38,000 answers/s in one Python process; and the gold check of all 3,491 tasks.
+ * upstream's ~38,000 answers/s in one Python process; the gold check of all 3,491 tasks; and the
+ * gold run of all 3,491 tasks through the experiment runner (plan, Attempts, store, scorecards).
  */
+import { mkdtempSync, rmSync } from "node:fs"
 import { readFile } from "node:fs/promises"
-import { cpus, loadavg } from "node:os"
+import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
+import { provider } from "../providers/bfcl/index.ts"
+import { makePlan, run as runExperiment, silent } from "../src/experiment/Runner.ts"
+import * as Store from "../src/experiment/Store.ts"
 import { check, type DecodeOutcome } from "../providers/bfcl/checker.ts"
 import { loadAll } from "../providers/bfcl/data.ts"
 import { type CorpusEntry, parseCorpus, tasksById } from "../providers/bfcl/equivalence.ts"
@@ -107,7 +112,43 @@ export const run = async (): Promise<void> => {
   console.log("bfcl gold (all tasks)")
   console.log(`  load 11 categories          ${loadMs.toFixed(0)} ms (${fmt(tasks.length)} tasks, sha256 checked)`)
   console.log(`  gold build + check          ${wall(goldPasses).toFixed(1)} ms wall, ${cpu(goldPasses).toFixed(1)} ms CPU (${((wall(goldPasses) * 1000) / tasks.length).toFixed(2)} µs/task wall)`)
+  await goldRun()
   if (sink < 0) console.log(sink)
+}
+
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`
+
+/** `assay run --benchmark bfcl --candidate gold` without the command: the runner into a fresh home. */
+const goldRun = async (): Promise<void> => {
+  const home = mkdtempSync(join(tmpdir(), "assay-bench-bfcl-"))
+  try {
+    const program = Effect.gen(function*() {
+      const measure = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+        Effect.gen(function*() {
+          const start = performance.now()
+          const cpu = process.cpuUsage()
+          const value = yield* effect
+          const used = process.cpuUsage(cpu)
+          return { value, wallMs: performance.now() - start, cpuMs: (used.user + used.system) / 1000 }
+        })
+      const load = yield* measure(provider.environments)
+      const environments = load.value
+      const gold = { def: provider.rosterDef("gold"), registryEntry: null, agentFor: (env: (typeof environments)[number]) => provider.scripted("gold", env) }
+      const plan = yield* measure(makePlan([{ provider, environments, candidates: [gold] }], 1))
+      const ran = yield* measure(runExperiment(plan.value, { parallel: 1, maxUsd: null, handlers: {}, progress: silent, settings: {} }))
+      const cells = plan.value.cells.length
+      const attemptMs = ran.value.attempts.reduce((s, a) => s + a.usage.wallSeconds, 0) * 1000
+      const whole = ran.value.report.scorecards.find((c) => c.stratum === null)
+      console.log(`bfcl gold through the runner (${fmt(cells)} cells, parallel 1, fresh home; gold mean ${whole?.meanReward ?? "?"} on ${whole?.n ?? "?"} passable)`)
+      console.log(`  load tasks (provider)       ${seconds(load.wallMs)} wall, ${seconds(load.cpuMs)} CPU`)
+      console.log(`  plan                        ${seconds(plan.wallMs)} wall, ${seconds(plan.cpuMs)} CPU (${(plan.wallMs / cells).toFixed(2)} ms per cell)`)
+      console.log(`  run                         ${seconds(ran.wallMs)} wall, ${seconds(ran.cpuMs)} CPU (${(ran.wallMs / cells).toFixed(2)} ms per cell; Attempts themselves ${(attemptMs / cells).toFixed(2)} ms per cell)`)
+      console.log(`  total                       ${seconds(load.wallMs + plan.wallMs + ran.wallMs)} wall, ${seconds(load.cpuMs + plan.cpuMs + ran.cpuMs)} CPU`)
+    }).pipe(Effect.provide(Store.layer(home)))
+    await Effect.runPromise(program)
+  } finally {
+    rmSync(home, { recursive: true, force: true })
+  }
 }
 
 // Run directly: `npx tsx bench/bfcl.ts`.
