@@ -17,7 +17,7 @@ import { Attempt as AttemptSchema, type Attempt } from "../schema/Attempt.ts"
 import { type EnvironmentDef, idOf as environmentIdOf } from "../schema/EnvironmentDef.ts"
 import { type ExperimentDef, idOf as experimentIdOf } from "../schema/ExperimentDef.ts"
 import type { Handlers } from "../world/WorldEffects.ts"
-import type { Report } from "./Report.ts"
+import { frontiers, type Report } from "./Report.ts"
 import { comparisons, scorecards } from "./Scorecards.ts"
 import { type CellKey, cellKeyOf, Store, type StoreError } from "./Store.ts"
 
@@ -78,6 +78,8 @@ export interface RunSettings {
   readonly timeoutSeconds?: number | null
   /** Run at most these cells (a pilot); the rest stay for a later run. */
   readonly only?: (cell: Cell) => boolean
+  /** Asked before a cell starts (after the spend cap): a reason refuses it, recorded as skipped. */
+  readonly admit?: (cell: Cell) => Effect.Effect<string | null>
 }
 
 export const makePlan = (lanes: ReadonlyArray<Lane>, repetitions: number) =>
@@ -172,6 +174,12 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
           yield* Ref.update(skipped, (n) => n + 1)
           return
         }
+        const refusal = settings.admit ? yield* settings.admit(cell) : null
+        if (refusal !== null) {
+          yield* store.putSkipped(runId, cell.key, refusal)
+          yield* Ref.update(skipped, (n) => n + 1)
+          return
+        }
         const agent = yield* Effect.either(cell.candidate.agentFor(cell.env))
         if (agent._tag === "Left") {
           yield* store.putSkipped(runId, cell.key, `no agent: ${agent.left.message}`)
@@ -227,6 +235,7 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     const apart = new Set(plan.cells.flatMap((c) => Array.from(c.lane.provider.impassable ?? [], (task) => `${c.lane.provider.name}/${task}`)))
     const impassable = (a: Attempt) => apart.has(`${a.benchmark}/${a.task}`)
     const notes = Array.from(new Set(plan.cells.map((c) => c.lane.provider.attribution).filter((a): a is string => a !== undefined)))
+    const cards = scorecards(current, impassable)
     const report: Report = {
       runId,
       experimentId: plan.experimentId,
@@ -239,8 +248,9 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
         skipped: skippedCount + deferred,
         faulted: ran.filter((a) => a.verdict.ended?.reason === "fault").length
       },
-      scorecards: scorecards(current, impassable),
+      scorecards: cards,
       comparisons: comparisons(current, impassable),
+      frontier: frontiers(cards),
       ...(notes.length > 0 ? { notes } : {}),
       ...(warnings.length > 0 ? { warnings } : {})
     }
