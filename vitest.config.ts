@@ -7,6 +7,10 @@ export default defineConfig({
     env: { ASSAY_DATA_DIR: process.env.ASSAY_DATA_DIR ?? "../shared/data" },
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    pool: "forks"
+    pool: "forks",
+    // Many tests wait on child processes (the command, agent CLIs, chromium): one worker per core
+    // plus one keeps both cores busy.
+    maxWorkers: 3,
+    minWorkers: 1
   }
 })
