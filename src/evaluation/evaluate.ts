@@ -38,7 +38,7 @@ export interface EvaluateOptions {
 
 /** The candidate's prompt is appended to the benchmark's. */
 export const assemble = (inputs: ProtocolInputs, agent: AgentDef): ProtocolInputs => ({
-  system: agent.prompt.length > 0 ? `${inputs.system}\n\n${agent.prompt}` : inputs.system,
+  system: agent.prompt.length === 0 ? inputs.system : inputs.system.length === 0 ? agent.prompt : `${inputs.system}\n\n${agent.prompt}`,
   tools: agent.actionSpace === "tools" ? inputs.tools : []
 })
 
