@@ -7,6 +7,7 @@ const scripts: Record<string, () => Promise<{ readonly run: () => Promise<void> 
   runner: () => import("./runner.ts"),
   bfcl: () => import("./bfcl.ts"),
   tau2: () => import("./tau2.ts"),
+  "tau2-conversation": () => import("./tau2-conversation.ts"),
   "contract-review": () => import("./contract-review.ts"),
   "model-loopback": () => import("./model-loopback.ts")
 }
