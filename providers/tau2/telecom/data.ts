@@ -27,6 +27,7 @@ import {
 } from "./model.ts"
 import { parsePyJson, type PyJson } from "./pyjsonParse.ts"
 import { parseToml } from "./toml.ts"
+import { deepFreeze } from "./tools.ts"
 
 export const upstreamRepository = "sierra-research/tau2-bench"
 export const upstreamRevision = "a2c024725189473d2d7cea3a5cfdbcc67478e41f"
@@ -160,6 +161,8 @@ export const worldFromToml = (dbText: string, userDbText: string): Either.Either
   tables[userTable] = { device: device.right, surroundings: defaultSurroundings() as unknown as Json }
   const env: EnvState = { uuid_calls: 0, default_vpn: pristineVpn() }
   tables[envTable] = { [envKey]: env as unknown as Json }
+  // Frozen: the tools share records between worlds and copy before writing (tools.ts `Session`).
+  for (const records of Object.values(tables)) for (const v of Object.values(records)) deepFreeze(v)
   return Either.right(World.make(tables))
 }
 

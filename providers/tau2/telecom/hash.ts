@@ -7,7 +7,7 @@
  */
 import { createHash } from "node:crypto"
 import * as World from "../../../src/world/World.ts"
-import { dict, dumps, type DumpsOptions, type PyDict } from "../common/pyjson.ts"
+import { compareCodePoints, dict, dumps, type DumpsOptions, type PyDict } from "../common/pyjson.ts"
 import { agentDumps, agentTables, dumpPhone, dumpSurroundings, userTable, type PhoneDevice, type Surroundings } from "./model.ts"
 
 /** `TelecomDB.model_dump()`. */
@@ -21,16 +21,40 @@ export const userDbDump = (world: World.World): PyDict =>
     ["surroundings", dumpSurroundings(World.get(world, userTable, "surroundings") as unknown as Surroundings)]
   ])
 
-const compact: DumpsOptions = { sortKeys: true, separators: [",", ":"], ensureAscii: false }
-const pythonDefault: DumpsOptions = { sortKeys: true }
+interface Format {
+  readonly options: DumpsOptions
+  /** Each record's text, by the (immutable) record value: a world shares most records with the last one hashed. */
+  readonly cache: WeakMap<object, string>
+}
+
+const compact: Format = { options: { sortKeys: true, separators: [",", ":"], ensureAscii: false }, cache: new WeakMap() }
+const pythonDefault: Format = { options: { sortKeys: true }, cache: new WeakMap() }
 
 const sha256 = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex")
 
+/** `json.dumps(TelecomDB.model_dump(), sort_keys=True, ...)`, record texts cached. */
+const dbText = (world: World.World, format: Format): string => {
+  const [itemSep, keySep] = format.options.separators ?? [", ", ": "]
+  const tables = [...agentTables].sort((a, b) => compareCodePoints(a[0], b[0]))
+  const parts = tables.map(([table]) => {
+    const records = World.entries(world, table).map(([, v]) => {
+      let text = format.cache.get(v as object)
+      if (text === undefined) {
+        text = dumps(agentDumps[table](v as never), format.options)
+        format.cache.set(v as object, text)
+      }
+      return text
+    })
+    return `${dumps(table, format.options)}${keySep}[${records.join(itemSep)}]`
+  })
+  return `{${parts.join(itemSep)}}`
+}
+
 /** The oracle's canonical hash of the agent DB. */
-export const dbSha256 = (world: World.World): string => sha256(dumps(dbDump(world), compact))
+export const dbSha256 = (world: World.World): string => sha256(dbText(world, compact))
 /** The oracle's canonical hash of the user DB. */
-export const userDbSha256 = (world: World.World): string => sha256(dumps(userDbDump(world), compact))
+export const userDbSha256 = (world: World.World): string => sha256(dumps(userDbDump(world), compact.options))
 /** `Environment.get_db_hash()`. */
-export const upstreamDbHash = (world: World.World): string => sha256(dumps(dbDump(world), pythonDefault))
+export const upstreamDbHash = (world: World.World): string => sha256(dbText(world, pythonDefault))
 /** `Environment.get_user_db_hash()`. */
-export const upstreamUserDbHash = (world: World.World): string => sha256(dumps(userDbDump(world), pythonDefault))
+export const upstreamUserDbHash = (world: World.World): string => sha256(dumps(userDbDump(world), pythonDefault.options))

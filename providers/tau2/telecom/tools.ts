@@ -68,11 +68,15 @@ const raise = (text: string): never => {
 
 const keyFields: Record<AgentTable, string> = Object.fromEntries(agentTables) as Record<AgentTable, string>
 
-const clone = <A>(v: Json): A => structuredClone(v) as A
-
-/** Mutable copies of the records a call touches; its writes are the ones that changed. */
+/**
+ * What a call touched. DB rows are shared with the World until a tool calls `edit` (copy on
+ * write: every mutation site of upstream goes through it); the user's `device`,
+ * `surroundings` and the `env` state are copied on first access. The writes are the records
+ * that differ afterwards, and appended rows.
+ */
 export class Session {
-  private readonly lists = new Map<AgentTable, { readonly rows: Array<Record<string, Json>>; readonly originals: Map<string, string> }>()
+  private readonly lists = new Map<AgentTable, Array<unknown>>()
+  private readonly edited = new Map<unknown, { readonly table: AgentTable; readonly original: string | null }>()
   private readonly singles = new Map<string, { readonly table: string; readonly key: string; readonly value: unknown; readonly original: string }>()
 
   constructor(
@@ -80,20 +84,34 @@ export class Session {
     readonly options: ToolOptions
   ) {}
 
-  /** A DB table as upstream's list, in order; rows may be mutated and appended. */
-  rows<A>(table: AgentTable): Array<A> {
-    let t = this.lists.get(table)
-    if (t === undefined) {
-      const originals = new Map<string, string>()
-      const rows: Array<Record<string, Json>> = []
-      for (const [k, v] of World.entries(this.world, table)) {
-        originals.set(k, JSON.stringify(v))
-        rows.push(clone(v))
-      }
-      t = { rows, originals }
-      this.lists.set(table, t)
+  /** A DB table as upstream's list, in order. Rows are read-only until passed through `edit`. */
+  rows<A>(table: AgentTable): ReadonlyArray<A> {
+    let rows = this.lists.get(table)
+    if (rows === undefined) {
+      rows = World.entries(this.world, table).map(([, v]) => v)
+      this.lists.set(table, rows)
     }
-    return t.rows as unknown as Array<A>
+    return rows as ReadonlyArray<A>
+  }
+
+  /** The row as a mutable copy, put in place of the shared one (idempotent). */
+  edit<A>(table: AgentTable, row: A): A {
+    if (this.edited.has(row)) return row
+    const rows = this.lists.get(table) ?? []
+    const i = rows.indexOf(row)
+    if (i < 0) throw new Error(`edit of a row not in ${table}`)
+    const text = JSON.stringify(row)
+    const copy = JSON.parse(text) as A
+    rows[i] = copy
+    this.edited.set(copy, { table, original: text })
+    return copy
+  }
+
+  /** `self.db.<table>.append(row)`. */
+  append<A>(table: AgentTable, row: A): A {
+    ;(this.rows(table) as Array<unknown>).push(row)
+    this.edited.set(row, { table, original: null })
+    return row
   }
 
   private single<A>(table: string, key: string): A {
@@ -102,7 +120,8 @@ export class Session {
     if (s === undefined) {
       const v = World.get(this.world, table, key)
       if (v === undefined) throw new Error(`world has no ${table}/${key}: not a telecom world`)
-      s = { table, key, value: clone(v), original: JSON.stringify(v) }
+      const text = JSON.stringify(v)
+      s = { table, key, value: JSON.parse(text) as unknown, original: text }
       this.singles.set(id, s)
     }
     return s.value as A
@@ -118,20 +137,27 @@ export class Session {
     return this.single<EnvState>(envTable, envKey)
   }
 
+  /** The changed records, frozen: rows are shared with later calls, so a missed `edit` fails loudly. */
   writes(): Array<World.Write> {
     const out: Array<World.Write> = []
-    for (const [table, t] of this.lists) {
-      for (const row of t.rows) {
-        const key = row[keyFields[table]] as string
-        const text = JSON.stringify(row)
-        if (t.originals.get(key) !== text) out.push({ table, key, value: row as Json })
-      }
+    for (const [row, e] of this.edited) {
+      const text = JSON.stringify(row)
+      if (text !== e.original) out.push({ table: e.table, key: (row as Record<string, Json>)[keyFields[e.table]] as string, value: deepFreeze(row as Json) })
     }
     for (const s of this.singles.values()) {
-      if (JSON.stringify(s.value) !== s.original) out.push({ table: s.table, key: s.key, value: s.value as Json })
+      if (JSON.stringify(s.value) !== s.original) out.push({ table: s.table, key: s.key, value: deepFreeze(s.value as Json) })
     }
     return out
   }
+}
+
+/** Freeze a JSON value and everything in it. */
+export const deepFreeze = <A extends Json>(v: A): A => {
+  if (v !== null && typeof v === "object" && !Object.isFrozen(v)) {
+    for (const x of Object.values(v)) deepFreeze(x as Json)
+    Object.freeze(v)
+  }
+  return v
 }
 
 // -- Python value helpers ---------------------------------------------------------------------------
@@ -239,7 +265,7 @@ const applyOneTimeCharge = (s: Session, customerId: PyJson | undefined, amount: 
   for (const id of c.bill_ids) {
     const b = billById(s, id)
     if (b.status === "Draft") {
-      draft = b
+      draft = s.edit("bills", b)
       break
     }
   }
@@ -248,7 +274,7 @@ const applyOneTimeCharge = (s: Session, customerId: PyJson | undefined, amount: 
     env.uuid_calls += 1
     const id = s.options.newBillId(env.uuid_calls)
     // Next month of 2025-02-25: March 2025.
-    draft = {
+    draft = s.append<Bill>("bills", {
       bill_id: id,
       customer_id: customerId as string,
       period_start: "2025-03-01",
@@ -258,9 +284,8 @@ const applyOneTimeCharge = (s: Session, customerId: PyJson | undefined, amount: 
       due_date: "2025-03-15",
       line_items: [],
       status: "Draft"
-    }
-    bills(s).push(draft)
-    c.bill_ids.push(id)
+    })
+    s.edit("customers", c).bill_ids.push(id)
   }
   draft.line_items.push({ description, amount, date: TODAY, item_type: amount < 0 ? "Credit" : "Charge" })
   draft.total_due += amount
@@ -307,7 +332,7 @@ const agentTools: Record<string, Implementation> = {
   suspend_line: {
     params: ["customer_id", "line_id", "reason"],
     run: (s, a) => {
-      const line = targetLine(s, a["customer_id"], a["line_id"])
+      const line = s.edit("lines", targetLine(s, a["customer_id"], a["line_id"]))
       if (line.status !== "Active") raise("Line must be active to suspend")
       line.status = "Suspended"
       line.suspension_start_date = TODAY
@@ -320,7 +345,7 @@ const agentTools: Record<string, Implementation> = {
   resume_line: {
     params: ["customer_id", "line_id"],
     run: (s, a) => {
-      const line = targetLine(s, a["customer_id"], a["line_id"])
+      const line = s.edit("lines", targetLine(s, a["customer_id"], a["line_id"]))
       if (line.status !== "Suspended" && line.status !== "Pending Activation") raise("Line must be suspended to resume")
       line.status = "Active"
       line.suspension_start_date = null
@@ -354,7 +379,7 @@ const agentTools: Record<string, Implementation> = {
       const c = customerById(s, a["customer_id"])
       if (awaitingPayment(s, c).length !== 0) raise("A bill is already awaiting payment for this customer")
       if (!c.bill_ids.some((id) => id === a["bill_id"])) raise(`Bill ${pyStr(a["bill_id"])} not found for customer ${pyStr(a["customer_id"])}`)
-      const bill = billById(s, a["bill_id"])
+      const bill = s.edit("bills", billById(s, a["bill_id"]))
       bill.status = "Awaiting Payment"
       return `Payment request sent to the customer for bill ${bill.bill_id}`
     }
@@ -379,7 +404,7 @@ const agentTools: Record<string, Implementation> = {
     run: (s, a) => {
       const line = targetLine(s, a["customer_id"], a["line_id"])
       if (line.roaming_enabled) return "Roaming was already enabled"
-      line.roaming_enabled = true
+      s.edit("lines", line).roaming_enabled = true
       return "Roaming enabled successfully"
     }
   },
@@ -388,7 +413,7 @@ const agentTools: Record<string, Implementation> = {
     run: (s, a) => {
       const line = targetLine(s, a["customer_id"], a["line_id"])
       if (!line.roaming_enabled) return "Roaming was already disabled"
-      line.roaming_enabled = false
+      s.edit("lines", line).roaming_enabled = false
       return "Roaming disabled successfully"
     }
   },
@@ -399,7 +424,7 @@ const agentTools: Record<string, Implementation> = {
   refuel_data: {
     params: ["customer_id", "line_id", "gb_amount"],
     run: (s, a) => {
-      const line = targetLine(s, a["customer_id"], a["line_id"])
+      const line = s.edit("lines", targetLine(s, a["customer_id"], a["line_id"]))
       const gbArg = a["gb_amount"]
       const gb = numberOf(gbArg)
       if (gb <= 0) raise("Refuel amount must be positive")
@@ -426,7 +451,7 @@ const agentFunctions: Record<string, Implementation> = {
   set_data_usage: {
     params: ["customer_id", "line_id", "data_used_gb"],
     run: (s, a) => {
-      const line = targetLine(s, a["customer_id"], a["line_id"])
+      const line = s.edit("lines", targetLine(s, a["customer_id"], a["line_id"]))
       line.data_used_gb = numberOf(a["data_used_gb"])
       return `Data usage set to ${pyStr(a["data_used_gb"])} GB for line ${pyStr(a["line_id"])}`
     }
@@ -434,16 +459,16 @@ const agentFunctions: Record<string, Implementation> = {
   suspend_line_for_overdue_bill: {
     params: ["customer_id", "line_id", "new_bill_id", "contract_ended"],
     run: (s, a) => {
-      const line = lineById(s, a["line_id"])
+      const line = s.edit("lines", lineById(s, a["line_id"]))
       if (line.status !== "Active") raise("Line must be active to suspend for unpaid bill")
       const plan = planById(s, line.plan_id)
       const amount = plan.price_per_month
       if (amount <= 0) raise("Amount must be positive for overdue bill")
-      const c = customerById(s, a["customer_id"])
+      const c = s.edit("customers", customerById(s, a["customer_id"]))
       if (c.bill_ids.some((id) => billById(s, id).status === "Overdue")) raise("Customer already has an overdue bill")
       const id = a["new_bill_id"] as string
       // Last month of 2025-02-25: January 2025.
-      bills(s).push({
+      s.append<Bill>("bills", {
         bill_id: id,
         customer_id: a["customer_id"] as string,
         period_start: "2025-01-01",
@@ -1113,7 +1138,7 @@ export const sync = (s: Session): void => {
   const plan = planById(s, line.plan_id)
   u.mobile_data_usage_exceeded = line.data_used_gb >= plan.data_limit_gb + line.data_refueling_gb
   if (u.payment_request !== null && u.payment_request.paid) {
-    billById(s, u.payment_request.bill_id).status = "Paid"
+    s.edit("bills", billById(s, u.payment_request.bill_id)).status = "Paid"
     u.payment_request = null
   }
   if (u.payment_request === null) {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import * as World from "../../../../src/world/World.ts"
 import { loadTelecomData } from "../../../../providers/tau2/telecom/data.ts"
-import { dbDigest, decodeTasks, goldWorld, replayGold, taskInitialWorld, tasksOfSplit } from "../../../../providers/tau2/telecom/tasks.ts"
+import { dbDigest, decodeTasks, envAssertionCheck, goldWorld, replayGold, taskInitialWorld, tasksOfSplit } from "../../../../providers/tau2/telecom/tasks.ts"
 import { call } from "../../../../providers/tau2/telecom/tools.ts"
 
 const load = Effect.gen(function* () {
@@ -44,7 +44,6 @@ describe("telecom tasks", () => {
       const replay = yield* Either.mapLeft(replayGold(data.initialWorld, task), (e) => new Error(e))
       expect(replay.reward).toBe(1)
       // The same checks on the untouched initial state.
-      const { envAssertionCheck } = yield* Effect.promise(() => import("../../../../providers/tau2/telecom/tasks.ts"))
       expect(envAssertionCheck(task, start).reward).toBe(0)
     }))
 
