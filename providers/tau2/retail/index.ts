@@ -231,9 +231,15 @@ const pinned = (file: { readonly name: string; readonly url: string | null; read
   sha256: file.sha256
 })
 
+/** The oracle corpora `assay equivalence` runs by default (outputs of upstream's code, no upstream blob). */
+const oracleFiles = [
+  { name: "retail/oracle/gold.jsonl", url: null, sha256: "64c2d8e903633403544f446319cdb9eceff62612e61075ad838139bad510bc4e" },
+  { name: "retail/oracle/fuzz-dev.jsonl", url: null, sha256: "8876c10b6ee494f3a21da8baab226849ded14e9d250930d7baf5e127c7c25521" }
+]
+
 /** Every file the provider reads. */
 export const data: ReadonlyArray<PinnedFile> = Array.from(
-  new Map([...Object.values(pinnedFiles), ...Object.values(promptFiles)].map((f) => [f.name, pinned(f)])).values()
+  new Map([...Object.values(pinnedFiles), ...Object.values(promptFiles), ...oracleFiles].map((f) => [f.name, pinned(f)])).values()
 )
 
 const equivalence = (corpus: string | null): Effect.Effect<EquivalenceResult, CapabilityError> =>
