@@ -12,11 +12,11 @@
 import { createHash } from "node:crypto"
 import { Either } from "effect"
 import type { Json } from "../../../src/content/Canonical.ts"
-import type { ToolOutcome } from "../../../src/world/Tool.ts"
+import type { Tool, ToolOutcome, ToolSpec } from "../../../src/world/Tool.ts"
 import * as World from "../../../src/world/World.ts"
 import { dumps } from "../common/pyjson.ts"
 import { formatResults, search, type Bm25Index } from "./bm25.ts"
-import type { DiscoverableTool } from "./data.ts"
+import type { BankingData, DiscoverableTool } from "./data.ts"
 import { asKey, bind, dumpsIndent2, inList, p, PyException, pyEq, pyFloatOf, raise, type Param } from "./python.ts"
 import { formatFixed, isDict, isFloat, jsonLoads, num, orderedEntries, pyFloat, pyRepr, pyStr, toPyValue, truthy, type Py } from "./pyvalue.ts"
 
@@ -271,7 +271,7 @@ interface DiscoverableImpl extends Implementation {
   readonly mutates: boolean
 }
 
-const unlocked = (ctx: Ctx, name: string) => World.get(ctx.world, SESSION, `unlocked:${name}`) !== undefined || ctx.has(SESSION, `unlocked:${name}`)
+const unlocked = (ctx: Ctx, name: string) => ctx.has(SESSION, `unlocked:${name}`)
 const allowlist = (ctx: Ctx): ReadonlyArray<string> => (World.get(ctx.world, SESSION, "read_log_allowlist") as ReadonlyArray<string> | undefined) ?? []
 
 const toolInfo = (ctx: Ctx, name: string) => ctx.env.discoverable.find((t) => t.name === name)!.tool_info
@@ -709,6 +709,9 @@ const agentDiscoverable: Record<string, DiscoverableImpl> = agentDiscoverableToo
 
 // -- dispatch --------------------------------------------------------------------------------------
 
+const agentSide: ReadonlyMap<string, Implementation> = new Map([...Object.entries(agentTools), ...Object.entries(agentDiscoverable)])
+const userSide: ReadonlyMap<string, Implementation> = new Map([...Object.entries(userTools), ...Object.entries(userDiscoverable)])
+
 /**
  * `Environment.get_response(ToolCall(name, arguments, requestor))`: the agent's side finds the
  * agent tools and the agent discoverable tools (directly callable, no unlock check and no
@@ -716,9 +719,10 @@ const agentDiscoverable: Record<string, DiscoverableImpl> = agentDiscoverableToo
  */
 export const step = (world: World.World, env: Environment, requestor: Requestor, name: string, args: Args): readonly [World.World, ToolOutcome] => {
   const ctx = new Ctx(world, env)
-  const table: Record<string, Implementation> = requestor === "user" ? { ...userTools, ...userDiscoverable } : { ...agentTools, ...agentDiscoverable }
-  const impl = Object.hasOwn(table, name) ? table[name] : undefined
-  const cls = requestor === "user" ? "KnowledgeUserTools" : agentTools[name] !== undefined && name === "KB_search" ? "KnowledgeToolsWithKBSearch" : "KnowledgeTools"
+  const table = requestor === "user" ? userSide : agentSide
+  const impl = table.get(name)
+  // TypeError texts name the method's __qualname__ (KB_search comes from the mixin).
+  const cls = requestor === "user" ? "KnowledgeUserTools" : name === "KB_search" ? "KBSearchMixin" : "KnowledgeTools"
   if (impl === undefined) return [world, { output: `Error: Tool '${name}' not found.`, error: true, writes: [] }]
   try {
     const output = impl.run(ctx, bind(`${cls}.${name}`, impl.params, args))
@@ -735,3 +739,45 @@ export const step = (world: World.World, env: Environment, requestor: Requestor,
 }
 
 export { title as pyTitle }
+
+// -- as world tools --------------------------------------------------------------------------------
+
+export interface BankingTools {
+  /** The 15 agent tools the agent is offered (tools.json order). */
+  readonly agent: ReadonlyArray<Tool>
+  /** The agent discoverable tools: never offered, but a call by name runs (no unlock check, no log). */
+  readonly agentHidden: ReadonlyArray<Tool>
+  /** The 6 user tools (offer a task the subset its `user_tools` names). */
+  readonly user: ReadonlyArray<Tool>
+  /** The user discoverable tools: callable by name, they check themselves that they were given. */
+  readonly userHidden: ReadonlyArray<Tool>
+}
+
+const asTool = (env: Environment, requestor: Requestor, spec: ToolSpec, access: Tool["access"]): Tool => ({
+  spec,
+  access,
+  run: (world, args) => step(world, env, requestor, spec.name, args)[1]
+})
+
+const discoverableSpec = (d: DiscoverableTool): ToolSpec => ({
+  name: d.name,
+  description: d.tool_info.description,
+  parameters: {
+    type: "object",
+    properties: Object.fromEntries(Object.entries(d.tool_info.parameters).map(([k, v]) => [k, { type: v.type, description: v.description }])),
+    required: Object.entries(d.tool_info.parameters).filter(([, v]) => v.required).map(([k]) => k)
+  }
+})
+
+/** Every banking tool as a world `Tool` (pure: world and arguments in, outcome and writes out). */
+export const bankingTools = (env: Environment, data: BankingData): BankingTools => {
+  const access = (types: BankingData["toolTypes"], name: string): Tool["access"] => (types.find((t) => t.name === name)?.type === "read" ? "read" : "write")
+  const hidden = (owner: "assistant" | "user") =>
+    env.discoverable.filter((d) => d.owner === owner).map((d) => asTool(env, owner, discoverableSpec(d), d.type === "read" ? "read" : "write"))
+  return {
+    agent: data.toolSpecs.map((s) => asTool(env, "assistant", s, access(data.toolTypes, s.name))),
+    agentHidden: hidden("assistant"),
+    user: data.userToolSpecs.map((s) => asTool(env, "user", s, access(data.userToolTypes, s.name))),
+    userHidden: hidden("user")
+  }
+}

@@ -1,0 +1,63 @@
+import { mkdtemp, mkdir, writeFile } from "node:fs/promises"
+import { readFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either } from "effect"
+import * as World from "../../../../src/world/World.ts"
+import { bankingDir, deepMerge, loadBankingData, pinnedFiles, readPinned } from "../../../../providers/tau2/banking/data.ts"
+import { finalDbSha256, upstreamDbHash } from "../../../../providers/tau2/banking/hash.ts"
+import { jsonLoads, pyRepr } from "../../../../providers/tau2/banking/pyvalue.ts"
+
+describe("banking data", () => {
+  it.effect("loads db.json (23 tables), 698 documents in corpus order and 97 tasks", () =>
+    Effect.gen(function* () {
+      const data = yield* loadBankingData()
+      expect(World.size(data.initialWorld, "users")).toBe(39)
+      expect(data.documents).toHaveLength(698)
+      expect(data.documents[0]!.id).toBe("doc_business_savings_accounts_platinum_reserve_account_005")
+      expect(data.tasksJson).toHaveLength(97)
+      expect(data.toolSpecs).toHaveLength(15)
+      expect(data.userToolSpecs).toHaveLength(6)
+      expect(data.discoverableTools).toHaveLength(48)
+    }))
+
+  it.effect("hashes the initial DB as upstream does (initial-db.json)", () =>
+    Effect.gen(function* () {
+      const data = yield* loadBankingData()
+      const expected = JSON.parse(readFileSync(join(bankingDir(), "oracle", "initial-db.json"), "utf8")) as Record<string, string>
+      expect(finalDbSha256(data.initialWorld, data.notes)).toBe(expected["final_db_sha256"])
+      expect(upstreamDbHash(data.initialWorld, data.notes)).toBe(expected["upstream_db_hash"])
+    }))
+
+  it.effect("keeps integer-like user ids in db.json order and floats apart from ints", () =>
+    Effect.gen(function* () {
+      const data = yield* loadBankingData()
+      const ids = World.entries(data.initialWorld, "users").map(([k]) => k)
+      // A JS object would list "126" third (integer-like keys first); Python keeps the file's order.
+      expect(ids.slice(0, 4)).toEqual(["123", "125", "6680a37184", "af0581dcbf"])
+      expect(ids.indexOf("126")).toBeGreaterThan(3)
+      const parsed = Either.getOrThrow(jsonLoads('{"a": -50.0, "b": 50, "c": 0.5}')) as Record<string, never>
+      expect([pyRepr(parsed["a"]), pyRepr(parsed["b"]), pyRepr(parsed["c"])]).toEqual(["-50.0", "50", "0.5"])
+    }))
+
+  it.effect("names the file, both hashes and the fix when a pinned file differs", () =>
+    Effect.gen(function* () {
+      const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "tau2-banking-data-")))
+      yield* Effect.promise(() => mkdir(join(dir, "tau2", "banking_knowledge"), { recursive: true }))
+      yield* Effect.promise(() => writeFile(join(dir, pinnedFiles.policy.name), "not the policy"))
+      const e = yield* Effect.flip(readPinned(pinnedFiles.policy, dir))
+      expect(e.reason).toBe("hash-mismatch")
+      expect(e.expected).toBe(pinnedFiles.policy.sha256)
+      expect(e.message).toContain("policy-bm25.md")
+      expect(e.message).toContain("assay data pull tau2-banking")
+      const missing = yield* Effect.flip(readPinned(pinnedFiles.db, dir))
+      expect(missing.reason).toBe("missing")
+    }))
+
+  it("deep-merges agent data as addict's update: dicts key by key, lists replaced, new keys last", () => {
+    const merged = deepMerge({ a: { x: 1, y: [1, 2] }, b: 2 }, { a: { y: [3], z: 4 }, c: 5 })
+    expect(merged).toEqual({ a: { x: 1, y: [3], z: 4 }, b: 2, c: 5 })
+    expect(Object.keys(merged)).toEqual(["a", "b", "c"])
+  })
+})
