@@ -1,0 +1,79 @@
+/**
+ * The prompt texts every tau2 domain shares, read from `$ASSAY_DATA_DIR/tau2/` and checked by
+ * sha256: the agent's instruction and system template, the first agent message, the user
+ * simulator's template and guidelines (with and without user tools). They are upstream's text,
+ * so they are data, never copied into this repository.
+ */
+import { createHash } from "node:crypto"
+import { readFile } from "node:fs/promises"
+import { join } from "node:path"
+import { Effect } from "effect"
+import { CapabilityError } from "../../../src/evaluation/Capabilities.ts"
+
+export interface PromptFile {
+  /** Path under `$ASSAY_DATA_DIR/tau2/`. */
+  readonly name: string
+  /** Where it comes from: an upstream raw URL for verbatim files, empty for texts rendered from upstream code. */
+  readonly url: string
+  readonly sha256: string
+}
+
+const REVISION = "a2c024725189473d2d7cea3a5cfdbcc67478e41f"
+const raw = (path: string) => `https://raw.githubusercontent.com/sierra-research/tau2-bench/${REVISION}/${path}`
+
+export const promptFiles = {
+  agentInstruction: { name: "prompts/agent_instruction.txt", url: "", sha256: "e00faa515230c8648931f73ed25c9528418cccc522fe8936917f4c2a047bc5d2" },
+  agentTemplate: { name: "prompts/agent_system_prompt_template.txt", url: "", sha256: "71ed98b68d2f1e2a79512f6581b78dc1741efc1ab8fce791764740f8a47702b1" },
+  firstAgentMessage: { name: "prompts/first_agent_message.txt", url: "", sha256: "271973d4979a0bdfa021f64bf7cc98f77eeffd101b3d1fbcaaf178c4b061b62f" },
+  userTemplate: { name: "prompts/user_system_prompt_template.txt", url: "", sha256: "d541cc344ec96adea3057d5145c341b3d1a8de55da4044e8c8aefcc8e6c0430a" },
+  guidelines: {
+    name: "user_simulator/simulation_guidelines.md",
+    url: raw("data/tau2/user_simulator/simulation_guidelines.md"),
+    sha256: "740a29dfa64d7bc08eea3bf7493575b914a63f744acbaf7f199ee07eddaf72d3"
+  },
+  guidelinesTools: {
+    name: "user_simulator/simulation_guidelines_tools.md",
+    url: raw("data/tau2/user_simulator/simulation_guidelines_tools.md"),
+    sha256: "cbf3d8a4d8642fd04e559862f1afef55d7dd4e6a7e727ca49e239023c599de0c"
+  }
+} as const satisfies Record<string, PromptFile>
+
+export interface Prompts {
+  readonly agentInstruction: string
+  readonly agentTemplate: string
+  readonly firstAgentMessage: string
+  readonly userTemplate: string
+  /** Guidelines for a user without tools (retail). */
+  readonly guidelines: string
+  /** Guidelines for a user with tools of its own. */
+  readonly guidelinesTools: string
+}
+
+const tau2Dir = (dataDir?: string) => join(dataDir ?? process.env["ASSAY_DATA_DIR"] ?? "../shared/data", "tau2")
+
+const readChecked = (file: PromptFile, dataDir?: string): Effect.Effect<string, CapabilityError> =>
+  Effect.gen(function*() {
+    const path = join(tau2Dir(dataDir), file.name)
+    const bytes = yield* Effect.tryPromise({
+      try: () => readFile(path),
+      catch: (e) => new CapabilityError({ capability: "tau2/prompts", reason: "data", detail: `${path} is missing: ${String(e)}` })
+    })
+    const actual = createHash("sha256").update(bytes).digest("hex")
+    if (actual !== file.sha256) {
+      return yield* new CapabilityError({ capability: "tau2/prompts", reason: "data", detail: `${path} has sha256 ${actual}, expected ${file.sha256}` })
+    }
+    return bytes.toString("utf8")
+  })
+
+export const loadPrompts = (dataDir?: string): Effect.Effect<Prompts, CapabilityError> =>
+  Effect.all(
+    {
+      agentInstruction: readChecked(promptFiles.agentInstruction, dataDir),
+      agentTemplate: readChecked(promptFiles.agentTemplate, dataDir),
+      firstAgentMessage: readChecked(promptFiles.firstAgentMessage, dataDir),
+      userTemplate: readChecked(promptFiles.userTemplate, dataDir),
+      guidelines: readChecked(promptFiles.guidelines, dataDir),
+      guidelinesTools: readChecked(promptFiles.guidelinesTools, dataDir)
+    },
+    { concurrency: "unbounded" }
+  )
