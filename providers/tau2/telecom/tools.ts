@@ -40,7 +40,7 @@ import {
   type Plan,
   type Surroundings
 } from "./model.ts"
-import { isPyFloat, type PyJson } from "./pyjsonParse.ts"
+import { isPyFloat, parsePyJson, type PyJson } from "./pyjsonParse.ts"
 
 export type Requestor = "user" | "assistant"
 /** Call arguments as Python's json.loads gives them: floats marked (`PyFloat`), ints plain. */
@@ -1266,6 +1266,25 @@ export const runEnvFunction = (
   const kit = toolkits[envType]
   const impl = Object.hasOwn(kit.tools, funcName) ? kit.tools[funcName] : Object.hasOwn(kit.functions, funcName) ? kit.functions[funcName] : undefined
   return run(world, impl, kit.owner, funcName, args, options, `'${kit.owner}' object has no attribute '${funcName}'`)
+}
+
+/**
+ * A call whose arguments are the model's raw JSON text, parsed as Python's json.loads would
+ * (floats marked), so `2.0` stays a float. Text that is not a JSON object is answered as
+ * upstream's orchestrator would not let it through: an error outcome naming the problem.
+ */
+export const callRaw = (
+  world: World.World,
+  name: string,
+  requestor: Requestor,
+  argumentsText: string,
+  options: ToolOptions = counterBillIds
+): CallOutcome => {
+  const parsed = parsePyJson(argumentsText)
+  if (parsed._tag === "Left" || parsed.right === null || typeof parsed.right !== "object" || Array.isArray(parsed.right) || isPyFloat(parsed.right)) {
+    return { output: `Error: arguments are not a JSON object: ${argumentsText}`, error: true, writes: [], world }
+  }
+  return call(world, name, requestor, parsed.right as Args, options)
 }
 
 /** Plain JSON arguments (as a `Tool` receives them) with floats unmarked: integral numbers are ints. */

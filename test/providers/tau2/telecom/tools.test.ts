@@ -5,7 +5,7 @@ import { loadTelecomData } from "../../../../providers/tau2/telecom/data.ts"
 import { float } from "../../../../providers/tau2/common/pyjson.ts"
 import { parsePyJson } from "../../../../providers/tau2/telecom/pyjsonParse.ts"
 import { parseToml } from "../../../../providers/tau2/telecom/toml.ts"
-import { call, makeTelecomTools, runEnvFunction, type ToolOptions } from "../../../../providers/tau2/telecom/tools.ts"
+import { call, callRaw, makeTelecomTools, runEnvFunction, type ToolOptions } from "../../../../providers/tau2/telecom/tools.ts"
 
 const fresh = Effect.map(loadTelecomData(), (d) => d)
 
@@ -74,4 +74,14 @@ describe("telecom tools", () => {
     expect(parsed).toEqual(Either.right({ x: [{ id: "a", items: [{ n: 1 }], addr: { city: "B" } }, { id: "c" }] }))
     expect(Either.isLeft(parseToml("key = {inline = 1}"))).toBe(true)
   })
+})
+
+describe("raw arguments", () => {
+  it.effect("callRaw keeps a model's 2.0 a float, as json.loads does", () =>
+    Effect.gen(function* () {
+      const data = yield* fresh
+      const out = callRaw(data.initialWorld, "refuel_data", "assistant", '{"customer_id": "C1001", "line_id": "L1002", "gb_amount": 2.0}')
+      expect(out.output).toBe('{"message": "Successfully added 2.0 GB of data for line L1002 for $4.00", "new_data_refueling_gb": "2.0", "charge": "4.0"}')
+      expect(callRaw(data.initialWorld, "refuel_data", "assistant", "[1]").error).toBe(true)
+    }))
 })
