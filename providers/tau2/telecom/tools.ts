@@ -366,7 +366,9 @@ const agentTools: Record<string, Implementation> = {
         .map((b, i) => [b, i] as const)
         .sort((x, y) => (x[0].issue_date < y[0].issue_date ? 1 : x[0].issue_date > y[0].issue_date ? -1 : x[1] - y[1]))
         .map(([b]) => b)
-      const limit = a["limit"]
+      const given = a["limit"]
+      // A bool is an int in Python; None means no limit.
+      const limit = typeof given === "boolean" ? (given ? 1 : 0) : given === null ? Number.MAX_SAFE_INTEGER : given
       if (typeof limit !== "number" || !Number.isInteger(limit)) return raise("slice indices must be integers or None or have an __index__ method")
       // Python slicing: a negative limit counts from the end.
       const end = limit < 0 ? Math.max(0, sorted.length + limit) : Math.min(limit, sorted.length)
