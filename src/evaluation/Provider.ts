@@ -39,6 +39,8 @@ export interface Provider {
   readonly scripted: (name: string, env: EnvironmentDef) => Effect.Effect<Agent, CapabilityError>
   /** Tasks no answer can pass, reported apart. */
   readonly impassable?: ReadonlySet<string>
+  /** Some checks need a judge model (`--judge` sets it in each EnvironmentDef's models). */
+  readonly judged?: boolean
   /** Text that a report must carry (licence attribution). */
   readonly attribution?: string
   /** The upstream files `assay data pull` fetches. */

@@ -258,5 +258,6 @@ export const provider: Provider = {
   rosterDef,
   scripted,
   data,
-  equivalence
+  equivalence,
+  judged: true
 }
