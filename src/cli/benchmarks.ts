@@ -17,7 +17,8 @@ const loaders: Record<string, () => Promise<Provider>> = {
   ledger: async () => (await import("../../providers/ledger/index.ts")).provider,
   "contract-review": async () => (await import("../../providers/contract-review/index.ts")).provider,
   bfcl: async () => (await import("../../providers/bfcl/index.ts")).provider,
-  "tau2-retail": async () => (await import("../../providers/tau2/retail/index.ts")).provider
+  "tau2-retail": async () => (await import("../../providers/tau2/retail/index.ts")).provider,
+  corpus: async () => (await import("../../providers/corpus/index.ts")).provider
 }
 
 export const benchmarkNames = (): ReadonlyArray<string> => Object.keys(loaders)

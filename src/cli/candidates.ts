@@ -8,7 +8,33 @@ import type { Provider } from "../evaluation/Provider.ts"
 import type { Candidate } from "../experiment/Runner.ts"
 import { Registry } from "../model/Registry.ts"
 import { noLimits } from "../schema/EnvironmentDef.ts"
+import { harnessNames, isHarnessName } from "../harness/Harness.ts"
 import { UsageError } from "./benchmarks.ts"
+
+/**
+ * `harness:NAME[:MODEL]`: an agent CLI on the corpus benchmark. Its identity is the harness and the
+ * model asked for (the CLI's default when none); the protocol runs it as a `process/spawn` effect.
+ */
+export const resolveHarnessCandidate = (provider: Provider, name: string): Effect.Effect<Candidate, UsageError> =>
+  Effect.gen(function*() {
+    if (provider.name !== "corpus") {
+      return yield* new UsageError({ detail: `harness candidates (${name}) run on the corpus benchmark only, not ${provider.name}` })
+    }
+    const rest = name.slice("harness:".length)
+    const i = rest.indexOf(":")
+    const harness = i < 0 ? rest : rest.slice(0, i)
+    const model = i < 0 || rest.slice(i + 1) === "default" ? null : rest.slice(i + 1)
+    if (!isHarnessName(harness) || model === "") {
+      return yield* new UsageError({ detail: `${name}: expected harness:NAME[:MODEL] with NAME one of ${harnessNames.join(", ")}` })
+    }
+    const canonical = model === null ? `harness:${harness}` : `harness:${harness}:${model}`
+    return {
+      def: { name: canonical, kind: "harness", model: model === null ? harness : `${harness}:${model}`, actionSpace: "text", prompt: "", limits: noLimits },
+      registryEntry: { harness, model },
+      // The protocol runs the CLI itself; the agent only carries the candidate's name to it.
+      agentFor: () => Effect.succeed({ name: canonical, reply: () => Effect.die(`${canonical} is run by the corpus protocol, not asked to reply`) })
+    } satisfies Candidate
+  })
 
 export const resolveCandidate = (provider: Provider, name: string): Effect.Effect<Candidate, UsageError, Registry> => {
   if (provider.roster.includes(name)) {
@@ -18,9 +44,7 @@ export const resolveCandidate = (provider: Provider, name: string): Effect.Effec
       agentFor: (env) => provider.scripted(name, env)
     })
   }
-  if (name.startsWith("harness:")) {
-    return Effect.fail(new UsageError({ detail: `harness candidates (${name}) are not wired into ${provider.name} yet` }))
-  }
+  if (name.startsWith("harness:")) return resolveHarnessCandidate(provider, name)
   if (!name.includes(":")) {
     return Effect.fail(
       new UsageError({

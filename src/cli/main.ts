@@ -17,6 +17,7 @@ import * as Registry from "../model/Registry.ts"
 import { type EffectsSpec, FaultReason, withEffects } from "../schema/EnvironmentDef.ts"
 import { benchmarkNames, loadBenchmark, UsageError } from "./benchmarks.ts"
 import { resolveCandidate } from "./candidates.ts"
+import { harnessOptions, harnessRunOptions, planHarness, runHarnesses } from "./harness.ts"
 import { stderrProgress } from "./progress.ts"
 
 /** An intended exit with a code (the plan printed without --yes exits 2). */
@@ -38,7 +39,7 @@ const noJudge = Options.boolean("no-judge").pipe(Options.withDescription("Grade 
 const home = Options.directory("home").pipe(Options.withDefault(".assay"), Options.withDescription("The experiment home (its SQLite store)"))
 const json = Options.boolean("json").pipe(Options.withDescription("Print one JSON document"))
 
-const selection = { benchmark, candidate, model, task, reps, judge, noJudge, home, json }
+const selection = { benchmark, candidate, model, task, reps, judge, noJudge, home, json, ...harnessOptions }
 
 type Selection = {
   readonly benchmark: ReadonlyArray<string>
@@ -50,6 +51,8 @@ type Selection = {
   readonly noJudge: boolean
   readonly home: string
   readonly json: boolean
+  readonly harness: ReadonlyArray<string>
+  readonly family: ReadonlyArray<string>
 }
 
 const parseFaults = (text: string): Effect.Effect<EffectsSpec, UsageError> => {
@@ -90,14 +93,6 @@ const lanesOf = (sel: Selection, faults: Option.Option<EffectsSpec>) =>
         environments = environments.filter((e) => sel.task.includes(e.task))
       }
       if (Option.isSome(faults)) environments = environments.map((e) => withEffects(e, faults.value))
-      // The judge is part of what a score means: it goes into each EnvironmentDef that uses one.
-      const judgeRef = sel.noJudge ? null : Option.getOrNull(sel.judge)
-      if (judgeRef !== null && provider.judged === true) {
-        const judge = yield* Effect.flatMap(Registry.Registry, (r) => r.resolve(judgeRef)).pipe(
-          Effect.mapError((e) => new UsageError({ detail: `--judge ${judgeRef}: ${e.message}` }))
-        )
-        environments = environments.map((e) => ({ ...e, capabilities: { ...e.capabilities, models: { ...e.capabilities.models, judge: judge.ref } } }))
-      }
       const names = [...sel.candidate, ...sel.model]
       const chosen = names.length > 0 ? names : provider.roster
       const candidates = yield* Effect.forEach(chosen, (c) => resolveCandidate(provider, c))
@@ -155,6 +150,7 @@ const liveness = () => Effect.flatMap(Effect.promise(() => import("../model/Clie
 
 const planCommand = Command.make("plan", selection, (sel) =>
   Effect.gen(function*() {
+    if (sel.harness.length > 0) return yield* planHarness(sel)
     const lanes = yield* lanesOf(sel, Option.none())
     const plan = yield* makePlan(lanes, sel.reps)
     const states = yield* statesOf(sel.home, plan)
@@ -180,11 +176,17 @@ const runOptions = {
     Options.optional,
     Options.withDescription("First run a pilot (one cell per candidate and stratum); stop with exit 3 if the conservative estimate of the rest exceeds USD")
   ),
-  yes: Options.boolean("yes").pipe(Options.withDescription("Run; without it the plan is printed and the command exits 2"))
+  yes: Options.boolean("yes").pipe(Options.withDescription("Run; without it the plan is printed and the command exits 2")),
+  ...harnessRunOptions
 }
 
 const runCommand = Command.make("run", runOptions, (opts) =>
   Effect.gen(function*() {
+    if (opts.harness.length > 0) {
+      const code = yield* runHarnesses(opts)
+      if (code !== 0) return yield* new ExitWith({ code })
+      return
+    }
     const faults = Option.isSome(opts.faults) ? Option.some(yield* parseFaults(opts.faults.value)) : Option.none()
     const lanes = yield* lanesOf(opts, faults)
     const plan = yield* makePlan(lanes, opts.reps)

@@ -76,6 +76,36 @@ export type Comparison = typeof Comparison.Type
 export const FrontierEntry = Schema.Struct({ benchmark: Schema.String, candidates: Schema.Array(Schema.String) })
 export type FrontierEntry = typeof FrontierEntry.Type
 
+/** A harness candidate's standing in one role (see src/harness/Recommend.ts). */
+export const Standing = Schema.Struct({
+  candidate: Schema.String,
+  score: Schema.Finite,
+  /** Median over the candidate's runs; null when any of them has an unknown cost. */
+  medianCostUsd: Schema.NullOr(Schema.Finite),
+  medianWallMs: Schema.Finite,
+  runs: Count,
+  /** Fewest scored runs of this candidate on one task. */
+  smallestCell: Count
+})
+export type Standing = typeof Standing.Type
+
+export const RecommendationPick = Schema.Struct({ ...Standing.fields, basis: Schema.String })
+
+/** Which harness-and-model stack to use as orchestrator and which as worker, and how sure. */
+export const Recommendation = Schema.Struct({
+  orchestrator: Schema.NullOr(RecommendationPick),
+  worker: Schema.NullOr(RecommendationPick),
+  standings: Schema.Struct({ orchestrator: Schema.Array(Standing), worker: Schema.Array(Standing) }),
+  /** Fewest scored runs in any (candidate, task) cell; null when nothing was scored. */
+  smallestSample: Schema.NullOr(Count),
+  warnings: Schema.Array(Schema.String),
+  /** The models each candidate's transcripts show (a default-model candidate names its model here). */
+  models: Schema.Record({ key: Schema.String, value: Schema.Array(Schema.String) }),
+  /** The judge, and whether it is also a candidate. */
+  judge: Schema.NullOr(Schema.Struct({ ref: Schema.String, alsoCandidate: Schema.Boolean }))
+})
+export type Recommendation = typeof Recommendation.Type
+
 export const Report = Schema.Struct({
   runId: Schema.String,
   experimentId: Schema.String,
@@ -88,7 +118,9 @@ export const Report = Schema.Struct({
   /** Shown as they are, e.g. the benchmarks' attribution and licence. */
   notes: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
   /** Shown prominently, e.g. an incomplete run or unpredicted inputs. */
-  warnings: Schema.optionalWith(Schema.Array(Schema.String), { exact: true })
+  warnings: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
+  /** Harness runs: the orchestrator and worker picks. */
+  recommendation: Schema.optionalWith(Recommendation, { exact: true })
 })
 export type Report = typeof Report.Type
 
@@ -216,6 +248,40 @@ interface Table {
   readonly rows: ReadonlyArray<ReadonlyArray<string>>
 }
 
+const withModels = (rec: Recommendation, candidate: string): string => {
+  const models = rec.models[candidate] ?? []
+  return models.length === 0 || models.every((m) => candidate.endsWith(`:${m}`)) ? candidate : `${candidate} (${models.join(", ")})`
+}
+
+const standingTable = (rec: Recommendation): Table => ({
+  headers: ["role", "candidate", "score", "median cost", "median wall", "runs", "smallest cell"],
+  align: ["left", "left", "right", "right", "right", "right", "right"],
+  rows: (["orchestrator", "worker"] as const).flatMap((role) =>
+    rec.standings[role].map((s) => [
+      role,
+      withModels(rec, s.candidate),
+      formatScore(s.score),
+      formatCost(s.medianCostUsd),
+      formatSeconds(s.medianWallMs / 1000),
+      formatCount(s.runs),
+      formatCount(s.smallestCell)
+    ])
+  )
+})
+
+/** The recommendation as lines: the picks with why, the sample size, the judge. */
+const recommendationLines = (rec: Recommendation): ReadonlyArray<string> => {
+  const pick = (role: string, p: typeof RecommendationPick.Type | null) =>
+    p === null ? `${role}: none (no scored run in this role)` : `${role}: ${withModels(rec, p.candidate)}, score ${formatScore(p.score)}, median cost ${formatCost(p.medianCostUsd)} (${p.basis})`
+  return [
+    pick("orchestrator", rec.orchestrator),
+    pick("worker", rec.worker),
+    `smallest sample per cell: ${rec.smallestSample === null ? "none" : formatCount(rec.smallestSample)}`,
+    `judge: ${rec.judge === null ? "none" : `${rec.judge.ref}${rec.judge.alsoCandidate ? " (also a candidate)" : ""}`}`,
+    ...rec.warnings.map((w) => `warning: ${w}`)
+  ]
+}
+
 const scorecardTable = (cards: ReadonlyArray<Scorecard>): Table => ({
   headers: ["candidate", "n", "mean", "95% interval", "pass", "pass^k", "tokens in", "tokens out", "cost", "wall"],
   align: ["left", "right", "right", "left", "right", "left", "right", "right", "right", "right"],
@@ -309,6 +375,11 @@ export const renderText = (report: Report): string => {
     out.push("", `${benchmark}, score–cost frontier: ${frontierLine(wholeOf(report.scorecards, benchmark))}`)
   }
   if (report.comparisons.length > 0) out.push("", "paired comparisons", textTable(comparisonTable(report.comparisons)))
+  if (report.recommendation !== undefined) {
+    const rec = report.recommendation
+    out.push("", "recommendation", ...recommendationLines(rec))
+    if (standingTable(rec).rows.length > 0) out.push(textTable(standingTable(rec)))
+  }
   if ((report.notes ?? []).length > 0) out.push("", "notes", ...(report.notes ?? []).map((n) => `- ${n}`))
   return out.join("\n") + "\n"
 }
@@ -348,6 +419,11 @@ export const renderMarkdown = (report: Report): string => {
   }
   if (report.comparisons.length > 0) {
     out.push("", "## Paired comparisons", "", markdownTable(comparisonTable(report.comparisons)))
+  }
+  if (report.recommendation !== undefined) {
+    const rec = report.recommendation
+    out.push("", "## Recommendation", "", ...recommendationLines(rec).map((l) => `- ${markdownCell(l)}`))
+    if (standingTable(rec).rows.length > 0) out.push("", markdownTable(standingTable(rec)))
   }
   if ((report.notes ?? []).length > 0) out.push("", "## Notes", "", ...(report.notes ?? []).map((n) => `- ${markdownCell(n)}`))
   return out.join("\n") + "\n"
@@ -713,6 +789,12 @@ export const renderHtml = (report: Report): string => {
       )}</figure>`
     )
     body.push(htmlTable(comparisonTable(all)), `</section>`)
+  }
+  if (report.recommendation !== undefined) {
+    const rec = report.recommendation
+    body.push(`<section class="recommendation"><h2>Recommendation</h2><ul>${recommendationLines(rec).map((l) => `<li>${escapeHtml(l)}</li>`).join("")}</ul>`)
+    if (standingTable(rec).rows.length > 0) body.push(htmlTable(standingTable(rec)))
+    body.push(`</section>`)
   }
   if ((report.notes ?? []).length > 0) {
     body.push(`<section class="notes"><h2>Notes</h2><ul>${(report.notes ?? []).map((n) => `<li>${escapeHtml(n)}</li>`).join("")}</ul></section>`)

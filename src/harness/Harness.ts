@@ -75,11 +75,22 @@ export interface ModelCall {
   readonly reasoning: number | undefined
 }
 
+/** One reading of a subscription quota window (codex: `rate_limits` of its `token_count` events). */
+export interface QuotaReading {
+  /** `primary`, `secondary`, ... as the CLI names its windows. */
+  readonly window: string
+  /** Percent of the window used, by anyone on the account, when the reading was taken. */
+  readonly usedPercent: number
+  readonly windowMinutes: number | undefined
+}
+
 export interface Transcript {
   readonly finalAnswer: string
   readonly calls: ReadonlyArray<ModelCall>
   /** Distinct model names the transcript shows, in order of appearance. */
   readonly models: ReadonlyArray<string>
+  /** Quota window readings in the order the CLI reported them; absent when it reports none. */
+  readonly quota?: ReadonlyArray<QuotaReading>
 }
 
 /** What a run captured, handed to the adapter's parser. */
@@ -174,11 +185,17 @@ export const transcript = (
   harness: HarnessName,
   finalAnswer: string | undefined,
   calls: ReadonlyArray<ModelCall>,
-  extraModels: ReadonlyArray<string | undefined> = []
+  extraModels: ReadonlyArray<string | undefined> = [],
+  quota: ReadonlyArray<QuotaReading> = []
 ): Transcript | TranscriptError =>
   finalAnswer === undefined
     ? new TranscriptError({ harness, reason: "no-answer", detail: "no final answer in the output" })
-    : { finalAnswer, calls, models: distinct([...calls.map((c) => c.model), ...extraModels]) }
+    : {
+        finalAnswer,
+        calls,
+        models: distinct([...calls.map((c) => c.model), ...extraModels]),
+        ...(quota.length > 0 ? { quota } : {})
+      }
 
 export const isTranscriptError = (u: Transcript | TranscriptError): u is TranscriptError =>
   u instanceof TranscriptError

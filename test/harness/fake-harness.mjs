@@ -16,7 +16,12 @@ if (args[0] === "--version") {
   process.exit(0)
 }
 
-const script = process.env.FAKE_HARNESS_SCRIPT ? JSON.parse(fs.readFileSync(process.env.FAKE_HARNESS_SCRIPT, "utf8")) : {}
+const loaded = process.env.FAKE_HARNESS_SCRIPT ? JSON.parse(fs.readFileSync(process.env.FAKE_HARNESS_SCRIPT, "utf8")) : {}
+// `byPrompt: [{ match, ...fields }]`: the first entry whose regex matches the prompt (the last
+// argument) overrides the script's fields, so one script can play several tasks and a judge.
+const prompt = args[args.length - 1] ?? ""
+const override = (loaded.byPrompt ?? []).find((o) => new RegExp(o.match).test(prompt)) ?? {}
+const script = { ...loaded, ...override }
 const model = script.model ?? (args.includes("-m") ? args[args.indexOf("-m") + 1] : "fake-default")
 const emit = (o) => process.stdout.write(JSON.stringify(o) + "\n")
 
@@ -40,6 +45,11 @@ const finish = () => {
     const dir = path.join(process.env.CODEX_HOME, "sessions", "2026", "01", "01")
     fs.mkdirSync(dir, { recursive: true })
     const lines = [{ type: "turn_context", payload: { model } }]
+    // `rateLimits: [{ primary: 42, secondary: 7 }, ...]`: codex's quota readings, one token_count event each.
+    for (const r of script.rateLimits ?? []) {
+      const window = (p) => (p === undefined ? null : { used_percent: p, window_minutes: 300, resets_at: null })
+      lines.push({ type: "event_msg", payload: { type: "token_count", info: null, rate_limits: { primary: window(r.primary), secondary: window(r.secondary) } } })
+    }
     for (const u of usage) {
       lines.push({
         type: "token_usage_record",

@@ -11,6 +11,7 @@ import {
   jsonLines,
   type ModelCall,
   num,
+  type QuotaReading,
   str,
   transcript
 } from "../Harness.ts"
@@ -26,6 +27,13 @@ const usageCall = (u: unknown, model: string | undefined): ModelCall => ({
   cacheWrite: num(field(u, "cache_write_input_tokens")),
   reasoning: num(field(u, "reasoning_output_tokens"))
 })
+
+/** Codex turns its `x-codex-{primary,secondary}-used-percent` response headers into `rate_limits`. */
+const quotaReadings = (limits: unknown): ReadonlyArray<QuotaReading> =>
+  ["primary", "secondary"].flatMap((window) => {
+    const usedPercent = num(field(limits, window, "used_percent"))
+    return usedPercent === undefined ? [] : [{ window, usedPercent, windowMinutes: num(field(limits, window, "window_minutes")) }]
+  })
 
 export const codex: HarnessAdapter = {
   name: "codex",
@@ -69,7 +77,9 @@ export const codex: HarnessAdapter = {
     let model: string | undefined
     const models: Array<string | undefined> = []
     const calls: Array<ModelCall> = []
+    const quota: Array<QuotaReading> = []
     for (const r of rollout) {
+      if (r.type === "event_msg" && field(r, "payload", "type") === "token_count") quota.push(...quotaReadings(field(r, "payload", "rate_limits")))
       if (r.type === "turn_context") {
         model = str(field(r, "payload", "model")) ?? model
         models.push(model)
@@ -83,6 +93,6 @@ export const codex: HarnessAdapter = {
       // No rollout: per-turn sums are the finest grain stdout offers.
       for (const e of events) if (e.type === "turn.completed") calls.push(usageCall(e.usage, model))
     }
-    return transcript("codex", answer, calls, models)
+    return transcript("codex", answer, calls, models, quota)
   }
 }

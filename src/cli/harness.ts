@@ -1,0 +1,376 @@
+/**
+ * `plan|run --harness NAME`: agent CLIs as candidates on the corpus benchmark. Harnesses are
+ * detected (PATH and tools/harnesses/node_modules/.bin), candidates discovered from the registry
+ * (never hard-coded), the judge chosen, and the run goes through the ordinary runner and store,
+ * one harness run at a time, under a spend cap and a subscription allowance. The run's report
+ * carries the orchestrator/worker recommendation.
+ */
+import { existsSync } from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { Options } from "@effect/cli"
+import { Console, Effect, Option, Ref } from "effect"
+import * as ContentId from "../content/ContentId.ts"
+import type { Lane, Progress } from "../experiment/Runner.ts"
+import { classify, makePlan, run as runExperiment } from "../experiment/Runner.ts"
+import { encodeJson, type Recommendation, renderText, type Report } from "../experiment/Report.ts"
+import * as Store from "../experiment/Store.ts"
+import * as Allowance from "../harness/Allowance.ts"
+import { type HarnessModel, parseHarnessModel, registryModels } from "../harness/Candidates.ts"
+import { loadCorpus } from "../harness/Corpus.ts"
+import { detectAll } from "../harness/Detect.ts"
+import { findPython } from "../harness/Graders.ts"
+import { adapters } from "../harness/adapters/index.ts"
+import { harnessNames, type HarnessName, isHarnessName } from "../harness/Harness.ts"
+import { type HarnessPlan, type JudgeRequest, planHarnessRuns } from "../harness/Plan.ts"
+import { recommend, type ResultRow } from "../harness/Recommend.ts"
+import * as Registry from "../model/Registry.ts"
+import type { Attempt } from "../schema/Attempt.ts"
+import type { Handler } from "../world/WorldEffects.ts"
+import { loadBenchmark, UsageError } from "./benchmarks.ts"
+import { resolveHarnessCandidate } from "./candidates.ts"
+import { stderrProgress } from "./progress.ts"
+
+// ---------------------------------------------------------------------------------------------
+// Options (spread into the command's own)
+
+export const harnessOptions = {
+  harness: Options.text("harness").pipe(
+    Options.repeated,
+    Options.withDescription(`Agent CLI to benchmark on the corpus (repeatable): ${harnessNames.join(", ")}, or all`)
+  ),
+  family: Options.text("family").pipe(Options.repeated, Options.withDescription("Only registry models of this family (repeatable; harness runs)"))
+}
+
+export const harnessRunOptions = {
+  preflightShare: Options.float("preflight-share").pipe(
+    Options.optional,
+    Options.withDescription("Harness runs on a subscription: the share of any quota window the experiment may use (default 0.10; none starts past 80% used)")
+  )
+}
+
+export const DEFAULT_MAX_USD = 10
+export const DEFAULT_TIMEOUT_SECS = 600
+
+export interface HarnessSelection {
+  readonly harness: ReadonlyArray<string>
+  readonly family: ReadonlyArray<string>
+  readonly model: ReadonlyArray<string>
+  readonly candidate: ReadonlyArray<string>
+  readonly task: ReadonlyArray<string>
+  readonly reps: number
+  readonly judge: Option.Option<string>
+  readonly noJudge: boolean
+  readonly home: string
+  readonly json: boolean
+}
+
+export interface HarnessRunSelection extends HarnessSelection {
+  readonly maxUsd: Option.Option<number>
+  readonly timeoutSecs: Option.Option<number>
+  readonly preflightShare: Option.Option<number>
+  readonly yes: boolean
+}
+
+// ---------------------------------------------------------------------------------------------
+// Detection and planning
+
+const toolsBin = fileURLToPath(new URL("../../tools/harnesses/node_modules/.bin", import.meta.url))
+
+/** Folders searched before PATH: `ASSAY_HARNESS_BIN_DIRS` when set (empty = none), else the project's tools. */
+const binDirs = (): ReadonlyArray<string> => {
+  const set = process.env["ASSAY_HARNESS_BIN_DIRS"]
+  return set === undefined ? [toolsBin] : set.split(path.delimiter).filter((d) => d !== "")
+}
+
+const selectedHarnesses = (names: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<HarnessName>, UsageError> => {
+  if (names.includes("all")) return Effect.succeed(harnessNames)
+  const unknown = names.filter((n) => !isHarnessName(n))
+  return unknown.length > 0
+    ? Effect.fail(new UsageError({ detail: `unknown harness ${unknown.join(", ")}: choose among ${harnessNames.join(", ")}, or all` }))
+    : Effect.succeed([...new Set(names)] as ReadonlyArray<HarnessName>)
+}
+
+const judgeRequest = (sel: HarnessSelection, file: Registry.RegistryFile): Effect.Effect<JudgeRequest, UsageError> => {
+  if (sel.noJudge) return Effect.succeed("none")
+  if (Option.isNone(sel.judge)) return Effect.succeed("default")
+  const text = sel.judge.value
+  const prefix = text.slice(0, Math.max(0, text.indexOf(":")))
+  if (isHarnessName(prefix)) {
+    return Effect.mapError(parseHarnessModel(text), (e) => new UsageError({ detail: `--judge ${e.message}` })).pipe(
+      Effect.map((harness): JudgeRequest => ({ harness }))
+    )
+  }
+  return Effect.mapError(Registry.resolveIn(file, text), (e) => new UsageError({ detail: `--judge: ${e.message}` })).pipe(
+    Effect.map((resolved): JudgeRequest => ({ model: resolved.ref }))
+  )
+}
+
+/** The judge as an environment names it in `models.judge`. */
+const judgeRefOf = (plan: HarnessPlan): string | null =>
+  plan.judge.kind === "none"
+    ? null
+    : plan.judge.kind === "model"
+    ? plan.judge.ref
+    : plan.judge.harness.model === "default"
+    ? `harness:${plan.judge.harness.harness}`
+    : `harness:${plan.judge.harness.harness}:${plan.judge.harness.model}`
+
+const candidateName = (c: { readonly harness: HarnessName; readonly model: string | undefined }) =>
+  c.model === undefined ? `harness:${c.harness}` : `harness:${c.harness}:${c.model}`
+
+const prepare = (sel: HarnessSelection) =>
+  Effect.gen(function*() {
+    if (sel.reps < 1) return yield* new UsageError({ detail: "--reps must be at least 1" })
+    if (sel.candidate.length > 0) {
+      return yield* new UsageError({ detail: "--harness discovers its candidates: narrow them with --model HARNESS:MODEL or --family" })
+    }
+    const names = yield* selectedHarnesses(sel.harness)
+    const picks: Array<HarnessModel> = []
+    for (const m of sel.model) {
+      const parsed = parseHarnessModel(m)
+      if (parsed._tag === "Left") return yield* new UsageError({ detail: `--model ${parsed.left.message} (with --harness, models are HARNESS:MODEL)` })
+      if (!names.includes(parsed.right.harness)) return yield* new UsageError({ detail: `--model ${m}: add --harness ${parsed.right.harness}` })
+      picks.push(parsed.right)
+    }
+    const file = yield* Registry.fixture
+    const judge = yield* judgeRequest(sel, file)
+    const detections = yield* detectAll({ binDirs: binDirs() }, names.map((n) => adapters[n]))
+    const python = yield* findPython()
+    let tasks = yield* loadCorpus().pipe(Effect.mapError((e) => new UsageError({ detail: e.message })))
+    if (sel.task.length > 0) {
+      const unknown = sel.task.filter((t) => !tasks.some((x) => x.id === t))
+      if (unknown.length > 0) return yield* new UsageError({ detail: `no task ${unknown.join(", ")} in the corpus` })
+      tasks = tasks.filter((t) => sel.task.includes(t.id))
+    }
+    const plan = planHarnessRuns({
+      detections,
+      registry: registryModels(file),
+      filter: { families: sel.family, models: picks },
+      tasks,
+      python,
+      reps: sel.reps,
+      judge
+    })
+    const provider = yield* loadBenchmark("corpus")
+    const judgeRef = judgeRefOf(plan)
+    const all = yield* provider.environments.pipe(Effect.mapError((e) => new UsageError({ detail: e.message })))
+    const environments = all
+      .filter((e) => plan.tasks.some((t) => t.id === e.task))
+      .map((e) => (judgeRef === null ? e : { ...e, capabilities: { ...e.capabilities, models: { ...e.capabilities.models, judge: judgeRef } } }))
+    const candidates = yield* Effect.forEach(plan.candidates, (c) => resolveHarnessCandidate(provider, candidateName(c)))
+    const lane: Lane = { provider, environments, candidates }
+    const runnerPlan = yield* makePlan([lane], sel.reps)
+    return { plan, python, judgeRef, runnerPlan }
+  })
+
+type Prepared = Effect.Effect.Success<ReturnType<typeof prepare>>
+
+const cellStates = (home: string, p: Prepared) =>
+  existsSync(path.join(home, "assay.sqlite"))
+    ? Effect.provide(classify(p.runnerPlan), Store.layer(home))
+    : Effect.succeed(p.runnerPlan.cells.map((cell) => ({ cell, state: "new" as const })))
+
+const planDocument = (sel: HarnessSelection, p: Prepared, states: ReadonlyArray<{ readonly state: string }>, maxUsd: number, timeoutSecs: number) => ({
+  benchmark: "corpus",
+  experimentId: p.runnerPlan.experimentId,
+  home: path.resolve(sel.home),
+  harnesses: p.plan.harnesses.map((d) => ({
+    name: d.harness,
+    liveness: d.liveness.status,
+    reason: d.liveness.reason,
+    version: d.version ?? null,
+    binary: d.binary ?? null
+  })),
+  candidates: p.plan.candidates.map((c) => ({
+    name: candidateName(c),
+    harness: c.harness,
+    model: c.model ?? null,
+    provider: c.provider ?? null,
+    price: c.cost ?? null
+  })),
+  tasks: p.plan.tasks.map((t) => ({ id: t.id, role: t.role, title: t.title })),
+  skippedTasks: p.plan.skippedTasks,
+  python: p.python === undefined ? null : p.python.version,
+  judge:
+    p.plan.judge.kind === "none"
+      ? { ref: null, reason: p.plan.judge.reason, alsoCandidate: false }
+      : { ref: p.judgeRef, alsoCandidate: p.plan.judge.kind === "harness" && p.plan.judge.alsoCandidate },
+  repetitions: sel.reps,
+  agentRuns: p.plan.runs.length,
+  judgeCalls: p.plan.judgeCalls,
+  spendCapUsd: maxUsd,
+  timeoutSecs,
+  cells: {
+    total: states.length,
+    new: states.filter((s) => s.state === "new").length,
+    kept: states.filter((s) => s.state === "kept").length,
+    stale: states.filter((s) => s.state === "stale").length
+  }
+})
+
+type PlanDocument = ReturnType<typeof planDocument>
+
+const planText = (doc: PlanDocument): string =>
+  [
+    `experiment ${ContentId.short(doc.experimentId)} in ${doc.home}: harnesses on the corpus`,
+    `harnesses:`,
+    ...doc.harnesses.map((h) => `  ${h.name.padEnd(9)} ${h.liveness.padEnd(8)} ${h.version ?? ""} ${h.reason}`),
+    `candidates (${doc.candidates.length}): ${doc.candidates.map((c) => c.name).join(", ") || "none"}`,
+    `tasks (${doc.tasks.length}): ${doc.tasks.map((t) => `${t.id} (${t.role})`).join(", ")}`,
+    ...doc.skippedTasks.map((s) => `  skipped ${s.task}: ${s.reason}`),
+    `judge: ${doc.judge.ref === null ? `none (${"reason" in doc.judge ? doc.judge.reason : ""})` : `${doc.judge.ref}${doc.judge.alsoCandidate ? " (also a candidate)" : ""}`}`,
+    `agent runs: ${doc.agentRuns}; judge calls: ${doc.judgeCalls}; spend cap $${doc.spendCapUsd}; timeout ${doc.timeoutSecs}s per run`,
+    `cells: ${doc.cells.total} (${doc.cells.new} new, ${doc.cells.kept} kept, ${doc.cells.stale} stale)`
+  ].join("\n")
+
+const printJson = (value: unknown) => Console.log(JSON.stringify(value, null, 2))
+
+/** `plan --harness ...`: what a harness run would do; exits 0 even when no harness is installed. */
+export const planHarness = (sel: HarnessSelection) =>
+  Effect.gen(function*() {
+    const p = yield* prepare(sel)
+    const states = yield* cellStates(sel.home, p)
+    const doc = planDocument(sel, p, states, DEFAULT_MAX_USD, DEFAULT_TIMEOUT_SECS)
+    yield* sel.json ? printJson(doc) : Console.log(planText(doc))
+  })
+
+// ---------------------------------------------------------------------------------------------
+// Run
+
+/** The endpoint harnesses are pointed at, when `ASSAY_HARNESS_BASE_URL` is set; else their own login. */
+const endpointFromEnv = () => {
+  const baseUrl = process.env["ASSAY_HARNESS_BASE_URL"]
+  return baseUrl === undefined || baseUrl === "" ? undefined : { baseUrl, apiKey: process.env["ASSAY_HARNESS_API_KEY"] ?? "sk-assay-local" }
+}
+
+const modelCalls: Handler = (effect) =>
+  Effect.flatMap(Effect.promise(() => import("../model/ModelAgent.ts")), (m) => m.liveHandler(effect))
+
+interface HarnessResult {
+  readonly harness?: {
+    readonly models?: ReadonlyArray<string>
+    readonly wallMs?: number
+    readonly quota?: ReadonlyArray<Allowance.Reading>
+  }
+}
+
+const resultOf = (a: Attempt): HarnessResult | undefined => {
+  const result = (a.output as { readonly result?: unknown } | null)?.result
+  return typeof result === "object" && result !== null ? (result as HarnessResult) : undefined
+}
+
+/** The recommendation over a run's current Attempts (kept and fresh). */
+export const recommendationOf = (attempts: ReadonlyArray<Attempt>, judge: Recommendation["judge"]): Recommendation => {
+  const rows: Array<ResultRow> = attempts.map((a) => ({
+    candidate: a.candidate,
+    task: a.task,
+    role: a.stratum === "orchestrator" || a.stratum === "worker" ? a.stratum : "both",
+    status: "done",
+    score: a.verdict.reward,
+    costUsd: a.usage.costUsd ?? undefined,
+    wallMs: resultOf(a)?.harness?.wallMs ?? a.usage.wallSeconds * 1000
+  }))
+  const rec = recommend(rows)
+  const models: Record<string, Array<string>> = {}
+  for (const a of attempts) {
+    const seen = (models[a.candidate] ??= [])
+    for (const m of resultOf(a)?.harness?.models ?? []) if (!seen.includes(m)) seen.push(m)
+  }
+  const pick = (p: typeof rec.orchestrator) => (p === undefined ? null : { ...p, medianCostUsd: p.medianCostUsd ?? null })
+  return {
+    orchestrator: pick(rec.orchestrator),
+    worker: pick(rec.worker),
+    standings: {
+      orchestrator: rec.standings.orchestrator.map((s) => ({ ...s, medianCostUsd: s.medianCostUsd ?? null })),
+      worker: rec.standings.worker.map((s) => ({ ...s, medianCostUsd: s.medianCostUsd ?? null }))
+    },
+    smallestSample: rec.smallestSample ?? null,
+    warnings: rec.warnings,
+    models,
+    judge
+  }
+}
+
+/** `run --harness ...`: returns the exit code (2: plan printed without --yes; 3: stopped by the allowance). */
+export const runHarnesses = (sel: HarnessRunSelection) =>
+  Effect.gen(function*() {
+    const maxUsd = Option.getOrElse(sel.maxUsd, () => DEFAULT_MAX_USD)
+    const timeoutSecs = Option.getOrElse(sel.timeoutSecs, () => DEFAULT_TIMEOUT_SECS)
+    const allowance: Allowance.Allowance = { ...Allowance.defaultAllowance, ...Option.match(sel.preflightShare, { onNone: () => ({}), onSome: (share) => ({ share }) }) }
+    if (!(allowance.share > 0 && allowance.share <= 1)) return yield* new UsageError({ detail: "--preflight-share must be in (0, 1]" })
+    if (!(timeoutSecs > 0)) return yield* new UsageError({ detail: "--timeout-secs must be positive" })
+    const p = yield* prepare(sel)
+    if (!sel.yes) {
+      const doc = planDocument(sel, p, yield* cellStates(sel.home, p), maxUsd, timeoutSecs)
+      yield* sel.json ? printJson({ ...doc, ran: false, hint: "add --yes to run" }) : Console.log(planText(doc) + "\nnot run: add --yes to run it")
+      return 2
+    }
+    if (p.plan.candidates.length === 0) {
+      const why = p.plan.harnesses.map((d) => `${d.harness}: ${d.liveness.status} (${d.liveness.reason})`).join("; ")
+      return yield* new UsageError({ detail: `no harness candidate to run: ${why}` })
+    }
+    const binaries: Partial<Record<HarnessName, string>> = {}
+    for (const d of p.plan.harnesses) if (d.liveness.status === "live" && d.binary !== undefined) binaries[d.harness] = d.binary
+    const { spawnHandler } = yield* Effect.promise(() => import("../../providers/corpus/index.ts"))
+    const meter = yield* Ref.make(Allowance.emptyMeter)
+    const base = stderrProgress()
+    const progress: Progress = {
+      ...base,
+      cell: (info) =>
+        Effect.zipRight(
+          Ref.update(meter, (m) => Allowance.observe(m, resultOf(info.last)?.harness?.quota ?? [])),
+          base.cell(info)
+        )
+    }
+    const refused = yield* Ref.make<string | null>(null)
+    const outcome = yield* runExperiment(p.runnerPlan, {
+      // One at a time: harness runs share the machine, and their wall time is measured.
+      parallel: 1,
+      maxUsd,
+      // A backstop: the harness and judge runs are killed at their own limit first.
+      timeoutSeconds: timeoutSecs * 2 + 120,
+      handlers: {
+        "process/spawn": spawnHandler({ binaries, endpoint: endpointFromEnv(), python: p.python, timeoutMs: timeoutSecs * 1000 }),
+        "model/generate": modelCalls
+      },
+      progress,
+      admit: () =>
+        Effect.gen(function*() {
+          const why = Allowance.refusal(yield* Ref.get(meter), allowance)
+          if (why !== null) yield* Ref.update(refused, (r) => r ?? why)
+          return why
+        }),
+      settings: {
+        benchmarks: ["corpus"],
+        harnesses: p.plan.harnesses.map((d) => ({ name: d.harness, liveness: d.liveness.status, version: d.version ?? null })),
+        candidates: p.plan.candidates.map(candidateName),
+        tasks: p.plan.tasks.map((t) => t.id),
+        reps: sel.reps,
+        parallel: 1,
+        maxUsd,
+        timeoutSecs,
+        judge: p.judgeRef,
+        allowance: { share: allowance.share, pauseAt: allowance.pauseAt },
+        endpoint: endpointFromEnv() === undefined ? "harness login" : "ASSAY_HARNESS_BASE_URL"
+      }
+    }).pipe(Effect.provide(Store.layer(sel.home)))
+    const stopped = yield* Ref.get(refused)
+    const judge = p.judgeRef === null ? null : { ref: p.judgeRef, alsoCandidate: p.plan.judge.kind === "harness" && p.plan.judge.alsoCandidate }
+    const withRecommendation: Report = { ...outcome.report, recommendation: recommendationOf(outcome.attempts, judge) }
+    // Refused by the allowance, the run is incomplete: no Scorecard is kept for it. Running again
+    // resumes from the cells already done.
+    const report: Report =
+      stopped === null
+        ? withRecommendation
+        : {
+          ...withRecommendation,
+          scorecards: [],
+          comparisons: [],
+          frontier: [],
+          warnings: [...(withRecommendation.warnings ?? []), `stopped by the subscription allowance: ${stopped}; run again to resume`]
+        }
+    yield* Effect.flatMap(Store.Store, (store) => store.finishRun(report.runId, report)).pipe(Effect.provide(Store.layer(sel.home)))
+    yield* sel.json ? Effect.flatMap(encodeJson(report).pipe(Effect.orDie), Console.log) : Console.log(renderText(report))
+    return stopped === null ? 0 : 3
+  })

@@ -1,0 +1,162 @@
+/**
+ * Harness runs through the whole command with a fake agent CLI (test/harness/fake-harness.mjs
+ * installed as `codex` in a private bin folder): plan, run, report re-rendered with the
+ * recommendation, the spend cap, timeouts, skipped rows, the subscription allowance, and a
+ * recorded harness Attempt replayed with no CLI at all.
+ */
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Schema } from "effect"
+import * as Corpus from "../../providers/corpus/index.ts"
+import { resolveHarnessCandidate } from "../../src/cli/candidates.ts"
+import * as Store from "../../src/experiment/Store.ts"
+import { evaluate } from "../../src/evaluation/evaluate.ts"
+import { costAt } from "../../src/model/Cost.ts"
+import * as Registry from "../../src/model/Registry.ts"
+import { Attempt } from "../../src/schema/Attempt.ts"
+import { idOf as environmentIdOf } from "../../src/schema/EnvironmentDef.ts"
+import { fakeBin, writeJson } from "../harness/support.ts"
+import { assay, tempDir } from "./support.ts"
+
+const MINI = "gpt-4o-mini-2024-07-18"
+const NANO = "gpt-4.1-nano-2025-04-14"
+const bin = fakeBin(["codex"])
+// /usr/bin holds python3 for the graders; no real agent CLI is reachable.
+const baseEnv = { PATH: "/usr/bin:/bin", ASSAY_HARNESS_BIN_DIRS: bin }
+
+const answers = [
+  { match: "You are grading", answer: "Right and to the point.\nSCORE: 8", usage: [{ input: 500, cached: 0, output: 20 }] },
+  { match: "TCP port", answer: "Port 8443", usage: [{ input: 1000, cached: 0, output: 100 }], rateLimits: [{ primary: 40 }] },
+  { match: "TODO", answer: "There are 5.", usage: [{ input: 1000, cached: 0, output: 100 }], rateLimits: [{ primary: 52 }] },
+  { match: "change\\.patch", answer: "REJECT\nAn off-by-one skips the first page.", usage: [{ input: 1000, cached: 0, output: 100 }] }
+]
+
+const registry = Effect.runSync(Registry.fixture)
+const runCost = (id: string) => costAt(registry.providers["openai"]!.models[id]!.cost!, { inputTokens: 1000, outputTokens: 100 })
+
+const results = (home: string, runId: string) =>
+  readFileSync(join(home, "runs", runId, "results.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => Schema.decodeUnknownSync(Attempt)(JSON.parse(l)))
+
+const skippedRows = (home: string, runId: string) =>
+  Effect.runPromise(Effect.flatMap(Store.Store, (s) => s.skippedOfRun(runId)).pipe(Effect.provide(Store.layer(home))))
+
+describe("assay plan|run|report --harness with a fake agent CLI", { timeout: 300_000 }, () => {
+  it("plan --json on a machine with no harness lists each as absent with the reason, and exits 0", async () => {
+    const plan = await assay(["plan", "--harness", "all", "--json", "--home", tempDir()], { PATH: "/usr/bin:/bin", ASSAY_HARNESS_BIN_DIRS: "" })
+    expect(plan.code, plan.stderr).toBe(0)
+    const doc = JSON.parse(plan.stdout)
+    expect(doc.harnesses.map((h: { name: string }) => h.name)).toEqual(["codex", "claude", "qwen", "gemini", "opencode", "pi"])
+    for (const h of doc.harnesses) {
+      expect(h.liveness).toBe("absent")
+      expect(h.reason).toMatch(/no `\w+` binary in PATH/)
+    }
+    expect(doc).toMatchObject({ candidates: [], agentRuns: 0, judgeCalls: 0, spendCapUsd: 10, timeoutSecs: 600 })
+    expect(doc.tasks.length).toBeGreaterThanOrEqual(12)
+  })
+
+  it("plans, runs two discovered candidates with the default judge, re-renders the recommendation; the recorded Attempt replays with no CLI", async () => {
+    const home = tempDir()
+    const env = { ...baseEnv, FAKE_HARNESS_SCRIPT: writeJson({ byPrompt: answers }) }
+    const selection = ["--harness", "codex", "--model", `codex:${MINI}`, "--model", `codex:${NANO}`, "--task", "config-port", "--task", "count-todos", "--task", "review-patch"]
+    const plan = await assay(["plan", ...selection, "--json", "--home", home], env)
+    expect(plan.code, plan.stderr).toBe(0)
+    const doc = JSON.parse(plan.stdout)
+    expect(doc.harnesses).toEqual([expect.objectContaining({ name: "codex", liveness: "live", version: "1.2.3" })])
+    expect(doc.candidates.map((c: { name: string }) => c.name)).toEqual([`harness:codex:${MINI}`, `harness:codex:${NANO}`])
+    // The default judge is the candidate with the highest output price, and the plan says it is one.
+    expect(doc.judge).toEqual({ ref: `harness:codex:${MINI}`, alsoCandidate: true })
+    expect(doc).toMatchObject({ agentRuns: 6, judgeCalls: 6, cells: { total: 6, new: 6 } })
+
+    const run = await assay(["run", ...selection, "--yes", "--json", "--home", home], env)
+    expect(run.code, run.stderr).toBe(0)
+    const report = JSON.parse(run.stdout)
+    const whole = (c: string) => report.scorecards.find((s: { candidate: string; stratum: string | null }) => s.candidate === c && s.stratum === null)
+    // correctness 1 and judge 8/10: composite 0.9.
+    expect(whole(`harness:codex:${MINI}`).meanReward).toBeCloseTo(0.9, 10)
+    expect(whole(`harness:codex:${MINI}`).tokens).toEqual({ input: 3000, output: 300 })
+    expect(whole(`harness:codex:${MINI}`).costUsd).toBeCloseTo(3 * runCost(MINI), 12)
+    expect(whole(`harness:codex:${NANO}`).costUsd).toBeCloseTo(3 * runCost(NANO), 12)
+    const rec = report.recommendation
+    // Tied scores go to the lower median cost.
+    expect(rec.orchestrator.candidate).toBe(`harness:codex:${NANO}`)
+    expect(rec.worker.candidate).toBe(`harness:codex:${NANO}`)
+    expect(rec.smallestSample).toBe(1)
+    expect(rec.warnings.join(" ")).toMatch(/below 3/)
+    expect(rec.judge).toEqual({ ref: `harness:codex:${MINI}`, alsoCandidate: true })
+
+    const md = await assay(["report", report.runId, "--format", "md", "--home", home], env)
+    expect(md.code, md.stderr).toBe(0)
+    expect(md.stdout).toContain("## Recommendation")
+    expect(md.stdout).toContain(`orchestrator: harness:codex:${NANO}`)
+    expect(md.stdout).toContain("smallest sample per cell: 1")
+
+    // Replay: the recorded process/spawn effects answer everything; no handler, no binary.
+    const attempt = results(home, report.runId)[0]!
+    expect(attempt.recording.map((r) => `${r.kind} ${r.key}`)).toEqual(["process/spawn codex", "process/spawn judge:codex"])
+    const provider = Corpus.provider
+    const envs = await Effect.runPromise(provider.environments)
+    const base = envs.find((e) => e.task === attempt.task)!
+    const replayEnv = { ...base, capabilities: { ...base.capabilities, models: { judge: `harness:codex:${MINI}` } } }
+    expect(environmentIdOf(replayEnv)).toBe(attempt.environmentId)
+    const candidate = await Effect.runPromise(resolveHarnessCandidate(provider, attempt.candidate))
+    const replayed = await Effect.runPromise(
+      evaluate(replayEnv, {
+        capabilities: provider.capabilities,
+        agentDef: candidate.def,
+        agent: await Effect.runPromise(candidate.agentFor(replayEnv)),
+        repetition: attempt.repetition,
+        replay: attempt.recording,
+        registryEntry: candidate.registryEntry
+      })
+    )
+    expect(replayed.verdict).toEqual(attempt.verdict)
+    expect(replayed.usage.costUsd).toBe(attempt.usage.costUsd)
+    expect(replayed.inputsId).toBe(attempt.inputsId)
+  })
+
+  it("a run killed at --timeout-secs ends over budget at unknown cost, which does not count against --max-usd; the spend cap skips the rest", async () => {
+    const home = tempDir()
+    const script = writeJson({ byPrompt: [{ match: "TCP port", sleepMs: 20_000 }, ...answers] })
+    const run = await assay(
+      ["run", "--harness", "codex", "--model", `codex:${MINI}`, "--task", "config-port", "--task", "count-todos", "--reps", "2", "--no-judge",
+        "--timeout-secs", "2", "--max-usd", String(runCost(MINI) / 2), "--yes", "--json", "--home", home],
+      { ...baseEnv, FAKE_HARNESS_SCRIPT: script }
+    )
+    expect(run.code, run.stderr).toBe(0)
+    const report = JSON.parse(run.stdout)
+    expect(report.cells).toMatchObject({ total: 4, ran: 3, skipped: 1 })
+    const attempts = results(home, report.runId)
+    expect(attempts.map((a) => [a.task, a.verdict.ended?.reason ?? "graded", a.usage.costUsd])).toEqual([
+      ["config-port", "budget-exceeded", null],
+      ["config-port", "budget-exceeded", null],
+      ["count-todos", "graded", runCost(MINI)]
+    ])
+    expect((await skippedRows(home, report.runId)).map((r) => r.reason)).toEqual([expect.stringMatching(/^spend cap/)])
+    expect(report.recommendation.judge).toBeNull()
+  })
+
+  it("the subscription allowance refuses cells once the experiment used ten points of a window, keeps no Scorecard, and the next run resumes", async () => {
+    const home = tempDir()
+    // Pointed at an endpoint, codex keeps its rollout (where the quota readings are) in the run's state folder.
+    const env = { ...baseEnv, FAKE_HARNESS_SCRIPT: writeJson({ byPrompt: answers }), ASSAY_HARNESS_BASE_URL: "http://127.0.0.1:9" }
+    const args = ["run", "--harness", "codex", "--model", `codex:${MINI}`, "--task", "config-port", "--task", "count-todos", "--task", "review-patch", "--no-judge", "--yes", "--json", "--home", home]
+    const first = await assay(args, env)
+    // config-port reads 40% used, count-todos 52%: twelve points since the start, review-patch is refused.
+    expect(first.code, first.stderr).toBe(3)
+    const stopped = JSON.parse(first.stdout)
+    expect(stopped.scorecards).toEqual([])
+    expect(stopped.cells).toMatchObject({ ran: 2, skipped: 1 })
+    expect(stopped.warnings.join(" ")).toMatch(/subscription allowance: quota: this experiment used 12 points of the primary window/)
+    expect((await skippedRows(home, stopped.runId)).map((r) => r.reason)).toEqual([expect.stringMatching(/^quota: /)])
+
+    const again = await assay([...args, "--preflight-share", "0.5"], env)
+    expect(again.code, again.stderr).toBe(0)
+    const resumed = JSON.parse(again.stdout)
+    expect(resumed.cells).toMatchObject({ total: 3, kept: 2, ran: 1 })
+    expect(resumed.scorecards.find((s: { stratum: string | null }) => s.stratum === null).n).toBe(3)
+  })
+})
