@@ -83,42 +83,71 @@ export interface Bm25Index {
 export const buildIndex = (documents: ReadonlyArray<KbDocument>): Bm25Index => {
   const n = documents.length
   const docLen = new Float64Array(n)
-  const freqs: Array<Map<string, number>> = []
-  // Document frequency per term, in first-occurrence order (document order, then token order).
-  const nd = new Map<string, number>()
+  // Terms get ids in first-occurrence order (document order, then token order): the order in
+  // which rank_bm25 fills its document-frequency dict, hence sums the idf values.
+  const termId = new Map<string, number>()
+  const terms: Array<string> = []
+  const df: Array<number> = []
+  const tfScratch: Array<number> = []
+  const postTerm: Array<number> = []
+  const postDoc: Array<number> = []
+  const postTf: Array<number> = []
   let total = 0
-  documents.forEach((doc, d) => {
-    const tokens = tokenize(doc.content)
+  for (let d = 0; d < n; d++) {
+    const tokens = tokenize(documents[d]!.content)
     docLen[d] = tokens.length
     total += tokens.length
-    const f = new Map<string, number>()
-    for (const t of tokens) f.set(t, (f.get(t) ?? 0) + 1)
-    freqs.push(f)
-    for (const t of f.keys()) nd.set(t, (nd.get(t) ?? 0) + 1)
-  })
-  const avgdl = total / n
-  const idf = new Map<string, number>()
-  let idfSum = 0
-  const negative: Array<string> = []
-  for (const [word, df] of nd) {
-    const v = pyLog(n - df + 0.5) - pyLog(df + 0.5)
-    idf.set(word, v)
-    idfSum += v
-    if (v < 0) negative.push(word)
-  }
-  const eps = EPSILON * (idfSum / idf.size)
-  for (const w of negative) idf.set(w, eps)
-  const lists = new Map<string, { docs: Array<number>; tfs: Array<number> }>()
-  freqs.forEach((f, d) => {
-    for (const [t, tf] of f) {
-      let l = lists.get(t)
-      if (l === undefined) lists.set(t, (l = { docs: [], tfs: [] }))
-      l.docs.push(d)
-      l.tfs.push(tf)
+    const seen: Array<number> = []
+    for (const t of tokens) {
+      let id = termId.get(t)
+      if (id === undefined) {
+        id = terms.length
+        termId.set(t, id)
+        terms.push(t)
+        df.push(0)
+        tfScratch.push(0)
+      }
+      if (tfScratch[id] === 0) seen.push(id)
+      tfScratch[id]!++
     }
-  })
+    for (const id of seen) {
+      df[id]!++
+      postTerm.push(id)
+      postDoc.push(d)
+      postTf.push(tfScratch[id]!)
+      tfScratch[id] = 0
+    }
+  }
+  const avgdl = total / n
+  const idfById = new Float64Array(terms.length)
+  let idfSum = 0
+  const negative: Array<number> = []
+  for (let id = 0; id < terms.length; id++) {
+    const v = pyLog(n - df[id]! + 0.5) - pyLog(df[id]! + 0.5)
+    idfById[id] = v
+    idfSum += v
+    if (v < 0) negative.push(id)
+  }
+  const eps = EPSILON * (idfSum / terms.length)
+  for (const id of negative) idfById[id] = eps
+  // Bucket the (term, doc, tf) triples by term; documents stay in order within a term.
+  const start = new Int32Array(terms.length + 1)
+  for (const id of postTerm) start[id + 1]!++
+  for (let i = 0; i < terms.length; i++) start[i + 1]! += start[i]!
+  const fill = start.slice(0, terms.length)
+  const docs = new Int32Array(postTerm.length)
+  const tfs = new Float64Array(postTerm.length)
+  for (let i = 0; i < postTerm.length; i++) {
+    const at = fill[postTerm[i]!]!++
+    docs[at] = postDoc[i]!
+    tfs[at] = postTf[i]!
+  }
   const postings = new Map<string, { readonly docs: Int32Array; readonly tfs: Float64Array }>()
-  for (const [t, l] of lists) postings.set(t, { docs: Int32Array.from(l.docs), tfs: Float64Array.from(l.tfs) })
+  const idf = new Map<string, number>()
+  for (let id = 0; id < terms.length; id++) {
+    postings.set(terms[id]!, { docs: docs.subarray(start[id]!, start[id + 1]!), tfs: tfs.subarray(start[id]!, start[id + 1]!) })
+    idf.set(terms[id]!, idfById[id]!)
+  }
   const norm = new Float64Array(n)
   for (let d = 0; d < n; d++) norm[d] = K1 * (1 - B + (B * docLen[d]!) / avgdl)
   return { ids: documents.map((d) => d.id), documents: new Map(documents.map((d) => [d.id, d])), postings, idf, norm }
