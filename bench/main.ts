@@ -9,7 +9,8 @@ const scripts: Record<string, () => Promise<{ readonly run: () => Promise<void> 
   tau2: () => import("./tau2.ts"),
   "tau2-conversation": () => import("./tau2-conversation.ts"),
   "contract-review": () => import("./contract-review.ts"),
-  "model-loopback": () => import("./model-loopback.ts")
+  "model-loopback": () => import("./model-loopback.ts"),
+  harness: () => import("./harness.ts")
 }
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"))
