@@ -122,6 +122,16 @@ export interface HarnessAdapter {
   readonly invocation: (input: InvocationInput) => Invocation
   /** Folders (under stateDir) whose `*.jsonl` files are read back for the transcript. */
   readonly sessionDirs: (stateDir: string) => ReadonlyArray<string>
+  /**
+   * On the user's own login (no endpoint) the CLI keeps its sessions in the user's folders: the
+   * folders to look in (not recursively) and the file-name suffix that picks this run's session
+   * out of the others, from its stdout. Absent: nothing beyond stdout is read in that mode.
+   */
+  readonly loginSessions?: (
+    stdout: string,
+    env: Readonly<Record<string, string>>,
+    now: Date
+  ) => { readonly dirs: ReadonlyArray<string>; readonly suffix: string } | undefined
   readonly parse: (output: CapturedOutput) => Transcript | TranscriptError
 }
 

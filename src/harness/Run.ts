@@ -102,6 +102,13 @@ export const childEnv = (
   return env
 }
 
+/** This run's session files among the user's: read only, never removed. */
+const loginSessionFiles = (login: { readonly dirs: ReadonlyArray<string>; readonly suffix: string }): ReadonlyArray<string> =>
+  login.dirs
+    .flatMap((dir) => (fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => n.endsWith(login.suffix)).map((n) => path.join(dir, n)) : []))
+    .sort()
+    .map((f) => fs.readFileSync(f, "utf8"))
+
 interface Workspace {
   readonly root: string
   readonly workDir: string
@@ -173,10 +180,11 @@ export const runHarness = (spec: RunSpec): Effect.Effect<HarnessRun, HarnessRunE
         env: childEnv(spec.baseEnv ?? currentEnv(), env, invocation.unsetEnv, ws.workDir),
         timeoutMs: spec.timeoutMs
       }).pipe(Effect.mapError((e) => fail("spawn-failed", e.detail)))
+      const login = spec.endpoint === undefined ? spec.adapter.loginSessions?.(proc.stdout, spec.baseEnv ?? currentEnv(), new Date()) : undefined
       const captured: CapturedOutput = {
         stdout: proc.stdout,
         stderr: proc.stderr,
-        sessionFiles: jsonlFilesUnder(spec.adapter.sessionDirs(ws.stateDir))
+        sessionFiles: [...jsonlFilesUnder(spec.adapter.sessionDirs(ws.stateDir)), ...(login === undefined ? [] : loginSessionFiles(login))]
       }
       const parsed = spec.adapter.parse(captured)
       const transcript = isTranscriptError(parsed) ? undefined : parsed

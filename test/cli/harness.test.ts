@@ -141,8 +141,9 @@ describe("assay plan|run|report --harness with a fake agent CLI", { timeout: 300
 
   it("the subscription allowance refuses cells once the experiment used ten points of a window, keeps no Scorecard, and the next run resumes", async () => {
     const home = tempDir()
-    // Pointed at an endpoint, codex keeps its rollout (where the quota readings are) in the run's state folder.
-    const env = { ...baseEnv, FAKE_HARNESS_SCRIPT: writeJson({ byPrompt: answers }), ASSAY_HARNESS_BASE_URL: "http://127.0.0.1:9" }
+    // On the user's own login (no endpoint), codex keeps its rollout, where the quota readings
+    // are, in the user's CODEX_HOME: this run's file is found there by its thread id.
+    const env = { ...baseEnv, FAKE_HARNESS_SCRIPT: writeJson({ byPrompt: answers }), CODEX_HOME: tempDir() }
     const args = ["run", "--harness", "codex", "--model", `codex:${MINI}`, "--task", "config-port", "--task", "count-todos", "--task", "review-patch", "--no-judge", "--yes", "--json", "--home", home]
     const first = await assay(args, env)
     // config-port reads 40% used, count-todos 52%: twelve points since the start, review-patch is refused.

@@ -42,7 +42,9 @@ if (script.spawnChild) {
 const finish = () => {
   const usage = script.usage ?? [{ input: 100, cached: 0, output: 10 }]
   if (process.env.CODEX_HOME) {
-    const dir = path.join(process.env.CODEX_HOME, "sessions", "2026", "01", "01")
+    // Filed by local date like codex's own rollouts, named after the thread ("fake").
+    const now = new Date()
+    const dir = path.join(process.env.CODEX_HOME, "sessions", String(now.getFullYear()), String(now.getMonth() + 1).padStart(2, "0"), String(now.getDate()).padStart(2, "0"))
     fs.mkdirSync(dir, { recursive: true })
     const lines = [{ type: "turn_context", payload: { model } }]
     // `rateLimits: [{ primary: 42, secondary: 7 }, ...]`: codex's quota readings, one token_count event each.

@@ -65,6 +65,17 @@ export const codex: HarnessAdapter = {
     }
   },
   sessionDirs: (stateDir) => [path.join(stateDir, "codex", "sessions")],
+  // On the user's login the rollout (per-call usage, quota windows) is under $CODEX_HOME (default
+  // ~/.codex)/sessions/YYYY/MM/DD (local date), named ...-<thread id>.jsonl.
+  loginSessions: (stdout, env, now) => {
+    const thread = jsonLines(stdout).map((e) => (e.type === "thread.started" ? str(e.thread_id) : undefined)).find((t) => t !== undefined)
+    if (thread === undefined || !/^[\w-]+$/.test(thread)) return undefined
+    const home = env.CODEX_HOME ?? path.join(env.HOME ?? "", ".codex")
+    const day = (d: Date) =>
+      path.join(home, "sessions", String(d.getFullYear()), String(d.getMonth() + 1).padStart(2, "0"), String(d.getDate()).padStart(2, "0"))
+    // A run may cross midnight.
+    return { dirs: [...new Set([day(now), day(new Date(now.getTime() - 86_400_000))])], suffix: `-${thread}.jsonl` }
+  },
   parse: ({ sessionFiles, stdout }) => {
     const events = jsonLines(stdout)
     let answer: string | undefined
