@@ -53,6 +53,7 @@ export const DEFAULT_MAX_USD = 10
 export const DEFAULT_TIMEOUT_SECS = 600
 
 export interface HarnessSelection {
+  readonly benchmark: ReadonlyArray<string>
   readonly harness: ReadonlyArray<string>
   readonly family: ReadonlyArray<string>
   readonly model: ReadonlyArray<string>
@@ -119,14 +120,29 @@ const judgeRefOf = (plan: HarnessPlan): string | null =>
 const candidateName = (c: { readonly harness: HarnessName; readonly model: string | undefined }) =>
   c.model === undefined ? `harness:${c.harness}` : `harness:${c.harness}:${c.model}`
 
+/** Harness runs: `--harness`, or the corpus benchmark alone (its candidates are `harness:NAME[:MODEL]`). */
+export const isHarnessSelection = (sel: Pick<HarnessSelection, "benchmark" | "harness">): boolean =>
+  sel.harness.length > 0 || (sel.benchmark.length > 0 && sel.benchmark.every((b) => b === "corpus"))
+
 const prepare = (sel: HarnessSelection) =>
   Effect.gen(function*() {
     if (sel.reps < 1) return yield* new UsageError({ detail: "--reps must be at least 1" })
-    if (sel.candidate.length > 0) {
-      return yield* new UsageError({ detail: "--harness discovers its candidates: narrow them with --model HARNESS:MODEL or --family" })
-    }
-    const names = yield* selectedHarnesses(sel.harness)
+    const others = sel.benchmark.filter((b) => b !== "corpus")
+    if (others.length > 0) return yield* new UsageError({ detail: `harness runs are on the corpus benchmark only, not ${others.join(", ")}` })
+    // `--candidate harness:NAME[:MODEL]` names a harness and, with a model, narrows it to that model.
+    const named: Array<string> = [...sel.harness]
     const picks: Array<HarnessModel> = []
+    for (const c of sel.candidate) {
+      const rest = c.startsWith("harness:") ? c.slice("harness:".length) : ""
+      const harness = rest.split(":")[0] ?? ""
+      if (!isHarnessName(harness)) {
+        return yield* new UsageError({ detail: `--candidate ${c}: the corpus takes harness:NAME[:MODEL] with NAME one of ${harnessNames.join(", ")}` })
+      }
+      named.push(harness)
+      if (rest.includes(":") && !rest.endsWith(":default")) picks.push({ harness, model: rest.slice(harness.length + 1) })
+    }
+    if (named.length === 0) return yield* new UsageError({ detail: "no harness: add --harness NAME (or all), or --candidate harness:NAME[:MODEL]" })
+    const names = yield* selectedHarnesses(named)
     for (const m of sel.model) {
       const parsed = parseHarnessModel(m)
       if (parsed._tag === "Left") return yield* new UsageError({ detail: `--model ${parsed.left.message} (with --harness, models are HARNESS:MODEL)` })
@@ -357,7 +373,13 @@ export const runHarnesses = (sel: HarnessRunSelection) =>
     }).pipe(Effect.provide(Store.layer(sel.home)))
     const stopped = yield* Ref.get(refused)
     const judge = p.judgeRef === null ? null : { ref: p.judgeRef, alsoCandidate: p.plan.judge.kind === "harness" && p.plan.judge.alsoCandidate }
-    const withRecommendation: Report = { ...outcome.report, recommendation: recommendationOf(outcome.attempts, judge) }
+    const recommendation = recommendationOf(outcome.attempts, judge)
+    // A candidate on the harness's default model is named by the models its transcripts show.
+    const shown = Object.entries(recommendation.models)
+      .filter(([c, ms]) => ms.length > 0 && !ms.every((m) => c.endsWith(`:${m}`)))
+      .map(([c, ms]) => `${c} ran ${ms.join(", ")} (as its transcripts show)`)
+    const notes = [...(outcome.report.notes ?? []), ...shown]
+    const withRecommendation: Report = { ...outcome.report, ...(notes.length > 0 ? { notes } : {}), recommendation }
     // Refused by the allowance, the run is incomplete: no Scorecard is kept for it. Running again
     // resumes from the cells already done.
     const report: Report =

@@ -17,7 +17,7 @@ import * as Registry from "../model/Registry.ts"
 import { type EffectsSpec, FaultReason, withEffects } from "../schema/EnvironmentDef.ts"
 import { benchmarkNames, loadBenchmark, UsageError } from "./benchmarks.ts"
 import { resolveCandidate } from "./candidates.ts"
-import { harnessOptions, harnessRunOptions, planHarness, runHarnesses } from "./harness.ts"
+import { harnessOptions, harnessRunOptions, isHarnessSelection, planHarness, runHarnesses } from "./harness.ts"
 import { stderrProgress } from "./progress.ts"
 
 /** An intended exit with a code (the plan printed without --yes exits 2). */
@@ -150,7 +150,7 @@ const liveness = () => Effect.flatMap(Effect.promise(() => import("../model/Clie
 
 const planCommand = Command.make("plan", selection, (sel) =>
   Effect.gen(function*() {
-    if (sel.harness.length > 0) return yield* planHarness(sel)
+    if (isHarnessSelection(sel)) return yield* planHarness(sel)
     const lanes = yield* lanesOf(sel, Option.none())
     const plan = yield* makePlan(lanes, sel.reps)
     const states = yield* statesOf(sel.home, plan)
@@ -182,7 +182,7 @@ const runOptions = {
 
 const runCommand = Command.make("run", runOptions, (opts) =>
   Effect.gen(function*() {
-    if (opts.harness.length > 0) {
+    if (isHarnessSelection(opts)) {
       const code = yield* runHarnesses(opts)
       if (code !== 0) return yield* new ExitWith({ code })
       return

@@ -16,6 +16,7 @@ import { costAt } from "../../src/model/Cost.ts"
 import * as Registry from "../../src/model/Registry.ts"
 import { Attempt } from "../../src/schema/Attempt.ts"
 import { idOf as environmentIdOf } from "../../src/schema/EnvironmentDef.ts"
+import * as Loopback from "../../src/model/LoopbackServer.ts"
 import { fakeBin, writeJson } from "../harness/support.ts"
 import { assay, tempDir } from "./support.ts"
 
@@ -159,5 +160,31 @@ describe("assay plan|run|report --harness with a fake agent CLI", { timeout: 300
     const resumed = JSON.parse(again.stdout)
     expect(resumed.cells).toMatchObject({ total: 3, kept: 2, ran: 1 })
     expect(resumed.scorecards.find((s: { stratum: string | null }) => s.stratum === null).n).toBe(3)
+  })
+
+  it("--benchmark corpus --candidate harness:NAME:MODEL with a PROVIDER:MODEL judge: the judge is a recorded model call that spends nothing of the candidate's wallet", async () => {
+    const home = tempDir()
+    const run = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function*() {
+          const server = yield* Loopback.start([{ default: true, text: "Mostly right.\nSCORE: 6", usage: { input: 50, output: 5 } }])
+          return yield* Effect.promise(() =>
+            assay(
+              ["run", "--benchmark", "corpus", "--candidate", `harness:codex:${MINI}`, "--task", "config-port", "--judge", `openai:${MINI}`, "--yes", "--json", "--home", home],
+              { ...baseEnv, FAKE_HARNESS_SCRIPT: writeJson({ byPrompt: answers }), OPENAI_BASE_URL: server.openAiBaseUrl, OPENAI_API_KEY: "sk-test" }
+            )
+          )
+        })
+      )
+    )
+    expect(run.code, run.stderr).toBe(0)
+    const report = JSON.parse(run.stdout)
+    const [attempt] = results(home, report.runId)
+    expect(attempt!.recording.map((r) => `${r.kind} ${r.key}`)).toEqual(["process/spawn codex", `model/generate judge:openai:${MINI}`])
+    // correctness 1, judge 6/10.
+    expect(attempt!.verdict.reward).toBeCloseTo(0.8, 10)
+    expect(attempt!.verdict.checks).toEqual({ "answers 8443": true, judge: false })
+    expect(attempt!.usage).toMatchObject({ calls: 1, inputTokens: 1000, outputTokens: 100 })
+    expect(report.recommendation.judge).toEqual({ ref: `openai:${MINI}`, alsoCandidate: false })
   })
 })
