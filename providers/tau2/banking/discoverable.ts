@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto"
 import type { Json } from "../../../src/content/Canonical.ts"
 import { atmDepositImages } from "./atmImages.ts"
-import { asKey, dumpsIndent2 as indent2, inList, p, PyException, pyEq, pyFloatOf, raise, type Param } from "./python.ts"
+import { asKey, dumpsIndent2 as indent2, inList, p, PyException, pyEq, pyFloatOf, pyJoin, raise, type Param } from "./python.ts"
 import { formatFixed, isDict, isFloat, num, pyFloat, pyRepr, pyStr, truthy, type Py } from "./pyvalue.ts"
 import { accountBalance, f2, pyTitle, queryDatabaseTool, type Args, type Ctx } from "./tools.ts"
 
@@ -605,7 +605,7 @@ const more: Record<string, DiscoverableImpl> = {
       if (!inList(a["reason"], reasons)) return `Error: Invalid reason. Must be one of: ${listRepr(reasons)}`
       const r = queryDatabaseTool(ctx, "credit_card_accounts", fieldQuery("account_id", a["credit_card_account_id"]))
       if (noRecords(r)) return `Error: Credit card account '${s(a["credit_card_account_id"])}' not found.`
-      const txnId = `txn_${idOf(["transaction", s(a["user_id"]), "STATEMENT_CREDIT", s(a["reason"]), f2(a["amount"]), "Statement Credit"].join(":"), 12)}`
+      const txnId = `txn_${idOf(pyJoin(":", ["transaction", a["user_id"], "STATEMENT_CREDIT", a["reason"], f2(a["amount"]), "Statement Credit"]), 12)}`
       const record: Rec = {
         transaction_id: txnId,
         user_id: a["user_id"]!,

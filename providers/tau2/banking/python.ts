@@ -119,3 +119,39 @@ const pyReprStr = (s: string): string => {
 }
 
 export const isFloatTagged = (v: Py | undefined): boolean => floatTag(v) !== undefined
+
+/** `item in container` (dict keys, list elements, substrings); other containers raise TypeError. */
+export const pyContains = (container: Py | undefined, item: Py | undefined): boolean => {
+  if (typeof container === "string") {
+    if (typeof item !== "string") return raise("TypeError", `'in <string>' requires string as left operand, not ${pyType(item)}`)
+    return container.includes(item)
+  }
+  if (Array.isArray(container)) return container.some((x) => pyEq(x, item))
+  if (isDict(container)) {
+    const k = asKey(item)
+    return k !== undefined && Object.hasOwn(container, k)
+  }
+  return raise("TypeError", `argument of type '${pyType(container)}' is not iterable`)
+}
+
+/** `for x in container`: dict keys, list elements, a string's characters; else TypeError. */
+export const pyIterate = (container: Py | undefined): ReadonlyArray<Py> => {
+  if (typeof container === "string") return Array.from(container)
+  if (Array.isArray(container)) return container
+  if (isDict(container)) return Object.keys(container)
+  return raise("TypeError", `'${pyType(container)}' object is not iterable`)
+}
+
+/** `name in mapping_of_str` where `name` may be any value (unhashable ones raise). */
+export const inNames = (names: ReadonlyArray<string>, item: Py | undefined): boolean => {
+  const k = asKey(item)
+  return k !== undefined && names.includes(k)
+}
+
+/** `sep.join(items)`: every item must be a str. */
+export const pyJoin = (sep: string, items: ReadonlyArray<Py | undefined>): string => {
+  items.forEach((x, i) => {
+    if (typeof x !== "string") raise("TypeError", `sequence item ${i}: expected str instance, ${pyType(x)} found`)
+  })
+  return items.join(sep)
+}

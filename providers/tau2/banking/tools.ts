@@ -17,8 +17,8 @@ import * as World from "../../../src/world/World.ts"
 import { dumps } from "../common/pyjson.ts"
 import { formatResults, search, type Bm25Index } from "./bm25.ts"
 import type { BankingData, DiscoverableTool } from "./data.ts"
-import { asKey, bind, dumpsIndent2, inList, p, PyException, pyEq, pyFloatOf, raise, type Param } from "./python.ts"
-import { formatFixed, isDict, isFloat, jsonLoads, num, orderedEntries, pyFloat, pyRepr, pyStr, toPyValue, truthy, type Py } from "./pyvalue.ts"
+import { asKey, bind, dumpsIndent2, inList, inNames, p, PyException, pyContains, pyEq, pyFloatOf, pyIterate, pyJoin, raise, type Param } from "./python.ts"
+import { formatFixed, isDict, isFloat, jsonLoads, num, orderedEntries, pyFloat, pyRepr, pyStr, pyType as pyTypeName, toPyValue, truthy, type Py } from "./pyvalue.ts"
 
 export type Args = { readonly [key: string]: Json }
 type Rec = { readonly [key: string]: Json }
@@ -245,9 +245,10 @@ export const accountBalance = (account: Rec): number =>
 
 /** `f"{x:.2f}"` of a Python number. */
 export const f2 = (v: Py | undefined): string => {
-  const n = num(v)
-  if (n === undefined) return raise("ValueError", `Unknown format code 'f' for object of type '${typeof v === "string" ? "str" : "NoneType"}'`)
-  return formatFixed(n, 2)
+  const n = typeof v === "string" ? undefined : num(v)
+  if (n !== undefined) return formatFixed(n, 2)
+  if (typeof v === "string") return raise("ValueError", "Unknown format code 'f' for object of type 'str'")
+  return raise("TypeError", `unsupported format string passed to ${pyTypeName(v)}.__format__`)
 }
 
 /** `str.title()` for the ASCII texts the tools title-case. */
@@ -356,7 +357,7 @@ const agentTools: Record<string, Implementation> = {
     params: ["name", "user_id", "address", "email", "phone_number", "date_of_birth", "time_verified"].map((n) => p(n)),
     run: (ctx, a) => {
       const tv = a["time_verified"]
-      if (typeof tv !== "string") return raise("AttributeError", `'${typeof tv === "number" ? (Number.isInteger(tv) ? "int" : "float") : "NoneType"}' object has no attribute 'replace'`)
+      if (typeof tv !== "string") return raise("AttributeError", `'${pyTypeName(tv)}' object has no attribute 'replace'`)
       const id = `${s(a["user_id"])}_${tv.replaceAll(" ", "_").replaceAll(":", "").replaceAll("-", "")}`
       const record: Rec = {
         name: a["name"]!,
@@ -375,13 +376,15 @@ const agentTools: Record<string, Implementation> = {
     params: [p("discoverable_tool_name"), p("arguments", "{}")],
     run: (ctx, a) => {
       const name = a["discoverable_tool_name"]
-      const impl = typeof name === "string" && Object.hasOwn(userDiscoverable, name) ? userDiscoverable[name] : undefined
-      if (impl === undefined || typeof name !== "string") return `Error: Unknown discoverable tool '${s(name)}'.`
+      // hasattr(KnowledgeUserTools, name)
+      if (typeof name !== "string") return raise("TypeError", `attribute name must be string, not '${pyTypeName(name)}'`)
+      const impl = userDiscoverable[name]
+      if (impl === undefined || !Object.hasOwn(userDiscoverable, name)) return `Error: Unknown discoverable tool '${name}'.`
       const parsed = loadsArg(a["arguments"], false)
       if (Either.isLeft(parsed)) return `Error: Invalid JSON in arguments: ${parsed.left}`
       const args = parsed.right
-      const keys = isDict(args) ? orderedEntries(args).map(([k]) => k) : iterKeys(args)
-      for (const k of keys) if (!impl.params.some((x) => x.name === k) && k !== "self") return `Error: Unexpected parameter: ${k}`
+      const keys = isDict(args) ? orderedEntries(args).map(([k]) => k as Py) : pyIterate(args)
+      for (const k of keys) if (!inNames(impl.params.map((x) => x.name), k) && k !== "self") return `Error: Unexpected parameter: ${s(k)}`
       const info = toolInfo(ctx, name)
       ctx.add("user_discoverable_tools", deterministicId(`user_discoverable_tool:${name}`), { tool_name: name, status: "GIVEN" })
       const argsStr = truthy(args) ? dumpsIndent2(args) : "(no arguments)"
@@ -395,7 +398,7 @@ const agentTools: Record<string, Implementation> = {
     params: [p("agent_tool_name")],
     run: (ctx, a) => {
       const name = a["agent_tool_name"]
-      if (typeof name !== "string" || !Object.hasOwn(agentDiscoverable, name)) return `Error: Unknown agent tool '${s(name)}'. This tool is not available.`
+      if (!inNames(agentDiscoverableNames, name) || typeof name !== "string") return `Error: Unknown agent tool '${s(name)}'. This tool is not available.`
       const info = toolInfo(ctx, name)
       ctx.put(SESSION, `unlocked:${name}`, { unlocked_at: NOW_ISO })
       return (
@@ -408,7 +411,7 @@ const agentTools: Record<string, Implementation> = {
     params: [p("agent_tool_name"), p("arguments", "{}")],
     run: (ctx, a) => {
       const name = a["agent_tool_name"]
-      if (typeof name !== "string" || !Object.hasOwn(agentDiscoverable, name)) return `Error: Unknown agent tool '${s(name)}'. This tool is not available.`
+      if (!inNames(agentDiscoverableNames, name) || typeof name !== "string") return `Error: Unknown agent tool '${s(name)}'. This tool is not available.`
       if (!unlocked(ctx, name)) {
         return `Error: Tool '${name}' has not been unlocked. You must first use \`unlock_discoverable_agent_tool\` to unlock this tool before calling it.`
       }
@@ -417,7 +420,7 @@ const agentTools: Record<string, Implementation> = {
       const impl = agentDiscoverable[name]!
       let result: string
       try {
-        if (!isDict(parsed.right)) raise("TypeError", `tau2.domains.banking_knowledge.tools.KnowledgeTools.${name}() argument after ** must be a mapping, not ${typeName(parsed.right)}`)
+        if (!isDict(parsed.right)) raise("TypeError", `${MODULE}.KnowledgeTools.${name}() argument after ** must be a mapping, not ${pyTypeName(parsed.right)}`)
         result = impl.run(ctx, bind(`KnowledgeTools.${name}`, impl.params, parsed.right as Args))
       } catch (e) {
         if (e instanceof PyException && e.type === "TypeError") return `Error: Invalid arguments: ${e.text}`
@@ -435,9 +438,10 @@ const agentTools: Record<string, Implementation> = {
   }
 }
 
-const typeName = (v: Py): string => (Array.isArray(v) ? "list" : typeof v === "string" ? "str" : v === null ? "NoneType" : typeof v === "boolean" ? "bool" : isFloat(v) ? "float" : "int")
+/** The module upstream's tool classes live in (Python names it in some TypeError texts). */
+const MODULE = "tau2.domains.banking_knowledge.tools"
 
-const iterKeys = (v: Py): ReadonlyArray<string> => (Array.isArray(v) ? v.map((x) => pyStr(x)) : typeof v === "string" ? Array.from(v) : [])
+const typeName = (v: Py): string => (Array.isArray(v) ? "list" : typeof v === "string" ? "str" : v === null ? "NoneType" : typeof v === "boolean" ? "bool" : isFloat(v) ? "float" : "int")
 
 /** `json.loads(arguments[, parse_int=float])`; a non-string is Python's TypeError. */
 const loadsArg = (v: Py | undefined, parseIntAsFloat: boolean): Either.Either<Py, string> => {
@@ -513,7 +517,7 @@ const userTools: Record<string, Implementation> = {
   submit_referral: {
     params: [p("user_id"), p("account_type")],
     run: (ctx, a) => {
-      const id = deterministicId(["referral", s(a["user_id"]), s(a["account_type"])].join(":"))
+      const id = deterministicId(pyJoin(":", ["referral", a["user_id"], a["account_type"]]))
       const record: Rec = { referral_id: id, referrer_id: a["user_id"]!, referred_account_type: a["account_type"]!, referral_status: "NO_PROGRESS", date: TODAY }
       if (!ctx.add("referrals", id, record)) return `Failed to submit referral: Record ID '${id}' may already exist.`
       return (
@@ -526,18 +530,17 @@ const userTools: Record<string, Implementation> = {
     params: [p("discoverable_tool_name"), p("arguments", "{}")],
     run: (ctx, a) => {
       const name = a["discoverable_tool_name"]
-      if (typeof name !== "string" || !Object.hasOwn(userDiscoverable, name)) return `Error: Unknown discoverable tool '${s(name)}'.`
+      if (!inNames(Object.keys(userDiscoverable), name) || typeof name !== "string") return `Error: Unknown discoverable tool '${s(name)}'.`
       const parsed = loadsArg(a["arguments"], true)
       if (Either.isLeft(parsed)) return `Error: Invalid JSON in arguments: ${parsed.left}`
       const args = parsed.right
       const impl = userDiscoverable[name]!
-      const has = (k: string) => (isDict(args) ? Object.hasOwn(args, k) : iterKeys(args).includes(k))
-      for (const x of impl.params) if (!("defaultValue" in x) && !has(x.name)) return `Error: Missing required parameter: ${x.name}`
-      for (const k of isDict(args) ? orderedEntries(args).map(([k]) => k) : iterKeys(args)) {
-        if (!impl.params.some((x) => x.name === k)) return `Error: Unexpected parameter: ${k}`
-      }
+      const names = impl.params.map((x) => x.name)
+      for (const x of impl.params) if (!("defaultValue" in x) && !pyContains(args, x.name)) return `Error: Missing required parameter: ${x.name}`
+      const keys = isDict(args) ? orderedEntries(args).map(([k]) => k as Py) : pyIterate(args)
+      for (const k of keys) if (!inNames(names, k)) return `Error: Unexpected parameter: ${s(k)}`
       try {
-        if (!isDict(args)) raise("TypeError", `argument after ** must be a mapping, not ${typeName(args)}`)
+        if (!isDict(args)) raise("TypeError", `${MODULE}.KnowledgeUserTools.${name}() argument after ** must be a mapping, not ${pyTypeName(args)}`)
         return impl.run(ctx, bind(`KnowledgeUserTools.${name}`, impl.params, args as Args))
       } catch (e) {
         if (e instanceof PyException && e.type === "TypeError") return `Error: Invalid arguments for tool '${name}': ${e.text}`
@@ -562,15 +565,16 @@ const userTools: Record<string, Implementation> = {
   submit_transaction: {
     params: [p("user_id"), p("credit_card_type"), p("merchant_name"), p("amount"), p("category")],
     run: (ctx, a) => {
-      const card = CREDIT_CARD_REWARDS.find(([n]) => n === a["credit_card_type"])
+      const card = inNames(CREDIT_CARD_REWARDS.map(([n]) => n), a["credit_card_type"]) ? CREDIT_CARD_REWARDS.find(([n]) => n === a["credit_card_type"]) : undefined
       if (card === undefined) {
         return `Error: Unknown credit card type '${s(a["credit_card_type"])}'. Available types: ${pyListRepr(CREDIT_CARD_REWARDS.map(([n]) => n))}`
       }
       const amount = a["amount"]
-      const seed = ["transaction", s(a["user_id"]), s(a["credit_card_type"]), s(a["merchant_name"]), f2(amount), s(a["category"])].join(":")
+      const seed = pyJoin(":", ["transaction", a["user_id"], a["credit_card_type"], a["merchant_name"], f2(amount), a["category"]])
       const id = `txn_${deterministicId(seed, 12)}`
       const rates = card[1]
-      const rate = (rates.find(([c]) => c === a["category"]) ?? rates.find(([c]) => c === "default")!)[1]
+      const category = asKey(a["category"])
+      const rate = (rates.find(([c]) => c === category) ?? rates.find(([c]) => c === "default")!)[1]
       const product = num(amount)! * rate
       const points = Math.trunc(product)
       const record: Rec = {
@@ -706,6 +710,7 @@ const userDiscoverable: Record<string, Implementation> = {
 import { agentDiscoverableTools } from "./discoverable.ts"
 
 const agentDiscoverable: Record<string, DiscoverableImpl> = agentDiscoverableTools
+const agentDiscoverableNames = Object.keys(agentDiscoverable)
 
 // -- dispatch --------------------------------------------------------------------------------------
 
