@@ -18,6 +18,7 @@ const loaders: Record<string, () => Promise<Provider>> = {
   "contract-review": async () => (await import("../../providers/contract-review/index.ts")).provider,
   bfcl: async () => (await import("../../providers/bfcl/index.ts")).provider,
   "tau2-retail": async () => (await import("../../providers/tau2/retail/index.ts")).provider,
+  "tau2-telecom": async () => (await import("../../providers/tau2/telecom/index.ts")).provider,
   corpus: async () => (await import("../../providers/corpus/index.ts")).provider
 }
 

@@ -2,12 +2,14 @@
  * tau2-bench's reward (upstream src/tau2/evaluator/evaluator.py, `evaluate_simulation` with
  * EvaluationType.ALL): a conversation that did not end by a user or agent stop gets 0; a task
  * without criteria gets 1; otherwise the reward is the product of the components in the task's
- * reward basis: DB (final world equals the gold world), ACTION (every gold action matched by a
+ * reward basis: DB (final world equals the gold world), ENV_ASSERTION (the task's env assertions
+ * hold on the final world), ACTION (every gold action matched by a
  * tool call of either side), COMMUNICATE (every info said by the agent), NL_ASSERTION (a judge
  * model grades each assertion over the conversation).
  *
- * One check per way to lose: `db`, `action:<n>`, `communicate:<n>`, `nl:<n>` (n counts from 0 in
- * the task's list), `termination:<reason>` for a premature end. Without a judge model the NL
+ * One check per way to lose: `db`, `env:<n>` (ENV_ASSERTION, where the domain evaluates them),
+ * `action:<n>`, `communicate:<n>`, `nl:<n>` (n counts from 0 in the task's list),
+ * `termination:<reason>` for a premature end. Without a judge model the NL
  * assertions are listed in `notEvaluated` and left out of the product: never counted as passed.
  */
 import { Effect, Schema } from "effect"
@@ -38,6 +40,13 @@ export interface Grading {
   readonly db: (final: World.World) => boolean
   /** null when no judge model is configured. */
   readonly judge: Judge | null
+  /**
+   * ENV_ASSERTION: whether each of the task's env assertions holds on the final world, in order.
+   * Absent for a domain that has none transcribed: its assertions are then listed as not evaluated.
+   */
+  readonly envAssertions?: (final: World.World) => ReadonlyArray<boolean>
+  /** ACTION: whether each gold action is matched by some tool call; the shared matcher when absent. */
+  readonly actions?: (toolCalls: ReadonlyArray<TrajectoryToolCall>) => ReadonlyArray<boolean>
 }
 
 const Termination = Schema.Literal("user_stop", "agent_stop", "max_steps", "too_many_errors", "agent_error", "user_error")
@@ -156,13 +165,22 @@ export const grade = (grading: Grading, output: ConversationOutput, final: World
         checks["db"] = grading.db(final)
         if (!checks["db"]) reward = 0
       }
-      // No tau2 domain built so far has env assertions in its basis; they are not transcribed.
-      if (basis.has("ENV_ASSERTION")) (criteria.env_assertions ?? []).forEach((_, n) => notEvaluated.push(`env:${n}`))
+      if (basis.has("ENV_ASSERTION")) {
+        if (grading.envAssertions === undefined) {
+          (criteria.env_assertions ?? []).forEach((_, n) => notEvaluated.push(`env:${n}`))
+        } else {
+          const met = grading.envAssertions(final)
+          met.forEach((m, n) => (checks[`env:${n}`] = m))
+          if (!met.every((m) => m)) reward = 0
+        }
+      }
     }
     if (basis.has("ACTION")) {
-      const result = actionCheck(grading.task, toolCallsOf(output.messages))
-      result.checks.forEach((c, n) => (checks[`action:${n}`] = c.matched))
-      reward *= result.reward
+      const matched = grading.actions !== undefined
+        ? grading.actions(toolCallsOf(output.messages))
+        : actionCheck(grading.task, toolCallsOf(output.messages)).checks.map((c) => c.matched)
+      matched.forEach((m, n) => (checks[`action:${n}`] = m))
+      if (!matched.every((m) => m)) reward = 0
     }
     if (basis.has("COMMUNICATE")) {
       const contents = output.messages.flatMap((m) => (m.role === "assistant" ? [m.content] : []))
