@@ -70,6 +70,8 @@ export interface HarnessRunSelection extends HarnessSelection {
   readonly maxUsd: Option.Option<number>
   readonly timeoutSecs: Option.Option<number>
   readonly preflightShare: Option.Option<number>
+  readonly preflightUsd: Option.Option<number>
+  readonly faults: Option.Option<string>
   readonly yes: boolean
 }
 
@@ -316,6 +318,9 @@ export const runHarnesses = (sel: HarnessRunSelection) =>
     const allowance: Allowance.Allowance = { ...Allowance.defaultAllowance, ...Option.match(sel.preflightShare, { onNone: () => ({}), onSome: (share) => ({ share }) }) }
     if (!(allowance.share > 0 && allowance.share <= 1)) return yield* new UsageError({ detail: "--preflight-share must be in (0, 1]" })
     if (!(timeoutSecs > 0)) return yield* new UsageError({ detail: "--timeout-secs must be positive" })
+    // Said rather than ignored: these are not wired for harness runs yet.
+    if (Option.isSome(sel.preflightUsd)) return yield* new UsageError({ detail: "--preflight-usd is not available for harness runs yet (use --max-usd and --preflight-share)" })
+    if (Option.isSome(sel.faults)) return yield* new UsageError({ detail: "--faults is not available for harness runs yet" })
     const p = yield* prepare(sel)
     if (!sel.yes) {
       const doc = planDocument(sel, p, yield* cellStates(sel.home, p), maxUsd, timeoutSecs)
