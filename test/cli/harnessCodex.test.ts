@@ -1,6 +1,6 @@
 /**
- * The real codex CLI (installed by the project into tools/harnesses) through `assay run --harness
- * codex`, pointed at the loopback model server: tokens and grades as the script makes them, and
+ * Real codex and pi (installed by the project into tools/harnesses) through `assay run --harness
+ * NAME`, pointed at the loopback model server: tokens and grades as the script makes them, and
  * the quota windows the server reports in `x-codex-*` headers metered from codex's rollout.
  */
 import { readFileSync } from "node:fs"
@@ -32,7 +32,7 @@ const cell = (primary: number) => [
   { match: { lastUser: "sales\\.csv" }, text: "The total is 139.72.", usage: { input: 300, output: 12 }, headers: quota(primary) }
 ]
 
-describe("assay run --harness codex against the loopback model server", () => {
+describe("real agent CLIs through assay run --harness against the loopback model server", () => {
   it("runs real codex on csv-summary: tokens, cost and grades as scripted; past ten points of the primary window no new cell starts", async () => {
     const home = tempDir()
     const { run, requests } = await Effect.runPromise(
@@ -73,5 +73,33 @@ describe("assay run --harness codex against the loopback model server", () => {
     }
     const skipped = await Effect.runPromise(Effect.flatMap(Store.Store, (s) => s.skippedOfRun(report.runId)).pipe(Effect.provide(Store.layer(home))))
     expect(skipped.map((s) => s.reason)).toEqual([expect.stringMatching(/^quota: /)])
+  }, 300_000)
+
+  it("runs real pi as a default-model candidate: grades as scripted, cost unknown, and the report names the model its transcript shows", async () => {
+    const home = tempDir()
+    const run = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function*() {
+          const server = yield* Loopback.start([
+            { match: { lastUser: "sales\\.csv" }, toolCalls: [{ name: "bash", arguments: { command: `printf '%s' '${summary}' > summary.json` } }], usage: { input: 200, output: 30 } },
+            { match: { lastUser: "sales\\.csv" }, text: "The total is 139.72.", usage: { input: 300, output: 12 } }
+          ])
+          return yield* Effect.promise(() =>
+            assay(
+              ["run", "--harness", "pi", "--task", "csv-summary", "--timeout-secs", "150", "--yes", "--json", "--home", home],
+              { PATH: "/usr/bin:/bin", ASSAY_HARNESS_BASE_URL: server.url }
+            )
+          )
+        })
+      )
+    )
+    expect(run.code, run.stderr).toBe(0)
+    const report = JSON.parse(run.stdout)
+    const card = report.scorecards.find((s: { stratum: string | null }) => s.stratum === null)
+    expect(card).toMatchObject({ candidate: "harness:pi", meanReward: 1, costUsd: null, tokens: { input: 500, output: 42 } })
+    // No candidate has a known price, so there is no default judge.
+    expect(report.recommendation.judge).toBeNull()
+    expect(report.recommendation.worker.candidate).toBe("harness:pi")
+    expect(report.notes).toContain("harness:pi ran default (as its transcripts show)")
   }, 300_000)
 })
