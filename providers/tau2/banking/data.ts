@@ -13,12 +13,14 @@ import type { Json } from "../../../src/content/Canonical.ts"
 import type { ToolSpec } from "../../../src/world/Tool.ts"
 import * as World from "../../../src/world/World.ts"
 import { isDict, jsonLoads, orderedEntries, type Py } from "./pyvalue.ts"
+import { documentAndTaskSums } from "./sums.ts"
 
 export const upstreamRepository = "sierra-research/tau2-bench"
 export const upstreamRevision = "a2c024725189473d2d7cea3a5cfdbcc67478e41f"
 
 const upstreamDataPath = "data/tau2/domains/banking_knowledge"
-const rawUrl = (path: string): string => `https://raw.githubusercontent.com/${upstreamRepository}/${upstreamRevision}/${path}`
+const rawUrl = (path: string): string =>
+  `https://raw.githubusercontent.com/${upstreamRepository}/${upstreamRevision}/${path.split("/").map(encodeURIComponent).join("/")}`
 
 export interface PinnedFile {
   /** Path under `$ASSAY_DATA_DIR/`. */
@@ -49,6 +51,24 @@ export const sumsFile = (relative: string, sha256: string): PinnedFile => ({
   url: rawUrl(`${upstreamDataPath}/${relative}`),
   sha256
 })
+
+/** The oracle files (outputs of upstream's code, see oracle/README.md; no upstream blob). */
+export const oracleFiles = {
+  gold: { name: local("oracle/gold.jsonl"), url: null, sha256: "e4ed5ae2117cdabb64c6a89a65a0e68b5cd3aea75db65bf803b9c5fff846c9bf" },
+  fuzz: { name: local("oracle/fuzz-dev.jsonl"), url: null, sha256: "5970f4319345651a105113035c41f0d95c4d00bc36a3dbd0b7386d8bccea1d83" },
+  kbSearch: { name: local("oracle/kb-search-dev.jsonl"), url: null, sha256: "5e796cec40f663aefd8150d006291d310fc54272482f6c8a837f1e1987247608" },
+  initialDb: { name: local("oracle/initial-db.json"), url: null, sha256: "9144770b06106086b146da4bf2066473a05e85d8a92f9e6de9c85d40d4c28ea2" }
+} as const satisfies Record<string, PinnedFile>
+
+/**
+ * Every file the provider reads, for `assay data pull`: the pinned files, the 698 documents and 97
+ * tasks (upstream URL and sha256 each), and the oracle corpora.
+ */
+export const allPinnedFiles: ReadonlyArray<PinnedFile> = [
+  ...Object.values(pinnedFiles),
+  ...documentAndTaskSums.map(([path, sha256]) => sumsFile(path, sha256)),
+  ...Object.values(oracleFiles)
+]
 
 export class BankingDataError extends Schema.TaggedError<BankingDataError>()("BankingDataError", {
   file: Schema.String,

@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import * as World from "../../../../src/world/World.ts"
-import { bankingDir, deepMerge, loadBankingData, pinnedFiles, readPinned } from "../../../../providers/tau2/banking/data.ts"
+import { allPinnedFiles, bankingDir, deepMerge, loadBankingData, pinnedFiles, readPinned } from "../../../../providers/tau2/banking/data.ts"
 import { finalDbSha256, upstreamDbHash } from "../../../../providers/tau2/banking/hash.ts"
 import { jsonLoads, pyRepr } from "../../../../providers/tau2/banking/pyvalue.ts"
 
@@ -53,6 +53,20 @@ describe("banking data", () => {
       expect(e.message).toContain("assay data pull tau2-banking")
       const missing = yield* Effect.flip(readPinned(pinnedFiles.db, dir))
       expect(missing.reason).toBe("missing")
+    }))
+
+  it.effect("pins every document and task with the sha256 of the pinned SHA256SUMS, and every pinned file verifies", () =>
+    Effect.gen(function* () {
+      const sums = yield* readPinned(pinnedFiles.sums)
+      const fromFile = sums.trim().split("\n").map((l) => l.split("  ").reverse().join(" "))
+      const pinned = allPinnedFiles.filter((f) => /\/(documents|tasks)\//.test(f.name)).map((f) => `${f.name.replace("tau2/banking_knowledge/", "")} ${f.sha256}`)
+      expect(pinned.sort()).toEqual(fromFile.sort())
+      expect(allPinnedFiles).toHaveLength(9 + 795 + 4)
+      const docs = allPinnedFiles.find((f) => f.name.includes("(general)_001"))!
+      expect(docs.url).toBe(
+        "https://raw.githubusercontent.com/sierra-research/tau2-bench/a2c024725189473d2d7cea3a5cfdbcc67478e41f/data/tau2/domains/banking_knowledge/documents/doc_bank_accounts_bank_accounts_(general)_001.json"
+      )
+      for (const f of allPinnedFiles) yield* readPinned(f)
     }))
 
   it("deep-merges agent data as addict's update: dicts key by key, lists replaced, new keys last", () => {
