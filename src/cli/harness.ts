@@ -16,7 +16,7 @@ import { classify, makePlan, run as runExperiment } from "../experiment/Runner.t
 import { encodeJson, type Recommendation, renderText, type Report } from "../experiment/Report.ts"
 import * as Store from "../experiment/Store.ts"
 import * as Allowance from "../harness/Allowance.ts"
-import { type HarnessModel, parseHarnessModel, registryModels } from "../harness/Candidates.ts"
+import { type HarnessModel, parseHarnessModel, type RegistryModel, registryModels } from "../harness/Candidates.ts"
 import { loadCorpus } from "../harness/Corpus.ts"
 import { detectAll } from "../harness/Detect.ts"
 import { findPython } from "../harness/Graders.ts"
@@ -126,6 +126,20 @@ const candidateName = (c: { readonly harness: HarnessName; readonly model: strin
 export const isHarnessSelection = (sel: Pick<HarnessSelection, "benchmark" | "harness">): boolean =>
   sel.harness.length > 0 || (sel.benchmark.length > 0 && sel.benchmark.every((b) => b === "corpus"))
 
+/**
+ * Registry rows for picks named by an alias (`codex:gpt-5`): the harness is asked for the name the
+ * user typed, priced as the model the alias stands for.
+ */
+const aliasRows = (file: Registry.RegistryFile, picks: ReadonlyArray<HarnessModel>): ReadonlyArray<RegistryModel> =>
+  picks.flatMap((p) =>
+    adapters[p.harness].vendors.flatMap((vendor) => {
+      const found = Registry.resolveIn(file, `${vendor}:${p.model}`)
+      return found._tag === "Right" && found.right.provider === vendor && found.right.model.id !== p.model
+        ? [{ provider: vendor, id: p.model, family: found.right.model.family, retired: found.right.model.status === "retired", cost: found.right.model.cost }]
+        : []
+    })
+  )
+
 const prepare = (sel: HarnessSelection) =>
   Effect.gen(function*() {
     if (sel.reps < 1) return yield* new UsageError({ detail: "--reps must be at least 1" })
@@ -163,7 +177,7 @@ const prepare = (sel: HarnessSelection) =>
     }
     const plan = planHarnessRuns({
       detections,
-      registry: registryModels(file),
+      registry: [...registryModels(file), ...aliasRows(file, picks)],
       filter: { families: sel.family, models: picks },
       tasks,
       python,
