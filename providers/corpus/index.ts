@@ -25,7 +25,7 @@ import type { Python } from "../../src/harness/Graders.ts"
 import { type Endpoint, type HarnessName, isHarnessName } from "../../src/harness/Harness.ts"
 import { composite, judgePrompt, parseJudgeScore } from "../../src/harness/Judge.ts"
 import { type HarnessRun, runHarness } from "../../src/harness/Run.ts"
-import { costAt } from "../../src/model/Cost.ts"
+import { costAt, costOf } from "../../src/model/Cost.ts"
 import * as Registry from "../../src/model/Registry.ts"
 import type { AgentDef } from "../../src/schema/AgentDef.ts"
 import { defaultEffects, type EnvironmentDef, noLimits } from "../../src/schema/EnvironmentDef.ts"
@@ -96,7 +96,9 @@ const JudgeOutcome = Schema.Struct({
   score: Schema.NullOr(Schema.Number),
   reply: Schema.String,
   error: Schema.NullOr(Schema.String),
-  tokens: Schema.Struct({ input: Schema.Number, output: Schema.Number })
+  tokens: Schema.Struct({ input: Schema.Number, output: Schema.Number }),
+  /** List-price dollars of judging this run (paid outside the candidate's wallet); null = unknown. */
+  costUsd: Schema.NullOr(Schema.Number)
 })
 
 export const Output = Schema.Struct({
@@ -298,7 +300,8 @@ const judge = (ref: string, task: CorpusTask, result: SpawnResult) =>
         score: parseJudgeScore(reply) ?? null,
         reply,
         error: run.finalAnswer === null ? `judge run ${run.outcome}: ${run.transcriptError ?? ""}` : null,
-        tokens: { input: run.calls.reduce((a, c) => a + c.input, 0), output: run.calls.reduce((a, c) => a + c.output, 0) }
+        tokens: { input: run.calls.reduce((a, c) => a + c.input, 0), output: run.calls.reduce((a, c) => a + c.output, 0) },
+        costUsd: costOfCalls(asHarness.harness, run)
       }
     }
     const resolved = yield* Effect.mapError(Registry.resolveIn(registry(), ref), (e) => protocolError(e.message))
@@ -315,11 +318,12 @@ const judge = (ref: string, task: CorpusTask, result: SpawnResult) =>
       score: parseJudgeScore(reply) ?? null,
       reply,
       error: null,
-      tokens: { input: response.usage.inputTokens, output: response.usage.outputTokens }
+      tokens: { input: response.usage.inputTokens, output: response.usage.outputTokens },
+      costUsd: costOf(resolved.model, response.usage)
     }
   }).pipe(
     Effect.catchAll((e) =>
-      Effect.succeed({ ref, score: null, reply: "", error: e.message, tokens: { input: 0, output: 0 } })
+      Effect.succeed({ ref, score: null, reply: "", error: e.message, tokens: { input: 0, output: 0 }, costUsd: null })
     )
   )
 

@@ -185,6 +185,9 @@ describe("assay plan|run|report --harness with a fake agent CLI", { timeout: 300
     expect(attempt!.verdict.reward).toBeCloseTo(0.8, 10)
     expect(attempt!.verdict.checks).toEqual({ "answers 8443": true, judge: false })
     expect(attempt!.usage).toMatchObject({ calls: 1, inputTokens: 1000, outputTokens: 100 })
+    const judged = (attempt!.output as { result: { judge: { score: number; costUsd: number } } }).result.judge
+    expect(judged.score).toBe(6)
+    expect(judged.costUsd).toBeCloseTo(costAt(registry.providers["openai"]!.models[MINI]!.cost!, { inputTokens: 50, outputTokens: 5 }), 12)
     expect(report.recommendation.judge).toEqual({ ref: `openai:${MINI}`, alsoCandidate: false })
   })
 })
