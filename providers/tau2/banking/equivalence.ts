@@ -19,7 +19,11 @@ export interface Disagreement {
   /** 1-based line number across the corpora, in order. */
   readonly line: number
   readonly taskId: string
-  /** The first differing field: `actions[i].content`, `actions[i].error`, `final_db_sha256`, `upstream_db_hash`, `results`. */
+  /**
+   * The first differing field: `initial_db_sha256` (gold: after the task's initial data),
+   * `actions[i].content`, `actions[i].error`, `final_db_sha256`, `upstream_db_hash`,
+   * `upstream_user_db_hash`, or `results` (kb-search).
+   */
   readonly field: string
   readonly expected: string
   readonly actual: string
@@ -120,6 +124,11 @@ export const checkLine = (r: Replayer, line: Py, lineNumber: number): Either.Eit
   const allow = line["read_log_allowlist"]
   let world = withReadLogAllowlist(initial, Array.isArray(allow) ? allow.filter((x): x is string => typeof x === "string") : [])
   const differ = (field: string, expected: string, actual: string): Disagreement => ({ line: lineNumber, taskId, field, expected, actual })
+  const initialSha = str(line["initial_db_sha256"])
+  if (initialSha !== undefined) {
+    const got = finalDbSha256(initial, r.data.notes)
+    if (got !== initialSha) return Either.right(differ("initial_db_sha256", initialSha, got))
+  }
   for (let i = 0; i < actions.length; i++) {
     const a = actions[i]
     if (!isDict(a) || typeof a["name"] !== "string" || !isDict(a["arguments"]) || typeof a["content"] !== "string") {
@@ -135,6 +144,9 @@ export const checkLine = (r: Replayer, line: Py, lineNumber: number): Either.Eit
   if (sha !== finalSha) return Either.right(differ("final_db_sha256", finalSha, sha))
   const up = upstreamDbHash(world, r.data.notes)
   if (up !== upstream) return Either.right(differ("upstream_db_hash", upstream, up))
+  // The user tools share the agent's DB: upstream's user-side hash is the same hash.
+  const userHash = str(line["upstream_user_db_hash"])
+  if (userHash !== undefined && userHash !== up) return Either.right(differ("upstream_user_db_hash", userHash, up))
   return Either.right(undefined)
 }
 
