@@ -280,6 +280,7 @@ const modelCalls: Handler = (effect) =>
   Effect.flatMap(Effect.promise(() => import("../model/ModelAgent.ts")), (m) => m.liveHandler(effect))
 
 interface HarnessResult {
+  readonly judge?: { readonly costUsd?: number | null } | null
   readonly harness?: {
     readonly models?: ReadonlyArray<string>
     readonly wallMs?: number
@@ -349,20 +350,24 @@ export const runHarnesses = (sel: HarnessRunSelection) =>
     for (const d of p.plan.harnesses) if (d.liveness.status === "live" && d.binary !== undefined) binaries[d.harness] = d.binary
     const { spawnHandler } = yield* Effect.promise(() => import("../../providers/corpus/index.ts"))
     const meter = yield* Ref.make(Allowance.emptyMeter)
+    // Known dollars spent by this run: the runs' and their judging (the judge is paid too).
+    const spent = yield* Ref.make(0)
     const base = stderrProgress()
     const progress: Progress = {
       ...base,
       cell: (info) =>
-        Effect.zipRight(
+        Effect.all([
           Ref.update(meter, (m) => Allowance.observe(m, resultOf(info.last)?.harness?.quota ?? [])),
+          Ref.update(spent, (usd) => usd + (info.last.usage.costUsd ?? 0) + (resultOf(info.last)?.judge?.costUsd ?? 0)),
           base.cell(info)
-        )
+        ], { discard: true })
     }
     const refused = yield* Ref.make<string | null>(null)
     const outcome = yield* runExperiment(p.runnerPlan, {
       // One at a time: harness runs share the machine, and their wall time is measured.
       parallel: 1,
-      maxUsd,
+      // The spend cap is checked in `admit`, with the judge's spending counted.
+      maxUsd: null,
       // A backstop: the harness and judge runs are killed at their own limit first.
       timeoutSeconds: timeoutSecs * 2 + 120,
       handlers: {
@@ -372,6 +377,8 @@ export const runHarnesses = (sel: HarnessRunSelection) =>
       progress,
       admit: () =>
         Effect.gen(function*() {
+          const usd = yield* Ref.get(spent)
+          if (usd >= maxUsd) return `spend cap: $${usd.toFixed(4)} of $${maxUsd} spent (runs and their judging)`
           const why = Allowance.refusal(yield* Ref.get(meter), allowance)
           if (why !== null) yield* Ref.update(refused, (r) => r ?? why)
           return why
