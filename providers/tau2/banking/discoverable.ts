@@ -8,7 +8,7 @@ import { createHash } from "node:crypto"
 import type { Json } from "../../../src/content/Canonical.ts"
 import { atmDepositImages } from "./atmImages.ts"
 import { asKey, dumpsIndent2 as indent2, inList, p, PyException, pyEq, pyFloatOf, pyJoin, raise, type Param } from "./python.ts"
-import { formatFixed, isDict, isFloat, num, pyFloat, pyRepr, pyStr, truthy, type Py } from "./pyvalue.ts"
+import { formatFixed, isDict, isFloat, num, pyFloat, pyRepr, pyStr, pyType, truthy, type Py } from "./pyvalue.ts"
 import { accountBalance, f2, pyTitle, queryDatabaseTool, type Args, type Ctx } from "./tools.ts"
 
 type Rec = { readonly [key: string]: Json }
@@ -31,8 +31,7 @@ const noRecords = (r: string) => r.includes("No records found") || r.includes("N
 const titled = (v: Py | undefined): string =>
   typeof v === "string" ? pyTitle(v.replaceAll("_", " ")) : raise("AttributeError", `'${typeName(v)}' object has no attribute 'replace'`)
 
-const typeName = (v: Py | undefined): string =>
-  v === null || v === undefined ? "NoneType" : typeof v === "boolean" ? "bool" : typeof v === "string" ? "str" : Array.isArray(v) ? "list" : num(v) !== undefined ? (typeof v === "number" && Number.isInteger(v) ? "int" : "float") : "dict"
+const typeName = (v: Py | undefined): string => pyType(v)
 
 /** `a <= 0` / `a > n` on a Python value: TypeError unless numeric. */
 const cmpNum = (v: Py | undefined, op: string): number => {
@@ -1716,4 +1715,3 @@ function accountCredit(kind: "checking" | "savings"): DiscoverableImpl {
 /** Every agent discoverable tool, by name. */
 export const agentDiscoverableTools: Record<string, DiscoverableImpl> = { ...transcribed, ...more }
 
-export const isRecord = isDict

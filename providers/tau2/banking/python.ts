@@ -5,7 +5,7 @@
  */
 import type { Json } from "../../../src/content/Canonical.ts"
 import { dumps } from "../common/pyjson.ts"
-import { floatTag, isDict, num, pyType, toPyValue, type Py } from "./pyvalue.ts"
+import { isDict, num, pyType, toPyValue, type Py } from "./pyvalue.ts"
 
 /** A Python exception raised inside a tool; caught where upstream catches it. */
 export class PyException {
@@ -118,7 +118,6 @@ const pyReprStr = (s: string): string => {
   return quote + s.replaceAll("\\", "\\\\").replaceAll(quote, "\\" + quote).replaceAll("\n", "\\n").replaceAll("\t", "\\t").replaceAll("\r", "\\r") + quote
 }
 
-export const isFloatTagged = (v: Py | undefined): boolean => floatTag(v) !== undefined
 
 /** `item in container` (dict keys, list elements, substrings); other containers raise TypeError. */
 export const pyContains = (container: Py | undefined, item: Py | undefined): boolean => {

@@ -441,7 +441,7 @@ const agentTools: Record<string, Implementation> = {
 /** The module upstream's tool classes live in (Python names it in some TypeError texts). */
 const MODULE = "tau2.domains.banking_knowledge.tools"
 
-const typeName = (v: Py): string => (Array.isArray(v) ? "list" : typeof v === "string" ? "str" : v === null ? "NoneType" : typeof v === "boolean" ? "bool" : isFloat(v) ? "float" : "int")
+const typeName = (v: Py): string => pyTypeName(v)
 
 /** `json.loads(arguments[, parse_int=float])`; a non-string is Python's TypeError. */
 const loadsArg = (v: Py | undefined, parseIntAsFloat: boolean): Either.Either<Py, string> => {
