@@ -30,8 +30,11 @@ export interface BankingTask {
   /** The shared tau2 task (evaluation criteria, user scenario); numbers are plain JSON numbers. */
   readonly task: TaskType
   readonly id: string
-  /** Names of the user tools the simulated user is offered (`user_tools`). */
-  readonly userTools: ReadonlyArray<string>
+  /**
+   * Names of the user tools the simulated user is offered (`user_tools`; null offers all 6, as
+   * upstream's `get_user_tools(include=None)`). Every user tool stays callable whatever is offered.
+   */
+  readonly userTools: ReadonlyArray<string> | null
   readonly requiredDocuments: ReadonlyArray<string>
   /** `initial_state.initialization_data.agent_data`, or null. */
   readonly agentData: Py | null
@@ -85,7 +88,7 @@ export const decodeTask = (json: Py): Either.Either<BankingTask, string> => {
   return Either.right({
     task,
     id: task.id,
-    userTools: strings(json["user_tools"]),
+    userTools: Array.isArray(json["user_tools"]) ? strings(json["user_tools"]) : null,
     requiredDocuments: strings(json["required_documents"]),
     agentData,
     readLogAllowlist: [...allow].sort(),
