@@ -293,6 +293,14 @@ const resultOf = (a: Attempt): HarnessResult | undefined => {
   return typeof result === "object" && result !== null ? (result as HarnessResult) : undefined
 }
 
+/** A stored `quota-baseline` note: window -> percent used at the experiment's first reading. */
+const baselineOf = (note: unknown): ReadonlyMap<string, number> =>
+  new Map(
+    typeof note === "object" && note !== null
+      ? Object.entries(note).filter((e): e is [string, number] => typeof e[1] === "number")
+      : []
+  )
+
 /** The recommendation over a run's current Attempts (kept and fresh). */
 export const recommendationOf = (attempts: ReadonlyArray<Attempt>, judge: Recommendation["judge"]): Recommendation => {
   const rows: Array<ResultRow> = attempts.map((a) => ({
@@ -349,7 +357,12 @@ export const runHarnesses = (sel: HarnessRunSelection) =>
     const binaries: Partial<Record<HarnessName, string>> = {}
     for (const d of p.plan.harnesses) if (d.liveness.status === "live" && d.binary !== undefined) binaries[d.harness] = d.binary
     const { spawnHandler } = yield* Effect.promise(() => import("../../providers/corpus/index.ts"))
-    const meter = yield* Ref.make(Allowance.emptyMeter)
+    // "Since the experiment started": each window's first reading is kept in the store, so a
+    // resumed run counts from it too (its newest reading is taken afresh: windows reset).
+    const priorBaseline = existsSync(path.join(sel.home, "assay.sqlite"))
+      ? yield* Effect.flatMap(Store.Store, (s) => s.latestNote(p.runnerPlan.experimentId, "quota-baseline")).pipe(Effect.provide(Store.layer(sel.home)))
+      : null
+    const meter = yield* Ref.make<Allowance.Meter>({ ...Allowance.emptyMeter, baseline: baselineOf(priorBaseline) })
     // Known dollars spent by this run: the runs' and their judging (the judge is paid too).
     const spent = yield* Ref.make(0)
     const base = stderrProgress()
@@ -418,7 +431,12 @@ export const runHarnesses = (sel: HarnessRunSelection) =>
           frontier: [],
           warnings: [...(withRecommendation.warnings ?? []), `stopped by the subscription allowance: ${stopped}; run again to resume`]
         }
-    yield* Effect.flatMap(Store.Store, (store) => store.finishRun(report.runId, report)).pipe(Effect.provide(Store.layer(sel.home)))
+    const baseline = (yield* Ref.get(meter)).baseline
+    yield* Effect.flatMap(Store.Store, (store) =>
+      Effect.zipRight(
+        baseline.size > 0 ? store.putNote(report.runId, "quota-baseline", Object.fromEntries(baseline)) : Effect.void,
+        store.finishRun(report.runId, report)
+      )).pipe(Effect.provide(Store.layer(sel.home)))
     yield* sel.json ? Effect.flatMap(encodeJson(report).pipe(Effect.orDie), Console.log) : Console.log(renderText(report))
     return stopped === null ? 0 : 3
   })

@@ -30,7 +30,8 @@ const answers = [
   { match: "You are grading", answer: "Right and to the point.\nSCORE: 8", usage: [{ input: 500, cached: 0, output: 20 }] },
   { match: "TCP port", answer: "Port 8443", usage: [{ input: 1000, cached: 0, output: 100 }], rateLimits: [{ primary: 40 }] },
   { match: "TODO", answer: "There are 5.", usage: [{ input: 1000, cached: 0, output: 100 }], rateLimits: [{ primary: 52 }] },
-  { match: "change\\.patch", answer: "REJECT\nAn off-by-one skips the first page.", usage: [{ input: 1000, cached: 0, output: 100 }] }
+  { match: "change\\.patch", answer: "REJECT\nAn off-by-one skips the first page.", usage: [{ input: 1000, cached: 0, output: 100 }], rateLimits: [{ primary: 51 }] },
+  { match: "logs/ folder", answer: "cache\nIt ran out of memory first.", usage: [{ input: 1000, cached: 0, output: 100 }] }
 ]
 
 const registry = Effect.runSync(Registry.fixture)
@@ -140,26 +141,34 @@ describe("assay plan|run|report --harness with a fake agent CLI", { timeout: 300
     expect(report.recommendation.judge).toBeNull()
   })
 
-  it("the subscription allowance refuses cells once the experiment used ten points of a window, keeps no Scorecard, and the next run resumes", async () => {
+  it("the subscription allowance refuses cells once the experiment used ten points of a window since it started, keeps no Scorecard, and a later run resumes", async () => {
     const home = tempDir()
     // On the user's own login (no endpoint), codex keeps its rollout, where the quota readings
     // are, in the user's CODEX_HOME: this run's file is found there by its thread id.
     const env = { ...baseEnv, FAKE_HARNESS_SCRIPT: writeJson({ byPrompt: answers }), CODEX_HOME: tempDir() }
-    const args = ["run", "--harness", "codex", "--model", `codex:${MINI}`, "--task", "config-port", "--task", "count-todos", "--task", "review-patch", "--no-judge", "--yes", "--json", "--home", home]
+    const args = ["run", "--harness", "codex", "--model", `codex:${MINI}`, "--task", "config-port", "--task", "count-todos", "--task", "review-patch", "--task", "triage-logs", "--no-judge", "--yes", "--json", "--home", home]
     const first = await assay(args, env)
     // config-port reads 40% used, count-todos 52%: twelve points since the start, review-patch is refused.
     expect(first.code, first.stderr).toBe(3)
     const stopped = JSON.parse(first.stdout)
     expect(stopped.scorecards).toEqual([])
-    expect(stopped.cells).toMatchObject({ ran: 2, skipped: 1 })
+    expect(stopped.cells).toMatchObject({ ran: 2, skipped: 2 })
     expect(stopped.warnings.join(" ")).toMatch(/subscription allowance: quota: this experiment used 12 points of the primary window/)
-    expect((await skippedRows(home, stopped.runId)).map((r) => r.reason)).toEqual([expect.stringMatching(/^quota: /)])
+    expect((await skippedRows(home, stopped.runId)).map((r) => r.reason)).toEqual([expect.stringMatching(/^quota: /), expect.stringMatching(/^quota: /)])
 
-    const again = await assay([...args, "--preflight-share", "0.5"], env)
-    expect(again.code, again.stderr).toBe(0)
-    const resumed = JSON.parse(again.stdout)
-    expect(resumed.cells).toMatchObject({ total: 3, kept: 2, ran: 1 })
-    expect(resumed.scorecards.find((s: { stratum: string | null }) => s.stratum === null).n).toBe(3)
+    // Resumed: review-patch runs and reads 51%, eleven points since the experiment's first reading
+    // (40%, kept in the store), so triage-logs is refused again.
+    const second = await assay(args, env)
+    expect(second.code, second.stderr).toBe(3)
+    const secondReport = JSON.parse(second.stdout)
+    expect(secondReport.cells).toMatchObject({ kept: 2, ran: 1, skipped: 1 })
+    expect(secondReport.warnings.join(" ")).toMatch(/used 11 points of the primary window/)
+
+    const third = await assay([...args, "--preflight-share", "0.5"], env)
+    expect(third.code, third.stderr).toBe(0)
+    const resumed = JSON.parse(third.stdout)
+    expect(resumed.cells).toMatchObject({ total: 4, kept: 3, ran: 1 })
+    expect(resumed.scorecards.find((s: { stratum: string | null }) => s.stratum === null).n).toBe(4)
   })
 
   it("--benchmark corpus --candidate harness:NAME:MODEL with a PROVIDER:MODEL judge: the judge is a recorded model call that spends nothing of the candidate's wallet", async () => {
