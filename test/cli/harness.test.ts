@@ -171,7 +171,7 @@ describe("assay plan|run|report --harness with a fake agent CLI", { timeout: 300
     expect(resumed.scorecards.find((s: { stratum: string | null }) => s.stratum === null).n).toBe(4)
   })
 
-  it("--benchmark corpus --candidate harness:NAME:MODEL with a PROVIDER:MODEL judge: the judge is a recorded model call that spends nothing of the candidate's wallet", async () => {
+  it("--benchmark corpus --candidate harness:NAME:MODEL with a PROVIDER:MODEL judge: the judge is a recorded model call off the candidate's wallet, counted by the spend cap", async () => {
     const home = tempDir()
     const run = await Effect.runPromise(
       Effect.scoped(
@@ -179,7 +179,9 @@ describe("assay plan|run|report --harness with a fake agent CLI", { timeout: 300
           const server = yield* Loopback.start([{ default: true, text: "Mostly right.\nSCORE: 6", usage: { input: 50, output: 5 } }])
           return yield* Effect.promise(() =>
             assay(
-              ["run", "--benchmark", "corpus", "--candidate", `harness:codex:${MINI}`, "--task", "config-port", "--judge", `openai:${MINI}`, "--yes", "--json", "--home", home],
+              // Above the first run's own cost, below it plus its judging: the second cell is not started.
+              ["run", "--benchmark", "corpus", "--candidate", `harness:codex:${MINI}`, "--task", "config-port", "--task", "count-todos", "--judge", `openai:${MINI}`,
+                "--max-usd", String(runCost(MINI) * 1.02), "--yes", "--json", "--home", home],
               { ...baseEnv, FAKE_HARNESS_SCRIPT: writeJson({ byPrompt: answers }), OPENAI_BASE_URL: server.openAiBaseUrl, OPENAI_API_KEY: "sk-test" }
             )
           )
@@ -198,5 +200,6 @@ describe("assay plan|run|report --harness with a fake agent CLI", { timeout: 300
     expect(judged.score).toBe(6)
     expect(judged.costUsd).toBeCloseTo(costAt(registry.providers["openai"]!.models[MINI]!.cost!, { inputTokens: 50, outputTokens: 5 }), 12)
     expect(report.recommendation.judge).toEqual({ ref: `openai:${MINI}`, alsoCandidate: false })
+    expect((await skippedRows(home, report.runId)).map((r) => r.reason)).toEqual([expect.stringMatching(/^spend cap: .* \(runs and their judging\)$/)])
   })
 })
