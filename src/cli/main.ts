@@ -93,6 +93,14 @@ const lanesOf = (sel: Selection, faults: Option.Option<EffectsSpec>) =>
         environments = environments.filter((e) => sel.task.includes(e.task))
       }
       if (Option.isSome(faults)) environments = environments.map((e) => withEffects(e, faults.value))
+      // The judge is part of what a score means: it goes into each EnvironmentDef that uses one.
+      const judgeRef = sel.noJudge ? null : Option.getOrNull(sel.judge)
+      if (judgeRef !== null && provider.judged === true) {
+        const judge = yield* Effect.flatMap(Registry.Registry, (r) => r.resolve(judgeRef)).pipe(
+          Effect.mapError((e) => new UsageError({ detail: `--judge ${judgeRef}: ${e.message}` }))
+        )
+        environments = environments.map((e) => ({ ...e, capabilities: { ...e.capabilities, models: { ...e.capabilities.models, judge: judge.ref } } }))
+      }
       const names = [...sel.candidate, ...sel.model]
       const chosen = names.length > 0 ? names : provider.roster
       const candidates = yield* Effect.forEach(chosen, (c) => resolveCandidate(provider, c))
