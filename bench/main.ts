@@ -11,6 +11,7 @@ const scripts: Record<string, () => Promise<{ readonly run: () => Promise<void> 
   "tau2-telecom": () => import("./tau2-telecom.ts"),
   "tau2-telecom-provider": () => import("./tau2-telecom-provider.ts"),
   "tau2-banking": () => import("./tau2-banking.ts"),
+  "tau2-banking-provider": () => import("./tau2-banking-provider.ts"),
   "contract-review": () => import("./contract-review.ts"),
   "model-loopback": () => import("./model-loopback.ts"),
   harness: () => import("./harness.ts")
