@@ -1,5 +1,5 @@
 /**
- * Real agent CLIs, installed by the project into tools/harnesses (`npm ci --prefix tools/harnesses`),
+ * Real agent CLIs, installed by the project into tools/harnesses (`npm install --prefix tools/harnesses`),
  * run headless against the loopback model server on a corpus task. The script makes the model call
  * the CLI's shell tool to write summary.json, then answer; the graders' verdicts follow the script.
  */
