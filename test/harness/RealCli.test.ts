@@ -33,7 +33,7 @@ const liveBinary = (adapter: HarnessAdapter) =>
     const d = yield* detect(adapter, { binDirs: [binDir], path: "" })
     if (d.liveness.status !== "live" || d.binary === undefined) {
       throw new Error(
-        `${adapter.name} is not installed for the tests (${d.liveness.reason}); run \`npm ci --prefix tools/harnesses\``
+        `${adapter.name} is not installed for the tests (${d.liveness.reason}); run \`npm install --prefix tools/harnesses\``
       )
     }
     return d.binary
