@@ -15,8 +15,22 @@ export interface JsonSyntaxError {
   readonly expected: string
 }
 
-/** Parse JSON text, objects as Maps in file order. */
-export const parseOrdered = (text: string): Either.Either<OrderedJson, JsonSyntaxError> => {
+/** How a caller builds its values: objects from their entries in file order, numbers from their literal. */
+export interface JsonBuilders<V> {
+  readonly object: (entries: ReadonlyArray<readonly [string, V]>) => V
+  /** `isFloat`: the literal has a fraction or an exponent (Python's `json.loads` makes it a float). */
+  readonly number: (literal: string, isFloat: boolean) => V
+}
+
+/** Builders for a value type that also holds JSON's null, booleans, strings and arrays as they are. */
+type BuildersOf<V> = [null | boolean | string | Array<V>] extends [V] ? JsonBuilders<V> : never
+
+const NUMBER = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y
+
+/** Parse JSON text, each object and number built by the caller; the first syntax error wins. */
+export const parseJsonWith = <V>(text: string, build: BuildersOf<V>): Either.Either<V, JsonSyntaxError> => {
+  // BuildersOf guarantees V holds these shapes, so a Value is a V.
+  type Value = V | null | boolean | string | Array<V>
   let i = 0
   let failure: JsonSyntaxError | undefined
   const fail = (expected: string): null => {
@@ -47,16 +61,16 @@ export const parseOrdered = (text: string): Either.Either<OrderedJson, JsonSynta
     // Escapes are rare in the data: let the platform decode them exactly.
     return escaped ? (JSON.parse(text.slice(start, i)) as string) : text.slice(start + 1, i - 1)
   }
-  const value = (): OrderedJson => {
+  const value = (): Value => {
     ws()
     const c = text[i]
     if (c === "{") {
       i++
-      const out = new Map<string, OrderedJson>()
+      const entries: Array<readonly [string, V]> = []
       ws()
       if (text[i] === "}") {
         i++
-        return out
+        return build.object(entries)
       }
       for (;;) {
         ws()
@@ -68,18 +82,18 @@ export const parseOrdered = (text: string): Either.Either<OrderedJson, JsonSynta
         i++
         const v = value()
         if (failure) return null
-        out.set(key, v)
+        entries.push([key, v as V])
         ws()
         if (text[i] === ",") i++
         else if (text[i] === "}") {
           i++
-          return out
+          return build.object(entries)
         } else return fail("',' or '}'")
       }
     }
     if (c === "[") {
       i++
-      const out: Array<OrderedJson> = []
+      const out: Array<V> = []
       ws()
       if (text[i] === "]") {
         i++
@@ -88,7 +102,7 @@ export const parseOrdered = (text: string): Either.Either<OrderedJson, JsonSynta
       for (;;) {
         const v = value()
         if (failure) return null
-        out.push(v)
+        out.push(v as V)
         ws()
         if (text[i] === ",") i++
         else if (text[i] === "]") {
@@ -110,15 +124,24 @@ export const parseOrdered = (text: string): Either.Either<OrderedJson, JsonSynta
       i += 4
       return null
     }
-    const m = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/.exec(text.slice(i, i + 64))
+    NUMBER.lastIndex = i
+    const m = NUMBER.exec(text)
     if (m === null) return fail("a JSON value")
     i += m[0].length
-    return Number(m[0])
+    return build.number(m[0], m[1] !== undefined || m[2] !== undefined)
   }
   const result = value()
   ws()
   if (!failure && i !== text.length) fail("end of input")
-  return failure ? Either.left(failure) : Either.right(result)
+  return failure ? Either.left(failure) : Either.right(result as V)
 }
+
+const ordered: BuildersOf<OrderedJson> = {
+  object: (entries) => new Map(entries),
+  number: (literal) => Number(literal)
+}
+
+/** Parse JSON text, objects as Maps in file order. */
+export const parseOrdered = (text: string): Either.Either<OrderedJson, JsonSyntaxError> => parseJsonWith<OrderedJson>(text, ordered)
 
 export const isOrderedObject = (v: OrderedJson): v is OrderedObject => v instanceof Map
