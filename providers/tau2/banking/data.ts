@@ -5,13 +5,19 @@
  * one World table per DB table (`data` records in file order), the tables' `notes` kept apart
  * (no tool writes them).
  */
-import { createHash } from "node:crypto"
-import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import type { Json } from "../../../src/content/Canonical.ts"
 import type { ToolSpec } from "../../../src/world/Tool.ts"
 import * as World from "../../../src/world/World.ts"
+import {
+  dataRoot,
+  pinnedErrorFields,
+  pinnedErrorMessage,
+  readPinnedFrom,
+  type PinnedDomain,
+  type PinnedFile
+} from "../common/pinned.ts"
 import { isDict, jsonLoads, orderedEntries, type Py } from "./pyvalue.ts"
 import { documentAndTaskSums } from "./sums.ts"
 
@@ -22,13 +28,8 @@ const upstreamDataPath = "data/tau2/domains/banking_knowledge"
 const rawUrl = (path: string): string =>
   `https://raw.githubusercontent.com/${upstreamRepository}/${upstreamRevision}/${path.split("/").map(encodeURIComponent).join("/")}`
 
-export interface PinnedFile {
-  /** Path under `$ASSAY_DATA_DIR/`. */
-  readonly name: string
-  /** Where `assay data pull` fetches it; null for files generated from upstream code. */
-  readonly url: string | null
-  readonly sha256: string
-}
+/** A pinned file; its `name` is a path under `$ASSAY_DATA_DIR/`. */
+export type { PinnedFile }
 
 const local = (file: string) => `tau2/banking_knowledge/${file}`
 
@@ -70,42 +71,26 @@ export const allPinnedFiles: ReadonlyArray<PinnedFile> = [
   ...Object.values(oracleFiles)
 ]
 
-export class BankingDataError extends Schema.TaggedError<BankingDataError>()("BankingDataError", {
-  file: Schema.String,
-  reason: Schema.Literal("missing", "hash-mismatch", "invalid"),
-  expected: Schema.optional(Schema.String),
-  actual: Schema.optional(Schema.String),
-  detail: Schema.optional(Schema.String)
-}) {
+const domain: PinnedDomain = {
+  pull: "tau2-banking",
+  folder: "tau2/banking_knowledge/",
+  upstreamRevision,
+  pullOnMismatch: true
+}
+
+export class BankingDataError extends Schema.TaggedError<BankingDataError>()("BankingDataError", pinnedErrorFields) {
   override get message() {
-    switch (this.reason) {
-      case "missing":
-        return `${this.file} is missing: run \`assay data pull tau2-banking\` or set ASSAY_DATA_DIR to a folder holding tau2/banking_knowledge/ (${this.detail ?? ""})`
-      case "hash-mismatch":
-        return `${this.file} has sha256 ${this.actual}, expected ${this.expected} (upstream ${upstreamRevision}): run \`assay data pull tau2-banking\` to fetch the pinned file`
-      case "invalid":
-        return `${this.file} is not what upstream's loader accepts: ${this.detail ?? ""}`
-    }
+    return pinnedErrorMessage(domain, this)
   }
 }
 
-/** `$ASSAY_DATA_DIR` (the default `../shared/data` is the layout of these machines). */
-export const dataRoot = (dataDir?: string): string => dataDir ?? process.env["ASSAY_DATA_DIR"] ?? "../shared/data"
+export { dataRoot }
 
 export const bankingDir = (dataDir?: string): string => join(dataRoot(dataDir), "tau2", "banking_knowledge")
 
 /** One pinned file's text, its hash checked. */
 export const readPinned = (file: PinnedFile, dataDir?: string): Effect.Effect<string, BankingDataError> =>
-  Effect.gen(function* () {
-    const path = join(dataRoot(dataDir), file.name)
-    const bytes = yield* Effect.tryPromise({
-      try: () => readFile(path),
-      catch: (e) => new BankingDataError({ file: path, reason: "missing", detail: String(e) })
-    })
-    const actual = createHash("sha256").update(bytes).digest("hex")
-    if (actual !== file.sha256) return yield* new BankingDataError({ file: path, reason: "hash-mismatch", expected: file.sha256, actual })
-    return bytes.toString("utf8")
-  })
+  readPinnedFrom(dataRoot(dataDir), file, (fields) => new BankingDataError(fields))
 
 const invalid = (file: PinnedFile | string, detail: string) =>
   new BankingDataError({ file: typeof file === "string" ? file : file.name, reason: "invalid", detail })

@@ -3,14 +3,20 @@
  * against the sha256 recorded here (from ../shared/data/tau2/SOURCE.md), then decoded: db.json
  * becomes the initial World, in db.json order.
  */
-import { createHash } from "node:crypto"
-import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import * as World from "../../../src/world/World.ts"
 import type { ToolSpec } from "../../../src/world/Tool.ts"
 import type { Json } from "../../../src/content/Canonical.ts"
 import { isOrderedObject, parseOrdered, type OrderedJson } from "../common/orderedJson.ts"
+import {
+  dataRoot,
+  pinnedErrorFields,
+  pinnedErrorMessage,
+  readPinnedFrom,
+  type PinnedDomain,
+  type PinnedFile
+} from "../common/pinned.ts"
 import { asJson, optionalOrderFields, Order, Product, User } from "./model.ts"
 
 export const upstreamRepository = "sierra-research/tau2-bench"
@@ -19,13 +25,8 @@ export const upstreamRevision = "a2c024725189473d2d7cea3a5cfdbcc67478e41f"
 const rawUrl = (path: string): string =>
   `https://raw.githubusercontent.com/${upstreamRepository}/${upstreamRevision}/${path}`
 
-export interface PinnedFile {
-  /** Path under `$ASSAY_DATA_DIR/tau2/`. */
-  readonly name: string
-  /** Where `assay data pull` fetches it; null for files generated from upstream code (no upstream blob). */
-  readonly url: string | null
-  readonly sha256: string
-}
+/** A pinned file; its `name` is a path under `$ASSAY_DATA_DIR/tau2/`. */
+export type { PinnedFile }
 
 export const pinnedFiles = {
   db: {
@@ -72,42 +73,25 @@ export const pinnedFiles = {
   }
 } as const satisfies Record<string, PinnedFile>
 
-export class Tau2DataError extends Schema.TaggedError<Tau2DataError>()("Tau2DataError", {
-  file: Schema.String,
-  reason: Schema.Literal("missing", "hash-mismatch", "invalid"),
-  expected: Schema.optional(Schema.String),
-  actual: Schema.optional(Schema.String),
-  detail: Schema.optional(Schema.String)
-}) {
+const domain: PinnedDomain = {
+  pull: "tau2-retail",
+  folder: "tau2/retail/",
+  upstreamRevision,
+  pullOnMismatch: false
+}
+
+export class Tau2DataError extends Schema.TaggedError<Tau2DataError>()("Tau2DataError", pinnedErrorFields) {
   override get message() {
-    switch (this.reason) {
-      case "missing":
-        return `${this.file} is missing: run \`assay data pull tau2-retail\` or set ASSAY_DATA_DIR to a folder holding tau2/retail/ (${this.detail ?? ""})`
-      case "hash-mismatch":
-        return `${this.file} has sha256 ${this.actual}, expected ${this.expected} (upstream ${upstreamRevision})`
-      case "invalid":
-        return `${this.file} is not what upstream's loader accepts: ${this.detail ?? ""}`
-    }
+    return pinnedErrorMessage(domain, this)
   }
 }
 
 /** `$ASSAY_DATA_DIR/tau2` (the default `../shared/data` is the layout of these machines). */
-export const tau2Dir = (dataDir?: string): string => join(dataDir ?? process.env["ASSAY_DATA_DIR"] ?? "../shared/data", "tau2")
+export const tau2Dir = (dataDir?: string): string => join(dataRoot(dataDir), "tau2")
 
 /** One pinned file's text, its hash checked. */
 export const readPinned = (file: PinnedFile, dataDir?: string): Effect.Effect<string, Tau2DataError> =>
-  Effect.gen(function* () {
-    const path = join(tau2Dir(dataDir), file.name)
-    const bytes = yield* Effect.tryPromise({
-      try: () => readFile(path),
-      catch: (e) => new Tau2DataError({ file: path, reason: "missing", detail: String(e) })
-    })
-    const actual = createHash("sha256").update(bytes).digest("hex")
-    if (actual !== file.sha256) {
-      return yield* new Tau2DataError({ file: path, reason: "hash-mismatch", expected: file.sha256, actual })
-    }
-    return bytes.toString("utf8")
-  })
+  readPinnedFrom(tau2Dir(dataDir), file, (fields) => new Tau2DataError(fields))
 
 const invalid = (file: PinnedFile, detail: string) => new Tau2DataError({ file: file.name, reason: "invalid", detail })
 

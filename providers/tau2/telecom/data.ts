@@ -3,13 +3,18 @@
  * against the sha256 recorded here (from ../shared/data/tau2/SOURCE.md), then decoded: db.toml
  * (the agent DB) and user_db.toml (the phone) become one World.
  */
-import { createHash } from "node:crypto"
-import { readFile } from "node:fs/promises"
-import { join } from "node:path"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import type { Json } from "../../../src/content/Canonical.ts"
 import type { ToolSpec } from "../../../src/world/Tool.ts"
 import * as World from "../../../src/world/World.ts"
+import {
+  dataRoot,
+  pinnedErrorFields,
+  pinnedErrorMessage,
+  readPinnedFrom,
+  type PinnedDomain,
+  type PinnedFile
+} from "../common/pinned.ts"
 import {
   agentTables,
   decodeBill,
@@ -37,13 +42,8 @@ export const tasksRevision = "37199f36924c8896f5e048360691f8476cd89ba1"
 const rawUrl = (path: string, revision = upstreamRevision): string =>
   `https://raw.githubusercontent.com/${upstreamRepository}/${revision}/${path}`
 
-export interface PinnedFile {
-  /** Path under `$ASSAY_DATA_DIR/`. */
-  readonly name: string
-  /** Where `assay data pull` fetches it; null for files generated from upstream code. */
-  readonly url: string | null
-  readonly sha256: string
-}
+/** A pinned file; its `name` is a path under `$ASSAY_DATA_DIR/`. */
+export type { PinnedFile }
 
 export const pinnedFiles = {
   db: {
@@ -88,40 +88,24 @@ export const pinnedFiles = {
   }
 } as const satisfies Record<string, PinnedFile>
 
-export class TelecomDataError extends Schema.TaggedError<TelecomDataError>()("TelecomDataError", {
-  file: Schema.String,
-  reason: Schema.Literal("missing", "hash-mismatch", "invalid"),
-  expected: Schema.optional(Schema.String),
-  actual: Schema.optional(Schema.String),
-  detail: Schema.optional(Schema.String)
-}) {
+const domain: PinnedDomain = {
+  pull: "tau2-telecom",
+  folder: "tau2/telecom/",
+  upstreamRevision,
+  pullOnMismatch: false
+}
+
+export class TelecomDataError extends Schema.TaggedError<TelecomDataError>()("TelecomDataError", pinnedErrorFields) {
   override get message() {
-    switch (this.reason) {
-      case "missing":
-        return `${this.file} is missing: run \`assay data pull tau2-telecom\` or set ASSAY_DATA_DIR to a folder holding tau2/telecom/ (${this.detail ?? ""})`
-      case "hash-mismatch":
-        return `${this.file} has sha256 ${this.actual}, expected ${this.expected} (upstream ${upstreamRevision})`
-      case "invalid":
-        return `${this.file} is not what upstream's loader accepts: ${this.detail ?? ""}`
-    }
+    return pinnedErrorMessage(domain, this)
   }
 }
 
-/** `$ASSAY_DATA_DIR` (the default `../shared/data` is the layout of these machines). */
-export const dataRoot = (dataDir?: string): string => dataDir ?? process.env["ASSAY_DATA_DIR"] ?? "../shared/data"
+export { dataRoot }
 
 /** One pinned file's text, its hash checked. */
 export const readPinned = (file: PinnedFile, dataDir?: string): Effect.Effect<string, TelecomDataError> =>
-  Effect.gen(function* () {
-    const path = join(dataRoot(dataDir), file.name)
-    const bytes = yield* Effect.tryPromise({
-      try: () => readFile(path),
-      catch: (e) => new TelecomDataError({ file: path, reason: "missing", detail: String(e) })
-    })
-    const actual = createHash("sha256").update(bytes).digest("hex")
-    if (actual !== file.sha256) return yield* new TelecomDataError({ file: path, reason: "hash-mismatch", expected: file.sha256, actual })
-    return bytes.toString("utf8")
-  })
+  readPinnedFrom(dataRoot(dataDir), file, (fields) => new TelecomDataError(fields))
 
 const invalid = (file: PinnedFile, detail: string) => new TelecomDataError({ file: file.name, reason: "invalid", detail })
 

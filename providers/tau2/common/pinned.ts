@@ -1,0 +1,82 @@
+/**
+ * Reading a tau2 domain's pinned upstream files: each file's text, its sha256 checked against
+ * the value recorded in the domain's `data.ts`, and the domain's data error (one per domain, so
+ * a caller's error channel names the domain it loaded).
+ */
+import { createHash } from "node:crypto"
+import { readFile } from "node:fs/promises"
+import { join } from "node:path"
+import { Effect, Schema } from "effect"
+
+export interface PinnedFile {
+  /** Path under the domain's data folder (see the domain's `readPinned`). */
+  readonly name: string
+  /** Where `assay data pull` fetches it; null for files generated from upstream code (no upstream blob). */
+  readonly url: string | null
+  readonly sha256: string
+}
+
+/** What a data error says to the user about its domain. */
+export interface PinnedDomain {
+  /** The benchmark id `assay data pull` takes, e.g. "tau2-retail". */
+  readonly pull: string
+  /** The folder under `$ASSAY_DATA_DIR` holding the domain's files, e.g. "tau2/retail/". */
+  readonly folder: string
+  readonly upstreamRevision: string
+  /** Whether a hash mismatch also names the pull command. */
+  readonly pullOnMismatch: boolean
+}
+
+/** `$ASSAY_DATA_DIR` (the default `../shared/data` is the layout of these machines). */
+export const dataRoot = (dataDir?: string): string => dataDir ?? process.env["ASSAY_DATA_DIR"] ?? "../shared/data"
+
+/** The fields of every domain's data error. */
+export const pinnedErrorFields = {
+  file: Schema.String,
+  reason: Schema.Literal("missing", "hash-mismatch", "invalid"),
+  expected: Schema.optional(Schema.String),
+  actual: Schema.optional(Schema.String),
+  detail: Schema.optional(Schema.String)
+}
+
+/**
+ * A domain data error's message. `missing` and `hash-mismatch` come from `readPinnedFrom`,
+ * `invalid` from the domain's decoders.
+ */
+export const pinnedErrorMessage = (domain: PinnedDomain, e: Schema.Struct.Type<typeof pinnedErrorFields>): string => {
+  switch (e.reason) {
+    case "missing":
+      return `${e.file} is missing: run \`assay data pull ${domain.pull}\` or set ASSAY_DATA_DIR to a folder holding ${domain.folder} (${e.detail ?? ""})`
+    case "hash-mismatch":
+      return `${e.file} has sha256 ${e.actual}, expected ${e.expected} (upstream ${domain.upstreamRevision})` +
+        (domain.pullOnMismatch ? `: run \`assay data pull ${domain.pull}\` to fetch the pinned file` : "")
+    case "invalid":
+      return `${e.file} is not what upstream's loader accepts: ${e.detail ?? ""}`
+  }
+}
+
+/** The fields of a read failure, for the domain's error constructor. */
+export interface ReadFailure {
+  readonly file: string
+  readonly reason: "missing" | "hash-mismatch"
+  readonly expected?: string
+  readonly actual?: string
+  readonly detail?: string
+}
+
+/** One pinned file's text from `root`, its hash checked; failures name the full path. */
+export const readPinnedFrom = <E>(
+  root: string,
+  file: PinnedFile,
+  failure: (fields: ReadFailure) => E
+): Effect.Effect<string, E> =>
+  Effect.gen(function* () {
+    const path = join(root, file.name)
+    const bytes = yield* Effect.tryPromise({
+      try: () => readFile(path),
+      catch: (e) => failure({ file: path, reason: "missing", detail: String(e) })
+    })
+    const actual = createHash("sha256").update(bytes).digest("hex")
+    if (actual !== file.sha256) return yield* Effect.fail(failure({ file: path, reason: "hash-mismatch", expected: file.sha256, actual }))
+    return bytes.toString("utf8")
+  })
