@@ -4,49 +4,31 @@
  * two hashes) or the BM25 index (kb-search lines: the top-10 ids and exact scores). The corpus
  * format is recognised line by line by its fields: `actions` (gold/fuzz) or `query` + `results`.
  */
-import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect, Either, Schema } from "effect"
 import type { Json } from "../../../src/content/Canonical.ts"
 import * as World from "../../../src/world/World.ts"
+import {
+  corpusErrorFields,
+  corpusErrorMessage,
+  runCorpora,
+  runCorpusLines,
+  type Disagreement,
+  type EquivalenceReport as Report
+} from "../common/equivalence.ts"
 import { buildIndex, search, type Bm25Index } from "./bm25.ts"
 import { applyAgentData, bankingDir, loadBankingData, type BankingData, type BankingDataError } from "./data.ts"
 import { finalDbSha256, upstreamDbHash } from "./hash.ts"
 import { floatTag, isDict, jsonLoads, type Py } from "./pyvalue.ts"
 import { step, withReadLogAllowlist, type Environment, type Requestor } from "./tools.ts"
 
-export interface Disagreement {
-  /** 1-based line number across the corpora, in order. */
-  readonly line: number
-  readonly taskId: string
-  /**
-   * The first differing field: `initial_db_sha256` (gold: after the task's initial data),
-   * `actions[i].content`, `actions[i].error`, `final_db_sha256`, `upstream_db_hash`,
-   * `upstream_user_db_hash`, or `results` (kb-search).
-   */
-  readonly field: string
-  readonly expected: string
-  readonly actual: string
-}
+export type { Disagreement }
 
-export interface EquivalenceReport {
-  readonly benchmark: "tau2-banking"
-  readonly corpus: string
-  readonly lines: number
-  readonly agree: number
-  readonly disagree: ReadonlyArray<Disagreement>
-}
+export type EquivalenceReport = Report<"tau2-banking">
 
-export class CorpusError extends Schema.TaggedError<CorpusError>()("CorpusError", {
-  corpus: Schema.String,
-  line: Schema.Number,
-  reason: Schema.Literal("unreadable", "malformed"),
-  detail: Schema.String
-}) {
+export class CorpusError extends Schema.TaggedError<CorpusError>()("CorpusError", corpusErrorFields) {
   override get message() {
-    return this.reason === "unreadable"
-      ? `cannot read corpus ${this.corpus}: ${this.detail}`
-      : `corpus ${this.corpus} line ${this.line} is not a banking oracle line: ${this.detail}`
+    return corpusErrorMessage("a banking oracle line", this)
   }
 }
 
@@ -152,22 +134,7 @@ export const checkLine = (r: Replayer, line: Py, lineNumber: number): Either.Eit
 
 /** Run one corpus file. */
 export const runCorpus = (r: Replayer, corpusPath: string): Effect.Effect<EquivalenceReport, CorpusError> =>
-  Effect.gen(function* () {
-    const text = yield* Effect.tryPromise({
-      try: () => readFile(corpusPath, "utf8"),
-      catch: (e) => new CorpusError({ corpus: corpusPath, line: 0, reason: "unreadable", detail: String(e) })
-    })
-    const rows = text.split("\n").filter((l) => l.length > 0)
-    const disagree: Array<Disagreement> = []
-    for (let n = 0; n < rows.length; n++) {
-      const parsed = jsonLoads(rows[n]!)
-      if (Either.isLeft(parsed)) return yield* new CorpusError({ corpus: corpusPath, line: n + 1, reason: "malformed", detail: parsed.left })
-      const checked = checkLine(r, parsed.right, n + 1)
-      if (Either.isLeft(checked)) return yield* new CorpusError({ corpus: corpusPath, line: n + 1, reason: "malformed", detail: checked.left })
-      if (checked.right !== undefined) disagree.push(checked.right)
-    }
-    return { benchmark: "tau2-banking", corpus: corpusPath, lines: rows.length, agree: rows.length - disagree.length, disagree }
-  })
+  runCorpusLines("tau2-banking", corpusPath, (row, n) => Either.flatMap(jsonLoads(row), (line) => checkLine(r, line, n)), (fields) => new CorpusError(fields))
 
 /**
  * `assay equivalence tau2-banking [--corpus FILE]`: the given corpus, or (null/undefined) the
@@ -181,12 +148,5 @@ export const runEquivalence = (
     const data = yield* loadBankingData(dataDir)
     const r = makeReplayer(data)
     const paths = corpusPath === undefined || corpusPath === null ? defaultCorpora(dataDir) : typeof corpusPath === "string" ? [corpusPath] : corpusPath
-    let lines = 0
-    const disagree: Array<Disagreement> = []
-    for (const path of paths) {
-      const report = yield* runCorpus(r, path)
-      for (const d of report.disagree) disagree.push({ ...d, line: d.line + lines })
-      lines += report.lines
-    }
-    return { benchmark: "tau2-banking", corpus: paths.join(","), lines, agree: lines - disagree.length, disagree }
+    return yield* runCorpora("tau2-banking", paths, (path) => runCorpus(r, path))
   })

@@ -4,11 +4,18 @@
  * through the TypeScript tools; each call's content string and error flag, and the final DB's
  * two hashes, must equal upstream's byte for byte.
  */
-import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import type { Json } from "../../../src/content/Canonical.ts"
 import * as World from "../../../src/world/World.ts"
+import {
+  corpusErrorFields,
+  corpusErrorMessage,
+  runCorpora,
+  runCorpusLines,
+  type Disagreement,
+  type EquivalenceReport as Report
+} from "../common/equivalence.ts"
 import { loadRetailData, tau2Dir, type Tau2DataError } from "./data.ts"
 import { finalDbSha256, upstreamDbHash } from "./hash.ts"
 import { step } from "./tools.ts"
@@ -29,34 +36,13 @@ export const OracleLine = Schema.Struct({
 })
 export type OracleLine = typeof OracleLine.Type
 
-export interface Disagreement {
-  /** 1-based line number in the corpus. */
-  readonly line: number
-  readonly taskId: string
-  /** The first field that differs: `actions[i].content`, `actions[i].error`, `final_db_sha256`, `upstream_db_hash`. */
-  readonly field: string
-  readonly expected: string
-  readonly actual: string
-}
+export type { Disagreement }
 
-export interface EquivalenceReport {
-  readonly benchmark: "tau2-retail"
-  readonly corpus: string
-  readonly lines: number
-  readonly agree: number
-  readonly disagree: ReadonlyArray<Disagreement>
-}
+export type EquivalenceReport = Report<"tau2-retail">
 
-export class CorpusError extends Schema.TaggedError<CorpusError>()("CorpusError", {
-  corpus: Schema.String,
-  line: Schema.Number,
-  reason: Schema.Literal("unreadable", "malformed"),
-  detail: Schema.String
-}) {
+export class CorpusError extends Schema.TaggedError<CorpusError>()("CorpusError", corpusErrorFields) {
   override get message() {
-    return this.reason === "unreadable"
-      ? `cannot read corpus ${this.corpus}: ${this.detail}`
-      : `corpus ${this.corpus} line ${this.line} is not an oracle line: ${this.detail}`
+    return corpusErrorMessage("an oracle line", this)
   }
 }
 
@@ -88,23 +74,12 @@ const decodeLine = Schema.decodeUnknownEither(Schema.parseJson(OracleLine))
 
 /** Run a corpus against the initial world. */
 export const runCorpus = (initial: World.World, corpusPath: string): Effect.Effect<EquivalenceReport, CorpusError> =>
-  Effect.gen(function* () {
-    const text = yield* Effect.tryPromise({
-      try: () => readFile(corpusPath, "utf8"),
-      catch: (e) => new CorpusError({ corpus: corpusPath, line: 0, reason: "unreadable", detail: String(e) })
-    })
-    const rows = text.split("\n").filter((l) => l.length > 0)
-    const disagree: Array<Disagreement> = []
-    for (let n = 0; n < rows.length; n++) {
-      const decoded = decodeLine(rows[n]!)
-      if (Either.isLeft(decoded)) {
-        return yield* new CorpusError({ corpus: corpusPath, line: n + 1, reason: "malformed", detail: ParseResult.TreeFormatter.formatErrorSync(decoded.left) })
-      }
-      const d = checkLine(initial, decoded.right, n + 1)
-      if (d !== undefined) disagree.push(d)
-    }
-    return { benchmark: "tau2-retail", corpus: corpusPath, lines: rows.length, agree: rows.length - disagree.length, disagree }
-  })
+  runCorpusLines(
+    "tau2-retail",
+    corpusPath,
+    (row, n) => Either.map(Either.mapLeft(decodeLine(row), (e) => ParseResult.TreeFormatter.formatErrorSync(e)), (line) => checkLine(initial, line, n)),
+    (fields) => new CorpusError(fields)
+  )
 
 /**
  * `assay equivalence tau2-retail [--corpus FILE]`: load the pinned data, then run the corpus, or
@@ -118,12 +93,5 @@ export const runEquivalence = (
   Effect.gen(function* () {
     const data = yield* loadRetailData(dataDir)
     const paths = corpusPath === undefined ? defaultCorpora(dataDir) : typeof corpusPath === "string" ? [corpusPath] : corpusPath
-    let lines = 0
-    const disagree: Array<Disagreement> = []
-    for (const path of paths) {
-      const report = yield* runCorpus(data.initialWorld, path)
-      for (const d of report.disagree) disagree.push({ ...d, line: d.line + lines })
-      lines += report.lines
-    }
-    return { benchmark: "tau2-retail", corpus: paths.join(","), lines, agree: lines - disagree.length, disagree }
+    return yield* runCorpora("tau2-retail", paths, (path) => runCorpus(data.initialWorld, path))
   })

@@ -6,10 +6,17 @@
  * evaluator's reference hashes (gold actions without syncs) must equal upstream's byte for byte.
  * Lines are parsed with floats marked, since `2.0` and `2` give different texts upstream.
  */
-import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import * as World from "../../../src/world/World.ts"
+import {
+  corpusErrorFields,
+  corpusErrorMessage,
+  runCorpora,
+  runCorpusLines,
+  type Disagreement,
+  type EquivalenceReport as Report
+} from "../common/equivalence.ts"
 import { runEnvAssertions, EnvAssertion } from "./assertions.ts"
 import { dataRoot, loadTelecomData, type TelecomDataError } from "./data.ts"
 import { dbSha256, upstreamDbHash, upstreamUserDbHash, userDbSha256 } from "./hash.ts"
@@ -42,34 +49,13 @@ export const OracleLine = Schema.Struct({
 })
 export type OracleLine = typeof OracleLine.Type
 
-export interface Disagreement {
-  /** 1-based line number across the corpora, in order. */
-  readonly line: number
-  readonly taskId: string
-  /** The first field that differs, e.g. `actions[3].content`, `final_user_db_sha256`, `env_assertions[1].met`. */
-  readonly field: string
-  readonly expected: string
-  readonly actual: string
-}
+export type { Disagreement }
 
-export interface EquivalenceReport {
-  readonly benchmark: "tau2-telecom"
-  readonly corpus: string
-  readonly lines: number
-  readonly agree: number
-  readonly disagree: ReadonlyArray<Disagreement>
-}
+export type EquivalenceReport = Report<"tau2-telecom">
 
-export class CorpusError extends Schema.TaggedError<CorpusError>()("CorpusError", {
-  corpus: Schema.String,
-  line: Schema.Number,
-  reason: Schema.Literal("unreadable", "malformed"),
-  detail: Schema.String
-}) {
+export class CorpusError extends Schema.TaggedError<CorpusError>()("CorpusError", corpusErrorFields) {
   override get message() {
-    return this.reason === "unreadable"
-      ? `cannot read corpus ${this.corpus}: ${this.detail}`
-      : `corpus ${this.corpus} line ${this.line} is not a telecom oracle line: ${this.detail}`
+    return corpusErrorMessage("a telecom oracle line", this)
   }
 }
 
@@ -150,27 +136,18 @@ export const runCorpus = (
   tasks: ReadonlyMap<string, Task>,
   corpusPath: string
 ): Effect.Effect<EquivalenceReport, CorpusError> =>
-  Effect.gen(function* () {
-    const text = yield* Effect.tryPromise({
-      try: () => readFile(corpusPath, "utf8"),
-      catch: (e) => new CorpusError({ corpus: corpusPath, line: 0, reason: "unreadable", detail: String(e) })
-    })
-    const rows = text.split("\n").filter((l) => l.length > 0)
-    const disagree: Array<Disagreement> = []
-    for (let n = 0; n < rows.length; n++) {
-      const parsed = parsePyJson(rows[n]!)
-      if (Either.isLeft(parsed)) {
-        return yield* new CorpusError({ corpus: corpusPath, line: n + 1, reason: "malformed", detail: `JSON syntax at offset ${parsed.left.offset}` })
-      }
+  runCorpusLines(
+    "tau2-telecom",
+    corpusPath,
+    (row, n) => {
+      const parsed = parsePyJson(row)
+      if (Either.isLeft(parsed)) return Either.left(`JSON syntax at offset ${parsed.left.offset}`)
       const decoded = decodeLine(parsed.right)
-      if (Either.isLeft(decoded)) {
-        return yield* new CorpusError({ corpus: corpusPath, line: n + 1, reason: "malformed", detail: ParseResult.TreeFormatter.formatErrorSync(decoded.left) })
-      }
-      const d = checkLine(fresh, tasks, decoded.right, n + 1)
-      if (d !== undefined) disagree.push(d)
-    }
-    return { benchmark: "tau2-telecom", corpus: corpusPath, lines: rows.length, agree: rows.length - disagree.length, disagree }
-  })
+      if (Either.isLeft(decoded)) return Either.left(ParseResult.TreeFormatter.formatErrorSync(decoded.left))
+      return Either.right(checkLine(fresh, tasks, decoded.right, n))
+    },
+    (fields) => new CorpusError(fields)
+  )
 
 /**
  * `assay equivalence tau2-telecom [--corpus FILE]`: load the pinned data, then run the corpus,
@@ -185,12 +162,5 @@ export const runEquivalence = (
     const data = yield* loadTelecomData(dataDir)
     const tasks = new Map((yield* decodeTasks(data.tasksJson)).map((t) => [t.id, t] as const))
     const paths = corpusPath === undefined || corpusPath === null ? defaultCorpora(dataDir) : typeof corpusPath === "string" ? [corpusPath] : corpusPath
-    let lines = 0
-    const disagree: Array<Disagreement> = []
-    for (const path of paths) {
-      const report = yield* runCorpus(data.initialWorld, tasks, path)
-      for (const d of report.disagree) disagree.push({ ...d, line: d.line + lines })
-      lines += report.lines
-    }
-    return { benchmark: "tau2-telecom", corpus: paths.join(","), lines, agree: lines - disagree.length, disagree }
+    return yield* runCorpora("tau2-telecom", paths, (path) => runCorpus(data.initialWorld, tasks, path))
   })
