@@ -11,7 +11,8 @@
  */
 import { Either } from "effect"
 import type { Json } from "../../../src/content/Canonical.ts"
-import { dict, float, reprFloat, type PyValue } from "../common/pyjson.ts"
+import { dict, float, type PyValue } from "../common/pyjson.ts"
+import { pyReprWith, pyTypeName, reprNumber } from "../common/pyrepr.ts"
 
 export type Py = Json
 
@@ -51,14 +52,7 @@ export const num = (v: Py | undefined): number | undefined =>
 export const isDict = (v: Py | undefined): v is { readonly [k: string]: Json } =>
   v !== null && typeof v === "object" && !Array.isArray(v) && floatTag(v) === undefined
 
-export const pyType = (v: Py | undefined): string => {
-  if (v === null || v === undefined) return "NoneType"
-  if (typeof v === "boolean") return "bool"
-  if (typeof v === "number") return Number.isInteger(v) ? "int" : "float"
-  if (typeof v === "string") return "str"
-  if (Array.isArray(v)) return "list"
-  return floatTag(v) !== undefined ? "float" : "dict"
-}
+export const pyType = (v: Py | undefined): string => pyTypeName(v, isFloat)
 
 /** Python truthiness. */
 export const truthy = (v: Py | undefined): boolean => {
@@ -74,43 +68,10 @@ export const truthy = (v: Py | undefined): boolean => {
 
 // -- str / repr ------------------------------------------------------------------------------------
 
-const reprString = (s: string): string => {
-  const quote = s.includes("'") && !s.includes('"') ? '"' : "'"
-  let out = quote
-  for (const ch of s) {
-    const c = ch.codePointAt(0)!
-    if (ch === "\\") out += "\\\\"
-    else if (ch === quote) out += "\\" + ch
-    else if (ch === "\n") out += "\\n"
-    else if (ch === "\r") out += "\\r"
-    else if (ch === "\t") out += "\\t"
-    else if (c < 0x20 || c === 0x7f) out += `\\x${c.toString(16).padStart(2, "0")}`
-    else if (!isPrintable(c)) out += c <= 0xff ? `\\x${hex(c, 2)}` : c <= 0xffff ? `\\u${hex(c, 4)}` : `\\U${hex(c, 8)}`
-    else out += ch
-  }
-  return out + quote
-}
+export { reprNumber }
 
-const hex = (c: number, n: number) => c.toString(16).padStart(n, "0")
-
-// Python's str.isprintable for the characters repr escapes: controls, separators other than
-// the ASCII space, and the unassigned/format/surrogate categories.
-const NONPRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u
-const isPrintable = (c: number): boolean => c === 0x20 || !NONPRINTABLE.test(String.fromCodePoint(c))
-
-export const reprNumber = (v: number, asFloat: boolean): string =>
-  asFloat ? reprFloat(v) : Number.isSafeInteger(v) ? String(v) : BigInt(v).toString()
-
-export const pyRepr = (v: Py | undefined): string => {
-  if (v === null || v === undefined) return "None"
-  if (typeof v === "boolean") return v ? "True" : "False"
-  if (typeof v === "number") return reprNumber(v, !Number.isInteger(v))
-  if (typeof v === "string") return reprString(v)
-  if (Array.isArray(v)) return `[${v.map(pyRepr).join(", ")}]`
-  const f = floatTag(v)
-  if (f !== undefined) return reprFloat(f)
-  return `{${Object.entries(v).map(([k, x]) => `${reprString(k)}: ${pyRepr(x)}`).join(", ")}}`
-}
+/** `repr()`, strings escaped as CPython does, tagged floats as floats. */
+export const pyRepr: (v: Py | undefined) => string = pyReprWith({ floatOf: floatTag, escapeUnprintable: true })
 
 /** `str(v)` (what an f-string prints). */
 export const pyStr = (v: Py | undefined): string => (typeof v === "string" ? v : pyRepr(v))

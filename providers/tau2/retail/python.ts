@@ -6,42 +6,14 @@
  */
 import { Either } from "effect"
 import type { Json } from "../../../src/content/Canonical.ts"
-import { pyEquals, reprFloat } from "../common/pyjson.ts"
+import { pyEquals } from "../common/pyjson.ts"
+import { pyReprWith, pyTypeName } from "../common/pyrepr.ts"
 
-export const pyType = (v: Json | undefined): string => {
-  if (v === null || v === undefined) return "NoneType"
-  if (typeof v === "boolean") return "bool"
-  if (typeof v === "number") return Number.isInteger(v) ? "int" : "float"
-  if (typeof v === "string") return "str"
-  return Array.isArray(v) ? "list" : "dict"
-}
-
-const reprString = (s: string): string => {
-  // Python prefers single quotes unless the text holds one and no double quote.
-  const quote = s.includes("'") && !s.includes('"') ? '"' : "'"
-  let out = quote
-  for (const ch of s) {
-    const c = ch.codePointAt(0)!
-    if (ch === "\\") out += "\\\\"
-    else if (ch === quote) out += "\\" + ch
-    else if (ch === "\n") out += "\\n"
-    else if (ch === "\r") out += "\\r"
-    else if (ch === "\t") out += "\\t"
-    else if (c < 0x20 || c === 0x7f) out += `\\x${c.toString(16).padStart(2, "0")}`
-    else out += ch
-  }
-  return out + quote
-}
+/** Numbers decoded from JSON: integral ones are taken as ints, the others as floats. */
+export const pyType = (v: Json | undefined): string => pyTypeName(v, (x) => typeof x === "number" && !Number.isInteger(x))
 
 /** Python `repr()` of a JSON-decoded value (integral numbers are taken as ints). */
-export const pyRepr = (v: Json | undefined): string => {
-  if (v === null || v === undefined) return "None"
-  if (typeof v === "boolean") return v ? "True" : "False"
-  if (typeof v === "number") return Number.isInteger(v) ? (Number.isSafeInteger(v) ? String(v) : BigInt(v).toString()) : reprFloat(v)
-  if (typeof v === "string") return reprString(v)
-  if (Array.isArray(v)) return `[${v.map(pyRepr).join(", ")}]`
-  return `{${Object.entries(v).map(([k, x]) => `${reprString(k)}: ${pyRepr(x)}`).join(", ")}}`
-}
+export const pyRepr: (v: Json | undefined) => string = pyReprWith({ floatOf: () => undefined, escapeUnprintable: false })
 
 /** Python `str()`: strings as they are, everything else as `repr()`. */
 export const pyStr = (v: Json | undefined): string => (typeof v === "string" ? v : pyRepr(v))

@@ -16,6 +16,7 @@ import type { Json } from "../../../src/content/Canonical.ts"
 import type { Tool, ToolOutcome, ToolSpec } from "../../../src/world/Tool.ts"
 import * as World from "../../../src/world/World.ts"
 import { dict, dumps, reprFloat, round2, type PyValue } from "../common/pyjson.ts"
+import { pyTypeName, reprString } from "../common/pyrepr.ts"
 import {
   agentTables,
   decodeApn,
@@ -182,37 +183,10 @@ const numberOf = (v: PyJson | undefined): number => {
 
 const isFloatArg = (v: PyJson | undefined): boolean => isPyFloat(v)
 
-const typeName = (v: PyJson | undefined): string =>
-  v === null || v === undefined
-    ? "NoneType"
-    : typeof v === "boolean"
-      ? "bool"
-      : typeof v === "number"
-        ? "int"
-        : typeof v === "string"
-          ? "str"
-          : isPyFloat(v)
-            ? "float"
-            : Array.isArray(v)
-              ? "list"
-              : "dict"
+const typeName = (v: PyJson | undefined): string => pyTypeName(v, isPyFloat)
 
 /** Python `repr()` of a str. */
-const reprStr = (s: string): string => {
-  const quote = s.includes("'") && !s.includes('"') ? '"' : "'"
-  let out = quote
-  for (const ch of s) {
-    const c = ch.codePointAt(0)!
-    if (ch === "\\") out += "\\\\"
-    else if (ch === quote) out += "\\" + ch
-    else if (ch === "\n") out += "\\n"
-    else if (ch === "\r") out += "\\r"
-    else if (ch === "\t") out += "\\t"
-    else if (c < 0x20 || c === 0x7f) out += `\\x${c.toString(16).padStart(2, "0")}`
-    else out += ch
-  }
-  return out + quote
-}
+const reprStr = (s: string): string => reprString(s)
 
 /** `format(x, ".2f")`: correctly rounded, ties to even on the exact binary value. */
 const fixed2 = (x: number): string => round2(x).toFixed(2)
