@@ -153,6 +153,22 @@ const modelCalls: Handler = (effect) =>
 
 const liveness = () => Effect.flatMap(Effect.promise(() => import("../model/Clients.ts")), (m) => m.liveness())
 
+/** A model candidate whose provider is not live would fail every cell: refuse before any runs. */
+const requireLiveModels = (lanes: ReadonlyArray<Lane>) =>
+  Effect.gen(function*() {
+    const providers = new Set(
+      lanes.flatMap((l) => l.candidates.filter((c) => c.def.kind === "llm").map((c) => (c.registryEntry as { provider?: string } | null)?.provider ?? ""))
+    )
+    if (providers.size === 0) return
+    const live = yield* liveness()
+    const absent = live.filter((p) => providers.has(p.provider) && p.status !== "live")
+    if (absent.length > 0) {
+      return yield* new UsageError({
+        detail: absent.map((p) => `model provider ${p.provider} is not live: ${p.reason}`).join("; ") + " (nothing was run)"
+      })
+    }
+  })
+
 // ---------------------------------------------------------------------------------------------
 // plan
 
@@ -198,6 +214,7 @@ const runCommand = Command.make("run", runOptions, (opts) =>
     const faults = Option.isSome(opts.faults) ? Option.some(yield* parseFaults(opts.faults.value)) : Option.none()
     const lanes = yield* lanesOf(opts, faults)
     const plan = yield* makePlan(lanes, opts.reps)
+    if (opts.yes) yield* requireLiveModels(lanes)
     if (!opts.yes) {
       const states = yield* statesOf(opts.home, plan)
       const summary = planSummary(opts, lanes, states, plan.experimentId)

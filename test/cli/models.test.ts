@@ -82,4 +82,13 @@ describe("model candidates through the command", { timeout: 300_000 }, () => {
     expect(report.cells).toMatchObject({ total: 1, ran: 1, faulted: 1 })
     expect(report.scorecards[0].failures).toEqual({ "ended:fault": 1 })
   })
+
+  it("a model candidate whose provider has no key is refused before any cell runs", async () => {
+    const home = join(tempDir(), "home")
+    const r = await assay(["run", "--benchmark", "ledger", "--model", "openai:gpt-4o-mini", "--yes", "--home", home])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toMatch(/model provider openai is not live: OPENAI_API_KEY not set/)
+    expect(statSync(tempDir()).isDirectory()).toBe(true)
+    expect(() => statSync(home)).toThrow()
+  })
 })
