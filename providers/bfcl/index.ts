@@ -269,14 +269,7 @@ export const capabilities = {
 
 const roster = ["gold", "echo"] as const
 
-const rosterDef = (name: string): AgentDef => ({
-  name,
-  kind: name === "echo" ? "echo" : "scripted",
-  model: null,
-  actionSpace: "tools",
-  prompt: "",
-  limits: noLimits
-})
+const rosterDef = (name: string): AgentDef => Agent.referenceDef(name)
 
 const NO_CALL = "None of the given functions can be used for this question."
 

@@ -180,14 +180,7 @@ export const capabilities = {
 
 const roster = ["gold", "none"] as const
 
-const rosterDef = (name: string): AgentDef => ({
-  name,
-  kind: "scripted",
-  model: null,
-  actionSpace: "text",
-  prompt: "",
-  limits: noLimits
-})
+const rosterDef = (name: string): AgentDef => Agent.referenceDef(name, "text")
 
 const scripted = (name: string, env: EnvironmentDef): Effect.Effect<Agent.Agent, CapabilityError> => {
   const replying = (text: string) => Agent.scripted(name, [{ text, toolCalls: [] }])

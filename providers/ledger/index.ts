@@ -97,14 +97,7 @@ export const capabilities = {
   })
 }
 
-const rosterDef = (name: string): AgentDef => ({
-  name,
-  kind: name === "echo" ? "echo" : "scripted",
-  model: null,
-  actionSpace: "tools",
-  prompt: "",
-  limits: noLimits
-})
+const rosterDef = (name: string): AgentDef => Agent.referenceDef(name)
 
 export const provider: Provider = {
   name: "ledger",

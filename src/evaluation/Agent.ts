@@ -4,6 +4,8 @@
  */
 import { Effect, Schema } from "effect"
 import type { BudgetExceeded, Wallet } from "../budget/Wallet.ts"
+import type { AgentDef } from "../schema/AgentDef.ts"
+import { noLimits } from "../schema/EnvironmentDef.ts"
 import type { EffectError, WorldEffects } from "../world/WorldEffects.ts"
 import type { AgentInput, AgentReply } from "./Conversation.ts"
 
@@ -42,3 +44,13 @@ export const echo: Agent = {
       return { text: lastUser && lastUser.role === "user" ? lastUser.content : "", toolCalls: [] }
     })
 }
+
+/** The AgentDef of a candidate a provider plays itself (`gold`, `echo`, `none`): no model, no limits. */
+export const referenceDef = (name: string, actionSpace: AgentDef["actionSpace"] = "tools"): AgentDef => ({
+  name,
+  kind: name === "echo" ? "echo" : "scripted",
+  model: null,
+  actionSpace,
+  prompt: "",
+  limits: noLimits
+})

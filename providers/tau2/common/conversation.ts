@@ -221,6 +221,10 @@ export const goldPlay = (actions: ReadonlyArray<PlayAction>, opening: string, cl
 }
 
 /** A user that says `opening`, then ###STOP### (what `echo` plays against). */
+/** `gold` on a tau2 task: its gold actions, each by its side, closing with the task's communicate_info. */
+export const goldAgent = (actions: ReadonlyArray<PlayAction>, opening: string, communicateInfo: ReadonlyArray<string>): Agent =>
+  goldPlay(actions, opening, communicateInfo.length > 0 ? communicateInfo.join("\n") : "Your request is complete.")
+
 export const openingOnlyUser = (opening: string): User => {
   let said = false
   return {

@@ -20,7 +20,7 @@ import * as World from "../../../src/world/World.ts"
 import {
   agentSystemPrompt,
   DEFAULT_MAX_STEPS,
-  goldPlay,
+  goldAgent,
   openingOnlyUser,
   outputJson,
   runConversation,
@@ -187,14 +187,7 @@ export const capabilities = makeCapabilities()
 
 const roster = ["gold", "echo"] as const
 
-const rosterDef = (name: string): AgentDef => ({
-  name,
-  kind: name === "echo" ? "echo" : "scripted",
-  model: null,
-  actionSpace: "tools",
-  prompt: "",
-  limits: noLimits
-})
+const rosterDef = (name: string): AgentDef => Agent.referenceDef(name)
 
 /**
  * `gold` replays the gold actions as tool calls against a scripted user and closes with the
@@ -212,7 +205,7 @@ const scripted = (name: string, env: EnvironmentDef): Effect.Effect<Agent.Agent,
           arguments: a.arguments as { readonly [key: string]: Json }
         }))
         const infos = criteria?.communicate_info ?? []
-        return Effect.succeed(goldPlay(actions, openingOf(task), infos.length > 0 ? infos.join("\n") : "Your request is complete."))
+        return Effect.succeed(goldAgent(actions, openingOf(task), infos))
       }
       case "echo":
         // A fresh agent per Attempt: the scripted user is attached to the agent object.

@@ -23,7 +23,7 @@ import * as World from "../../../src/world/World.ts"
 import {
   agentSystemPrompt,
   DEFAULT_MAX_STEPS,
-  goldPlay,
+  goldAgent,
   openingOnlyUser,
   outputJson,
   runConversation,
@@ -232,14 +232,7 @@ export const capabilities = makeCapabilities()
 
 const roster = ["gold", "echo"] as const
 
-const rosterDef = (name: string): AgentDef => ({
-  name,
-  kind: name === "echo" ? "echo" : "scripted",
-  model: null,
-  actionSpace: "tools",
-  prompt: "",
-  limits: noLimits
-})
+const rosterDef = (name: string): AgentDef => Agent.referenceDef(name)
 
 /**
  * `gold` plays the gold actions in order, each by its side (agent tool calls, the scripted
@@ -257,7 +250,7 @@ const scripted = (name: string, env: EnvironmentDef): Effect.Effect<Agent.Agent,
           arguments: plainJson(a.arguments as PyJson) as { readonly [key: string]: Json }
         }))
         const infos = criteria?.communicate_info ?? []
-        return Effect.succeed(goldPlay(actions, openingOf(task), infos.length > 0 ? infos.join("\n") : "Your request is complete."))
+        return Effect.succeed(goldAgent(actions, openingOf(task), infos))
       }
       case "echo":
         return Effect.succeed(withScriptedUser({ ...Agent.echo }, openingOnlyUser(openingOf(task))))
