@@ -9,6 +9,7 @@ import type * as AiError from "@effect/ai/AiError"
 import type * as Response from "@effect/ai/Response"
 import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
 import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
+import type * as Generated from "@effect/ai-openai/Generated"
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Config, Duration, Effect, Layer, Option, Redacted, Schema, Stream } from "effect"
@@ -23,8 +24,15 @@ export const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unkn
 export const ToolCall = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
-  /** the parsed JSON object the model passed */
-  arguments: JsonObject
+  /** the parsed JSON object the model passed (JavaScript numbers: `5.0` and `5` are one value) */
+  arguments: JsonObject,
+  /**
+   * the arguments' JSON text as the model wrote it, where the wire format gives text: OpenAI
+   * Responses and chat completions (`arguments`), Anthropic streaming (`input_json_delta`).
+   * Absent for Anthropic without streaming, whose `input` arrives as an object. Python-semantics
+   * consumers read it to keep `5.0` (a float) apart from `5` (an int).
+   */
+  argumentsText: Schema.optional(Schema.String)
 })
 export type ToolCall = typeof ToolCall.Type
 
@@ -332,6 +340,10 @@ export const promptOf = (request: ModelRequest): Prompt.Prompt => {
 interface Collected {
   text: Array<string>
   toolCalls: Array<ToolCall>
+  /** streamed argument text by tool call id (Anthropic's input_json_delta, OpenAI's argument deltas) */
+  paramsText: Map<string, string>
+  /** arguments text by call id, as the OpenAI Responses function_call items carried it */
+  responsesArguments: Map<string, string>
   finish: Response.FinishPart | undefined
   model: string | undefined
 }
@@ -361,8 +373,17 @@ const collectPart = (acc: Collected, part: Response.AnyPart): void => {
       break
     case "tool-call":
       if (!part.providerExecuted) {
-        acc.toolCalls.push({ id: part.id, name: part.name, arguments: part.params as Record<string, unknown> })
+        const text = acc.responsesArguments.get(part.id) ?? acc.paramsText.get(part.id)
+        acc.toolCalls.push({
+          id: part.id,
+          name: part.name,
+          arguments: part.params as Record<string, unknown>,
+          ...(text !== undefined && text.length > 0 ? { argumentsText: text } : {})
+        })
       }
+      break
+    case "tool-params-delta":
+      acc.paramsText.set(part.id, (acc.paramsText.get(part.id) ?? "") + part.delta)
       break
     case "finish":
       acc.finish = part
@@ -386,6 +407,36 @@ const responseOf = (api: ApiType, request: ModelRequest, acc: Collected): ModelR
   }
 }
 
+const keepFunctionCall = (into: Map<string, string>, item: typeof Generated.OutputItem.Type): void => {
+  if (item.type === "function_call") into.set(item.call_id, item.arguments)
+}
+
+/**
+ * OpenAI's client with the function_call items' `arguments` text kept by call id. @effect/ai's
+ * OpenAiLanguageModel hands on only the parsed params; the decoded response (or stream event)
+ * it reads from still has the text, so the service is wrapped rather than the HTTP body re-read.
+ */
+const openAiClientKeepingArguments = (
+  options: Parameters<typeof OpenAiClient.make>[0],
+  into: Map<string, string>
+): Layer.Layer<OpenAiClient.OpenAiClient, never, HttpClient.HttpClient> =>
+  Layer.scoped(
+    OpenAiClient.OpenAiClient,
+    Effect.map(OpenAiClient.make(options), (client) =>
+      OpenAiClient.OpenAiClient.of({
+        ...client,
+        createResponse: (request) =>
+          Effect.tap(client.createResponse(request), (response) => {
+            for (const item of response.output) keepFunctionCall(into, item)
+          }),
+        createResponseStream: (request) =>
+          Stream.tap(client.createResponseStream(request), (event) =>
+            Effect.sync(() => {
+              if (event.type === "response.output_item.done") keepFunctionCall(into, event.item)
+            }))
+      }))
+  )
+
 // Trace headers (b3, traceparent) are of no use to a model provider.
 const untraced = (client: HttpClient.HttpClient): HttpClient.HttpClient => HttpClient.withTracerPropagation(client, false)
 
@@ -408,7 +459,7 @@ const viaLanguageModel = (
     toolkit: withHandler,
     disableToolCallResolution: true
   } as const
-  const acc: Collected = { text: [], toolCalls: [], finish: undefined, model: undefined }
+  const acc: Collected = { text: [], toolCalls: [], paramsText: new Map(), responsesArguments: new Map(), finish: undefined, model: undefined }
   const call: Effect.Effect<void, AiError.AiError, LanguageModel.LanguageModel> = stream
     ? LanguageModel.streamText(options).pipe(
       Stream.runForEach((part) => Effect.sync(() => collectPart(acc, part)))
@@ -422,7 +473,10 @@ const viaLanguageModel = (
       model: request.model,
       // strict: false so that any benchmark's JSON schema is accepted as given.
       config: { strict: false, ...(request.maxOutputTokens !== undefined ? { max_output_tokens: request.maxOutputTokens } : {}) }
-    }).pipe(Layer.provide(OpenAiClient.layer({ apiUrl: baseUrl, transformClient: untraced, ...(apiKey !== undefined ? { apiKey } : {}) })))
+    }).pipe(Layer.provide(openAiClientKeepingArguments(
+      { apiUrl: baseUrl, transformClient: untraced, ...(apiKey !== undefined ? { apiKey } : {}) },
+      acc.responsesArguments
+    )))
     : AnthropicLanguageModel.layer({
       model: request.model,
       config: { max_tokens: request.maxOutputTokens ?? 4096 }
@@ -496,7 +550,8 @@ export const chatBody = (request: ModelRequest, stream: boolean): Record<string,
               tool_calls: message.toolCalls.map((c) => ({
                 id: c.id,
                 type: "function",
-                function: { name: c.name, arguments: JSON.stringify(c.arguments) }
+                // The model's own text when kept, so the history shows what it wrote.
+                function: { name: c.name, arguments: c.argumentsText ?? JSON.stringify(c.arguments) }
               }))
             }
             : {})
@@ -563,6 +618,15 @@ const parseArguments = (ctx: CallContext, name: string, text: string): Effect.Ef
     catch: (e) => modelError(ctx, "decode", null, `arguments of tool call ${name} are not a JSON object: ${String(e)}`)
   })
 
+/** A chat completions tool call: the parsed arguments, and their text as the model wrote it (when not blank). */
+const toolCallOf = (ctx: CallContext, id: string, name: string, text: string): Effect.Effect<ToolCall, ModelError> =>
+  Effect.map(parseArguments(ctx, name, text), (args) => ({
+    id,
+    name,
+    arguments: args,
+    ...(text.trim().length > 0 ? { argumentsText: text } : {})
+  }))
+
 /** The `data:` payloads of a server-sent-events body, without the final [DONE]. */
 export const sseData = (body: string): Array<string> =>
   body
@@ -619,7 +683,7 @@ const viaChatCompletions = (
       const choice = completion.choices[0]
       const toolCalls: Array<ToolCall> = []
       for (const call of choice?.message.tool_calls ?? []) {
-        toolCalls.push({ id: call.id, name: call.function.name, arguments: yield* parseArguments(ctx, call.function.name, call.function.arguments) })
+        toolCalls.push(yield* toolCallOf(ctx, call.id, call.function.name, call.function.arguments))
       }
       const content = choice?.message.content ?? null
       return {
@@ -656,7 +720,7 @@ const viaChatCompletions = (
     }
     const toolCalls: Array<ToolCall> = []
     for (const [, call] of [...calls.entries()].sort(([a], [b]) => a - b)) {
-      toolCalls.push({ id: call.id, name: call.name, arguments: yield* parseArguments(ctx, call.name, call.args.join("")) })
+      toolCalls.push(yield* toolCallOf(ctx, call.id, call.name, call.args.join("")))
     }
     const joined = text.join("")
     return {

@@ -30,7 +30,13 @@ export type TurnMatch = typeof TurnMatch.Type
 export const ScriptToolCall = Schema.Struct({
   name: Schema.String,
   arguments: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
-  id: Schema.optional(Schema.String)
+  id: Schema.optional(Schema.String),
+  /**
+   * the arguments' JSON text, sent verbatim where the wire format carries text (Responses and chat
+   * completions `arguments`, Anthropic's streamed `partial_json`), e.g. `{"x": 5.0}`; Anthropic's
+   * non-streamed `input` is an object and gets `arguments`
+   */
+  argumentsText: Schema.optional(Schema.String)
 })
 export type ScriptToolCall = typeof ScriptToolCall.Type
 
@@ -202,7 +208,7 @@ const matches = (turn: ScriptTurn, api: WireApi, view: RequestView): boolean => 
 
 interface Answer {
   readonly text: string | null
-  readonly toolCalls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly arguments: JsonObject }>
+  readonly toolCalls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly arguments: JsonObject; readonly argumentsText: string }>
   readonly usage: { readonly input: number; readonly output: number; readonly cacheRead: number; readonly cacheWrite: number }
   readonly model: string
 }
@@ -219,10 +225,11 @@ const answerOf = (turn: ScriptTurn, view: RequestView, rawBody: string, ids: Ids
   const toolCalls = (turn.toolCalls ?? []).map((call) => ({
     id: call.id ?? ids.next(callPrefix),
     name: call.name,
-    arguments: call.arguments as JsonObject
+    arguments: call.arguments as JsonObject,
+    argumentsText: call.argumentsText ?? JSON.stringify(call.arguments)
   }))
   const text = turn.text ?? null
-  const outChars = (text ?? "").length + toolCalls.reduce((n, c) => n + c.name.length + JSON.stringify(c.arguments).length, 0)
+  const outChars = (text ?? "").length + toolCalls.reduce((n, c) => n + c.name.length + c.argumentsText.length, 0)
   const usage = turn.usage === undefined
     ? { input: tokensOf(rawBody.length), output: tokensOf(outChars), cacheRead: 0, cacheWrite: 0 }
     : {
@@ -283,7 +290,7 @@ const responsesItems = (a: Answer, ids: Ids) => {
       id: ids.next("fc"),
       call_id: call.id,
       name: call.name,
-      arguments: JSON.stringify(call.arguments),
+      arguments: call.argumentsText,
       status: "completed"
     })
   }
@@ -395,7 +402,7 @@ const chatCompletion = (a: Answer, ids: Ids) => ({
           tool_calls: a.toolCalls.map((c) => ({
             id: c.id,
             type: "function",
-            function: { name: c.name, arguments: JSON.stringify(c.arguments) }
+            function: { name: c.name, arguments: c.argumentsText }
           }))
         }
         : {})
@@ -423,7 +430,7 @@ const chatChunks = (a: Answer, body: JsonObject, ids: Ids): Array<JsonObject> =>
     chunks.push(chunk({
       tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }]
     }, null))
-    for (const delta of chunksOf(JSON.stringify(call.arguments))) {
+    for (const delta of chunksOf(call.argumentsText)) {
       chunks.push(chunk({ tool_calls: [{ index, function: { arguments: delta } }] }, null))
     }
   })
@@ -476,7 +483,8 @@ const anthropicEvents = (a: Answer, ids: Ids): Array<JsonObject> => {
       }
     } else {
       events.push({ type: "content_block_start", index, content_block: { ...block, input: {} } })
-      for (const partial_json of chunksOf(JSON.stringify(block["input"]))) {
+      const text = a.toolCalls.find((c) => c.id === block["id"])?.argumentsText ?? JSON.stringify(block["input"])
+      for (const partial_json of chunksOf(text)) {
         events.push({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json } })
       }
     }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { ConfigProvider, Effect } from "effect"
+import { ConfigProvider, Effect, Schema } from "effect"
 import * as Clients from "../../src/model/Clients.ts"
 import type { ModelRequest } from "../../src/model/Clients.ts"
 import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
@@ -42,6 +42,9 @@ const wires: ReadonlyArray<Wire> = [
   { api: "openai-chat", keyEnv: "OPENAI_API_KEY", baseUrl: (s) => s.openAiBaseUrl },
   { api: "anthropic-messages", keyEnv: "ANTHROPIC_API_KEY", baseUrl: (s) => s.anthropicBaseUrl }
 ]
+
+/** Every wire but Anthropic's non-streamed messages gives the arguments as text. */
+const keepsText = (wire: Wire, stream: boolean): boolean => stream || wire.api !== "anthropic-messages"
 
 /** Starts a loopback server with `turns` and calls generate against it with the key set. */
 const callWith = (wire: Wire, turns: ReadonlyArray<ScriptTurn>, options: { stream?: boolean; req?: ModelRequest; timeoutMs?: number } = {}) =>
@@ -90,9 +93,29 @@ describe("generate against the loopback server", () => {
           ], { stream })
           if (result._tag === "Left") throw new Error(result.left.message)
           expect(result.right.text).toBeNull()
-          expect(result.right.toolCalls).toEqual([{ id: "call_1", name: "add", arguments: { a: 1, b: 2 } }])
+          expect(result.right.toolCalls).toEqual([{
+            id: "call_1",
+            name: "add",
+            arguments: { a: 1, b: 2 },
+            ...(keepsText(wire, stream) ? { argumentsText: "{\"a\":1,\"b\":2}" } : {})
+          }])
           expect(result.right.finishReason).toBe("tool-calls")
           expect(result.right.usage).toEqual({ inputTokens: 30, outputTokens: 9, cacheReadTokens: 0, cacheWriteTokens: 0 })
+        }))
+
+      it.scopedLive(`${label}: ${keepsText(wire, stream) ? "the arguments' text comes back as the model wrote it" : "no arguments text (the input is an object on this wire)"}`, () =>
+        Effect.gen(function*() {
+          const argumentsText = "{\"a\": 1.0, \"b\": 2, \"note\": \"5.0\"}"
+          const { result } = yield* callWith(wire, [
+            { toolCalls: [{ id: "call_1", name: "add", arguments: { a: 1, b: 2, note: "5.0" }, argumentsText }] }
+          ], { stream })
+          if (result._tag === "Left") throw new Error(result.left.message)
+          const [call] = result.right.toolCalls
+          expect(call?.arguments).toEqual({ a: 1, b: 2, note: "5.0" })
+          expect(call?.argumentsText).toBe(keepsText(wire, stream) ? argumentsText : undefined)
+          // The text is plain data in the response: it survives the JSON a recording stores.
+          const roundTrip = Schema.decodeUnknownSync(Clients.ModelResponse)(JSON.parse(JSON.stringify(Schema.encodeSync(Clients.ModelResponse)(result.right))))
+          expect(roundTrip.toolCalls[0]?.argumentsText).toBe(call?.argumentsText)
         }))
     }
 
