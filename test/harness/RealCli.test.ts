@@ -2,13 +2,14 @@
  * Real agent CLIs, installed by the project into tools/harnesses (`npm install --prefix tools/harnesses`),
  * run headless against the loopback model server on a corpus task. The script makes the model call
  * the CLI's shell tool to write summary.json, then answer; the graders' verdicts follow the script.
+ * Claude Code asks `HEAD /` first, then `POST /v1/messages?beta=true` with SSE.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { codex, pi, qwen } from "../../src/harness/adapters/index.ts"
+import { claude, codex, pi, qwen } from "../../src/harness/adapters/index.ts"
 import { loadTask } from "../../src/harness/Corpus.ts"
 import { detect } from "../../src/harness/Detect.ts"
 import { findPython } from "../../src/harness/Graders.ts"
@@ -25,7 +26,8 @@ const writeCommand = `printf '%s' '${summary}' > summary.json`
 const cases: ReadonlyArray<{ adapter: HarnessAdapter; tool: string; args: Record<string, unknown> }> = [
   { adapter: codex, tool: "exec_command", args: { cmd: writeCommand } },
   { adapter: pi, tool: "bash", args: { command: writeCommand } },
-  { adapter: qwen, tool: "run_shell_command", args: { command: writeCommand, description: "write summary" } }
+  { adapter: qwen, tool: "run_shell_command", args: { command: writeCommand, description: "write summary" } },
+  { adapter: claude, tool: "Bash", args: { command: writeCommand } }
 ]
 
 const liveBinary = (adapter: HarnessAdapter) =>
