@@ -167,18 +167,14 @@ interface Output {
   readonly toolCalls: ReadonlyArray<OutputCall>
 }
 
-const argumentsTextOf = (call: AgentToolCall): string | undefined => {
-  const text: unknown = (call as AgentToolCall & { readonly argumentsText?: unknown }).argumentsText
-  return typeof text === "string" ? text : undefined
-}
-
 const outputOf = (mode: Mode, reply: AgentReply): Output => ({
   mode,
   text: reply.text,
-  toolCalls: reply.toolCalls.map((c) => {
-    const text = argumentsTextOf(c)
-    return { name: c.name, arguments: c.arguments, ...(text !== undefined ? { argumentsText: text } : {}) }
-  })
+  toolCalls: reply.toolCalls.map((c) => ({
+    name: c.name,
+    arguments: c.arguments,
+    ...(c.argumentsText !== undefined ? { argumentsText: c.argumentsText } : {})
+  }))
 })
 
 const isRecord = (v: Json | undefined): v is { readonly [key: string]: Json } =>
@@ -284,13 +280,7 @@ export const goldReply = (task: Task): AgentReply => {
     if (!isDict(call)) return []
     const [name, args] = (call as PyDict).entries().next().value as [string, PyValue]
     const plain = toPlainJson(args) as { readonly [key: string]: Json }
-    const withText: AgentToolCall & { readonly argumentsText: string } = {
-      id: `call-${i + 1}`,
-      name: toolNameOf(name),
-      arguments: plain,
-      argumentsText: pyJsonDumps(args)
-    }
-    return [withText]
+    return [{ id: `call-${i + 1}`, name: toolNameOf(name), arguments: plain, argumentsText: pyJsonDumps(args) }]
   })
   return { text: null, toolCalls }
 }

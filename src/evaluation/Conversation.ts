@@ -7,6 +7,8 @@ export interface ToolCall {
   readonly id: string
   readonly name: string
   readonly arguments: { readonly [key: string]: Json }
+  /** the arguments' JSON text as the model wrote it, where the client had it (`5.0` vs `5`) */
+  readonly argumentsText?: string
 }
 
 export type Message =
@@ -17,7 +19,8 @@ export type Message =
 export const ToolCallSchema = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
-  arguments: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  arguments: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  argumentsText: Schema.optional(Schema.String)
 })
 
 /** What an agent is given at each step. */

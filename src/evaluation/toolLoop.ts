@@ -18,7 +18,11 @@ export interface ToolMessageContent {
   readonly error: boolean
 }
 
-/** Perform one tool call as a `tool/read` or `tool/write` effect, by the tool's access. */
+/**
+ * Perform one tool call as a `tool/read` or `tool/write` effect, by the tool's access. The
+ * arguments' text goes with the parsed arguments when the call has it, so a tool can read them
+ * as Python would (`2.0` a float); a call without it makes the same request as before.
+ */
 export const callTool = (
   tools: ReadonlyMap<string, Tool>,
   call: ToolCall
@@ -26,7 +30,12 @@ export const callTool = (
   const tool = tools.get(call.name)
   // An unknown tool is answered by the handler, as upstream benchmarks answer it; it writes nothing.
   const kind = tool?.access === "write" ? "tool/write" : "tool/read"
-  return WE.perform({ kind, key: call.name, request: { tool: call.name, args: call.arguments } }, ToolResult).pipe(
+  const request: Json = {
+    tool: call.name,
+    args: call.arguments,
+    ...(call.argumentsText !== undefined ? { argumentsText: call.argumentsText } : {})
+  }
+  return WE.perform({ kind, key: call.name, request }, ToolResult).pipe(
     Effect.map((r) => ({ content: r.output, error: r.error })),
     Effect.catchTags({
       EffectRefused: (e) => Effect.succeed({ content: `Error: ${e.message}`, error: true }),

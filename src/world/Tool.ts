@@ -28,7 +28,11 @@ export interface Tool {
   readonly spec: ToolSpec
   /** `read` tools never write; read-only admission refuses `write` tools before they run. */
   readonly access: "read" | "write"
-  readonly run: (world: World, args: { readonly [key: string]: Json }) => ToolOutcome
+  /**
+   * `argumentsText` is the arguments' JSON text as the model wrote it, when its client kept it:
+   * `args` are JavaScript numbers (`2.0` and `2` are one), the text tells them apart.
+   */
+  readonly run: (world: World, args: { readonly [key: string]: Json }, argumentsText?: string) => ToolOutcome
 }
 
 export const ok = (output: string, writes: ReadonlyArray<Write> = []): ToolOutcome => ({ output, error: false, writes })

@@ -84,7 +84,11 @@ export const perform = <A, I>(effect: EffectRequest, result: Schema.Schema<A, I>
 export type Handler = (effect: EffectRequest) => Effect.Effect<Json, EffectFault | EffectFailed>
 export type Handlers = Partial<Record<EffectKind, Handler>>
 
-const ToolRequest = Schema.Struct({ tool: Schema.String, args: Schema.Record({ key: Schema.String, value: Schema.Unknown }) })
+const ToolRequest = Schema.Struct({
+  tool: Schema.String,
+  args: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  argumentsText: Schema.optional(Schema.String)
+})
 
 /** Tool outcomes that write advance the Attempt's world, live or replayed alike. */
 const settle = (world: AttemptWorld, effect: EffectRequest, result: Json): Effect.Effect<void> => {
@@ -104,7 +108,7 @@ export const toolHandlers = (tools: ReadonlyArray<Tool>, world: AttemptWorld): H
         const tool = byName.get(request.tool)
         const current = yield* Ref.get(world.ref)
         const outcome: ToolOutcome = tool
-          ? tool.run(current, request.args as { readonly [key: string]: Json })
+          ? tool.run(current, request.args as { readonly [key: string]: Json }, request.argumentsText)
           : { output: `Error: Tool '${request.tool}' not found.`, error: true, writes: [] }
         return { output: outcome.output, error: outcome.error, writes: outcome.writes } as unknown as Json
       })
