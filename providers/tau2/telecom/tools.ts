@@ -1268,9 +1268,9 @@ export const argsFromJson = (args: { readonly [key: string]: Json }): Args => ar
 
 /**
  * The tools of one side as `Tool`s, in the order and with the specs given (tools.json or
- * user-tools.json); `write` access for write tools. `Tool.run` gets JSON arguments, where
- * `2.0` and `2` are one number: pass the raw arguments through `call` with `parsePyJson` where
- * the difference matters (refuel_data prints it).
+ * user-tools.json); `write` access for write tools. A call that carries the model's arguments
+ * text runs through `callRaw`, so `2.0` stays a float (refuel_data prints "2.0 GB" as upstream);
+ * without it the JSON arguments are all there is, and an integral number is an int.
  */
 export const makeTelecomTools = (
   requestor: Requestor,
@@ -1283,8 +1283,10 @@ export const makeTelecomTools = (
     return {
       spec,
       access: type === "write" ? "write" : "read",
-      run: (world, args) => {
-        const { output, error, writes } = call(world, spec.name, requestor, argsFromJson(args), options)
+      run: (world, args, argumentsText) => {
+        const { output, error, writes } = argumentsText !== undefined
+          ? callRaw(world, spec.name, requestor, argumentsText, options)
+          : call(world, spec.name, requestor, argsFromJson(args), options)
         return { output, error, writes }
       }
     }
