@@ -1,0 +1,292 @@
+/**
+ * What the tau2 domains' providers share: the data loaded once per process, the EnvironmentDef
+ * of a task, the three capabilities (world setup, the conversation with a simulated user, the
+ * reward), the gold and echo roster, the pinned-file list and the equivalence run. A domain gives
+ * what differs in a `Tau2Domain`: its data and tasks, its initial world, its users' prompt and
+ * tools, its checks and its gold actions.
+ */
+import { Effect, Either } from "effect"
+import * as Agent from "../../../src/evaluation/Agent.ts"
+import {
+  type Capabilities,
+  CapabilityError,
+  type EvaluationContext,
+  makeEvaluator,
+  makeProtocol,
+  makeWorldSetup,
+  type SetupResult
+} from "../../../src/evaluation/Capabilities.ts"
+import type { EquivalenceResult, PinnedFile, Provider } from "../../../src/evaluation/Provider.ts"
+import * as Registry from "../../../src/model/Registry.ts"
+import { defaultEffects, type EnvironmentDef, noLimits } from "../../../src/schema/EnvironmentDef.ts"
+import type { Tool, ToolSpec } from "../../../src/world/Tool.ts"
+import type { Task } from "../retail/tasks.ts"
+import {
+  agentSystemPrompt,
+  DEFAULT_MAX_STEPS,
+  goldAgent,
+  openingOnlyUser,
+  outputJson,
+  type PlayAction,
+  runConversation,
+  scriptedUserOf,
+  simulatedUser,
+  withScriptedUser
+} from "./conversation.ts"
+import { decodeOutput, grade, type Grading, type JudgeCall, liveJudge } from "./evaluator.ts"
+import type { PinnedFile as Tau2File } from "./pinned.ts"
+import { loadPrompts, promptFiles, type Prompts } from "./prompts.ts"
+
+const VERSION = "1"
+
+/** Upstream's default user model (src/tau2/config.py `DEFAULT_LLM_USER`), as the registry names it. */
+export const DEFAULT_USER_MODEL = "openai:gpt-4.1-2025-04-14"
+
+/** What a domain loads once per process: its pinned data (with the agent's policy and tools) and its tasks. */
+export interface DomainLoad<T extends { readonly id: string }> {
+  readonly data: {
+    /** The agent's policy, rendered into upstream's LLMAgent system prompt. */
+    readonly policy: string
+    /** The tools offered to the agent. */
+    readonly toolSpecs: ReadonlyArray<ToolSpec>
+  }
+  readonly tasks: ReadonlyArray<T>
+}
+
+/** A domain's load with what every domain derives from it. */
+export type Loaded<T extends { readonly id: string }, D extends DomainLoad<T>> = D & {
+  readonly byId: ReadonlyMap<string, T>
+  readonly prompts: Prompts
+  /** Upstream's LLMAgent prompt: the shared template with the domain's policy. */
+  readonly agentSystem: string
+}
+
+/** What differs between the tau2 domains. */
+export interface Tau2Domain<T extends { readonly id: string }, D extends DomainLoad<T>> {
+  /** The benchmark id, e.g. "tau2-retail". */
+  readonly benchmark: string
+  /** The domain, e.g. "retail": the stratum, the world setup's name (`tau2/retail-db`), error texts. */
+  readonly domain: string
+  readonly description: string
+  /** `sierra-research/tau2-bench@<revision>`: part of every EnvironmentDef. */
+  readonly upstream: string
+  /** Loads the domain's pinned data and decodes its tasks; a failure is the provider's data error. */
+  readonly load: Effect.Effect<D, { readonly message: string }>
+  /** The tasks `provider.environments` lists, in upstream order. */
+  readonly environmentTasks: (loaded: Loaded<T, D>) => ReadonlyArray<T>
+  /** The upstream task record of a task: its user scenario and evaluation criteria. */
+  readonly upstreamTask: (task: T) => Task
+  /**
+   * Installs a task's initial world. `task` looks the environment's task up (failing on an
+   * unknown one); a domain whose world is the same for every task need not run it.
+   */
+  readonly setup: (loaded: Loaded<T, D>, task: Effect.Effect<T, CapabilityError>) => Effect.Effect<SetupResult, CapabilityError>
+  /** The user simulator's system prompt for a task. */
+  readonly userPrompt: (loaded: Loaded<T, D>, task: T) => string
+  /** The tools a task offers the simulated user (none when absent). */
+  readonly userToolSpecs?: (loaded: Loaded<T, D>, task: T) => ReadonlyArray<ToolSpec>
+  /** The tools each side can call during the conversation (the user's: none when absent). */
+  readonly conversationTools: (loaded: Loaded<T, D>) => {
+    readonly agent: ReadonlyArray<Tool>
+    readonly user?: ReadonlyArray<Tool>
+  }
+  /** The domain's side of grading (the task and the judge are added here). */
+  readonly grading: (
+    loaded: Loaded<T, D>,
+    task: T,
+    ctx: EvaluationContext
+  ) => Effect.Effect<Omit<Grading, "task" | "judge">, CapabilityError>
+  /** The gold actions as the gold candidate plays them (as a model's parsed arguments carry them). */
+  readonly goldActions: (task: T) => ReadonlyArray<PlayAction>
+  /** What the scripted user opens with; the scenario's reason for the call when absent. */
+  readonly opening?: (task: T) => string
+  /** Every file the provider reads. */
+  readonly data: ReadonlyArray<PinnedFile>
+  /** Runs the domain's equivalence over a corpus (the provider's own when null). */
+  readonly equivalence: (corpus: string | null) => Effect.Effect<EquivalenceResult, { readonly message: string }>
+}
+
+export interface CapabilityOptions {
+  /** How the judge model is called (default: the model clients); tests script it. */
+  readonly judge?: JudgeCall
+}
+
+/** A domain's provider and what its module exports beside it. */
+export interface Tau2Provider<T extends { readonly id: string }, D extends DomainLoad<T>> {
+  readonly provider: Provider
+  readonly makeCapabilities: (options?: CapabilityOptions) => Capabilities
+  /** The domain's data, loaded once per process. */
+  readonly loaded: Effect.Effect<Loaded<T, D>, CapabilityError>
+  /** The EnvironmentDef of a task (the default world spec). */
+  readonly environment: (task: T) => EnvironmentDef
+}
+
+/** What the scripted user opens with by default: the scenario's reason for the call. */
+export const reasonForCall = (task: Task): string => {
+  const i = task.user_scenario.instructions
+  return typeof i === "string" ? i : i.reason_for_call
+}
+
+/** A tau2 file named under the data root (the shared prompts and retail's files are under tau2/). */
+export const underTau2 = (file: Tau2File): Tau2File => ({ ...file, name: `tau2/${file.name}` })
+
+/** The shared prompt files, named under the data root. */
+export const promptDataFiles: ReadonlyArray<Tau2File> = Object.values(promptFiles).map(underTau2)
+
+/**
+ * The provider's file list from files named under the data root: each name once, where it first
+ * stands. Files rendered from upstream code have no upstream blob: `assay data pull --from DIR`
+ * copies them.
+ */
+export const providerFiles = (files: ReadonlyArray<Tau2File>): ReadonlyArray<PinnedFile> =>
+  Array.from(new Map(files.map((f) => [f.name, { path: f.name, url: f.url ?? "", sha256: f.sha256 }])).values())
+
+export const makeTau2Provider = <T extends { readonly id: string }, D extends DomainLoad<T>>(
+  domain: Tau2Domain<T, D>
+): Tau2Provider<T, D> => {
+  const dataError = (detail: string) => new CapabilityError({ capability: domain.benchmark, reason: "data", detail })
+
+  const loaded: Effect.Effect<Loaded<T, D>, CapabilityError> = Effect.runSync(
+    Effect.cached(
+      Effect.gen(function*() {
+        const d = yield* Effect.mapError(domain.load, (e) => dataError(e.message))
+        const prompts = yield* loadPrompts()
+        const derived = {
+          byId: new Map(d.tasks.map((t) => [t.id, t])),
+          prompts,
+          agentSystem: agentSystemPrompt(prompts.agentTemplate, prompts.agentInstruction, d.data.policy)
+        }
+        return { ...d, ...derived }
+      })
+    )
+  )
+
+  const taskIn = (l: Loaded<T, D>, env: EnvironmentDef): Effect.Effect<T, CapabilityError> =>
+    Effect.suspend(() => {
+      const task = l.byId.get(env.task)
+      return task ? Effect.succeed(task) : Effect.fail(dataError(`no ${domain.domain} task ${env.task}`))
+    })
+
+  const taskOf = (env: EnvironmentDef): Effect.Effect<readonly [Loaded<T, D>, T], CapabilityError> =>
+    Effect.flatMap(loaded, (l) => Effect.map(taskIn(l, env), (task) => [l, task] as const))
+
+  const worldSetupName = `tau2/${domain.domain}-db`
+
+  const environment = (task: T): EnvironmentDef => ({
+    benchmark: domain.benchmark,
+    task: task.id,
+    stratum: domain.domain,
+    world: { isolation: "fork", settlement: "discard", effects: defaultEffects },
+    capabilities: {
+      worldSetup: { name: worldSetupName, version: VERSION },
+      protocol: { name: "tau2/conversation", version: VERSION },
+      evaluator: { name: "tau2/reward", version: VERSION },
+      upstream: domain.upstream,
+      // No judge by default: NL assertions are then reported as not evaluated.
+      models: { user: DEFAULT_USER_MODEL }
+    },
+    limits: { ...noLimits, turns: DEFAULT_MAX_STEPS }
+  })
+
+  /** A model reference resolved in the shipped registry snapshot (what the command resolves in). */
+  const resolveModel = (ref: string, reason: "protocol" | "evaluator") =>
+    Effect.flatMap(Registry.fixture, (file) =>
+      Either.match(Registry.resolveIn(file, ref), {
+        onLeft: (e) => Effect.fail(new CapabilityError({ capability: domain.benchmark, reason, detail: e.message })),
+        onRight: Effect.succeed
+      }))
+
+  const makeCapabilities = (options: CapabilityOptions = {}): Capabilities => ({
+    worldSetup: makeWorldSetup({
+      name: worldSetupName,
+      version: VERSION,
+      trust: "deterministic",
+      setup: (env) => Effect.flatMap(loaded, (l) => domain.setup(l, taskIn(l, env)))
+    }),
+    protocol: makeProtocol({
+      name: "tau2/conversation",
+      version: VERSION,
+      trust: "deterministic",
+      inputs: () => Effect.map(loaded, (l) => ({ system: l.agentSystem, tools: l.data.toolSpecs })),
+      run: (ctx) =>
+        Effect.gen(function*() {
+          const [l, task] = yield* taskOf(ctx.env)
+          const user = scriptedUserOf(ctx.agent) ??
+            simulatedUser(
+              yield* resolveModel(ctx.env.capabilities.models["user"] ?? DEFAULT_USER_MODEL, "protocol"),
+              domain.userPrompt(l, task),
+              domain.userToolSpecs?.(l, task) ?? []
+            )
+          const tools = domain.conversationTools(l)
+          const output = yield* runConversation(ctx, {
+            firstAgentMessage: l.prompts.firstAgentMessage,
+            user,
+            agentTools: tools.agent,
+            ...(tools.user === undefined ? {} : { userTools: tools.user }),
+            maxSteps: ctx.env.limits.turns ?? DEFAULT_MAX_STEPS
+          })
+          return outputJson(output)
+        })
+    }),
+    evaluator: makeEvaluator({
+      name: "tau2/reward",
+      version: VERSION,
+      // NL assertions are judged only when a judge model is configured; everything else is deterministic.
+      trust: "deterministic",
+      evaluate: (ctx) =>
+        Effect.gen(function*() {
+          const [l, task] = yield* taskOf(ctx.env)
+          const output = yield* decodeOutput(ctx.output)
+          const checks = yield* domain.grading(l, task, ctx)
+          const judgeRef = ctx.env.capabilities.models["judge"]
+          const judge = judgeRef === undefined ? null : { model: yield* resolveModel(judgeRef, "evaluator"), call: options.judge ?? liveJudge }
+          return yield* grade({ ...checks, task: domain.upstreamTask(task), judge }, output, ctx.final)
+        })
+    })
+  })
+
+  const roster = ["gold", "echo"] as const
+  const openingOf = (task: T): string => domain.opening?.(task) ?? reasonForCall(domain.upstreamTask(task))
+
+  /**
+   * `gold` plays the gold actions in order, each by its side, then closes with the task's
+   * communicate_info; `echo` repeats the user's opening. Both play a scripted user, so roster
+   * candidates make no model call.
+   */
+  const scripted = (name: string, env: EnvironmentDef): Effect.Effect<Agent.Agent, CapabilityError> =>
+    Effect.flatMap(taskOf(env), ([, task]): Effect.Effect<Agent.Agent, CapabilityError> => {
+      switch (name) {
+        case "gold": {
+          const infos = domain.upstreamTask(task).evaluation_criteria?.communicate_info ?? []
+          return Effect.succeed(goldAgent(domain.goldActions(task), openingOf(task), infos))
+        }
+        case "echo":
+          // A fresh agent per Attempt: the scripted user is attached to the agent object.
+          return Effect.succeed(withScriptedUser({ ...Agent.echo }, openingOnlyUser(openingOf(task))))
+        default:
+          return Effect.fail(dataError(`no scripted candidate ${name}: use ${roster.join(" or ")}`))
+      }
+    })
+
+  const equivalence = (corpus: string | null): Effect.Effect<EquivalenceResult, CapabilityError> =>
+    domain.equivalence(corpus).pipe(
+      Effect.map((r): EquivalenceResult => ({ benchmark: r.benchmark, corpus: r.corpus, lines: r.lines, agree: r.agree, disagree: r.disagree })),
+      Effect.mapError((e) => dataError(e.message))
+    )
+
+  const provider: Provider = {
+    name: domain.benchmark,
+    version: VERSION,
+    description: domain.description,
+    environments: Effect.map(loaded, (l) => domain.environmentTasks(l).map(environment)),
+    capabilities: makeCapabilities(),
+    roster,
+    rosterDef: (name) => Agent.referenceDef(name),
+    scripted,
+    data: domain.data,
+    equivalence,
+    judged: true
+  }
+
+  return { provider, makeCapabilities, loaded, environment }
+}
