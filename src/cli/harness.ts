@@ -11,7 +11,8 @@ import { fileURLToPath } from "node:url"
 import { Options } from "@effect/cli"
 import { Console, Effect, Option, Ref } from "effect"
 import * as ContentId from "../content/ContentId.ts"
-import type { Lane, Progress } from "../experiment/Runner.ts"
+import { fromNote, renderEstimate, runPilot } from "../experiment/Preflight.ts"
+import type { Lane, Progress, RunOutcome, RunSettings } from "../experiment/Runner.ts"
 import { classify, makePlan, run as runExperiment } from "../experiment/Runner.ts"
 import { encodeJson, type Recommendation, renderText, type Report } from "../experiment/Report.ts"
 import * as Store from "../experiment/Store.ts"
@@ -45,7 +46,9 @@ export const harnessOptions = {
 export const harnessRunOptions = {
   preflightShare: Options.float("preflight-share").pipe(
     Options.optional,
-    Options.withDescription("Harness runs on a subscription: the share of any quota window the experiment may use (default 0.10; none starts past 80% used)")
+    Options.withDescription(
+      "Harness runs on a subscription: first a pilot, then stop with exit 3 if the rest would take more than this share of any quota window; during the run no cell starts past it (default 0.10, always applied) or past 80% used"
+    )
   )
 }
 
@@ -264,7 +267,12 @@ export const planHarness = (sel: HarnessSelection) =>
     const p = yield* prepare(sel)
     const states = yield* cellStates(sel.home, p)
     const doc = planDocument(sel, p, states, DEFAULT_MAX_USD, DEFAULT_TIMEOUT_SECS)
-    yield* sel.json ? printJson(doc) : Console.log(planText(doc))
+    const estimate = existsSync(path.join(sel.home, "assay.sqlite"))
+      ? fromNote(yield* Effect.flatMap(Store.Store, (s) => s.latestNote(p.runnerPlan.experimentId, "estimate")).pipe(Effect.provide(Store.layer(sel.home))))
+      : null
+    yield* sel.json
+      ? printJson(estimate === null ? doc : { ...doc, estimate })
+      : Console.log(planText(doc) + (estimate === null ? "" : "\n" + renderEstimate(estimate)))
   })
 
 // ---------------------------------------------------------------------------------------------
@@ -342,7 +350,7 @@ export const runHarnesses = (sel: HarnessRunSelection) =>
     if (!(allowance.share > 0 && allowance.share <= 1)) return yield* new UsageError({ detail: "--preflight-share must be in (0, 1]" })
     if (!(timeoutSecs > 0)) return yield* new UsageError({ detail: "--timeout-secs must be positive" })
     // Said rather than ignored: these are not wired for harness runs yet.
-    if (Option.isSome(sel.preflightUsd)) return yield* new UsageError({ detail: "--preflight-usd is not available for harness runs yet (use --max-usd and --preflight-share)" })
+    if (Option.isSome(sel.preflightUsd) && !(sel.preflightUsd.value >= 0)) return yield* new UsageError({ detail: "--preflight-usd must be a number of dollars, 0 or more" })
     if (Option.isSome(sel.faults)) return yield* new UsageError({ detail: "--faults is not available for harness runs yet" })
     const p = yield* prepare(sel)
     if (!sel.yes) {
@@ -376,8 +384,9 @@ export const runHarnesses = (sel: HarnessRunSelection) =>
         ], { discard: true })
     }
     const refused = yield* Ref.make<string | null>(null)
-    const outcome = yield* runExperiment(p.runnerPlan, {
-      // One at a time: harness runs share the machine, and their wall time is measured.
+    const settings = (pilot: boolean): RunSettings => ({
+      // One at a time: harness runs share the machine, their wall time is measured, and each
+      // cell's quota readings follow the previous cell's.
       parallel: 1,
       // The spend cap is checked in `admit`, with the judge's spending counted.
       maxUsd: null,
@@ -407,36 +416,64 @@ export const runHarnesses = (sel: HarnessRunSelection) =>
         timeoutSecs,
         judge: p.judgeRef,
         allowance: { share: allowance.share, pauseAt: allowance.pauseAt },
+        preflightUsd: Option.getOrNull(sel.preflightUsd),
+        preflightShare: Option.getOrNull(sel.preflightShare),
+        pilot,
         endpoint: endpointFromEnv() === undefined ? "harness login" : "ASSAY_HARNESS_BASE_URL"
       }
-    }).pipe(Effect.provide(Store.layer(sel.home)))
-    const stopped = yield* Ref.get(refused)
-    const judge = p.judgeRef === null ? null : { ref: p.judgeRef, alsoCandidate: p.plan.judge.kind === "harness" && p.plan.judge.alsoCandidate }
-    const recommendation = recommendationOf(outcome.attempts, judge)
-    // A candidate on the harness's default model is named by the models its transcripts show.
-    const shown = Object.entries(recommendation.models)
-      .filter(([c, ms]) => ms.length > 0 && !ms.every((m) => c.endsWith(`:${m}`)))
-      .map(([c, ms]) => `${c} ran ${ms.join(", ")} (as its transcripts show)`)
-    const notes = [...(outcome.report.notes ?? []), ...shown]
-    const withRecommendation: Report = { ...outcome.report, ...(notes.length > 0 ? { notes } : {}), recommendation }
-    // Refused by the allowance, the run is incomplete: no Scorecard is kept for it. Running again
-    // resumes from the cells already done.
-    const report: Report =
-      stopped === null
-        ? withRecommendation
-        : {
-          ...withRecommendation,
-          scorecards: [],
-          comparisons: [],
-          frontier: [],
-          warnings: [...(withRecommendation.warnings ?? []), `stopped by the subscription allowance: ${stopped}; run again to resume`]
-        }
-    const baseline = (yield* Ref.get(meter)).baseline
-    yield* Effect.flatMap(Store.Store, (store) =>
-      Effect.zipRight(
-        baseline.size > 0 ? store.putNote(report.runId, "quota-baseline", Object.fromEntries(baseline)) : Effect.void,
-        store.finishRun(report.runId, report)
-      )).pipe(Effect.provide(Store.layer(sel.home)))
-    yield* sel.json ? Effect.flatMap(encodeJson(report).pipe(Effect.orDie), Console.log) : Console.log(renderText(report))
-    return stopped === null ? 0 : 3
+    })
+    const inStore = <A, E>(effect: Effect.Effect<A, E, Store.Store>) => Effect.provide(effect, Store.layer(sel.home))
+    // Each window's first reading, kept with the run so that a resumed run counts from it.
+    const keepBaseline = (runId: string) =>
+      Effect.flatMap(Ref.get(meter), ({ baseline }) =>
+        baseline.size > 0 ? inStore(Effect.flatMap(Store.Store, (s) => s.putNote(runId, "quota-baseline", Object.fromEntries(baseline)))) : Effect.void)
+
+    // The run's report with the recommendation; refused by the allowance, the run is incomplete
+    // and no Scorecard is kept for it (running again resumes from the cells already done).
+    const finish = (outcome: RunOutcome) =>
+      Effect.gen(function*() {
+        const stopped = yield* Ref.get(refused)
+        const judge = p.judgeRef === null ? null : { ref: p.judgeRef, alsoCandidate: p.plan.judge.kind === "harness" && p.plan.judge.alsoCandidate }
+        const recommendation = recommendationOf(outcome.attempts, judge)
+        // A candidate on the harness's default model is named by the models its transcripts show.
+        const shown = Object.entries(recommendation.models)
+          .filter(([c, ms]) => ms.length > 0 && !ms.every((m) => c.endsWith(`:${m}`)))
+          .map(([c, ms]) => `${c} ran ${ms.join(", ")} (as its transcripts show)`)
+        const notes = [...(outcome.report.notes ?? []), ...shown]
+        const withRecommendation: Report = { ...outcome.report, ...(notes.length > 0 ? { notes } : {}), recommendation }
+        const report: Report = stopped === null
+          ? withRecommendation
+          : {
+            ...withRecommendation,
+            scorecards: [],
+            comparisons: [],
+            frontier: [],
+            warnings: [...(withRecommendation.warnings ?? []), `stopped by the subscription allowance: ${stopped}; run again to resume`]
+          }
+        yield* inStore(Effect.flatMap(Store.Store, (store) => store.finishRun(report.runId, report)))
+        yield* sel.json ? Effect.flatMap(encodeJson(report).pipe(Effect.orDie), Console.log) : Console.log(renderText(report))
+        return stopped === null ? 0 : 3
+      })
+
+    if (Option.isSome(sel.preflightUsd) || Option.isSome(sel.preflightShare)) {
+      const { estimate: gate, pilotRun } = yield* inStore(runPilot(p.runnerPlan, settings(true), {
+        budgetUsd: Option.getOrNull(sel.preflightUsd),
+        parallel: 1,
+        readings: (a) => resultOf(a)?.harness?.quota ?? [],
+        allowance: Effect.map(Ref.get(meter), (m) => Allowance.standing(m, allowance))
+      }))
+      yield* keepBaseline(pilotRun.report.runId)
+      if ((yield* Ref.get(refused)) !== null) return yield* finish(pilotRun)
+      if (gate.verdict !== "within-budget") {
+        const hint = gate.verdict === "over-allowance" ? "a larger --preflight-share" : "a larger --preflight-usd"
+        if (sel.json) yield* printJson({ stopped: gate.verdict, runId: gate.runId, estimate: gate })
+        else yield* Console.log(renderEstimate(gate) + `\nstopped: ${gate.verdict}; run again with ${hint} to resume after the pilot`)
+        return 3
+      }
+      if (!sel.json) yield* Console.error(renderEstimate(gate))
+    }
+    const outcome = yield* inStore(runExperiment(p.runnerPlan, settings(false)))
+    yield* keepBaseline(outcome.report.runId)
+    return yield* finish(outcome)
   })
+

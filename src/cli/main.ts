@@ -9,8 +9,8 @@ import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Cause, Console, Data, Effect, Layer, Option, Schema } from "effect"
 import * as ContentId from "../content/ContentId.ts"
 import { decodeJson, encodeJson, renderHtml, renderMarkdown, renderText, type Report } from "../experiment/Report.ts"
-import { type Estimate, estimate, pilotOf } from "../experiment/Preflight.ts"
-import { classify, type Lane, makePlan, type Plan, run as runExperiment, type RunSettings } from "../experiment/Runner.ts"
+import { fromNote, renderEstimate, runPilot } from "../experiment/Preflight.ts"
+import { classify, type Lane, makePlan, type Plan, run as runExperiment } from "../experiment/Runner.ts"
 import * as Store from "../experiment/Store.ts"
 import type { Handler } from "../world/WorldEffects.ts"
 import * as Registry from "../model/Registry.ts"
@@ -181,10 +181,10 @@ const planCommand = Command.make("plan", selection, (sel) =>
     const summary = planSummary(sel, lanes, states, plan.experimentId)
     const models = yield* liveness()
     const previous = existsSync(join(sel.home, "assay.sqlite"))
-      ? yield* withStore(sel.home, Effect.flatMap(Store.Store, (s) => s.latestNote(plan.experimentId, "estimate")))
+      ? fromNote(yield* withStore(sel.home, Effect.flatMap(Store.Store, (s) => s.latestNote(plan.experimentId, "estimate"))))
       : null
     if (sel.json) yield* printJson({ ...summary, modelProviders: models, ...(previous ? { estimate: previous } : {}) })
-    else yield* Console.log(planText(summary, models) + (previous ? "\n" + renderEstimate(previous as Estimate) : ""))
+    else yield* Console.log(planText(summary, models) + (previous ? "\n" + renderEstimate(previous) : ""))
   })).pipe(Command.withDescription("Show what a run would do: benchmarks, candidates, cells (new, kept, stale), live model providers. Makes no model call and changes nothing."))
 
 // ---------------------------------------------------------------------------------------------
@@ -210,6 +210,9 @@ const runCommand = Command.make("run", runOptions, (opts) =>
       const code = yield* runHarnesses(opts)
       if (code !== 0) return yield* new ExitWith({ code })
       return
+    }
+    if (Option.isSome(opts.preflightShare)) {
+      return yield* new UsageError({ detail: "--preflight-share is for harness runs on a subscription (--harness); model runs are billed per token: use --preflight-usd" })
     }
     const faults = Option.isSome(opts.faults) ? Option.some(yield* parseFaults(opts.faults.value)) : Option.none()
     const lanes = yield* lanesOf(opts, faults)
@@ -243,7 +246,7 @@ const runCommand = Command.make("run", runOptions, (opts) =>
         }
       })
     if (Option.isSome(opts.preflightUsd)) {
-      const gate = yield* withStore(opts.home, preflight(plan, opts.preflightUsd.value, opts.parallel, runSettings(true)))
+      const { estimate: gate } = yield* withStore(opts.home, runPilot(plan, runSettings(true), { budgetUsd: opts.preflightUsd.value, parallel: opts.parallel }))
       if (gate.verdict !== "within-budget") {
         if (opts.json) yield* printJson({ stopped: gate.verdict, runId: gate.runId, estimate: gate })
         else yield* Console.log(renderEstimate(gate) + `\nstopped: ${gate.verdict}; run again with a larger --preflight-usd to resume after the pilot`)
@@ -254,35 +257,6 @@ const runCommand = Command.make("run", runOptions, (opts) =>
     const outcome = yield* withStore(opts.home, runExperiment(plan, runSettings(false)))
     yield* printReport(outcome.report, opts.json ? "json" : "text")
   })).pipe(Command.withDescription("Run an experiment (resuming it if the home has its cells) and print its Scorecards."))
-
-/** Runs the pilot cells (those not kept already), then estimates the rest and stores the estimate. */
-const preflight = (plan: Plan, budgetUsd: number, parallel: number, settings: RunSettings) =>
-  Effect.gen(function*() {
-    const store = yield* Store.Store
-    const pilot = pilotOf(plan.cells)
-    const pilotRun = yield* runExperiment(plan, { ...settings, only: (cell) => pilot.has(cell) })
-    const pilotAttempts = yield* store.latestAttempts(Array.from(pilot, (c) => c.key))
-    const states = yield* classify(plan)
-    const left = states.filter((s) => s.state !== "kept" && !pilot.has(s.cell)).map((s) => s.cell)
-    const result = { ...estimate({ pilot: Array.from(pilotAttempts.values(), (s) => s.attempt), left, budgetUsd, parallel }), runId: pilotRun.report.runId }
-    yield* store.putNote(pilotRun.report.runId, "estimate", result)
-    return result
-  })
-
-const usd = (x: number) => `$${x.toFixed(4)}`
-
-const renderEstimate = (e: Estimate): string => {
-  const bound = (b: { expected: number; conservative: number; worstSeen: number } | null, f: (x: number) => string) =>
-    b === null ? "unknown" : `${f(b.expected)} expected, ${f(b.conservative)} conservative, ${f(b.worstSeen)} worst seen`
-  return [
-    `preflight estimate for the cells left (budget ${usd(e.budgetUsd)}):`,
-    ...e.candidates.map((c) =>
-      `  ${c.candidate}: ${c.cellsLeft} cells left, piloted on ${c.pilotCells}${c.faulted.cells > 0 ? ` (${c.faulted.cells} faulted, spent ${c.faulted.usd === null ? "unknown" : usd(c.faulted.usd)})` : ""}: ${bound(c.usd, usd)}`
-    ),
-    `  total: ${bound(e.total.usd, usd)}; tokens ${bound(e.total.tokens, (x) => Math.round(x).toString())}; wall ${bound(e.total.wallSeconds, (x) => `${x.toFixed(0)}s`)}`,
-    ...(e.unpiloted.length > 0 ? [`  unpiloted (no pilot Attempt with a verdict): ${e.unpiloted.join(", ")}`] : [])
-  ].join("\n")
-}
 
 const printReport = (report: Report, format: "json" | "text" | "md" | "html") =>
   format === "json"

@@ -5,6 +5,7 @@
  * `share` of any window since it started, or once any window is `pauseAt` used.
  * Pure: the command keeps a Meter and asks `refusal` before each cell.
  */
+import type { AllowanceState, Reading } from "../experiment/Preflight.ts"
 
 export interface Allowance {
   /** Fraction of a window the experiment may use, e.g. 0.10 = ten points. */
@@ -15,10 +16,7 @@ export interface Allowance {
 
 export const defaultAllowance: Allowance = { share: 0.1, pauseAt: 0.8 }
 
-export interface Reading {
-  readonly window: string
-  readonly usedPercent: number
-}
+export type { Reading } from "../experiment/Preflight.ts"
 
 export interface Meter {
   /** Each window's first reading since the experiment started: "before". */
@@ -53,4 +51,15 @@ export const refusal = (meter: Meter, allowance: Allowance): string | null => {
     }
   }
   return null
+}
+
+/** Where the experiment stands: each window's points used since its first reading, and its newest reading. */
+export const standing = (meter: Meter, allowance: Allowance): AllowanceState => {
+  const used: Record<string, number> = {}
+  const latest: Record<string, number> = {}
+  for (const [window, now] of meter.latest) {
+    latest[window] = now
+    used[window] = Math.max(0, now - (meter.baseline.get(window) ?? now))
+  }
+  return { share: allowance.share, pauseAt: allowance.pauseAt, used, latest }
 }

@@ -53,4 +53,10 @@ describe("preflight through the command", { timeout: 300_000 }, () => {
     expect(stopped.estimate.unpiloted).toEqual(["openai:gpt-4o-mini"])
     expect(stopped.estimate.candidates[0].faulted.cells).toBe(4)
   })
+
+  it("--preflight-share is refused for model runs, with the flag that applies", async () => {
+    const run = await assay(["run", "--benchmark", "ledger", "--candidate", "gold", "--preflight-share", "0.2", "--yes", "--home", tempDir()], {})
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain("--preflight-share is for harness runs on a subscription (--harness); model runs are billed per token: use --preflight-usd")
+  })
 })
