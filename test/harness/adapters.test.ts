@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import { projectSlug } from "../../src/harness/adapters/claude.ts"
 import { adapters, claude, codex, gemini, opencode, pi, qwen } from "../../src/harness/adapters/index.ts"
 import { type CapturedOutput, harnessNames, type InvocationInput, isTranscriptError } from "../../src/harness/Harness.ts"
 
@@ -74,6 +75,46 @@ describe("transcript parsers on constructed transcripts", () => {
       { model: "claude-haiku-4-5", input: 7, output: 2, cacheRead: undefined, cacheWrite: undefined, reasoning: undefined }
     ])
     expect(t.models).toEqual(["claude-sonnet-4-5", "claude-haiku-4-5"])
+  })
+
+  it("claude: rate_limit_event lines are quota readings: utilisation in percent, a rejection is 100% of its window, `allowed` alone is no reading", () => {
+    const limit = (rate_limit_info: Record<string, unknown>) => ({ type: "rate_limit_event", rate_limit_info, session_id: "s" })
+    const stdout = lines(
+      limit({ status: "allowed", isUsingOverage: false }),
+      limit({ status: "allowed_warning", resetsAt: 1796033233, rateLimitType: "five_hour", utilization: 0.85, isUsingOverage: false, surpassedThreshold: 0.8 }),
+      limit({ status: "allowed_warning", rateLimitType: "seven_day", utilization: 0.5, isUsingOverage: false }),
+      limit({ status: "allowed_warning", rateLimitType: "overage", utilization: 0.123456 }),
+      limit({ status: "rejected", resetsAt: 1796040000, rateLimitType: "seven_day_opus", isUsingOverage: false }),
+      limit({ status: "rejected", isUsingOverage: false }),
+      limit({ status: "allowed_warning", utilization: 0.9 }),
+      { type: "result", subtype: "success", result: "ok", modelUsage: {} }
+    )
+    const t = claude.parse(out(stdout))
+    if (isTranscriptError(t)) throw t
+    expect(t.quota).toEqual([
+      { window: "five_hour", usedPercent: 85, windowMinutes: 300 },
+      { window: "seven_day", usedPercent: 50, windowMinutes: 10080 },
+      { window: "overage", usedPercent: 12.35, windowMinutes: undefined },
+      { window: "seven_day_opus", usedPercent: 100, windowMinutes: 10080 },
+      { window: "unified", usedPercent: 100, windowMinutes: undefined }
+    ])
+    const quiet = claude.parse(out(lines(limit({ status: "allowed", isUsingOverage: false }), { type: "result", result: "ok" })))
+    if (isTranscriptError(quiet)) throw quiet
+    expect(quiet.quota).toBeUndefined()
+  })
+
+  it("claude on the user's login: the session file is projects/<cwd slug>/<session id>.jsonl under CLAUDE_CONFIG_DIR, else ~/.claude", () => {
+    const stdout = lines({ type: "system", subtype: "init", cwd: "/tmp/assay-claude-x_1/work", session_id: "c00df042-2b90-425c-9fac-48d3a76009c4" })
+    const now = new Date()
+    expect(claude.loginSessions?.(stdout, { CLAUDE_CONFIG_DIR: "/cfg", HOME: "/home/u" }, now)).toEqual({
+      dirs: ["/cfg/projects/-tmp-assay-claude-x-1-work"],
+      suffix: "c00df042-2b90-425c-9fac-48d3a76009c4.jsonl"
+    })
+    expect(claude.loginSessions?.(stdout, { HOME: "/home/u" }, now)?.dirs).toEqual(["/home/u/.claude/projects/-tmp-assay-claude-x-1-work"])
+    expect(claude.loginSessions?.(lines({ type: "system", subtype: "init", cwd: "/w", session_id: "../x" }), {}, now)).toBeUndefined()
+    // Long paths are cut at 200 and suffixed with the path's 32-bit string hash in base 36 (computed independently).
+    const long = "/tmp/" + "a".repeat(120) + "/" + "b".repeat(120) + "/work"
+    expect(projectSlug(long)).toBe(long.replace(/[^a-zA-Z0-9]/g, "-").slice(0, 200) + "-jmt4go")
   })
 
   it("gemini: the response field; session records per call, stdout per-model sums as fallback, cached split out", () => {

@@ -2,11 +2,37 @@
  * Claude Code (`@anthropic-ai/claude-code`). Headless: `claude -p --output-format stream-json
  * --verbose`. An endpoint is ANTHROPIC_BASE_URL/ANTHROPIC_API_KEY with a private CLAUDE_CONFIG_DIR.
  * Per-call usage comes from the session file (`message.usage`, one message id per call, repeated
- * for each content block); stdout `assistant` events carry partial usage, the `result` event the sums.
- * Not exercised against a live binary here (245 MB); parser tested on constructed transcripts.
+ * for each content block); stdout `assistant` events carry partial usage (output 1), the `result`
+ * event the sums. Exercised for real against the loopback server (test/harness/RealCli.test.ts).
+ *
+ * Subscription windows. Only on a claude.ai subscription login (OAuth credentials whose scopes
+ * include `user:inference`, no ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN in use) does Claude Code
+ * read the `anthropic-ratelimit-unified-*` response headers; on an API key it ignores them. It
+ * prints a `rate_limit_event` line when what it read changes, and that line is all a headless run
+ * shows (the statusline, which sees every window's utilisation, does not run under `-p`):
+ * - `allowed_warning` with `rateLimitType` and `utilization` (0..1): only near a limit: when the
+ *   server names a surpassed threshold (`…-5h-surpassed-threshold`), or on pace to run out
+ *   (five_hour at 90% with at most 72% of the window gone; seven_day at 25/50/75% with at most
+ *   15/35/60% gone). This is the only utilisation it reports.
+ * - `rejected` with `rateLimitType` (the representative claim): the window is exhausted; read as
+ *   100% used (a rejection naming no window is read as the `unified` window).
+ * - `allowed` carries no utilisation: no reading.
+ * So `usedPercent` readings exist only in the warning regime: the allowance's `share` meter can
+ * only act on those, while `pauseAt` acts on them (all at or above 25%) and on rejections.
  */
 import * as path from "node:path"
-import { field, type HarnessAdapter, isObject, jsonLines, type ModelCall, num, str, transcript } from "../Harness.ts"
+import {
+  field,
+  type HarnessAdapter,
+  isObject,
+  jsonLines,
+  type JsonObject,
+  type ModelCall,
+  num,
+  type QuotaReading,
+  str,
+  transcript
+} from "../Harness.ts"
 
 const callOf = (message: unknown): ModelCall => {
   const u = field(message, "usage")
@@ -29,6 +55,38 @@ const callsByMessage = (lines: ReadonlyArray<unknown>): Array<ModelCall> => {
     byId.set(id, callOf(field(l, "message")))
   })
   return [...byId.values()]
+}
+
+/** Claude Code's window names (`rateLimitType`) and their lengths, where known. */
+const windowMinutes: Readonly<Record<string, number>> = {
+  five_hour: 300,
+  seven_day: 10_080,
+  seven_day_opus: 10_080,
+  seven_day_sonnet: 10_080,
+  seven_day_overage_included: 10_080
+}
+
+/** The reading one `rate_limit_event` gives, if any (see the module comment). */
+export const quotaReadingOf = (event: JsonObject): QuotaReading | undefined => {
+  if (event.type !== "rate_limit_event") return undefined
+  const info = field(event, "rate_limit_info")
+  const status = str(field(info, "status"))
+  const window = str(field(info, "rateLimitType")) ?? (status === "rejected" ? "unified" : undefined)
+  if (window === undefined) return undefined
+  const utilization = num(field(info, "utilization"))
+  // Percent to two decimals: 0.85 * 100 is 85.00000000000001 in floating point.
+  const usedPercent = status === "rejected" ? 100 : utilization === undefined ? undefined : Math.round(utilization * 10_000) / 100
+  return usedPercent === undefined ? undefined : { window, usedPercent, windowMinutes: windowMinutes[window] }
+}
+
+/** Claude Code's folder name for a working directory under `projects/` (non-alphanumerics become
+ * "-"; past 200 characters, cut and suffixed with a 32-bit string hash in base 36). */
+export const projectSlug = (cwd: string): string => {
+  const slug = cwd.replace(/[^a-zA-Z0-9]/g, "-")
+  if (slug.length <= 200) return slug
+  let h = 0
+  for (let i = 0; i < cwd.length; i++) h = ((h << 5) - h + cwd.charCodeAt(i)) | 0
+  return `${slug.slice(0, 200)}-${Math.abs(h).toString(36)}`
 }
 
 export const claude: HarnessAdapter = {
@@ -55,14 +113,29 @@ export const claude: HarnessAdapter = {
     }
   },
   sessionDirs: (stateDir) => [path.join(stateDir, "claude", "projects")],
+  // On the user's login the session is $CLAUDE_CONFIG_DIR (default ~/.claude)/projects/<cwd slug>/
+  // <session id>.jsonl; the init event names both.
+  loginSessions: (stdout, env) => {
+    const init = jsonLines(stdout).find((e) => e.type === "system" && e.subtype === "init")
+    const cwd = str(field(init, "cwd"))
+    const session = str(field(init, "session_id"))
+    if (cwd === undefined || session === undefined || !/^[\w-]+$/.test(session)) return undefined
+    const config = env.CLAUDE_CONFIG_DIR ?? path.join(env.HOME ?? "", ".claude")
+    return { dirs: [path.join(config.normalize("NFC"), "projects", projectSlug(cwd))], suffix: `${session}.jsonl` }
+  },
   parse: ({ sessionFiles, stdout }) => {
     const events = jsonLines(stdout)
     let result: unknown
-    for (const e of events) if (e.type === "result") result = e
+    const quota: Array<QuotaReading> = []
+    for (const e of events) {
+      if (e.type === "result") result = e
+      const reading = quotaReadingOf(e)
+      if (reading !== undefined) quota.push(reading)
+    }
     const answer = str(field(result, "result"))
     let calls = callsByMessage(sessionFiles.flatMap(jsonLines))
     if (calls.length === 0) calls = callsByMessage(events)
     const modelUsage = field(result, "modelUsage")
-    return transcript("claude", answer, calls, isObject(modelUsage) ? Object.keys(modelUsage) : [])
+    return transcript("claude", answer, calls, isObject(modelUsage) ? Object.keys(modelUsage) : [], quota)
   }
 }
