@@ -33,26 +33,28 @@ const cell = (primary: number) => [
 ]
 
 describe("real agent CLIs through assay run --harness against the loopback model server", () => {
-  it("runs real codex on csv-summary: tokens, cost and grades as scripted; past ten points of the primary window no new cell starts", async () => {
+  it("runs real codex on csv-summary: tokens, cost and grades as scripted; past ten points of the primary window, or past 80% used, no new cell starts; the next run resumes", async () => {
     const home = tempDir()
-    const { run, requests } = await Effect.runPromise(
-      Effect.scoped(
-        Effect.gen(function*() {
-          // Cell 1 sees the window at 42%, cell 2 at 55%: thirteen points since the start.
-          const server = yield* Loopback.start([...cell(42), ...cell(55), { default: true, text: "nothing to add", usage: { input: 10, output: 1 } }])
-          const run = yield* Effect.promise(() =>
-            assay(
-              ["run", "--harness", "codex", "--model", `codex:${MODEL}`, "--task", "csv-summary", "--reps", "3", "--no-judge", "--timeout-secs", "150", "--yes", "--json", "--home", home],
-              { PATH: "/usr/bin:/bin", ASSAY_HARNESS_BASE_URL: server.url, ASSAY_HARNESS_API_KEY: "sk-loopback" }
+    const runWith = (turns: ReadonlyArray<Loopback.ScriptTurn>) =>
+      Effect.runPromise(
+        Effect.scoped(
+          Effect.gen(function*() {
+            const server = yield* Loopback.start([...turns, { default: true, text: "nothing to add", usage: { input: 10, output: 1 } }])
+            const run = yield* Effect.promise(() =>
+              assay(
+                ["run", "--harness", "codex", "--model", `codex:${MODEL}`, "--task", "csv-summary", "--reps", "4", "--no-judge", "--timeout-secs", "150", "--yes", "--json", "--home", home],
+                { PATH: "/usr/bin:/bin", ASSAY_HARNESS_BASE_URL: server.url, ASSAY_HARNESS_API_KEY: "sk-loopback" }
+              )
             )
-          )
-          return { run, requests: server.requests() }
-        })
+            return { run, requests: server.requests() }
+          })
+        )
       )
-    )
+    // Cell 1 sees the window at 42%, cell 2 at 55%: thirteen points since the start.
+    const { run, requests } = await runWith([...cell(42), ...cell(55)])
     expect(run.code, run.stderr).toBe(3)
     const report = JSON.parse(run.stdout)
-    expect(report.cells).toMatchObject({ total: 3, ran: 2, skipped: 1 })
+    expect(report.cells).toMatchObject({ total: 4, ran: 2, skipped: 2 })
     expect(report.scorecards).toEqual([])
     expect(report.warnings.join(" ")).toContain("quota: this experiment used 13 points of the primary window")
     expect(requests.filter((r) => r.status === 200 && r.headers["authorization"] !== undefined).length).toBeGreaterThanOrEqual(4)
@@ -72,7 +74,21 @@ describe("real agent CLIs through assay run --harness against the loopback model
       expect(result.harness.quota.map((q) => q.window)).toContain("primary")
     }
     const skipped = await Effect.runPromise(Effect.flatMap(Store.Store, (s) => s.skippedOfRun(report.runId)).pipe(Effect.provide(Store.layer(home))))
-    expect(skipped.map((s) => s.reason)).toEqual([expect.stringMatching(/^quota: /)])
+    expect(skipped.map((s) => s.reason)).toEqual([expect.stringMatching(/^quota: /), expect.stringMatching(/^quota: /)])
+
+    // Someone else used the account: cell 3 sees the window at 81%, and cell 4 waits.
+    const paused = await runWith(cell(81))
+    expect(paused.run.code, paused.run.stderr).toBe(3)
+    const pausedReport = JSON.parse(paused.run.stdout)
+    expect(pausedReport.cells).toMatchObject({ kept: 2, ran: 1, skipped: 1 })
+    expect(pausedReport.warnings.join(" ")).toContain("quota: the primary window is 81% used (pause at 80%)")
+
+    // The window has reset: the last cell runs and the experiment is complete.
+    const resumed = await runWith(cell(30))
+    expect(resumed.run.code, resumed.run.stderr).toBe(0)
+    const resumedReport = JSON.parse(resumed.run.stdout)
+    expect(resumedReport.cells).toMatchObject({ total: 4, kept: 3, ran: 1 })
+    expect(resumedReport.scorecards.find((s: { stratum: string | null }) => s.stratum === null)).toMatchObject({ n: 4, meanReward: 1 })
   }, 300_000)
 
   it("runs real pi as a default-model candidate: grades as scripted, cost unknown, and the report names the model its transcript shows", async () => {
