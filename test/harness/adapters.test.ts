@@ -101,6 +101,15 @@ describe("transcript parsers on constructed transcripts", () => {
     const quiet = claude.parse(out(lines(limit({ status: "allowed", isUsingOverage: false }), { type: "result", result: "ok" })))
     if (isTranscriptError(quiet)) throw quiet
     expect(quiet.quota).toBeUndefined()
+    // Refused: Claude Code writes its own "<synthetic>" message, which is no model call.
+    const refused = claude.parse(
+      out(
+        lines(limit({ status: "rejected", rateLimitType: "five_hour" }), { type: "result", is_error: true, api_error_status: 429, result: "You've hit your session limit" }),
+        [lines({ type: "assistant", message: { id: "d0dfd5dd", model: "<synthetic>", usage: { input_tokens: 0, output_tokens: 0 } } })]
+      )
+    )
+    if (isTranscriptError(refused)) throw refused
+    expect([refused.calls, refused.models, refused.quota]).toEqual([[], [], [{ window: "five_hour", usedPercent: 100, windowMinutes: 300 }]])
   })
 
   it("claude on the user's login: the session file is projects/<cwd slug>/<session id>.jsonl under CLAUDE_CONFIG_DIR, else ~/.claude", () => {

@@ -46,11 +46,12 @@ const callOf = (message: unknown): ModelCall => {
   }
 }
 
-/** One call per message id, keeping its last record (usage grows as blocks stream). */
+/** One call per message id, keeping its last record (usage grows as blocks stream). Messages of
+ * model `<synthetic>` are Claude Code's own (e.g. "You've hit your session limit"), not calls. */
 const callsByMessage = (lines: ReadonlyArray<unknown>): Array<ModelCall> => {
   const byId = new Map<string, ModelCall>()
   lines.forEach((l, i) => {
-    if (!isObject(l) || l.type !== "assistant") return
+    if (!isObject(l) || l.type !== "assistant" || field(l, "message", "model") === "<synthetic>") return
     const id = str(field(l, "message", "id")) ?? `#${i}`
     byId.set(id, callOf(field(l, "message")))
   })
