@@ -13,6 +13,7 @@ import type * as Generated from "@effect/ai-openai/Generated"
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Config, Duration, Effect, Layer, Option, Redacted, Schema, Stream } from "effect"
+import * as JsonText from "./JsonText.ts"
 import { type ApiType, type ProviderEntry, Registry } from "./Registry.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -27,10 +28,9 @@ export const ToolCall = Schema.Struct({
   /** the parsed JSON object the model passed (JavaScript numbers: `5.0` and `5` are one value) */
   arguments: JsonObject,
   /**
-   * the arguments' JSON text as the model wrote it, where the wire format gives text: OpenAI
-   * Responses and chat completions (`arguments`), Anthropic streaming (`input_json_delta`).
-   * Absent for Anthropic without streaming, whose `input` arrives as an object. Python-semantics
-   * consumers read it to keep `5.0` (a float) apart from `5` (an int).
+   * the arguments' JSON text as the server sent it: OpenAI Responses and chat completions
+   * `arguments`, Anthropic's `input_json_delta` (streaming) or the `input` slice of its message
+   * body. Python-semantics consumers read it to keep `5.0` (a float) apart from `5` (an int).
    */
   argumentsText: Schema.optional(Schema.String)
 })
@@ -342,8 +342,8 @@ interface Collected {
   toolCalls: Array<ToolCall>
   /** streamed argument text by tool call id (Anthropic's input_json_delta, OpenAI's argument deltas) */
   paramsText: Map<string, string>
-  /** arguments text by call id, as the OpenAI Responses function_call items carried it */
-  responsesArguments: Map<string, string>
+  /** arguments text by call id, as the OpenAI Responses function_call items (or Anthropic's tool_use inputs) carried it */
+  wireArguments: Map<string, string>
   finish: Response.FinishPart | undefined
   model: string | undefined
 }
@@ -373,7 +373,7 @@ const collectPart = (acc: Collected, part: Response.AnyPart): void => {
       break
     case "tool-call":
       if (!part.providerExecuted) {
-        const text = acc.responsesArguments.get(part.id) ?? acc.paramsText.get(part.id)
+        const text = acc.wireArguments.get(part.id) ?? acc.paramsText.get(part.id)
         acc.toolCalls.push({
           id: part.id,
           name: part.name,
@@ -437,6 +437,25 @@ const openAiClientKeepingArguments = (
       }))
   )
 
+/**
+ * Keeps the text of each `tool_use` block's `input` in a (non-streamed) Anthropic message body, by
+ * id. The decoded message has `input` as an object already, where `5.0` is `5`; the body has it
+ * as the server wrote it. Node's client caches the body text, so @effect/ai reads the same body.
+ */
+const keepingToolUseInputs = (client: HttpClient.HttpClient, into: Map<string, string>): HttpClient.HttpClient =>
+  HttpClient.tap(client, (response) =>
+    response.status < 200 || response.status >= 300
+      ? Effect.void
+      : Effect.map(response.text, (body) => {
+        for (const block of JsonText.items(JsonText.member(JsonText.locate(body), "content"))) {
+          const id = JsonText.stringOf(JsonText.member(block, "id"))
+          const input = JsonText.member(block, "input")
+          if (JsonText.stringOf(JsonText.member(block, "type")) === "tool_use" && id !== undefined && input !== undefined) {
+            into.set(id, body.slice(input.start, input.end))
+          }
+        }
+      }))
+
 // Trace headers (b3, traceparent) are of no use to a model provider.
 const untraced = (client: HttpClient.HttpClient): HttpClient.HttpClient => HttpClient.withTracerPropagation(client, false)
 
@@ -459,7 +478,7 @@ const viaLanguageModel = (
     toolkit: withHandler,
     disableToolCallResolution: true
   } as const
-  const acc: Collected = { text: [], toolCalls: [], paramsText: new Map(), responsesArguments: new Map(), finish: undefined, model: undefined }
+  const acc: Collected = { text: [], toolCalls: [], paramsText: new Map(), wireArguments: new Map(), finish: undefined, model: undefined }
   const call: Effect.Effect<void, AiError.AiError, LanguageModel.LanguageModel> = stream
     ? LanguageModel.streamText(options).pipe(
       Stream.runForEach((part) => Effect.sync(() => collectPart(acc, part)))
@@ -475,12 +494,17 @@ const viaLanguageModel = (
       config: { strict: false, ...(request.maxOutputTokens !== undefined ? { max_output_tokens: request.maxOutputTokens } : {}) }
     }).pipe(Layer.provide(openAiClientKeepingArguments(
       { apiUrl: baseUrl, transformClient: untraced, ...(apiKey !== undefined ? { apiKey } : {}) },
-      acc.responsesArguments
+      acc.wireArguments
     )))
     : AnthropicLanguageModel.layer({
       model: request.model,
       config: { max_tokens: request.maxOutputTokens ?? 4096 }
-    }).pipe(Layer.provide(AnthropicClient.layer({ apiUrl: baseUrl, transformClient: untraced, ...(apiKey !== undefined ? { apiKey } : {}) })))
+    }).pipe(Layer.provide(AnthropicClient.layer({
+      apiUrl: baseUrl,
+      // A streamed body must stay a stream: there the input_json_delta parts give the text.
+      transformClient: stream ? untraced : (client) => keepingToolUseInputs(untraced(client), acc.wireArguments),
+      ...(apiKey !== undefined ? { apiKey } : {})
+    })))
   return call.pipe(
     Effect.map(() => responseOf(api, request, acc)),
     Effect.provide(model.pipe(Layer.provide(NodeHttpClient.layer)))

@@ -32,9 +32,9 @@ export const ScriptToolCall = Schema.Struct({
   arguments: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   id: Schema.optional(Schema.String),
   /**
-   * the arguments' JSON text, sent verbatim where the wire format carries text (Responses and chat
-   * completions `arguments`, Anthropic's streamed `partial_json`), e.g. `{"x": 5.0}`; Anthropic's
-   * non-streamed `input` is an object and gets `arguments`
+   * the arguments' JSON text, sent verbatim instead of `JSON.stringify(arguments)` (Responses and
+   * chat completions `arguments`, Anthropic's `partial_json` and its message's `input`), e.g.
+   * `{"x": 5.0}`; `arguments` should be what it parses to
    */
   argumentsText: Schema.optional(Schema.String)
 })
@@ -460,6 +460,21 @@ const anthropicMessage = (a: Answer, ids: Ids) => ({
   usage: anthropicUsage(a, a.usage.output)
 })
 
+/** The message as JSON text, each tool_use `input` written as its call's arguments text (`5.0` stays `5.0`). */
+const anthropicMessageText = (a: Answer, ids: Ids): string => {
+  let text = JSON.stringify(anthropicMessage(a, ids))
+  let from = 0
+  for (const call of a.toolCalls) {
+    const parsed = `"input":${JSON.stringify(call.arguments)}`
+    const at = text.indexOf(parsed, from)
+    if (at < 0) continue
+    const raw = `"input":${call.argumentsText}`
+    text = text.slice(0, at) + raw + text.slice(at + parsed.length)
+    from = at + raw.length
+  }
+  return text
+}
+
 /** Anthropic stream events: input usage in message_start, cumulative output usage in message_delta. */
 const anthropicEvents = (a: Answer, ids: Ids): Array<JsonObject> => {
   const events: Array<JsonObject> = [{
@@ -558,10 +573,13 @@ const readBody = (req: IncomingMessage): Promise<string> =>
     req.on("error", reject)
   })
 
-const sendJson = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string>): void => {
+const sendJsonText = (res: ServerResponse, status: number, text: string, headers: Record<string, string>): void => {
   res.writeHead(status, { "content-type": "application/json", ...headers })
-  res.end(JSON.stringify(body))
+  res.end(text)
 }
+
+const sendJson = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string>): void =>
+  sendJsonText(res, status, JSON.stringify(body), headers)
 
 const sendSse = (res: ServerResponse, events: ReadonlyArray<JsonObject>, named: boolean, done: boolean, headers: Record<string, string>): void => {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...headers })
@@ -670,7 +688,7 @@ export const makeServer = (script: Script, options: StartOptions = {}): { server
         return
       case "anthropic-messages":
         if (view.stream) sendSse(res, anthropicEvents(answer, ids), true, false, extra)
-        else sendJson(res, 200, anthropicMessage(answer, ids), extra)
+        else sendJsonText(res, 200, anthropicMessageText(answer, ids), extra)
         return
     }
   }
