@@ -9,31 +9,13 @@
 import { Effect, Either } from "effect"
 import type { Json } from "../../../src/content/Canonical.ts"
 import * as ContentId from "../../../src/content/ContentId.ts"
-import * as Agent from "../../../src/evaluation/Agent.ts"
-import { CapabilityError, makeEvaluator, makeProtocol, makeWorldSetup } from "../../../src/evaluation/Capabilities.ts"
-import type { EquivalenceResult, PinnedFile, Provider } from "../../../src/evaluation/Provider.ts"
-import * as Registry from "../../../src/model/Registry.ts"
-import type { AgentDef } from "../../../src/schema/AgentDef.ts"
-import { defaultEffects, type EnvironmentDef, noLimits } from "../../../src/schema/EnvironmentDef.ts"
+import { CapabilityError } from "../../../src/evaluation/Capabilities.ts"
+import type { PinnedFile, Provider } from "../../../src/evaluation/Provider.ts"
 import type { ToolSpec } from "../../../src/world/Tool.ts"
 import * as World from "../../../src/world/World.ts"
-import {
-  agentSystemPrompt,
-  DEFAULT_MAX_STEPS,
-  goldAgent,
-  openingOnlyUser,
-  OUT_OF_SCOPE,
-  outputJson,
-  runConversation,
-  scriptedUserOf,
-  simulatedUser,
-  STOP,
-  TRANSFER,
-  userSystemPrompt,
-  withScriptedUser
-} from "../common/conversation.ts"
-import { decodeOutput, grade, type JudgeCall, liveJudge } from "../common/evaluator.ts"
-import { loadPrompts, promptFiles, type Prompts } from "../common/prompts.ts"
+import { OUT_OF_SCOPE, STOP, TRANSFER, userSystemPrompt } from "../common/conversation.ts"
+import { type Loaded, makeTau2Provider, promptDataFiles, providerFiles } from "../common/provider.ts"
+import type { Prompts } from "../common/prompts.ts"
 import { renderUserScenario } from "../retail/tasks.ts"
 import { buildIndex } from "./bm25.ts"
 import { allPinnedFiles, type BankingData, loadBankingData, upstreamRepository, upstreamRevision } from "./data.ts"
@@ -41,65 +23,24 @@ import { runEquivalence } from "./equivalence.ts"
 import { type BankingTask, dbCheck, decodeTasks, initialWorld, plain } from "./tasks.ts"
 import { bankingTools, type BankingTools, dbWorld, type Environment } from "./tools.ts"
 
+export { type CapabilityOptions, DEFAULT_USER_MODEL } from "../common/provider.ts"
+
 const BENCHMARK = "tau2-banking"
-const VERSION = "1"
 
-/** Upstream's default user model (src/tau2/config.py `DEFAULT_LLM_USER`), as the registry names it. */
-export const DEFAULT_USER_MODEL = "openai:gpt-4.1-2025-04-14"
-
-// ---------------------------------------------------------------------------------------------
-// The data, loaded once per process
-
-interface Loaded {
+/** What banking loads once per process. */
+interface Banking {
   readonly data: BankingData
   readonly env: Environment
   readonly tasks: ReadonlyArray<BankingTask>
-  readonly byId: ReadonlyMap<string, BankingTask>
-  readonly prompts: Prompts
   readonly tools: BankingTools
-  readonly agentSystem: string
   /** Digest of every tool spec (offered and discoverable, both sides): part of every task's evidence. */
   readonly toolsDigest: string
 }
 
-const dataError = (detail: string) => new CapabilityError({ capability: BENCHMARK, reason: "data", detail })
-
-const loaded: Effect.Effect<Loaded, CapabilityError> = Effect.runSync(
-  Effect.cached(
-    Effect.gen(function*() {
-      const data = yield* Effect.mapError(loadBankingData(), (e) => dataError(e.message))
-      const tasks = yield* Effect.mapError(decodeTasks(data), (e) => dataError(e.message))
-      const prompts = yield* loadPrompts()
-      // The BM25 index is built once; every Attempt's tools share it (it is read-only).
-      const env: Environment = { index: buildIndex(data.documents), discoverable: data.discoverableTools }
-      return {
-        data,
-        env,
-        tasks,
-        byId: new Map(tasks.map((t) => [t.id, t])),
-        prompts,
-        tools: bankingTools(env, data),
-        // Upstream's LLMAgent prompt: the shared template with `get_environment().policy`, which for
-        // the bm25 variant is policy-bm25.md (build_policy's rendering).
-        agentSystem: agentSystemPrompt(prompts.agentTemplate, prompts.agentInstruction, data.policy),
-        toolsDigest: ContentId.ofUnsafe(
-          { agent: data.toolSpecs, user: data.userToolSpecs, discoverable: data.discoverableTools } as unknown as Json
-        )
-      }
-    })
-  )
-)
-
-const taskOf = (env: EnvironmentDef): Effect.Effect<readonly [Loaded, BankingTask], CapabilityError> =>
-  Effect.flatMap(loaded, (l) => {
-    const task = l.byId.get(env.task)
-    return task ? Effect.succeed([l, task] as const) : Effect.fail(dataError(`no banking task ${env.task}`))
-  })
-
 const initials = new Map<string, World.World>()
 
 /** The task's initial world (db.json, its agent data merged, its read-log allowlist), cached per task. */
-const initialOf = (l: Loaded, task: BankingTask): Effect.Effect<World.World, CapabilityError> => {
+const initialOf = (l: Loaded<BankingTask, Banking>, task: BankingTask): Effect.Effect<World.World, CapabilityError> => {
   const hit = initials.get(task.id)
   if (hit !== undefined) return Effect.succeed(hit)
   return Either.match(initialWorld(l.data, task), {
@@ -142,179 +83,70 @@ export const openingOf = (task: BankingTask): string => {
   return clean.length > 0 ? clean : "Hello, I need help with my account."
 }
 
-// ---------------------------------------------------------------------------------------------
-// Environments
+/** Every file the provider reads: banking's 808 (under the data root) and the shared prompts (under tau2/). */
+export const data: ReadonlyArray<PinnedFile> = providerFiles([...allPinnedFiles, ...promptDataFiles])
 
-const environment = (task: BankingTask): EnvironmentDef => ({
+const banking = makeTau2Provider<BankingTask, Banking>({
   benchmark: BENCHMARK,
-  task: task.id,
-  stratum: "banking",
-  world: { isolation: "fork", settlement: "discard", effects: defaultEffects },
-  capabilities: {
-    worldSetup: { name: "tau2/banking-db", version: VERSION },
-    protocol: { name: "tau2/conversation", version: VERSION },
-    evaluator: { name: "tau2/reward", version: VERSION },
-    upstream: `${upstreamRepository}@${upstreamRevision}`,
-    models: { user: DEFAULT_USER_MODEL }
-  },
-  limits: { ...noLimits, turns: DEFAULT_MAX_STEPS }
+  domain: "banking",
+  description:
+    "tau2-bench banking_knowledge (BM25): a Rho-Bank agent with 15 tools (KB_search over 698 documents) and discoverable tools, a simulated user with up to 6 tools; 97 tasks",
+  upstream: `${upstreamRepository}@${upstreamRevision}`,
+  load: Effect.gen(function*() {
+    const data = yield* loadBankingData()
+    const tasks = yield* decodeTasks(data)
+    // The BM25 index is built once; every Attempt's tools share it (it is read-only).
+    const env: Environment = { index: buildIndex(data.documents), discoverable: data.discoverableTools }
+    return {
+      data,
+      env,
+      tasks,
+      tools: bankingTools(env, data),
+      toolsDigest: ContentId.ofUnsafe(
+        { agent: data.toolSpecs, user: data.userToolSpecs, discoverable: data.discoverableTools } as unknown as Json
+      )
+    }
+  }),
+  // The 97 tasks, in upstream order (tasks/task_*.json sorted by file name).
+  environmentTasks: (l) => l.tasks,
+  upstreamTask: (task) => task.task,
+  setup: (l, taskOf) =>
+    Effect.gen(function*() {
+      const world = yield* initialOf(l, yield* taskOf)
+      const t = l.tools
+      return {
+        world,
+        // The DB only: `$session` (the read-log allowlist) is agent-side state upstream keeps outside it.
+        evidence: { db: World.digest(dbWorld(world)), tools: l.toolsDigest },
+        tools: [...t.agent, ...t.agentHidden, ...t.user, ...t.userHidden]
+      }
+    }),
+  userPrompt: (l, task) => userPromptOf(l.prompts, l.data, task),
+  userToolSpecs: (l, task) => offeredUserTools(l.data, task),
+  // Offered: the 15 agent tools and the task's user tools. Callable: every tool of each side,
+  // discoverable ones included, as upstream's `use_tool` looks a name up in the whole toolkit.
+  conversationTools: (l) => ({ agent: [...l.tools.agent, ...l.tools.agentHidden], user: [...l.tools.user, ...l.tools.userHidden] }),
+  grading: (l, task) =>
+    Effect.map(initialOf(l, task), (initial) => ({
+      // The gold world is the gold actions replayed on the task's initial world; `$session` left out.
+      db: (final: World.World) => dbCheck(l.env, initial, task, final)
+    })),
+  // Each by its side (agent tool calls; the scripted user's own tool calls, 102 of them), as a
+  // model's parsed arguments carry them (no gold argument is a float).
+  goldActions: (task) =>
+    task.goldActions.map((a) => ({
+      requestor: a.requestor,
+      name: a.name,
+      arguments: plain(a.arguments) as { readonly [key: string]: Json }
+    })),
+  opening: openingOf,
+  data,
+  equivalence: runEquivalence
 })
 
 /** The 97 tasks, in upstream order (tasks/task_*.json sorted by file name). */
-export const environments: Effect.Effect<ReadonlyArray<EnvironmentDef>, CapabilityError> = Effect.map(loaded, (l) => l.tasks.map(environment))
+export const environments = banking.provider.environments
 
-// ---------------------------------------------------------------------------------------------
-// Capabilities
-
-/** A model reference resolved in the shipped registry snapshot (what the command resolves in). */
-const resolveModel = (ref: string, reason: "protocol" | "evaluator") =>
-  Effect.flatMap(Registry.fixture, (file) =>
-    Either.match(Registry.resolveIn(file, ref), {
-      onLeft: (e) => Effect.fail(new CapabilityError({ capability: BENCHMARK, reason, detail: e.message })),
-      onRight: Effect.succeed
-    }))
-
-export interface CapabilityOptions {
-  /** How the judge model is called (default: the model clients); tests script it. */
-  readonly judge?: JudgeCall
-}
-
-export const makeCapabilities = (options: CapabilityOptions = {}) => ({
-  worldSetup: makeWorldSetup({
-    name: "tau2/banking-db",
-    version: VERSION,
-    trust: "deterministic",
-    setup: (env) =>
-      Effect.gen(function*() {
-        const [l, task] = yield* taskOf(env)
-        const world = yield* initialOf(l, task)
-        const t = l.tools
-        return {
-          world,
-          // The DB only: `$session` (the read-log allowlist) is agent-side state upstream keeps outside it.
-          evidence: { db: World.digest(dbWorld(world)), tools: l.toolsDigest },
-          tools: [...t.agent, ...t.agentHidden, ...t.user, ...t.userHidden]
-        }
-      })
-  }),
-  protocol: makeProtocol({
-    name: "tau2/conversation",
-    version: VERSION,
-    trust: "deterministic",
-    inputs: () => Effect.map(loaded, (l) => ({ system: l.agentSystem, tools: l.data.toolSpecs })),
-    run: (ctx) =>
-      Effect.gen(function*() {
-        const [l, task] = yield* taskOf(ctx.env)
-        const user = scriptedUserOf(ctx.agent) ??
-          simulatedUser(
-            yield* resolveModel(ctx.env.capabilities.models["user"] ?? DEFAULT_USER_MODEL, "protocol"),
-            userPromptOf(l.prompts, l.data, task),
-            offeredUserTools(l.data, task)
-          )
-        // Offered: the 15 agent tools and the task's user tools. Callable: every tool of each side,
-        // discoverable ones included, as upstream's `use_tool` looks a name up in the whole toolkit.
-        const output = yield* runConversation(ctx, {
-          firstAgentMessage: l.prompts.firstAgentMessage,
-          user,
-          agentTools: [...l.tools.agent, ...l.tools.agentHidden],
-          userTools: [...l.tools.user, ...l.tools.userHidden],
-          maxSteps: ctx.env.limits.turns ?? DEFAULT_MAX_STEPS
-        })
-        return outputJson(output)
-      })
-  }),
-  evaluator: makeEvaluator({
-    name: "tau2/reward",
-    version: VERSION,
-    trust: "deterministic",
-    evaluate: (ctx) =>
-      Effect.gen(function*() {
-        const [l, task] = yield* taskOf(ctx.env)
-        const output = yield* decodeOutput(ctx.output)
-        const initial = yield* initialOf(l, task)
-        const judgeRef = ctx.env.capabilities.models["judge"]
-        const judge = judgeRef === undefined ? null : { model: yield* resolveModel(judgeRef, "evaluator"), call: options.judge ?? liveJudge }
-        return yield* grade(
-          {
-            task: task.task,
-            // The gold world is the gold actions replayed on the task's initial world; `$session` left out.
-            db: (final) => dbCheck(l.env, initial, task, final),
-            judge
-          },
-          output,
-          ctx.final
-        )
-      })
-  })
-})
-
-export const capabilities = makeCapabilities()
-
-// ---------------------------------------------------------------------------------------------
-// Roster
-
-const roster = ["gold", "echo"] as const
-
-const rosterDef = (name: string): AgentDef => Agent.referenceDef(name)
-
-/**
- * `gold` plays the gold actions in order, each by its side (agent tool calls; the scripted user's
- * own tool calls, 102 of them), then closes; `echo` repeats the user's opening. Both play a
- * scripted user, so roster candidates make no model call.
- */
-const scripted = (name: string, env: EnvironmentDef): Effect.Effect<Agent.Agent, CapabilityError> =>
-  Effect.flatMap(taskOf(env), ([, task]): Effect.Effect<Agent.Agent, CapabilityError> => {
-    switch (name) {
-      case "gold": {
-        // As a model's parsed arguments carry them (no gold argument is a float).
-        const actions = task.goldActions.map((a) => ({
-          requestor: a.requestor,
-          name: a.name,
-          arguments: plain(a.arguments) as { readonly [key: string]: Json }
-        }))
-        const infos = task.task.evaluation_criteria?.communicate_info ?? []
-        return Effect.succeed(goldAgent(actions, openingOf(task), infos))
-      }
-      case "echo":
-        return Effect.succeed(withScriptedUser({ ...Agent.echo }, openingOnlyUser(openingOf(task))))
-      default:
-        return Effect.fail(dataError(`no scripted candidate ${name}: use ${roster.join(" or ")}`))
-    }
-  })
-
-// ---------------------------------------------------------------------------------------------
-
-const pinned = (file: { readonly name: string; readonly url: string | null; readonly sha256: string }): PinnedFile => ({
-  path: file.name,
-  // Files rendered from upstream code have no upstream blob: `assay data pull --from DIR` copies them.
-  url: file.url ?? "",
-  sha256: file.sha256
-})
-
-/** Every file the provider reads: banking's 808 (under the data root) and the shared prompts (under tau2/). */
-export const data: ReadonlyArray<PinnedFile> = Array.from(
-  new Map(
-    [...allPinnedFiles, ...Object.values(promptFiles).map((f) => ({ ...f, name: `tau2/${f.name}` }))].map((f) => [f.name, pinned(f)])
-  ).values()
-)
-
-const equivalence = (corpus: string | null): Effect.Effect<EquivalenceResult, CapabilityError> =>
-  runEquivalence(corpus).pipe(
-    Effect.map((r): EquivalenceResult => ({ benchmark: r.benchmark, corpus: r.corpus, lines: r.lines, agree: r.agree, disagree: r.disagree })),
-    Effect.mapError((e) => dataError(e.message))
-  )
-
-export const provider: Provider = {
-  name: BENCHMARK,
-  version: VERSION,
-  description:
-    "tau2-bench banking_knowledge (BM25): a Rho-Bank agent with 15 tools (KB_search over 698 documents) and discoverable tools, a simulated user with up to 6 tools; 97 tasks",
-  environments,
-  capabilities,
-  roster,
-  rosterDef,
-  scripted,
-  data,
-  equivalence,
-  judged: true
-}
+export const makeCapabilities = banking.makeCapabilities
+export const capabilities = banking.provider.capabilities
+export const provider: Provider = banking.provider
