@@ -5,20 +5,25 @@
  * for each content block); stdout `assistant` events carry partial usage (output 1), the `result`
  * event the sums. Exercised for real against the loopback server (test/harness/RealCli.test.ts).
  *
- * Subscription windows. Only on a claude.ai subscription login (OAuth credentials whose scopes
- * include `user:inference`, no ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN in use) does Claude Code
- * read the `anthropic-ratelimit-unified-*` response headers; on an API key it ignores them. It
- * prints a `rate_limit_event` line when what it read changes, and that line is all a headless run
- * shows (the statusline, which sees every window's utilisation, does not run under `-p`):
- * - `allowed_warning` with `rateLimitType` and `utilization` (0..1): only near a limit: when the
- *   server names a surpassed threshold (`…-5h-surpassed-threshold`), or on pace to run out
- *   (five_hour at 90% with at most 72% of the window gone; seven_day at 25/50/75% with at most
- *   15/35/60% gone). This is the only utilisation it reports.
- * - `rejected` with `rateLimitType` (the representative claim): the window is exhausted; read as
- *   100% used (a rejection naming no window is read as the `unified` window).
+ * Subscription windows (read from the 2.1.197 binary, checked against the loopback server in
+ * test/cli/harnessClaude.test.ts). Only on a claude.ai subscription login does Claude Code read the
+ * `anthropic-ratelimit-unified-*` response headers: OAuth credentials whose scopes include
+ * `user:inference` (e.g. `$CLAUDE_CONFIG_DIR/.credentials.json` `claudeAiOauth`), the first-party
+ * provider, no ANTHROPIC_API_KEY / apiKeyHelper / ANTHROPIC_AUTH_TOKEN in use. On an API key (our
+ * endpoint mode) it ignores them. It prints a `rate_limit_event` line each time what it read
+ * changes, and that line is all a headless run shows (the statusline, which is given every
+ * window's utilisation, does not run under `-p`):
+ * - `allowed_warning` with `rateLimitType` and `utilization` (0..1), only near a limit: when the
+ *   server names a surpassed threshold (`…-5h-surpassed-threshold`, likewise 7d, 7d_oi, overage),
+ *   or when on pace to run out (five_hour at 90% with at most 72% of the window gone; seven_day at
+ *   25/50/75% with at most 15/35/60% gone). This is the only utilisation it reports.
+ * - `rejected` (a 429) with `rateLimitType` (the representative claim) and no utilisation: the
+ *   window is exhausted, read as 100% used (a rejection naming no window as the `unified` one).
+ *   Claude Code then exits 1 with "You've hit your … limit".
  * - `allowed` carries no utilisation: no reading.
- * So `usedPercent` readings exist only in the warning regime: the allowance's `share` meter can
- * only act on those, while `pauseAt` acts on them (all at or above 25%) and on rejections.
+ * So readings exist only in the warning regime and on rejection: the allowance's `share` meter can
+ * only act on those readings, `pauseAt` on them and on rejections (100%). Below the thresholds a
+ * subscription run reports nothing, and the allowance cannot see its use of the window.
  */
 import * as path from "node:path"
 import {
