@@ -240,7 +240,8 @@ const planDocument = (sel: HarnessSelection, p: Prepared, states: ReadonlyArray<
     total: states.length,
     new: states.filter((s) => s.state === "new").length,
     kept: states.filter((s) => s.state === "kept").length,
-    stale: states.filter((s) => s.state === "stale").length
+    stale: states.filter((s) => s.state === "stale").length,
+    faulted: states.filter((s) => s.state === "faulted").length
   }
 })
 
@@ -256,7 +257,7 @@ const planText = (doc: PlanDocument): string =>
     ...doc.skippedTasks.map((s) => `  skipped ${s.task}: ${s.reason}`),
     `judge: ${doc.judge.ref === null ? `none (${"reason" in doc.judge ? doc.judge.reason : ""})` : `${doc.judge.ref}${doc.judge.alsoCandidate ? " (also a candidate)" : ""}`}`,
     `agent runs: ${doc.agentRuns}; judge calls: ${doc.judgeCalls}; spend cap $${doc.spendCapUsd}; timeout ${doc.timeoutSecs}s per run`,
-    `cells: ${doc.cells.total} (${doc.cells.new} new, ${doc.cells.kept} kept, ${doc.cells.stale} stale)`
+    `cells: ${doc.cells.total} (${doc.cells.new} new, ${doc.cells.kept} kept, ${doc.cells.stale} stale${doc.cells.faulted > 0 ? `, ${doc.cells.faulted} faulted to run again` : ""})`
   ].join("\n")
 
 const printJson = (value: unknown) => Console.log(JSON.stringify(value, null, 2))

@@ -122,7 +122,8 @@ const planSummary = (sel: Selection, lanes: ReadonlyArray<Lane>, states: Readonl
     total: states.length,
     new: states.filter((s) => s.state === "new").length,
     kept: states.filter((s) => s.state === "kept").length,
-    stale: states.filter((s) => s.state === "stale").length
+    stale: states.filter((s) => s.state === "stale").length,
+    faulted: states.filter((s) => s.state === "faulted").length
   }
 })
 
@@ -132,7 +133,7 @@ const planText = (summary: ReturnType<typeof planSummary>, models: ReadonlyArray
     ...summary.benchmarks.map((b) => `  benchmark ${b.name} (v${b.version}): ${b.tasks} tasks`),
     `  candidates: ${summary.candidates.join(", ")}`,
     `  repetitions: ${summary.repetitions}; judge: ${summary.judge ?? "none"}`,
-    `  cells: ${summary.cells.total} (${summary.cells.new} new, ${summary.cells.kept} kept, ${summary.cells.stale} stale)`,
+    `  cells: ${summary.cells.total} (${summary.cells.new} new, ${summary.cells.kept} kept, ${summary.cells.stale} stale${summary.cells.faulted > 0 ? `, ${summary.cells.faulted} faulted to run again` : ""})`,
     `model providers:`,
     ...models.map((m) => `  ${m.provider.padEnd(12)} ${m.status.padEnd(7)} ${m.reason}${m.status === "live" ? ` (${m.models.length} models)` : ""}`)
   ].join("\n")
@@ -185,7 +186,7 @@ const planCommand = Command.make("plan", selection, (sel) =>
       : null
     if (sel.json) yield* printJson({ ...summary, modelProviders: models, ...(previous ? { estimate: previous } : {}) })
     else yield* Console.log(planText(summary, models) + (previous ? "\n" + renderEstimate(previous) : ""))
-  })).pipe(Command.withDescription("Show what a run would do: benchmarks, candidates, cells (new, kept, stale), live model providers. Makes no model call and changes nothing."))
+  })).pipe(Command.withDescription("Show what a run would do: benchmarks, candidates, cells (new, kept, stale, faulted to run again), live model providers. Makes no model call and changes nothing."))
 
 // ---------------------------------------------------------------------------------------------
 // run

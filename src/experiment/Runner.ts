@@ -120,16 +120,26 @@ const dedupe = (defs: ReadonlyArray<AgentDef>): ReadonlyArray<AgentDef> => {
   return defs.filter((d) => (seen.has(d.name) ? false : (seen.add(d.name), true)))
 }
 
-export type CellState = "new" | "kept" | "stale"
+export type CellState = "new" | "kept" | "stale" | "faulted"
 
-/** Classify each cell against the store: kept when its newest Attempt has the predicted inputs id. */
+/**
+ * Classify each cell against the store: kept when its newest Attempt has the predicted inputs id;
+ * faulted (to run again) when that Attempt ended in a live fault: an outage says nothing of the
+ * candidate. Where the environment injects faults, a faulted Attempt is its result and is kept.
+ */
 export const classify = (plan: Plan) =>
   Effect.gen(function*() {
     const store = yield* Store
     const latest = yield* store.latestInputs(plan.cells.map((c) => c.key))
     return plan.cells.map((cell) => {
-      const inputsId = latest.get(cellKeyOf(cell.key))
-      const state: CellState = inputsId === undefined ? "new" : inputsId === cell.predictedInputsId ? "kept" : "stale"
+      const last = latest.get(cellKeyOf(cell.key))
+      const state: CellState = last === undefined
+        ? "new"
+        : last.inputsId !== cell.predictedInputsId
+        ? "stale"
+        : last.ended === "fault" && cell.env.world.effects.faults === null
+        ? "faulted"
+        : "kept"
       return { cell, state }
     })
   })
@@ -232,9 +242,13 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     if (unpredictedCells.length > 0) warnings.push(`${unpredictedCells.length} cells ran with inputs other than predicted: the result is incomplete`)
     if (skippedCount > 0) warnings.push(`${skippedCount} cells were skipped (see the run's skipped cells)`)
     if (deferred > 0) warnings.push(`${deferred} cells were left for a later run`)
+    const retried = states.filter((s) => s.state === "faulted" && (!settings.only || settings.only(s.cell))).length
     const apart = new Set(plan.cells.flatMap((c) => Array.from(c.lane.provider.impassable ?? [], (task) => `${c.lane.provider.name}/${task}`)))
     const impassable = (a: Attempt) => apart.has(`${a.benchmark}/${a.task}`)
-    const notes = Array.from(new Set(plan.cells.map((c) => c.lane.provider.attribution).filter((a): a is string => a !== undefined)))
+    const notes = [
+      ...(retried > 0 ? [`${retried} cells whose last Attempt ended in a fault (an outage, not the candidate) ran again`] : []),
+      ...new Set(plan.cells.map((c) => c.lane.provider.attribution).filter((a): a is string => a !== undefined))
+    ]
     const cards = scorecards(current, impassable)
     const report: Report = {
       runId,

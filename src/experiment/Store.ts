@@ -56,7 +56,8 @@ export interface Store {
   readonly latestRun: Effect.Effect<RunRecord | null, StoreError>
   readonly putAttempt: (runId: string, attempt: Attempt) => Effect.Effect<string, StoreError>
   /** The inputs id of the newest Attempt of each given cell: enough to decide what runs. */
-  readonly latestInputs: (cells: ReadonlyArray<CellKey>) => Effect.Effect<ReadonlyMap<string, string>, StoreError>
+  /** Each given cell's newest Attempt in brief: its inputs id and how it ended (null: evaluated). */
+  readonly latestInputs: (cells: ReadonlyArray<CellKey>) => Effect.Effect<ReadonlyMap<string, LatestInputs>, StoreError>
   /** The newest Attempt of each given cell, whatever run made it. */
   readonly latestAttempts: (cells: ReadonlyArray<CellKey>) => Effect.Effect<ReadonlyMap<string, StoredAttempt>, StoreError>
   readonly attemptsOfRun: (runId: string) => Effect.Effect<ReadonlyArray<StoredAttempt>, StoreError>
@@ -68,6 +69,12 @@ export interface Store {
   readonly latestNote: (experimentId: string, kind: string) => Effect.Effect<unknown | null, StoreError>
 }
 export const Store = Context.GenericTag<Store>("assay/Store")
+
+export interface LatestInputs {
+  readonly inputsId: string
+  /** `verdict.ended.reason` of the Attempt: fault, refused, budget-exceeded, ...; null when it was evaluated. */
+  readonly ended: string | null
+}
 
 const migrations = Migrator.fromRecord({
   "1_init": Effect.gen(function*() {
@@ -84,6 +91,13 @@ const migrations = Migrator.fromRecord({
     yield* sql`CREATE INDEX attempts_run ON attempts (run_id)`
     yield* sql`CREATE TABLE skipped (run_id TEXT NOT NULL, cell TEXT NOT NULL, reason TEXT NOT NULL)`
     yield* sql`CREATE TABLE notes (run_id TEXT NOT NULL, kind TEXT NOT NULL, note TEXT NOT NULL)`
+  }),
+  // How an Attempt ended, beside its inputs id: a resumed run retries cells whose last Attempt
+  // ended in a live fault without reading every record.
+  "2_ended": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`ALTER TABLE attempts ADD COLUMN ended TEXT`
+    yield* sql`UPDATE attempts SET ended = json_extract(record, '$.verdict.ended.reason')`
   })
 })
 
@@ -161,19 +175,20 @@ const make = (home: string) =>
           const id = ContentId.ofUnsafe(Schema.encodeSync(Attempt)(attempt))
           const record = yield* encodeAttempt(attempt).pipe(Effect.mapError((e) => new StoreError({ reason: "decode", detail: e.message })))
           const cell = cellKeyOf({ environmentId: attempt.environmentId, candidate: attempt.candidate, repetition: attempt.repetition })
-          yield* sql`INSERT INTO attempts (id, run_id, cell, environment_id, candidate, repetition, inputs_id, reward, cost_usd, record, created_at)
+          yield* sql`INSERT INTO attempts (id, run_id, cell, environment_id, candidate, repetition, inputs_id, reward, cost_usd, record, created_at, ended)
             VALUES (${id}, ${runId}, ${cell}, ${attempt.environmentId}, ${attempt.candidate}, ${attempt.repetition},
-                    ${attempt.inputsId}, ${attempt.verdict.reward}, ${attempt.usage.costUsd}, ${record}, ${now()})`.pipe(query("saving an attempt"))
+                    ${attempt.inputsId}, ${attempt.verdict.reward}, ${attempt.usage.costUsd}, ${record}, ${now()},
+                    ${attempt.verdict.ended?.reason ?? null})`.pipe(query("saving an attempt"))
           return id as string
         }),
       latestInputs: (cells) =>
         Effect.gen(function*() {
           const wanted = new Set(cells.map(cellKeyOf))
-          const rows = yield* sql<{ cell: string; inputs_id: string }>`
-            SELECT a.cell, a.inputs_id FROM attempts a
+          const rows = yield* sql<{ cell: string; inputs_id: string; ended: string | null }>`
+            SELECT a.cell, a.inputs_id, a.ended FROM attempts a
             JOIN (SELECT cell, MAX(seq) AS seq FROM attempts GROUP BY cell) m ON a.seq = m.seq`.pipe(query("reading attempts"))
-          const out = new Map<string, string>()
-          for (const row of rows) if (wanted.has(row.cell)) out.set(row.cell, row.inputs_id)
+          const out = new Map<string, LatestInputs>()
+          for (const row of rows) if (wanted.has(row.cell)) out.set(row.cell, { inputsId: row.inputs_id, ended: row.ended })
           return out
         }),
       latestAttempts: (cells) =>

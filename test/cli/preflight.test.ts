@@ -37,21 +37,35 @@ describe("preflight through the command", { timeout: 300_000 }, () => {
     expect(requests.total).toBe(20)
   })
 
-  it("a pilot whose every cell faults leaves the candidate unpiloted and the gate refuses", async () => {
+  it("a pilot whose every cell faults leaves the candidate unpiloted and the gate refuses; once the server is back, the faulted cells run again", async () => {
     const home = tempDir()
-    const run = await Effect.runPromise(
-      Effect.scoped(
-        Effect.gen(function*() {
-          const server = yield* LoopbackServer.start([{ repeat: true, status: 500, text: "down" }])
-          return yield* Effect.promise(() => assay(args(home, "5"), { OPENAI_BASE_URL: server.openAiBaseUrl, OPENAI_API_KEY: "sk-test" }))
-        })
+    const withServer = (turns: ReadonlyArray<LoopbackServer.ScriptTurn>, argv: ReadonlyArray<string>) =>
+      Effect.runPromise(
+        Effect.scoped(
+          Effect.gen(function*() {
+            const server = yield* LoopbackServer.start(turns)
+            const run = yield* Effect.promise(() => assay(argv, { OPENAI_BASE_URL: server.openAiBaseUrl, OPENAI_API_KEY: "sk-test" }))
+            return { run, requests: server.requests().length }
+          })
+        )
       )
-    )
+    const { run } = await withServer([{ repeat: true, status: 500, text: "down" }], args(home, "5"))
     expect(run.code, run.stderr).toBe(3)
     const stopped = JSON.parse(run.stdout)
     expect(stopped.stopped).toBe("unpiloted")
     expect(stopped.estimate.unpiloted).toEqual(["openai:gpt-4o-mini"])
     expect(stopped.estimate.candidates[0].faulted.cells).toBe(4)
+
+    const healthy = [{ repeat: true, text: "done", usage: { input: 1000, output: 1000 } }]
+    const plan = await withServer(healthy, ["plan", "--benchmark", "ledger", "--model", "openai:gpt-4o-mini", "--json", "--home", home])
+    expect(JSON.parse(plan.run.stdout).cells).toMatchObject({ total: 20, new: 16, kept: 0, faulted: 4 })
+    // An outage says nothing of the candidate: the four faulted pilot cells run again, then the rest.
+    const again = await withServer(healthy, args(home, "5"))
+    expect(again.run.code, again.run.stderr).toBe(0)
+    expect(again.requests).toBe(20)
+    const report = JSON.parse(again.run.stdout)
+    expect(report.cells).toMatchObject({ total: 20, kept: 4, ran: 16, faulted: 0 })
+    expect(report.scorecards.find((s: { stratum: string | null }) => s.stratum === null).n).toBe(20)
   })
 
   it("--preflight-share is refused for model runs, with the flag that applies", async () => {

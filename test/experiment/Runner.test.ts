@@ -1,6 +1,8 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { SqlClient } from "@effect/sql"
+import { SqliteClient } from "@effect/sql-sqlite-node"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect } from "effect"
 import { provider as ledger } from "../../providers/ledger/index.ts"
@@ -127,5 +129,26 @@ describe("experiments", () => {
       expect(existsSync(join(home, "assay.sqlite"))).toBe(true)
       const again = yield* runLanes(home, [{ provider: ledger, environments, candidates: [roster(ledger, "gold")] }])
       expect(again.report.cells.kept).toBe(2)
+    }))
+
+  it.effect("a home made before assay kept how Attempts ended still reads them: a cell whose last Attempt faulted runs again", () =>
+    Effect.gen(function*() {
+      const home = tempHome()
+      const environments = yield* ledger.environments
+      const lanes = [{ provider: ledger, environments: environments.slice(0, 3), candidates: [roster(ledger, "gold")] }]
+      yield* runLanes(home, lanes)
+      // Back to the first layout: no `ended` column, its migration not applied; one Attempt faulted.
+      yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE attempts SET record = json_set(record, '$.verdict.ended', json('{"reason":"fault","detail":"server-error"}')) WHERE seq = 2`
+        yield* sql`ALTER TABLE attempts DROP COLUMN ended`
+        yield* sql`DELETE FROM effect_sql_migrations WHERE migration_id = 2`
+      }).pipe(Effect.provide(SqliteClient.layer({ filename: join(home, "assay.sqlite") })), Effect.orDie, Effect.scoped)
+      const again = yield* runLanes(home, lanes)
+      expect(again.report.cells).toMatchObject({ total: 3, kept: 2, ran: 1 })
+      expect(again.report.notes).toContain("1 cells whose last Attempt ended in a fault (an outage, not the candidate) ran again")
+      expect(again.attempts.every((a) => a.verdict.reward === 1)).toBe(true)
+      const third = yield* runLanes(home, lanes)
+      expect(third.report.cells).toMatchObject({ total: 3, kept: 3, ran: 0 })
     }))
 })
