@@ -83,6 +83,8 @@ export interface Grade {
   readonly checks: Readonly<Record<string, boolean>>
   readonly notEvaluated?: ReadonlyArray<string>
   readonly details?: Json
+  /** This grade's trust where it differs from the evaluator's: "judge" when a judge decided a check. */
+  readonly trust?: Trust
 }
 
 export interface EvaluationContext {

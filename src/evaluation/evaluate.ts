@@ -212,7 +212,7 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
           reward: graded.right.reward,
           checks: graded.right.checks,
           notEvaluated: graded.right.notEvaluated ?? [],
-          trust: capabilities.evaluator.trust,
+          trust: graded.right.trust ?? capabilities.evaluator.trust,
           ended: null,
           ...(graded.right.details !== undefined ? { details: graded.right.details } : {})
         }

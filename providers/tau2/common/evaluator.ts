@@ -207,5 +207,6 @@ export const grade = (grading: Grading, output: ConversationOutput, final: World
         }
       }
     }
-    return { reward, checks, notEvaluated, details }
+    // A judge decided some checks: the reward is only as trustworthy as the judge.
+    return { reward, checks, notEvaluated, details, ...("judge" in details ? { trust: "judge" as const } : {}) }
   })

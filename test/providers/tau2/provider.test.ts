@@ -62,7 +62,7 @@ describe("tau2-retail as a provider", () => {
       let echoDbFailures = 0
       for (const env of environments) {
         const gold = yield* run("gold", env)
-        expect({ task: env.task, reward: gold.verdict.reward, failures: failuresOf(gold.verdict) }).toEqual({ task: env.task, reward: 1, failures: [] })
+        expect({ task: env.task, reward: gold.verdict.reward, failures: failuresOf(gold.verdict), trust: gold.verdict.trust }).toEqual({ task: env.task, reward: 1, failures: [], trust: "deterministic" })
         expect((gold.output as { result: ConversationOutput }).result.terminationReason).toBe("user_stop")
         const task = tasks.find((t) => t.id === env.task)!
         const nl = task.evaluation_criteria?.nl_assertions ?? []
@@ -94,7 +94,8 @@ describe("tau2-retail as a provider", () => {
           }
         })
       const passed = yield* run("gold", env, makeCapabilities({ judge: judgeSaying([true, true]) }))
-      expect(passed.verdict).toMatchObject({ reward: 1, checks: { db: true, "nl:0": true, "nl:1": true }, notEvaluated: [] })
+      // A judge decided checks: the verdict says so.
+      expect(passed.verdict).toMatchObject({ reward: 1, checks: { db: true, "nl:0": true, "nl:1": true }, notEvaluated: [], trust: "judge" })
       expect(requests[0]!.model).toBe("gpt-4o-mini-2024-07-18")
       expect(requests[0]!.messages[0]!.content).toContain("Agent should tell the user the camera costs $481.50.")
       // The judge runs outside the Attempt: its tokens are not the candidate's.
