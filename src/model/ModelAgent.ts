@@ -97,7 +97,11 @@ export const requestOf = (model: ResolvedModel, input: AgentInput): ModelRequest
   tools: input.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))
 })
 
-/** The built-in tool-calling candidate on a registry model: one model call per step. */
+/**
+ * The built-in tool-calling candidate on a registry model: one model call per step. Its tool
+ * calls keep `argumentsText` (the arguments as the server sent them): it is part of the
+ * recorded response, so a replay hands the tools and the grader the same text.
+ */
 export const modelAgent = (name: string, model: ResolvedModel, role = "agent"): Agent => ({
   name,
   reply: (input): Effect.Effect<AgentReply, AgentFailure, WE.WorldEffects | Wallet> =>
