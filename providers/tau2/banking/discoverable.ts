@@ -40,10 +40,30 @@ const cmpNum = (v: Py | undefined, op: string): number => {
   return x
 }
 
-/** A "history" read: a header, then the query's text or a "none found" line. */
-const history = (ctx: Ctx, header: ReadonlyArray<string>, table: string, query: string, none: string): string => {
-  const r = queryDatabaseTool(ctx, table, query)
-  return [...header, noRecords(r) ? none : r].join("\n")
+/**
+ * A "history" read tool: the rows of `table` whose `field` is the argument, under a header naming
+ * the tool and the argument, or a "none found" line.
+ */
+const historyTool = (
+  name: string,
+  field: string,
+  text: { readonly title: string; readonly subject: string; readonly table: string; readonly none: string }
+): DiscoverableImpl => ({
+  params: [p(field)],
+  mutates: false,
+  run: (ctx, a) => {
+    if (!truthy(a[field])) return `Error: Missing required parameter: ${field}`
+    const header = [text.title, "", `Executed: ${name}`, `${text.subject} ${s(a[field])}:`]
+    const r = queryDatabaseTool(ctx, text.table, fieldQuery(field, a[field]))
+    return [...header, noRecords(r) ? text.none : r].join("\n")
+  }
+})
+
+/** The row of `table` keyed by an argument, as `[key, row]`, or the tool's "not found" text naming `what`. */
+const rowOf = (ctx: Ctx, table: string, key: Py | undefined, what: string): string | readonly [string, Rec] => {
+  const id = asKey(key)
+  const row = id === undefined ? undefined : ctx.get(table, id)
+  return row === undefined || id === undefined ? `Error: ${what} '${s(key)}' not found.` : [id, row]
 }
 
 const activationParams: ReadonlyArray<Param> = [p("card_id"), p("last_4_digits"), p("expiration_date"), p("cvv"), p("pin")]
@@ -272,20 +292,12 @@ const transcribed: Record<string, DiscoverableImpl> = {
         : `Recurring payments UNBLOCKED for debit card ${id}.\nRecurring/subscription charges will now be allowed.\nThis change takes effect within 24 hours.`
     }
   },
-  get_debit_dispute_status_7483: {
-    params: [p("user_id")],
-    mutates: false,
-    run: (ctx, a) =>
-      !truthy(a["user_id"])
-        ? "Error: Missing required parameter: user_id"
-        : history(
-            ctx,
-            ["Debit card dispute history retrieved successfully.", "", "Executed: get_debit_dispute_status_7483", `Debit card dispute history for user ${s(a["user_id"])}:`],
-            "debit_card_disputes",
-            fieldQuery("user_id", a["user_id"]),
-            "\nNo debit card disputes found for this user."
-          )
-  },
+  get_debit_dispute_status_7483: historyTool("get_debit_dispute_status_7483", "user_id", {
+    title: "Debit card dispute history retrieved successfully.",
+    subject: "Debit card dispute history for user",
+    table: "debit_card_disputes",
+    none: "\nNo debit card disputes found for this user."
+  }),
   order_replacement_credit_card_7291: {
     params: [p("credit_card_account_id"), p("user_id"), p("shipping_address"), p("reason"), p("expedited_shipping", false)],
     mutates: true,
@@ -325,39 +337,18 @@ const transcribed: Record<string, DiscoverableImpl> = {
       ].join("\n")
     }
   },
-  get_user_dispute_history_7291: {
-    params: [p("user_id")],
-    mutates: false,
-    run: (ctx, a) =>
-      !truthy(a["user_id"])
-        ? "Error: Missing required parameter: user_id"
-        : history(
-            ctx,
-            ["User transaction dispute history retrieved successfully.", "", "Executed: get_user_dispute_history_7291", `Transaction dispute history for user ${s(a["user_id"])}:`],
-            "transaction_disputes",
-            fieldQuery("user_id", a["user_id"]),
-            "\nNo transaction disputes found for this user."
-          )
-  },
-  get_pending_replacement_orders_5765: {
-    params: [p("credit_card_account_id")],
-    mutates: false,
-    run: (ctx, a) =>
-      !truthy(a["credit_card_account_id"])
-        ? "Error: Missing required parameter: credit_card_account_id"
-        : history(
-            ctx,
-            [
-              "Pending replacement orders check completed.",
-              "",
-              "Executed: get_pending_replacement_orders_5765",
-              `Replacement orders for credit card account ${s(a["credit_card_account_id"])}:`
-            ],
-            "credit_card_orders",
-            fieldQuery("credit_card_account_id", a["credit_card_account_id"]),
-            "\nNo pending replacement orders found for this credit card account."
-          )
-  },
+  get_user_dispute_history_7291: historyTool("get_user_dispute_history_7291", "user_id", {
+    title: "User transaction dispute history retrieved successfully.",
+    subject: "Transaction dispute history for user",
+    table: "transaction_disputes",
+    none: "\nNo transaction disputes found for this user."
+  }),
+  get_pending_replacement_orders_5765: historyTool("get_pending_replacement_orders_5765", "credit_card_account_id", {
+    title: "Pending replacement orders check completed.",
+    subject: "Replacement orders for credit card account",
+    table: "credit_card_orders",
+    none: "\nNo pending replacement orders found for this credit card account."
+  }),
   log_credit_card_closure_reason_4521: {
     params: [p("credit_card_account_id"), p("user_id"), p("closure_reason")],
     mutates: true,
@@ -381,25 +372,12 @@ const transcribed: Record<string, DiscoverableImpl> = {
       )
     }
   },
-  get_closure_reason_history_8293: {
-    params: [p("credit_card_account_id")],
-    mutates: false,
-    run: (ctx, a) =>
-      !truthy(a["credit_card_account_id"])
-        ? "Error: Missing required parameter: credit_card_account_id"
-        : history(
-            ctx,
-            [
-              "Closure reason history retrieved successfully.",
-              "",
-              "Executed: get_closure_reason_history_8293",
-              `Closure reason history for credit card account ${s(a["credit_card_account_id"])}:`
-            ],
-            "credit_card_closure_reasons",
-            fieldQuery("credit_card_account_id", a["credit_card_account_id"]),
-            "\nNo closure reason records found for this credit card account."
-          )
-  }
+  get_closure_reason_history_8293: historyTool("get_closure_reason_history_8293", "credit_card_account_id", {
+    title: "Closure reason history retrieved successfully.",
+    subject: "Closure reason history for credit card account",
+    table: "credit_card_closure_reasons",
+    none: "\nNo closure reason records found for this credit card account."
+  })
 }
 
 
@@ -496,9 +474,9 @@ const validateActivation = (ctx: Ctx, a: Args, allowed: ReadonlyArray<string>, t
   if (!digitsOf(cvv) || pyLen(cvv) !== 3) return "Error: CVV must be exactly 3 digits."
   const last4 = a["last_4_digits"]
   if (!digitsOf(last4) || pyLen(last4) !== 4) return "Error: Last 4 digits must be exactly 4 digits."
-  const id = asKey(a["card_id"])
-  const card = id === undefined ? undefined : ctx.get("debit_cards", id)
-  if (card === undefined || id === undefined) return `Error: Debit card '${s(a["card_id"])}' not found.`
+  const cardRow = rowOf(ctx, "debit_cards", a["card_id"], "Debit card")
+  if (typeof cardRow === "string") return cardRow
+  const [id, card] = cardRow
   const reason = getOr(card, "issue_reason", "new_account")
   if (!inList(reason, allowed)) {
     const map: Record<string, string> = {
@@ -551,9 +529,9 @@ const more: Record<string, DiscoverableImpl> = {
     mutates: false,
     run: (ctx, a) => {
       if (!truthy(a["transaction_id"])) return "Error: Missing required parameter: transaction_id"
-      const id = asKey(a["transaction_id"])
-      const txn = id === undefined ? undefined : ctx.get("bank_account_transaction_history", id)
-      if (txn === undefined || id === undefined) return `Error: Transaction '${s(a["transaction_id"])}' not found.`
+      const txnRow = rowOf(ctx, "bank_account_transaction_history", a["transaction_id"], "Transaction")
+      if (typeof txnRow === "string") return txnRow
+      const [id, txn] = txnRow
       if (getOr(txn, "type", null) !== "atm_deposit") {
         return `Error: Transaction '${id}' is not an ATM deposit. This tool only works for ATM deposit transactions.`
       }
@@ -686,18 +664,18 @@ const more: Record<string, DiscoverableImpl> = {
       const amount = floatOrUndefined(a["amount"])
       if (amount === undefined) return "Error: Invalid payment amount. Must be a positive number."
       if (amount <= 0) return "Error: Payment amount must be a positive number."
-      const chkId = asKey(a["checking_account_id"])
-      const checking = chkId === undefined ? undefined : ctx.get("accounts", chkId)
-      if (checking === undefined || chkId === undefined) return `Error: Checking account '${s(a["checking_account_id"])}' not found.`
+      const checkingRow = rowOf(ctx, "accounts", a["checking_account_id"], "Checking account")
+      if (typeof checkingRow === "string") return checkingRow
+      const [chkId, checking] = checkingRow
       if (!pyEq(getOr(checking, "user_id", null), a["user_id"])) return `Error: Checking account '${chkId}' does not belong to user '${s(a["user_id"])}'.`
       if (getOr(checking, "class", null) !== "checking") return `Error: Account '${chkId}' is not a checking account.`
       const balance = accountBalance(checking)
       if (amount > balance) {
         return `Error: Insufficient funds in checking account. Available balance: $${formatFixed(balance, 2)}, requested payment: $${formatFixed(amount, 2)}.`
       }
-      const ccId = asKey(a["credit_card_account_id"])
-      const cc = ccId === undefined ? undefined : ctx.get("credit_card_accounts", ccId)
-      if (cc === undefined || ccId === undefined) return `Error: Credit card account '${s(a["credit_card_account_id"])}' not found.`
+      const ccRow = rowOf(ctx, "credit_card_accounts", a["credit_card_account_id"], "Credit card account")
+      if (typeof ccRow === "string") return ccRow
+      const [ccId, cc] = ccRow
       if (!pyEq(getOr(cc, "user_id", null), a["user_id"])) return `Error: Credit card account '${ccId}' does not belong to user '${s(a["user_id"])}'.`
       const ccBalance = moneyText(getOr(cc, "current_balance", "$0.00"), true)
       if (amount > ccBalance) {
@@ -723,9 +701,9 @@ const more: Record<string, DiscoverableImpl> = {
       if (!Number.isInteger(x)) return "Error: Invalid requested_increase_amount. Must be a whole number of dollars."
       const amount = x
       if (amount <= 0) return "Error: Requested increase amount must be positive."
-      const id = asKey(a["credit_card_account_id"])
-      const cc = id === undefined ? undefined : ctx.get("credit_card_accounts", id)
-      if (cc === undefined || id === undefined) return `Error: Credit card account '${s(a["credit_card_account_id"])}' not found.`
+      const ccRow = rowOf(ctx, "credit_card_accounts", a["credit_card_account_id"], "Credit card account")
+      if (typeof ccRow === "string") return ccRow
+      const [id, cc] = ccRow
       if (!pyEq(getOr(cc, "user_id", null), a["user_id"])) return `Error: Credit card account '${id}' does not belong to user '${s(a["user_id"])}'.`
       const requestId = `cli_${idOf(`cli_request:${id}:${s(a["user_id"])}:${formatFixed(amount, 2)}`, 12)}`
       const record: Rec = {
@@ -743,20 +721,12 @@ const more: Record<string, DiscoverableImpl> = {
       )
     }
   },
-  get_credit_limit_increase_history_4829: {
-    params: [p("credit_card_account_id")],
-    mutates: false,
-    run: (ctx, a) =>
-      !truthy(a["credit_card_account_id"])
-        ? "Error: Missing required parameter: credit_card_account_id"
-        : history(
-            ctx,
-            ["Credit limit increase history retrieved.", "", "Executed: get_credit_limit_increase_history_4829", `Credit limit increase history for account ${s(a["credit_card_account_id"])}:`],
-            "credit_limit_increase_requests",
-            fieldQuery("credit_card_account_id", a["credit_card_account_id"]),
-            "\nNo credit limit increase requests found for this account."
-          )
-  },
+  get_credit_limit_increase_history_4829: historyTool("get_credit_limit_increase_history_4829", "credit_card_account_id", {
+    title: "Credit limit increase history retrieved.",
+    subject: "Credit limit increase history for account",
+    table: "credit_limit_increase_requests",
+    none: "\nNo credit limit increase requests found for this account."
+  }),
   get_payment_history_6183: {
     params: [p("credit_card_account_id"), p("months")],
     mutates: false,
@@ -789,9 +759,9 @@ const more: Record<string, DiscoverableImpl> = {
     mutates: true,
     run: (ctx, a) => {
       if (!truthy(a["credit_card_account_id"]) || !truthy(a["user_id"]) || a["new_credit_limit"] === null) return "Error: Missing required parameters."
-      const id = asKey(a["credit_card_account_id"])
-      const cc = id === undefined ? undefined : ctx.get("credit_card_accounts", id)
-      if (cc === undefined || id === undefined) return `Error: Credit card account '${s(a["credit_card_account_id"])}' not found.`
+      const ccRow = rowOf(ctx, "credit_card_accounts", a["credit_card_account_id"], "Credit card account")
+      if (typeof ccRow === "string") return ccRow
+      const [id, cc] = ccRow
       if (!pyEq(getOr(cc, "user_id", null), a["user_id"])) return `Error: Credit card account '${id}' does not belong to user '${s(a["user_id"])}'.`
       let ineligible = false
       for (const [, d] of ctx.entries("transaction_disputes")) {
@@ -934,9 +904,9 @@ const more: Record<string, DiscoverableImpl> = {
         "Diamond Elite Account": [150, 270]
       }
       if (!truthy(a["account_id"])) return "Error: Missing required parameter (account_id)."
-      const id = asKey(a["account_id"])
-      const account = id === undefined ? undefined : ctx.get("accounts", id)
-      if (account === undefined || id === undefined) return `Error: Account '${s(a["account_id"])}' not found.`
+      const accountRow = rowOf(ctx, "accounts", a["account_id"], "Account")
+      if (typeof accountRow === "string") return accountRow
+      const [id, account] = accountRow
       if (getOr(account, "status", null) === "CLOSED") return `Error: Account '${id}' is already closed.`
       const balance = accountBalance(account)
       let fee = 0
@@ -1101,9 +1071,9 @@ const more: Record<string, DiscoverableImpl> = {
       const designs = ["CLASSIC", "PREMIUM", "CUSTOM"]
       const design = uppered(a["card_design"])
       if (!designs.includes(design)) return `Error: Invalid card_design. Must be one of: ${listRepr(designs)}`
-      const id = asKey(a["account_id"])
-      const account = id === undefined ? undefined : ctx.get("accounts", id)
-      if (account === undefined || id === undefined) return `Error: Account '${s(a["account_id"])}' not found.`
+      const accountRow = rowOf(ctx, "accounts", a["account_id"], "Account")
+      if (typeof accountRow === "string") return accountRow
+      const [id, account] = accountRow
       if (getOr(account, "class", null) !== "checking") {
         return `Error: Debit cards can only be ordered for checking accounts. Account '${id}' is a ${s(getOr(account, "class", null))} account.`
       }
@@ -1303,9 +1273,9 @@ const more: Record<string, DiscoverableImpl> = {
       const reasons = ["lost", "stolen", "fraud_suspected", "damaged", "no_longer_needed", "account_closing"]
       const reason = lowered(a["reason"])
       if (!reasons.includes(reason)) return `Error: Invalid reason. Must be one of: ${listRepr(reasons)}`
-      const id = asKey(a["card_id"])
-      const card = id === undefined ? undefined : ctx.get("debit_cards", id)
-      if (card === undefined || id === undefined) return `Error: Debit card '${s(a["card_id"])}' not found.`
+      const cardRow = rowOf(ctx, "debit_cards", a["card_id"], "Debit card")
+      if (typeof cardRow === "string") return cardRow
+      const [id, card] = cardRow
       const previous = getOr(card, "status", null)
       if (!inList(previous, ["ACTIVE", "PENDING"])) {
         return `Error: Debit card '${id}' cannot be closed. Current status: ${s(previous)}. Only ACTIVE or PENDING cards can be closed.`
@@ -1339,9 +1309,9 @@ const more: Record<string, DiscoverableImpl> = {
     mutates: true,
     run: (ctx, a) => {
       if (!truthy(a["card_id"])) return "Error: Missing required parameter: card_id."
-      const id = asKey(a["card_id"])
-      const card = id === undefined ? undefined : ctx.get("debit_cards", id)
-      if (card === undefined || id === undefined) return `Error: Debit card '${s(a["card_id"])}' not found.`
+      const cardRow = rowOf(ctx, "debit_cards", a["card_id"], "Debit card")
+      if (typeof cardRow === "string") return cardRow
+      const [id, card] = cardRow
       const st = getOr(card, "status", null)
       if (st === "FROZEN") return `Error: Debit card '${id}' is already frozen.`
       if (st !== "ACTIVE") return `Error: Debit card '${id}' cannot be frozen. Current status: ${s(st)}. Only ACTIVE cards can be frozen.`
@@ -1367,9 +1337,9 @@ const more: Record<string, DiscoverableImpl> = {
     mutates: true,
     run: (ctx, a) => {
       if (!truthy(a["card_id"])) return "Error: Missing required parameter: card_id."
-      const id = asKey(a["card_id"])
-      const card = id === undefined ? undefined : ctx.get("debit_cards", id)
-      if (card === undefined || id === undefined) return `Error: Debit card '${s(a["card_id"])}' not found.`
+      const cardRow = rowOf(ctx, "debit_cards", a["card_id"], "Debit card")
+      if (typeof cardRow === "string") return cardRow
+      const [id, card] = cardRow
       const st = getOr(card, "status", null)
       if (st === "ACTIVE") return `Error: Debit card '${id}' is already active.`
       if (st !== "FROZEN") return `Error: Debit card '${id}' cannot be unfrozen. Current status: ${s(st)}. Only FROZEN cards can be unfrozen.`
@@ -1401,9 +1371,9 @@ const more: Record<string, DiscoverableImpl> = {
       if (!truthy(a["reason"])) return "Error: Missing required parameter: reason."
       const reasons = ["customer_verified", "velocity_clear"]
       if (!inList(a["reason"], reasons)) return `Error: Invalid reason '${s(a["reason"])}'. Must be one of: ${reasons.join(", ")}`
-      const id = asKey(a["card_id"])
-      const card = id === undefined ? undefined : ctx.get("debit_cards", id)
-      if (card === undefined || id === undefined) return `Error: Debit card '${s(a["card_id"])}' not found.`
+      const cardRow = rowOf(ctx, "debit_cards", a["card_id"], "Debit card")
+      if (typeof cardRow === "string") return cardRow
+      const [id, card] = cardRow
       if (a["reason"] === "velocity_clear") {
         if (!truthy(getOr(card, "velocity_blocked", false))) return `Error: Debit card '${id}' does not have an active velocity block.`
         ctx.update("debit_cards", id, { velocity_blocked: false, velocity_cleared_date: TODAY })
@@ -1442,9 +1412,9 @@ const more: Record<string, DiscoverableImpl> = {
       if (!digitsOf(a["last_4_digits"]) || pyLen(a["last_4_digits"]) !== 4) return "Error: Last 4 digits must be exactly 4 digits."
       const pinError = validatePin(a["new_pin"])
       if (pinError !== undefined) return `Error: ${pinError}`
-      const id = asKey(a["card_id"])
-      const card = id === undefined ? undefined : ctx.get("debit_cards", id)
-      if (card === undefined || id === undefined) return `Error: Debit card '${s(a["card_id"])}' not found.`
+      const cardRow = rowOf(ctx, "debit_cards", a["card_id"], "Debit card")
+      if (typeof cardRow === "string") return cardRow
+      const [id, card] = cardRow
       if (!pyEq(getOr(card, "last_4_digits", null), a["last_4_digits"])) return "Error: Card verification failed. The last 4 digits do not match our records."
       if (getOr(card, "status", null) !== "ACTIVE") {
         return `Error: Cannot reset PIN. Card status is ${s(getOr(card, "status", null))}. Only ACTIVE cards can have their PIN reset.`
@@ -1472,9 +1442,9 @@ const more: Record<string, DiscoverableImpl> = {
       const pinError = validatePin(a["new_pin"])
       if (pinError !== undefined) return `Error: ${pinError}`
       if (pyEq(a["current_pin"], a["new_pin"])) return "Error: New PIN must be different from current PIN."
-      const id = asKey(a["card_id"])
-      const card = id === undefined ? undefined : ctx.get("debit_cards", id)
-      if (card === undefined || id === undefined) return `Error: Debit card '${s(a["card_id"])}' not found.`
+      const cardRow = rowOf(ctx, "debit_cards", a["card_id"], "Debit card")
+      if (typeof cardRow === "string") return cardRow
+      const [id, card] = cardRow
       if (getOr(card, "status", null) !== "ACTIVE") {
         return `Error: Cannot change PIN. Card status is ${s(getOr(card, "status", null))}. Only ACTIVE cards can have their PIN changed.`
       }
@@ -1496,9 +1466,9 @@ const more: Record<string, DiscoverableImpl> = {
     mutates: false,
     run: (ctx, a) => {
       if (!truthy(a["account_id"])) return "Error: Missing required parameter 'account_id'."
-      const id = asKey(a["account_id"])
-      const account = id === undefined ? undefined : ctx.get("accounts", id)
-      if (account === undefined || id === undefined) return `Error: Account '${s(a["account_id"])}' not found.`
+      const accountRow = rowOf(ctx, "accounts", a["account_id"], "Account")
+      if (typeof accountRow === "string") return accountRow
+      const [id, account] = accountRow
       const cls = lowered(getOr(account, "class", ""))
       if (cls !== "checking" && cls !== "business_checking") {
         return `Error: Account '${id}' is not a checking account. Debit cards are only available for checking accounts.`
@@ -1540,9 +1510,9 @@ const more: Record<string, DiscoverableImpl> = {
       if (!Number.isInteger(f)) return `Error: new_limit must be an integer, got '${pyRepr(pyFloat(f))}'.`
       const newLimit = f
       if (newLimit <= 0) return "Error: new_limit must be a positive amount."
-      const id = asKey(a["card_id"])
-      const card = id === undefined ? undefined : ctx.get("debit_cards", id)
-      if (card === undefined || id === undefined) return `Error: Debit card '${s(a["card_id"])}' not found.`
+      const cardRow = rowOf(ctx, "debit_cards", a["card_id"], "Debit card")
+      if (typeof cardRow === "string") return cardRow
+      const [id, card] = cardRow
       if (getOr(card, "status", null) !== "ACTIVE") {
         return `Error: Debit card '${id}' is not active. Current status: ${s(getOr(card, "status", null))}. Only ACTIVE cards can have limit increases.`
       }
@@ -1669,9 +1639,9 @@ function accountCredit(kind: "checking" | "savings"): DiscoverableImpl {
       if (amount === undefined) return "Error: Invalid credit amount. Must be a number."
       if (amount <= 0) return "Error: Credit amount must be positive."
       if (!inList(a["credit_type"], valid)) return `Error: Invalid credit_type. Must be one of: ${listRepr(valid)}`
-      const id = asKey(a["account_id"])
-      const account = id === undefined ? undefined : ctx.get("accounts", id)
-      if (account === undefined || id === undefined) return `Error: Account '${s(a["account_id"])}' not found.`
+      const accountRow = rowOf(ctx, "accounts", a["account_id"], "Account")
+      if (typeof accountRow === "string") return accountRow
+      const [id, account] = accountRow
       const cls = lowered(getOr(account, "class", ""))
       if (kind === "checking" && cls !== "checking") {
         return `Error: Account '${id}' is not a checking account. Credits can only be applied to checking accounts.`

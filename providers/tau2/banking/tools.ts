@@ -612,97 +612,84 @@ const logUserToolCall = (ctx: Ctx, name: string, args: Rec): void => {
   ctx.add("user_discoverable_tool_calls", id, { tool_name: name, arguments: args, called_at: TODAY, status: "CALLED" })
 }
 
-const userDiscoverable: Record<string, Implementation> = {
-  submit_cash_back_dispute_0589: {
-    params: [p("user_id"), p("transaction_id")],
-    run: (ctx, a) => {
-      const name = "submit_cash_back_dispute_0589"
-      const err = checkToolGiven(ctx, name)
-      if (err !== undefined) return err
-      const args: Rec = { user_id: a["user_id"]!, transaction_id: a["transaction_id"]! }
-      logUserToolCall(ctx, name, args)
-      const id = `dsp_${deterministicId(`dispute:${s(a["user_id"])}:${s(a["transaction_id"])}`, 12)}`
-      let autoResolve: Py = false
-      if (ctx.size("task_config") > 0) {
-        const config = ctx.get("task_config", "dispute_settings") ?? {}
-        autoResolve = Object.hasOwn(config, "auto_resolve_disputes") ? config["auto_resolve_disputes"]! : false
-      }
-      const base: Rec = { dispute_id: id, user_id: a["user_id"]!, transaction_id: a["transaction_id"]!, submitted_at: TODAY }
-      const [record, status]: [Rec, string] = truthy(autoResolve)
-        ? [{ ...base, status: "RESOLVED", resolution: "APPROVED" }, "Status: RESOLVED - The dispute has been reviewed and approved. The transaction rewards need to be updated."]
-        : [{ ...base, status: "SUBMITTED" }, "Status: SUBMITTED - Your dispute has been queued for review."]
-      const ok = ctx.add("cash_back_disputes", id, record)
-      let out = `Cash back dispute submitted successfully. Your case has been queued for review.\n\nExecuted: ${name}\nArguments: ${dumpsIndent2(args)}\n`
-      out += ok ? `Dispute ID: ${id}\n${status}` : "Note: Dispute may have already been submitted for this transaction."
-      return out
-    }
-  },
-  get_referral_link: {
-    params: [p("user_id"), p("card_name")],
-    run: (ctx, a) => {
-      const name = "get_referral_link"
-      const err = checkToolGiven(ctx, name)
-      if (err !== undefined) return err
-      const args: Rec = { user_id: a["user_id"]!, card_name: a["card_name"]! }
-      logUserToolCall(ctx, name, args)
-      const id = deterministicId(`referral_link:${s(a["user_id"])}:${s(a["card_name"])}`)
-      const ok = ctx.add("referrals", id, { referral_id: id, referrer_id: a["user_id"]!, referred_account_type: a["card_name"]!, referral_status: "NO_PROGRESS", date: TODAY })
-      let out = `Referral link generated successfully. Share this link with the person you want to refer.\n\nExecuted: ${name}\nArguments: ${dumpsIndent2(args)}\n`
-      out += ok ? `Referral ID: ${id}\nReferral link: https://rhobank.com/refer/${id}` : "Note: A referral link for this card may have already been generated."
-      return out
-    }
-  },
-  get_card_last_4_digits: {
-    params: [p("credit_card_account_id")],
-    run: (ctx, a) => {
-      const name = "get_card_last_4_digits"
-      const err = checkToolGiven(ctx, name)
-      if (err !== undefined) return err
-      const args: Rec = { credit_card_account_id: a["credit_card_account_id"]! }
-      logUserToolCall(ctx, name, args)
-      const r = queryDatabaseTool(ctx, "credit_card_accounts", fieldQuery("account_id", a["credit_card_account_id"]))
-      if (r.includes("No results found") || r.includes("No records found")) return `Error: Credit card account '${s(a["credit_card_account_id"])}' not found.`
-      let last4 = ""
-      for (const ch of sha256hex(`card_last4:${s(a["credit_card_account_id"])}`)) {
-        if (ch >= "0" && ch <= "9") {
-          last4 += ch
-          if (last4.length === 4) break
-        }
-      }
-      last4 = last4.padEnd(4, "0")
-      return `Card information retrieved successfully.\n\nExecuted: ${name}\nArguments: ${dumpsIndent2(args)}\nLast 4 digits of card: ${last4}`
-    }
-  },
-  deposit_check_3847: {
-    params: [p("account_id"), p("check_amount")],
-    run: (ctx, a) => {
-      const name = "deposit_check_3847"
-      const err = checkToolGiven(ctx, name)
-      if (err !== undefined) return err
-      const args: Rec = { account_id: a["account_id"]!, check_amount: a["check_amount"]! }
-      logUserToolCall(ctx, name, args)
-      let amount: number
-      try {
-        amount = pyFloatOf(a["check_amount"])
-      } catch (e) {
-        if (e instanceof PyException && (e.type === "ValueError" || e.type === "TypeError")) return `Error: Invalid check amount '${s(a["check_amount"])}'. Must be a number.`
-        throw e
-      }
-      if (amount <= 0) return "Error: Check amount must be positive."
-      const id = asKey(a["account_id"])
-      const account = id === undefined ? undefined : ctx.get("accounts", id)
-      if (account === undefined || id === undefined) return `Error: Account '${s(a["account_id"])}' not found.`
-      if (!inList(account["status"], ["ACTIVE", "OPEN"])) return `Error: Account '${id}' is not active.`
-      const current = accountBalance(account)
-      const next = current + amount
-      ctx.update("accounts", id, { current_holdings: `$${formatFixed(next, 2)}` })
-      return (
-        `Check deposited successfully. Funds will be available according to your account's deposit policy.\n\nExecuted: ${name}\n` +
-        `Arguments: ${dumpsIndent2(args)}\nCheck deposit processed!\n  - Account: ${id}\n  - Check Amount: $${formatFixed(amount, 2)}\n` +
-        `  - Previous Balance: $${formatFixed(current, 2)}\n  - New Balance: $${formatFixed(next, 2)}`
-      )
-    }
+/**
+ * A user discoverable tool: refused unless the agent has given it (`give_discoverable_user_tool`);
+ * its call is logged with its arguments, in signature order, before it runs.
+ */
+const givenUserTool = (
+  name: string,
+  params: ReadonlyArray<string>,
+  run: (ctx: Ctx, a: Args, args: Rec, name: string) => string
+): Implementation => ({
+  params: params.map((n) => p(n)),
+  run: (ctx, a) => {
+    const err = checkToolGiven(ctx, name)
+    if (err !== undefined) return err
+    const args: Rec = Object.fromEntries(params.map((k) => [k, a[k]!]))
+    logUserToolCall(ctx, name, args)
+    return run(ctx, a, args, name)
   }
+})
+
+const userDiscoverable: Record<string, Implementation> = {
+  submit_cash_back_dispute_0589: givenUserTool("submit_cash_back_dispute_0589", ["user_id", "transaction_id"], (ctx, a, args, name) => {
+    const id = `dsp_${deterministicId(`dispute:${s(a["user_id"])}:${s(a["transaction_id"])}`, 12)}`
+    let autoResolve: Py = false
+    if (ctx.size("task_config") > 0) {
+      const config = ctx.get("task_config", "dispute_settings") ?? {}
+      autoResolve = Object.hasOwn(config, "auto_resolve_disputes") ? config["auto_resolve_disputes"]! : false
+    }
+    const base: Rec = { dispute_id: id, user_id: a["user_id"]!, transaction_id: a["transaction_id"]!, submitted_at: TODAY }
+    const [record, status]: [Rec, string] = truthy(autoResolve)
+      ? [{ ...base, status: "RESOLVED", resolution: "APPROVED" }, "Status: RESOLVED - The dispute has been reviewed and approved. The transaction rewards need to be updated."]
+      : [{ ...base, status: "SUBMITTED" }, "Status: SUBMITTED - Your dispute has been queued for review."]
+    const ok = ctx.add("cash_back_disputes", id, record)
+    let out = `Cash back dispute submitted successfully. Your case has been queued for review.\n\nExecuted: ${name}\nArguments: ${dumpsIndent2(args)}\n`
+    out += ok ? `Dispute ID: ${id}\n${status}` : "Note: Dispute may have already been submitted for this transaction."
+    return out
+  }),
+  get_referral_link: givenUserTool("get_referral_link", ["user_id", "card_name"], (ctx, a, args, name) => {
+    const id = deterministicId(`referral_link:${s(a["user_id"])}:${s(a["card_name"])}`)
+    const ok = ctx.add("referrals", id, { referral_id: id, referrer_id: a["user_id"]!, referred_account_type: a["card_name"]!, referral_status: "NO_PROGRESS", date: TODAY })
+    let out = `Referral link generated successfully. Share this link with the person you want to refer.\n\nExecuted: ${name}\nArguments: ${dumpsIndent2(args)}\n`
+    out += ok ? `Referral ID: ${id}\nReferral link: https://rhobank.com/refer/${id}` : "Note: A referral link for this card may have already been generated."
+    return out
+  }),
+  get_card_last_4_digits: givenUserTool("get_card_last_4_digits", ["credit_card_account_id"], (ctx, a, args, name) => {
+    const r = queryDatabaseTool(ctx, "credit_card_accounts", fieldQuery("account_id", a["credit_card_account_id"]))
+    if (r.includes("No results found") || r.includes("No records found")) return `Error: Credit card account '${s(a["credit_card_account_id"])}' not found.`
+    let last4 = ""
+    for (const ch of sha256hex(`card_last4:${s(a["credit_card_account_id"])}`)) {
+      if (ch >= "0" && ch <= "9") {
+        last4 += ch
+        if (last4.length === 4) break
+      }
+    }
+    last4 = last4.padEnd(4, "0")
+    return `Card information retrieved successfully.\n\nExecuted: ${name}\nArguments: ${dumpsIndent2(args)}\nLast 4 digits of card: ${last4}`
+  }),
+  deposit_check_3847: givenUserTool("deposit_check_3847", ["account_id", "check_amount"], (ctx, a, args, name) => {
+    let amount: number
+    try {
+      amount = pyFloatOf(a["check_amount"])
+    } catch (e) {
+      if (e instanceof PyException && (e.type === "ValueError" || e.type === "TypeError")) return `Error: Invalid check amount '${s(a["check_amount"])}'. Must be a number.`
+      throw e
+    }
+    if (amount <= 0) return "Error: Check amount must be positive."
+    const id = asKey(a["account_id"])
+    const account = id === undefined ? undefined : ctx.get("accounts", id)
+    if (account === undefined || id === undefined) return `Error: Account '${s(a["account_id"])}' not found.`
+    if (!inList(account["status"], ["ACTIVE", "OPEN"])) return `Error: Account '${id}' is not active.`
+    const current = accountBalance(account)
+    const next = current + amount
+    ctx.update("accounts", id, { current_holdings: `$${formatFixed(next, 2)}` })
+    return (
+      `Check deposited successfully. Funds will be available according to your account's deposit policy.\n\nExecuted: ${name}\n` +
+      `Arguments: ${dumpsIndent2(args)}\nCheck deposit processed!\n  - Account: ${id}\n  - Check Amount: $${formatFixed(amount, 2)}\n` +
+      `  - Previous Balance: $${formatFixed(current, 2)}\n  - New Balance: $${formatFixed(next, 2)}`
+    )
+  })
 }
 
 // -- agent discoverable tools (see discoverable.ts) --------------------------------------------------
