@@ -1,6 +1,7 @@
 /**
  * Candidate names as people type them: a provider's own (`gold`, `echo`, `none`) or
- * `PROVIDER:MODEL` for the built-in tool-calling agent on a registry model.
+ * `PROVIDER:MODEL` for the built-in tool-calling agent on a registry model; `PROVIDER:MODEL+text`
+ * is the same model offered no tools (BFCL's prompt mode: it answers in text).
  */
 import { Effect } from "effect"
 import type { Json } from "../content/Canonical.ts"
@@ -36,6 +37,9 @@ export const resolveHarnessCandidate = (provider: Provider, name: string): Effec
     } satisfies Candidate
   })
 
+/** `PROVIDER:MODEL+text`: the model offered no tools, answering in text. */
+const TEXT_SUFFIX = "+text"
+
 export const resolveCandidate = (provider: Provider, name: string): Effect.Effect<Candidate, UsageError, Registry> => {
   if (provider.roster.includes(name)) {
     return Effect.succeed({
@@ -52,13 +56,14 @@ export const resolveCandidate = (provider: Provider, name: string): Effect.Effec
       })
     )
   }
+  const text = name.endsWith(TEXT_SUFFIX)
   return Effect.gen(function*() {
     const registry = yield* Registry
-    const resolved = yield* registry.resolve(name).pipe(
+    const resolved = yield* registry.resolve(text ? name.slice(0, -TEXT_SUFFIX.length) : name).pipe(
       Effect.mapError((e) => new UsageError({ detail: e.message }))
     )
     return {
-      def: { name, kind: "llm", model: resolved.ref, actionSpace: "tools", prompt: "", limits: noLimits },
+      def: { name, kind: "llm", model: resolved.ref, actionSpace: text ? "text" : "tools", prompt: "", limits: noLimits },
       registryEntry: resolved as unknown as Json,
       // Loaded on first use: the model clients take seconds to load.
       agentFor: () => Effect.map(Effect.promise(() => import("../model/ModelAgent.ts")), (m) => m.modelAgent(name, resolved))

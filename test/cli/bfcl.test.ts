@@ -74,6 +74,42 @@ describe("bfcl through the command", { timeout: 600_000 }, () => {
     expect(offered).toContain("Note that the provided function is in Python 3 syntax.")
   })
 
+  it("PROVIDER:MODEL+text is the same model in prompt mode: offered no tools, its text answer decoded and checked", async () => {
+    const home = tempDir()
+    const script = [
+      { match: { lastUser: `^${escape("Find the area of a triangle with a base of 10 units and height of 5 units.")}$` }, text: "[calculate_triangle_area(base=10, height=5)]", usage: { input: 300, output: 20 } },
+      { match: { lastUser: `^${escape("Calculate the factorial of 5 using math functions.")}$` }, text: "I would call math.factorial(5).", usage: { input: 280, output: 15 } }
+    ]
+    const { run, requests } = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function*() {
+          const server = yield* LoopbackServer.start(script)
+          const run = yield* Effect.promise(() =>
+            assay(
+              ["run", "--benchmark", "bfcl", "--task", "simple_python_0", "--task", "simple_python_1", "--model", "openai:gpt-4o-mini+text", "--yes", "--json", "--home", home],
+              { OPENAI_BASE_URL: server.openAiBaseUrl, OPENAI_API_KEY: "sk-test" }
+            )
+          )
+          return { run, requests: server.requests() }
+        })
+      )
+    )
+    expect(run.code, run.stderr).toBe(0)
+    const report = JSON.parse(run.stdout)
+    const card: Card = report.scorecards.find((c: Card) => c.stratum === null)
+    expect(card).toMatchObject({ candidate: "openai:gpt-4o-mini+text", n: 2, meanReward: 0.5 })
+    const lines = readFileSync(join(home, "runs", report.runId, "results.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l))
+    const byTask = new Map(lines.map((a) => [a.task, a.verdict]))
+    expect(byTask.get("simple_python_0")).toMatchObject({ reward: 1 })
+    expect(byTask.get("simple_python_1")).toMatchObject({ reward: 0 })
+    // Prompt mode: the functions are described in the system prompt, and no tool is offered.
+    for (const q of requests) {
+      const body = q.body as { tools?: ReadonlyArray<unknown>; instructions?: string }
+      expect(body.tools ?? []).toEqual([])
+      expect(JSON.stringify(body)).toContain("You are an expert in composing functions.")
+    }
+  })
+
   it("data pull checks every pinned file and says ok", async () => {
     const target = tempDir()
     const r = await assay(["data", "pull", "bfcl", "--from", resolve(process.env["ASSAY_DATA_DIR"] ?? "../shared/data")], { ASSAY_DATA_DIR: target })
