@@ -368,6 +368,11 @@ export const capabilities = {
           const usage = { inputTokens: c.input, outputTokens: c.output, cacheReadTokens: c.cacheRead ?? 0, cacheWriteTokens: c.cacheWrite ?? 0 }
           yield* wallet.settle({ ...usage, costUsd: price === undefined ? null : costAt(price, usage), retries: 0 })
         }
+        // Refused by the subscription's quota (a window read at 100%): an outage of the account,
+        // not the candidate's failure; ended as a fault, the cell runs again on resume.
+        if (result.outcome === "failed" && result.quota.some((q) => q.usedPercent >= 100)) {
+          return yield* new WE.EffectFault({ kind: "process/spawn", key: who.harness, occurrence: 0, reason: "rate-limit", injected: false })
+        }
         if (result.outcome === "timeout") {
           const seconds = result.wallMs / 1000
           return yield* new BudgetExceeded({ limit: "wall-seconds", allowed: seconds, spent: seconds })

@@ -293,7 +293,6 @@ interface HarnessResult {
   readonly harness?: {
     readonly models?: ReadonlyArray<string>
     readonly wallMs?: number
-    readonly quota?: ReadonlyArray<Allowance.Reading>
   }
 }
 
@@ -301,6 +300,20 @@ const resultOf = (a: Attempt): HarnessResult | undefined => {
   const result = (a.output as { readonly result?: unknown } | null)?.result
   return typeof result === "object" && result !== null ? (result as HarnessResult) : undefined
 }
+
+/**
+ * The quota readings of every harness run an Attempt made (the candidate's and a harness judge's:
+ * they draw on the same account), in the order they ran. Read from the recording, so a run that
+ * ended in a fault (a quota refusal) still counts.
+ */
+const quotaOf = (a: Attempt): ReadonlyArray<Allowance.Reading> =>
+  a.recording.flatMap((r) => {
+    if (r.kind !== "process/spawn" || !("ok" in r.outcome)) return []
+    const quota = (r.outcome.ok as { readonly quota?: unknown } | null)?.quota
+    return Array.isArray(quota)
+      ? quota.filter((q): q is Allowance.Reading => typeof q?.window === "string" && typeof q?.usedPercent === "number")
+      : []
+  })
 
 /** A stored `quota-baseline` note: window -> percent used at the experiment's first reading. */
 const baselineOf = (note: unknown): ReadonlyMap<string, number> =>
@@ -379,7 +392,7 @@ export const runHarnesses = (sel: HarnessRunSelection) =>
       ...base,
       cell: (info) =>
         Effect.all([
-          Ref.update(meter, (m) => Allowance.observe(m, resultOf(info.last)?.harness?.quota ?? [])),
+          Ref.update(meter, (m) => Allowance.observe(m, quotaOf(info.last))),
           Ref.update(spent, (usd) => usd + (info.last.usage.costUsd ?? 0) + (resultOf(info.last)?.judge?.costUsd ?? 0)),
           base.cell(info)
         ], { discard: true })
@@ -460,7 +473,7 @@ export const runHarnesses = (sel: HarnessRunSelection) =>
       const { estimate: gate, pilotRun } = yield* inStore(runPilot(p.runnerPlan, settings(true), {
         budgetUsd: Option.getOrNull(sel.preflightUsd),
         parallel: 1,
-        readings: (a) => resultOf(a)?.harness?.quota ?? [],
+        readings: quotaOf,
         allowance: Effect.map(Ref.get(meter), (m) => Allowance.standing(m, allowance))
       }))
       yield* keepBaseline(pilotRun.report.runId)

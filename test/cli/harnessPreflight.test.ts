@@ -93,4 +93,26 @@ describe("harness preflight through the command", { timeout: 300_000 }, () => {
     const report = JSON.parse(high.stdout)
     expect(report.cells).toMatchObject({ total: 8, kept: 3, ran: 5 })
   })
+
+  it("a harness run refused by its exhausted quota ends in a fault, not a score: no cell starts after it, and the next run runs it again", async () => {
+    const home = tempDir()
+    const codexHome = tempDir()
+    const run = (script: unknown) =>
+      assay(
+        ["run", "--harness", "codex", "--model", `codex:${MINI}`, "--task", "config-port", "--task", "count-todos", "--no-judge", "--yes", "--json", "--home", home],
+        { ...baseEnv, FAKE_HARNESS_SCRIPT: writeJson(script), CODEX_HOME: codexHome }
+      )
+    const refused = await run({ byPrompt: [{ match: "TCP port", answer: "", usage, rateLimits: [{ primary: 100 }], exitCode: 1 }, ...answers] })
+    expect(refused.code, refused.stderr).toBe(3)
+    const first = JSON.parse(refused.stdout)
+    expect(first.cells).toMatchObject({ total: 2, ran: 1, faulted: 1, skipped: 1 })
+    expect(first.warnings.join(" ")).toContain("quota: the primary window is 100% used (pause at 80%)")
+
+    const resumed = await run({ byPrompt: answers })
+    expect(resumed.code, resumed.stderr).toBe(0)
+    const second = JSON.parse(resumed.stdout)
+    expect(second.cells).toMatchObject({ total: 2, kept: 0, ran: 2, faulted: 0 })
+    expect(second.notes).toContain("1 cells whose last Attempt ended in a fault (an outage, not the candidate) ran again")
+    expect(second.scorecards.find((s: { stratum: string | null }) => s.stratum === null)).toMatchObject({ n: 2, meanReward: 1 })
+  })
 })
