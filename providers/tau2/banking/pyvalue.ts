@@ -11,6 +11,7 @@
  */
 import { Either } from "effect"
 import type { Json } from "../../../src/content/Canonical.ts"
+import { literalAt, numberAt, skipWhitespace } from "../common/orderedJson.ts"
 import { dict, float, type PyValue } from "../common/pyjson.ts"
 import { pyReprWith, pyTypeName, reprNumber } from "../common/pyrepr.ts"
 
@@ -160,8 +161,6 @@ class Fail {
   constructor(readonly message: string) {}
 }
 
-const NUMBER = /(-?(?:0|[1-9]\d*))(\.\d+)?([eE][-+]?\d+)?/y
-const WS = /[ \t\n\r]*/y
 
 /**
  * `json.loads(text)` (or with `parse_int=float`): the value, or the `JSONDecodeError` text.
@@ -171,9 +170,7 @@ export const jsonLoads = (text: string, parseIntAsFloat = false): Either.Either<
   if (text.startsWith("\ufeff")) return Either.left(decodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0))
   let i = 0
   const ws = () => {
-    WS.lastIndex = i
-    WS.exec(text)
-    i = WS.lastIndex
+    i = skipWhitespace(text, i)
   }
   const fail = (msg: string, pos: number): never => {
     throw new Fail(decodeError(msg, text, pos))
@@ -282,17 +279,10 @@ export const jsonLoads = (text: string, parseIntAsFloat = false): Either.Either<
         i++
       }
     }
-    if (text.startsWith("null", i)) {
-      i += 4
-      return null
-    }
-    if (text.startsWith("true", i)) {
-      i += 4
-      return true
-    }
-    if (text.startsWith("false", i)) {
-      i += 5
-      return false
+    const literal = literalAt(text, i)
+    if (literal !== undefined) {
+      i += literal[1]
+      return literal[0]
     }
     if (text.startsWith("NaN", i)) {
       i += 3
@@ -306,15 +296,11 @@ export const jsonLoads = (text: string, parseIntAsFloat = false): Either.Either<
       i += 9
       return pyFloat(-Infinity)
     }
-    NUMBER.lastIndex = i
-    const m = NUMBER.exec(text)
-    if (m === null) return fail("Expecting value", i)
-    i = NUMBER.lastIndex
-    if (m[2] === undefined && m[3] === undefined) {
-      const n = Number(m[1])
-      return parseIntAsFloat ? pyFloat(n) : n
-    }
-    return pyFloat(Number(m[0]))
+    const n = numberAt(text, i)
+    if (n === undefined) return fail("Expecting value", i)
+    i += n.literal.length
+    if (!n.isFloat) return parseIntAsFloat ? pyFloat(Number(n.literal)) : Number(n.literal)
+    return pyFloat(Number(n.literal))
   }
   try {
     ws()

@@ -27,6 +27,32 @@ type BuildersOf<V> = [null | boolean | string | Array<V>] extends [V] ? JsonBuil
 
 const NUMBER = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y
 
+/*
+ * The lexical pieces every JSON reader here shares (this scanner and banking's `jsonLoads`, which
+ * keeps its own structure for CPython's error texts and positions).
+ */
+
+/** The index after the JSON white space (space, tab, newline, carriage return) at `i`. */
+export const skipWhitespace = (text: string, i: number): number => {
+  let j = i
+  for (;;) {
+    const c = text.charCodeAt(j)
+    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) j++
+    else return j
+  }
+}
+
+/** JSON's `null`, `true` or `false` at `i`, with its length; undefined when none stands there. */
+export const literalAt = (text: string, i: number): readonly [null | boolean, number] | undefined =>
+  text.startsWith("null", i) ? [null, 4] : text.startsWith("true", i) ? [true, 4] : text.startsWith("false", i) ? [false, 5] : undefined
+
+/** The JSON number literal at `i`; `isFloat`: it has a fraction or an exponent (Python's `json.loads` makes it a float). */
+export const numberAt = (text: string, i: number): { readonly literal: string; readonly isFloat: boolean } | undefined => {
+  NUMBER.lastIndex = i
+  const m = NUMBER.exec(text)
+  return m === null ? undefined : { literal: m[0], isFloat: m[1] !== undefined || m[2] !== undefined }
+}
+
 /** Parse JSON text, each object and number built by the caller; the first syntax error wins. */
 export const parseJsonWith = <V>(text: string, build: BuildersOf<V>): Either.Either<V, JsonSyntaxError> => {
   // BuildersOf guarantees V holds these shapes, so a Value is a V.
@@ -38,11 +64,7 @@ export const parseJsonWith = <V>(text: string, build: BuildersOf<V>): Either.Eit
     return null
   }
   const ws = () => {
-    for (;;) {
-      const c = text.charCodeAt(i)
-      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) i++
-      else return
-    }
+    i = skipWhitespace(text, i)
   }
   const str = (): string | null => {
     const start = i
@@ -112,23 +134,15 @@ export const parseJsonWith = <V>(text: string, build: BuildersOf<V>): Either.Eit
       }
     }
     if (c === '"') return str()
-    if (text.startsWith("true", i)) {
-      i += 4
-      return true
+    const literal = literalAt(text, i)
+    if (literal !== undefined) {
+      i += literal[1]
+      return literal[0]
     }
-    if (text.startsWith("false", i)) {
-      i += 5
-      return false
-    }
-    if (text.startsWith("null", i)) {
-      i += 4
-      return null
-    }
-    NUMBER.lastIndex = i
-    const m = NUMBER.exec(text)
-    if (m === null) return fail("a JSON value")
-    i += m[0].length
-    return build.number(m[0], m[1] !== undefined || m[2] !== undefined)
+    const n = numberAt(text, i)
+    if (n === undefined) return fail("a JSON value")
+    i += n.literal.length
+    return build.number(n.literal, n.isFloat)
   }
   const result = value()
   ws()
