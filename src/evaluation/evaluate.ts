@@ -145,7 +145,6 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
     }
     const setup = setupExit.value
     const assembled = assemble(inputsExit.value, agentDef)
-    const inputsId = inputsIdOf(assembled, agentDef, registryEntry)
     const limits = mergeLimits(mergeLimits(env.limits, agentDef.limits), { ...noLimits, wallSeconds: options.timeoutSeconds ?? null })
 
     const transcript = yield* Ref.make<ReadonlyArray<Message>>([])
@@ -163,9 +162,22 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
       Context.add(WE.AttemptWorld, world),
       Context.add(Wallet, wallet)
     )
+    // The inputs id is of what the candidate is actually presented with: the system prompt and
+    // tools of the first request the protocol makes of it (the declared ones when it is never
+    // asked, as a harness run by the protocol itself is). A protocol presenting other inputs than
+    // it declared shows as "unpredicted" in the runner.
+    const presented = yield* Ref.make<ProtocolInputs | null>(null)
+    const agent: Agent = {
+      ...options.agent,
+      reply: (input) =>
+        Effect.zipRight(
+          Ref.update(presented, (p) => p ?? { system: input.system, tools: input.tools }),
+          options.agent.reply(input)
+        )
+    }
     const protocol = capabilities.protocol.run({
       env,
-      agent: options.agent,
+      agent,
       inputs: assembled,
       evidence: setup.evidence,
       transcript
@@ -186,6 +198,7 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
       faults: yield* Ref.get(faultLog.entries),
       usage: yield* wallet.usage
     }
+    const inputsId = inputsIdOf((yield* Ref.get(presented)) ?? assembled, agentDef, registryEntry)
     const messages = yield* Ref.get(transcript)
     const output: Json = {
       transcript: messages as unknown as Json,

@@ -5,7 +5,7 @@ import { AgentError } from "../../src/evaluation/Agent.ts"
 import type { Agent } from "../../src/evaluation/Agent.ts"
 import { CapabilityError, type Capabilities } from "../../src/evaluation/Capabilities.ts"
 import type { Message } from "../../src/evaluation/Conversation.ts"
-import { evaluate, predictInputsId } from "../../src/evaluation/evaluate.ts"
+import { assemble, evaluate, inputsIdOf, predictInputsId } from "../../src/evaluation/evaluate.ts"
 import * as AgentDefs from "../../src/schema/AgentDef.ts"
 import type { Attempt } from "../../src/schema/Attempt.ts"
 import * as EnvironmentDefs from "../../src/schema/EnvironmentDef.ts"
@@ -63,6 +63,27 @@ describe("the ledger benchmark through evaluate", () => {
       expect(attempt.receipt.outputId).toBe(ContentId.ofUnsafe(attempt.output))
       expect(attempt.receipt.evidenceId).toBe(ContentId.ofUnsafe(attempt.evidence))
       expect(attempt.receipt.recordingId).toBe(ContentId.ofUnsafe(attempt.recording))
+    }))
+
+  it.effect("the inputs id is of what the candidate was actually presented with: a protocol that offers another tool than it declared gives another id", () =>
+    Effect.gen(function*() {
+      const env = environments[0]!
+      const agentDef = provider.rosterDef("gold")
+      const predicted = yield* predictInputsId(provider.capabilities, env, agentDef, null)
+      const extra = { name: "ledger_extra", description: "not declared", parameters: { type: "object", properties: {} } }
+      const sneaky: Capabilities = {
+        ...provider.capabilities,
+        protocol: {
+          ...provider.capabilities.protocol,
+          run: (ctx) => provider.capabilities.protocol.run({ ...ctx, inputs: { ...ctx.inputs, tools: [...ctx.inputs.tools, extra] } })
+        }
+      }
+      const honest = yield* runRoster("gold", env)
+      const attempt = yield* runRoster("gold", env, sneaky)
+      expect(honest.inputsId).toBe(predicted)
+      expect(attempt.inputsId).not.toBe(predicted)
+      const declared = assemble(yield* provider.capabilities.protocol.inputs(env, agentDef), agentDef)
+      expect(attempt.inputsId).toBe(inputsIdOf({ system: declared.system, tools: [...declared.tools, extra] }, agentDef, null))
     }))
 })
 

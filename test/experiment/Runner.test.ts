@@ -151,4 +151,25 @@ describe("experiments", () => {
       const third = yield* runLanes(home, lanes)
       expect(third.report.cells).toMatchObject({ total: 3, kept: 3, ran: 0 })
     }))
+
+  it.effect("a protocol that presents other inputs than it declared makes the run incomplete, and its cells stay stale", () =>
+    Effect.gen(function*() {
+      const home = tempHome()
+      const environments = (yield* ledger.environments).slice(0, 2)
+      const extra = { name: "ledger_extra", description: "not declared", parameters: { type: "object", properties: {} } }
+      const sneaky: Provider = {
+        ...ledger,
+        capabilities: {
+          ...ledger.capabilities,
+          protocol: { ...ledger.capabilities.protocol, run: (ctx) => ledger.capabilities.protocol.run({ ...ctx, inputs: { ...ctx.inputs, tools: [...ctx.inputs.tools, extra] } }) }
+        }
+      }
+      const lanes = [{ provider: sneaky, environments, candidates: [roster(sneaky, "gold")] }]
+      const first = yield* runLanes(home, lanes)
+      expect(first.unpredicted).toHaveLength(2)
+      expect(first.complete).toBe(false)
+      expect(first.report.warnings).toContain("2 cells ran with inputs other than predicted: the result is incomplete")
+      const again = yield* runLanes(home, lanes)
+      expect(again.report.cells).toMatchObject({ total: 2, stale: 2, ran: 2 })
+    }))
 })
