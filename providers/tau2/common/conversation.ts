@@ -164,15 +164,19 @@ export interface PlayAction {
   readonly arguments: { readonly [key: string]: Json }
 }
 
-const scriptedUsers = new WeakMap<Agent, User>()
+// A property of the agent, not an identity-keyed side table: the evaluation path may hand the
+// protocol a copy of the agent (`{ ...agent, reply }`), and a copy keeps its own symbol properties.
+const scriptedUserKey: unique symbol = Symbol("tau2/scriptedUser")
+
+type WithScriptedUser = Agent & { readonly [scriptedUserKey]?: User }
 
 /** The scripted user a roster candidate brings (gold, echo), if any; otherwise the protocol simulates one. */
-export const scriptedUserOf = (agent: Agent): User | undefined => scriptedUsers.get(agent)
+export const scriptedUserOf = (agent: Agent): User | undefined => (agent as WithScriptedUser)[scriptedUserKey]
 
 /** Pair a scripted agent with the scripted user it plays against. */
 export const withScriptedUser = (agent: Agent, user: User): Agent => {
-  scriptedUsers.set(agent, user)
-  return agent
+  const paired: WithScriptedUser = { ...agent, [scriptedUserKey]: user }
+  return paired
 }
 
 /**
@@ -220,11 +224,11 @@ export const goldPlay = (actions: ReadonlyArray<PlayAction>, opening: string, cl
   return withScriptedUser(agent, user)
 }
 
-/** A user that says `opening`, then ###STOP### (what `echo` plays against). */
 /** `gold` on a tau2 task: its gold actions, each by its side, closing with the task's communicate_info. */
 export const goldAgent = (actions: ReadonlyArray<PlayAction>, opening: string, communicateInfo: ReadonlyArray<string>): Agent =>
   goldPlay(actions, opening, communicateInfo.length > 0 ? communicateInfo.join("\n") : "Your request is complete.")
 
+/** A user that says `opening`, then ###STOP### (what `echo` plays against). */
 export const openingOnlyUser = (opening: string): User => {
   let said = false
   return {
