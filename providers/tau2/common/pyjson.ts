@@ -187,22 +187,31 @@ export const dumps = (value: PyValue, options: DumpsOptions = {}): string => {
   return parts.join("")
 }
 
-/** Python `==` on JSON-shaped values: `1 == 1.0 == True`, dicts compare without order. */
-export const pyEquals = (a: unknown, b: unknown): boolean => {
+/**
+ * Python `==` on JSON-shaped values: `1 == 1.0 == True`, dicts compare without order. `floatValue`
+ * reads the caller's float representation, if it has one, as a number.
+ */
+export const pyEqualsWith = (floatValue: (x: unknown) => number | undefined) => {
   const num = (x: unknown): number | undefined =>
-    typeof x === "number" ? x : typeof x === "boolean" ? (x ? 1 : 0) : undefined
-  const na = num(a)
-  const nb = num(b)
-  if (na !== undefined || nb !== undefined) return na !== undefined && nb !== undefined && na === nb
-  if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return a === b
-  if (Array.isArray(a) || Array.isArray(b)) {
-    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false
-    return a.every((x, i) => pyEquals(x, b[i]))
+    typeof x === "number" ? x : typeof x === "boolean" ? (x ? 1 : 0) : floatValue(x)
+  const eq = (a: unknown, b: unknown): boolean => {
+    const na = num(a)
+    const nb = num(b)
+    if (na !== undefined || nb !== undefined) return na !== undefined && nb !== undefined && na === nb
+    if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return a === b
+    if (Array.isArray(a) || Array.isArray(b)) {
+      if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false
+      return a.every((x, i) => eq(x, b[i]))
+    }
+    const ka = Object.keys(a)
+    const kb = Object.keys(b)
+    if (ka.length !== kb.length) return false
+    const rb = b as Record<string, unknown>
+    const ra = a as Record<string, unknown>
+    return ka.every((k) => Object.prototype.hasOwnProperty.call(rb, k) && eq(ra[k], rb[k]))
   }
-  const ka = Object.keys(a)
-  const kb = Object.keys(b)
-  if (ka.length !== kb.length) return false
-  const rb = b as Record<string, unknown>
-  const ra = a as Record<string, unknown>
-  return ka.every((k) => Object.prototype.hasOwnProperty.call(rb, k) && pyEquals(ra[k], rb[k]))
+  return eq
 }
+
+/** Python `==` on JSON-shaped values (numbers plain): `1 == 1.0 == True`, dicts compare without order. */
+export const pyEquals: (a: unknown, b: unknown) => boolean = pyEqualsWith(() => undefined)

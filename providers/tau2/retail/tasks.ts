@@ -16,7 +16,8 @@ import { pyEquals } from "../common/pyjson.ts"
 import { Tau2DataError, pinnedFiles, type Splits } from "./data.ts"
 import { step, type ToolType } from "./tools.ts"
 
-const nullable = <A, I>(schema: Schema.Schema<A, I>) => Schema.optionalWith(Schema.NullOr(schema), { default: () => null })
+/** A field upstream declares `Optional[...] = None`: absent or null decodes to null. */
+export const nullable = <A, I>(schema: Schema.Schema<A, I>) => Schema.optionalWith(Schema.NullOr(schema), { default: () => null })
 
 export const Requestor = Schema.Literal("user", "assistant")
 

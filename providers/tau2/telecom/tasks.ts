@@ -12,25 +12,16 @@ import { Effect, Either, ParseResult, Schema } from "effect"
 import * as ContentId from "../../../src/content/ContentId.ts"
 import type { Json } from "../../../src/content/Canonical.ts"
 import * as World from "../../../src/world/World.ts"
+import { pyEqualsWith } from "../common/pyjson.ts"
+import { Action, nullable, Requestor, RewardType, StructuredUserInstructions, UserScenario } from "../retail/tasks.ts"
 import { EnvAssertion, runEnvAssertions, type AssertionResult } from "./assertions.ts"
 import { pinnedFiles, TelecomDataError, type Splits } from "./data.ts"
 import { envKey, envTable } from "./model.ts"
 import { isPyFloat, type PyJson } from "./pyjsonParse.ts"
 import { call, callWithoutSync, counterBillIds, runEnvFunction, syncEnvironment, type Args, type ToolOptions } from "./tools.ts"
 
-const nullable = <A, I>(schema: Schema.Schema<A, I>) => Schema.optionalWith(Schema.NullOr(schema), { default: () => null })
-
-export const Requestor = Schema.Literal("user", "assistant")
-
-export const Action = Schema.Struct({
-  action_id: Schema.String,
-  requestor: Schema.optionalWith(Requestor, { default: () => "assistant" as const }),
-  name: Schema.String,
-  arguments: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
-  info: nullable(Schema.String),
-  compare_args: nullable(Schema.Array(Schema.String))
-})
-export type Action = typeof Action.Type
+// The task fields telecom shares with every tau2 domain (retail's decoding of them).
+export { Action, Requestor, RewardType, StructuredUserInstructions, UserScenario }
 
 export const EnvFunctionCall = Schema.Struct({
   env_type: Requestor,
@@ -38,9 +29,6 @@ export const EnvFunctionCall = Schema.Struct({
   arguments: Schema.Record({ key: Schema.String, value: Schema.Unknown })
 })
 export type EnvFunctionCall = typeof EnvFunctionCall.Type
-
-export const RewardType = Schema.Literal("DB", "ENV_ASSERTION", "NL_ASSERTION", "ACTION", "COMMUNICATE")
-export type RewardType = typeof RewardType.Type
 
 export const EvaluationCriteria = Schema.Struct({
   actions: nullable(Schema.Array(Action)),
@@ -57,19 +45,6 @@ export const InitialState = Schema.Struct({
   initialization_actions: nullable(Schema.Array(EnvFunctionCall)),
   /** null for every telecom task. */
   message_history: Schema.optionalWith(Schema.Null, { default: () => null })
-})
-
-export const StructuredUserInstructions = Schema.Struct({
-  domain: Schema.String,
-  reason_for_call: Schema.String,
-  known_info: nullable(Schema.String),
-  unknown_info: nullable(Schema.String),
-  task_instructions: Schema.String
-})
-
-export const UserScenario = Schema.Struct({
-  persona: nullable(Schema.String),
-  instructions: Schema.Union(StructuredUserInstructions, Schema.String)
 })
 
 export const Task = Schema.Struct({
@@ -207,22 +182,7 @@ export const envAssertionCheck = (task: Task, finalWorld: World.World): CheckRes
 }
 
 /** Python `==` on decoded JSON with marked floats: `2 == 2.0`, `True == 1`, dicts without order. */
-export const pyEq = (a: unknown, b: unknown): boolean => {
-  const num = (x: unknown): number | undefined =>
-    typeof x === "number" ? x : typeof x === "boolean" ? (x ? 1 : 0) : isPyFloat(x) ? x.value : undefined
-  const na = num(a)
-  const nb = num(b)
-  if (na !== undefined || nb !== undefined) return na !== undefined && nb !== undefined && na === nb
-  if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return a === b
-  if (Array.isArray(a) || Array.isArray(b)) {
-    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false
-    return a.every((x, i) => pyEq(x, b[i]))
-  }
-  const ra = a as Record<string, unknown>
-  const rb = b as Record<string, unknown>
-  const ka = Object.keys(ra)
-  return ka.length === Object.keys(rb).length && ka.every((k) => Object.hasOwn(rb, k) && pyEq(ra[k], rb[k]))
-}
+export const pyEq: (a: unknown, b: unknown) => boolean = pyEqualsWith((x) => (isPyFloat(x) ? x.value : undefined))
 
 /** A tool call of the trajectory (either side's), as the ACTION check sees it. */
 export interface TrajectoryToolCall {
