@@ -14,6 +14,7 @@ import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Config, Duration, Effect, Layer, Option, Redacted, Schema, Stream } from "effect"
 import * as JsonText from "./JsonText.ts"
+import * as Gemini from "./Gemini.ts"
 import { type ApiType, type ProviderEntry, Registry } from "./Registry.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -757,6 +758,54 @@ const viaChatCompletions = (
   }).pipe(Effect.provide(NodeHttpClient.layer))
 
 // ---------------------------------------------------------------------------------------------
+// Gemini (generateContent)
+// ---------------------------------------------------------------------------------------------
+
+/** Each function call's `args` as written in one response (or stream chunk) text, in order. */
+const geminiArgumentTexts = (text: string): Array<string | undefined> => {
+  const out: Array<string | undefined> = []
+  const candidate = JsonText.items(JsonText.member(JsonText.locate(text), "candidates"))[0]
+  for (const part of JsonText.items(JsonText.member(JsonText.member(candidate, "content"), "parts"))) {
+    const call = JsonText.member(part, "functionCall")
+    if (call === undefined) continue
+    const args = JsonText.member(call, "args")
+    out.push(args === undefined ? undefined : text.slice(args.start, args.end))
+  }
+  return out
+}
+
+const viaGemini = (
+  ctx: CallContext,
+  request: ModelRequest,
+  baseUrl: string,
+  key: Option.Option<Redacted.Redacted>,
+  stream: boolean
+): Effect.Effect<ModelResponse, ModelError> =>
+  Effect.gen(function*() {
+    const client = untraced(yield* HttpClient.HttpClient)
+    const method = stream ? "streamGenerateContent?alt=sse" : "generateContent"
+    let httpRequest = HttpClientRequest.post(`${baseUrl.replace(/\/$/, "")}/models/${encodeURIComponent(request.model)}:${method}`).pipe(
+      HttpClientRequest.acceptJson,
+      HttpClientRequest.bodyUnsafeJson(Gemini.bodyOf(request))
+    )
+    if (Option.isSome(key)) httpRequest = HttpClientRequest.setHeader(httpRequest, "x-goog-api-key", Redacted.value(key.value))
+    const response = yield* client.execute(httpRequest).pipe(
+      Effect.mapError((e) => modelError(ctx, e._tag === "RequestError" && e.reason === "Transport" ? "network" : "bad-request", null, e.message))
+    )
+    const body = yield* response.text.pipe(
+      Effect.mapError((e) => modelError(ctx, "network", response.status, `reading the body failed: ${e.message}`))
+    )
+    if (response.status < 200 || response.status >= 300) {
+      return yield* modelError(ctx, reasonOfStatus(response.status), response.status, errorMessageOfBody(body) ?? `HTTP ${response.status}`, retryAfterOf(response.headers))
+    }
+    // Function calls come whole (never split across chunks): their args' text is in one chunk.
+    const texts = stream ? sseData(body) : [body]
+    const chunks = yield* Effect.forEach(texts, (t) => decodeJson(ctx, Gemini.GenerateContentResponse, t))
+    const argumentTexts = texts.flatMap(geminiArgumentTexts)
+    return Gemini.responseFrom(chunks, request.model, (n) => argumentTexts[n])
+  }).pipe(Effect.provide(NodeHttpClient.layer))
+
+// ---------------------------------------------------------------------------------------------
 // generate
 // ---------------------------------------------------------------------------------------------
 
@@ -791,7 +840,7 @@ export const generate = (request: ModelRequest, options: GenerateOptions = {}): 
     const call: Effect.Effect<ModelResponse, ModelError> = endpoint.api === "openai-chat"
       ? viaChatCompletions(ctx, request, baseUrl.value, apiKey, stream)
       : endpoint.api === "google"
-      ? Effect.fail(modelError(ctx, "bad-request", null, "api type google has no client in assay yet"))
+      ? viaGemini(ctx, request, baseUrl.value, apiKey, stream)
       : viaLanguageModel(endpoint.api, request, baseUrl.value, apiKey, stream).pipe(
         Effect.catchAll((e) => Effect.fail(fromAiError(ctx, e))),
         // Many OpenAI-compatible servers (Ollama, vLLM, LM Studio) have no /responses: use chat completions there.
@@ -845,7 +894,6 @@ export const liveness = (options: { readonly probeTimeout?: Duration.DurationInp
         const models = Object.keys(provider.models)
         const result = (status: "live" | "absent", reason: string): Liveness => ({ provider: provider.id, api: provider.api, status, reason, models })
         const endpoint = endpointOf(provider)
-        if (provider.api === "google") return result("absent", "api type google has no client in assay yet")
         const baseUrl = yield* baseUrlOf(provider.id, endpoint)
         if (provider.env.length > 0) {
           const key = yield* keyFromEnv(provider.env)

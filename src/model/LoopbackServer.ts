@@ -1,7 +1,7 @@
 /**
  * A scripted model server on 127.0.0.1 for tests and demos. It speaks the OpenAI Responses, OpenAI
- * chat completions and Anthropic messages wire formats, streaming and not, and answers from a
- * script of turns, reporting usage the way each real API does.
+ * chat completions, Anthropic messages and Gemini generateContent wire formats, streaming and not,
+ * and answers from a script of turns, reporting usage the way each real API does.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -12,7 +12,7 @@ import { Effect, Schema, type Scope } from "effect"
 // Script
 // ---------------------------------------------------------------------------------------------
 
-export const WireApi = Schema.Literal("openai-responses", "openai-chat", "anthropic-messages")
+export const WireApi = Schema.Literal("openai-responses", "openai-chat", "anthropic-messages", "google")
 export type WireApi = typeof WireApi.Type
 
 export const TurnMatch = Schema.Struct({
@@ -169,9 +169,14 @@ interface RequestView {
 
 const lastText = (texts: ReadonlyArray<string>): string => [...texts].reverse().find((t) => t.length > 0) ?? ""
 
-const viewOf = (api: WireApi, body: JsonObject): RequestView => {
-  const model = asString(body["model"])
-  const stream = body["stream"] === true
+const viewOf = (api: WireApi, body: JsonObject, route: Route): RequestView => {
+  const model = route.model ?? asString(body["model"])
+  const stream = route.stream ?? body["stream"] === true
+  if (api === "google") {
+    const contents = asArray(body["contents"]).filter(isObject)
+    const system = isObject(body["systemInstruction"]) ? textOf(body["systemInstruction"]["parts"]) : ""
+    return { model, stream, system, lastUser: lastText(contents.filter((c) => c["role"] === "user").map((c) => textOf(c["parts"]))) }
+  }
   if (api === "anthropic-messages") {
     const messages = asArray(body["messages"]).filter(isObject)
     return {
@@ -221,7 +226,7 @@ interface Ids {
 }
 
 const answerOf = (turn: ScriptTurn, view: RequestView, rawBody: string, ids: Ids, api: WireApi): Answer => {
-  const callPrefix = api === "anthropic-messages" ? "toolu" : "call"
+  const callPrefix = api === "anthropic-messages" ? "toolu" : api === "google" ? "gcall" : "call"
   const toolCalls = (turn.toolCalls ?? []).map((call) => ({
     id: call.id ?? ids.next(callPrefix),
     name: call.name,
@@ -514,7 +519,47 @@ const anthropicEvents = (a: Answer, ids: Ids): Array<JsonObject> => {
   return events
 }
 
+// Gemini: promptTokenCount includes the cached tokens; there is no cache-write count.
+const geminiUsage = (a: Answer) => {
+  const prompt = a.usage.input + a.usage.cacheRead + a.usage.cacheWrite
+  return { promptTokenCount: prompt, candidatesTokenCount: a.usage.output, cachedContentTokenCount: a.usage.cacheRead, totalTokenCount: prompt + a.usage.output }
+}
+
+/** Gemini parts as JSON text: a call's args are written as the script gives them (`5.0` stays `5.0`). */
+const geminiPartsText = (text: string | null, calls: Answer["toolCalls"]): string =>
+  `[${[
+    ...(text !== null && text.length > 0 ? [JSON.stringify({ text })] : []),
+    ...calls.map((c) => `{"functionCall":{"name":${JSON.stringify(c.name)},"args":${c.argumentsText}}}`)
+  ].join(",")}]`
+
+const geminiChunkText = (a: Answer, parts: string, last: boolean): string =>
+  `{"candidates":[{"content":{"role":"model","parts":${parts}}${last ? `,"finishReason":"STOP","index":0` : ""}}]${
+    last ? `,"usageMetadata":${JSON.stringify(geminiUsage(a))}` : ""
+  },"modelVersion":${JSON.stringify(a.model)}}`
+
+const geminiResponseText = (a: Answer): string => geminiChunkText(a, geminiPartsText(a.text, a.toolCalls), true)
+
+/** A Gemini stream: the text in pieces, then the calls (whole) with the finish reason and usage. */
+const geminiStream = (a: Answer): Array<string> => [
+  ...chunksOf(a.text ?? "").slice(0, -1).map((piece) => geminiChunkText(a, geminiPartsText(piece, []), false)),
+  geminiChunkText(a, geminiPartsText(chunksOf(a.text ?? "").at(-1) ?? null, a.toolCalls), true)
+]
+
 const errorBody = (api: WireApi | null, status: number, message: string): JsonObject => {
+  if (api === "google") {
+    const code = status === 429
+      ? "RESOURCE_EXHAUSTED"
+      : status === 401
+      ? "UNAUTHENTICATED"
+      : status === 403
+      ? "PERMISSION_DENIED"
+      : status === 503
+      ? "UNAVAILABLE"
+      : status >= 500
+      ? "INTERNAL"
+      : "INVALID_ARGUMENT"
+    return { error: { code: status, message, status: code } }
+  }
   if (api === "anthropic-messages") {
     const type = status === 429
       ? "rate_limit_error"
@@ -551,18 +596,31 @@ export interface LoopbackServer {
   readonly openAiBaseUrl: string
   /** base URL for Anthropic clients (`ANTHROPIC_BASE_URL`): url */
   readonly anthropicBaseUrl: string
+  /** base URL for Gemini clients (`GOOGLE_BASE_URL`): url + "/v1beta" */
+  readonly googleBaseUrl: string
   /** requests received so far, credentials redacted */
   readonly requests: () => ReadonlyArray<LoggedRequest>
   /** indices of the non-repeating turns not yet consumed */
   readonly pendingTurns: () => ReadonlyArray<number>
 }
 
-const apiOf = (method: string, path: string): WireApi | null => {
-  if (method !== "POST") return null
-  if (path === "/v1/responses" || path === "/responses") return "openai-responses"
-  if (path === "/v1/chat/completions" || path === "/chat/completions") return "openai-chat"
-  if (path === "/v1/messages") return "anthropic-messages"
-  return null
+/** What the path says of a request: Gemini names the model and streaming there. */
+interface Route {
+  readonly api: WireApi | null
+  readonly model?: string
+  readonly stream?: boolean
+}
+
+const geminiPath = /^(?:\/v1beta|\/v1)?\/models\/([^/:]+):(generateContent|streamGenerateContent)$/
+
+const routeOf = (method: string, path: string): Route => {
+  if (method !== "POST") return { api: null }
+  if (path === "/v1/responses" || path === "/responses") return { api: "openai-responses" }
+  if (path === "/v1/chat/completions" || path === "/chat/completions") return { api: "openai-chat" }
+  if (path === "/v1/messages") return { api: "anthropic-messages" }
+  const gemini = geminiPath.exec(path)
+  if (gemini !== null) return { api: "google", model: decodeURIComponent(gemini[1] ?? ""), stream: gemini[2] === "streamGenerateContent" }
+  return { api: null }
 }
 
 const readBody = (req: IncomingMessage): Promise<string> =>
@@ -601,7 +659,7 @@ export interface StartOptions {
   readonly apis?: ReadonlyArray<WireApi>
 }
 
-export const makeServer = (script: Script, options: StartOptions = {}): { server: Server; handle: Omit<LoopbackServer, "url" | "port" | "openAiBaseUrl" | "anthropicBaseUrl"> } => {
+export const makeServer = (script: Script, options: StartOptions = {}): { server: Server; handle: Omit<LoopbackServer, "url" | "port" | "openAiBaseUrl" | "anthropicBaseUrl" | "googleBaseUrl"> } => {
   const log: Array<LoggedRequest> = []
   const consumed = new Set<number>()
   const counters = new Map<string, number>()
@@ -619,7 +677,8 @@ export const makeServer = (script: Script, options: StartOptions = {}): { server
     const path = (req.url ?? "/").split("?")[0] ?? "/"
     const headers = redactHeaders(req.headers)
     const raw = await readBody(req)
-    const routed = apiOf(method, path)
+    const route = routeOf(method, path)
+    const routed = route.api
     const api = routed !== null && (options.apis === undefined || options.apis.includes(routed)) ? routed : null
     const record = (entry: Omit<LoggedRequest, "method" | "path" | "headers" | "api" | "usage">, usage: LoggedRequest["usage"] = null) =>
       log.push({ method, path, headers, api, ...entry, usage })
@@ -652,7 +711,7 @@ export const makeServer = (script: Script, options: StartOptions = {}): { server
       sendJson(res, 400, errorBody(api, 400, `invalid JSON body: ${String(e)}`), {})
       return
     }
-    const view = viewOf(api, body)
+    const view = viewOf(api, body, route)
     const eligible = (turn: ScriptTurn, i: number) => !consumed.has(i) && matches(turn, api, view)
     const first = script.turns.findIndex((turn, i) => turn.default !== true && eligible(turn, i))
     const index = first >= 0 ? first : script.turns.findIndex((turn, i) => turn.default === true && eligible(turn, i))
@@ -689,6 +748,13 @@ export const makeServer = (script: Script, options: StartOptions = {}): { server
       case "anthropic-messages":
         if (view.stream) sendSse(res, anthropicEvents(answer, ids), true, false, extra)
         else sendJsonText(res, 200, anthropicMessageText(answer, ids), extra)
+        return
+      case "google":
+        if (view.stream) {
+          res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...extra })
+          for (const chunk of geminiStream(answer)) res.write(`data: ${chunk}\r\n\r\n`)
+          res.end()
+        } else sendJsonText(res, 200, geminiResponseText(answer), extra)
         return
     }
   }
@@ -727,7 +793,7 @@ export const start = (
         server.listen(options.port ?? 0, "127.0.0.1", () => {
           const port = (server.address() as AddressInfo).port
           const url = `http://127.0.0.1:${port}`
-          resume(Effect.succeed({ ...handle, url, port, openAiBaseUrl: `${url}/v1`, anthropicBaseUrl: url }))
+          resume(Effect.succeed({ ...handle, url, port, openAiBaseUrl: `${url}/v1`, anthropicBaseUrl: url, googleBaseUrl: `${url}/v1beta` }))
         })
       }),
       () =>

@@ -38,7 +38,7 @@ const main = Effect.gen(function*() {
   const server = yield* LoopbackServer.start(script, { port, ...(apis.length > 0 ? { apis } : {}) })
   yield* Console.log(server.url)
   yield* Console.error(
-    `OPENAI_BASE_URL=${server.openAiBaseUrl} ANTHROPIC_BASE_URL=${server.anthropicBaseUrl} (Ctrl-C stops)`
+    `OPENAI_BASE_URL=${server.openAiBaseUrl} ANTHROPIC_BASE_URL=${server.anthropicBaseUrl} GOOGLE_BASE_URL=${server.googleBaseUrl} (Ctrl-C stops)`
   )
   return yield* Effect.never
 })

@@ -62,6 +62,35 @@ describe("model candidates through the command", { timeout: 300_000 }, () => {
     for (const file of filesUnder(home)) expect(readFileSync(file).includes("SECRET123"), file).toBe(false)
   })
 
+  it("a Gemini model (google:..., GOOGLE_BASE_URL and GEMINI_API_KEY) plays the gold actions through the Gemini wire format: 1, at the server's tokens and list price", async () => {
+    const home = tempDir()
+    const picked = tasks.slice(0, 3)
+    const { run, reported } = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function*() {
+          const server = yield* LoopbackServer.start(goldScript)
+          const run = yield* Effect.promise(() =>
+            assay(
+              ["run", "--benchmark", "ledger", ...picked.flatMap((t) => ["--task", t.id]), "--model", "google:gemini-2.5-flash", "--yes", "--json", "--home", home],
+              { GOOGLE_BASE_URL: server.googleBaseUrl, GEMINI_API_KEY: "AIza-test-SECRET123" }
+            )
+          )
+          return { run, reported: server.requests() }
+        })
+      )
+    )
+    expect(run.code, run.stderr).toBe(0)
+    expect(new Set(reported.map((r) => r.api))).toEqual(new Set(["google"]))
+    const card = JSON.parse(run.stdout).scorecards.find((s: { stratum: string | null }) => s.stratum === null)
+    expect(card).toMatchObject({ candidate: "google:gemini-2.5-flash", n: 3, meanReward: 1 })
+    const input = reported.reduce((sum, r) => sum + (r.usage?.input ?? 0), 0)
+    const output = reported.reduce((sum, r) => sum + (r.usage?.output ?? 0), 0)
+    expect(card.tokens).toEqual({ input, output })
+    const price = (await Effect.runPromise(Registry.resolve("google:gemini-2.5-flash").pipe(Effect.provide(Registry.layer)))).model.cost!
+    expect(card.costUsd).toBeCloseTo((input * price.input + output * price.output) / 1e6, 10)
+    expect(run.stdout + run.stderr + JSON.stringify(reported)).not.toContain("SECRET123")
+  })
+
   it("a server that always answers 500 ends each Attempt with a verdict that says so", async () => {
     const home = tempDir()
     const run = await Effect.runPromise(
