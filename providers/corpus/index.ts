@@ -403,7 +403,11 @@ export const capabilities = {
           else checks["judge"] = judgeScore >= 7
         }
         const correctness = output.harness.grades.correctness ?? undefined
+        const judge = output.judge
         return {
+          ...(judge !== null
+            ? { judging: { calls: 1, inputTokens: judge.tokens.input, outputTokens: judge.tokens.output, costUsd: judge.costUsd } }
+            : {}),
           reward: composite(correctness, judgeScore) ?? 0,
           checks,
           notEvaluated,

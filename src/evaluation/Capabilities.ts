@@ -6,6 +6,7 @@ import { Effect, Ref, Schema } from "effect"
 import type { Json } from "../content/Canonical.ts"
 import type { Wallet } from "../budget/Wallet.ts"
 import type { AgentDef } from "../schema/AgentDef.ts"
+import type { Judging } from "../schema/Attempt.ts"
 import type { EnvironmentDef } from "../schema/EnvironmentDef.ts"
 import type { Trust } from "../schema/Verdict.ts"
 import type { Tool, ToolSpec } from "../world/Tool.ts"
@@ -85,6 +86,8 @@ export interface Grade {
   readonly details?: Json
   /** This grade's trust where it differs from the evaluator's: "judge" when a judge decided a check. */
   readonly trust?: Trust
+  /** What asking a judge cost, when one was asked. */
+  readonly judging?: Judging
 }
 
 export interface EvaluationContext {

@@ -8,7 +8,7 @@ import type { Json } from "../content/Canonical.ts"
 import * as ContentId from "../content/ContentId.ts"
 import { BudgetExceeded, make as makeWallet, Wallet } from "../budget/Wallet.ts"
 import type { AgentDef } from "../schema/AgentDef.ts"
-import { type Attempt, type RecordedEffect, noUsage } from "../schema/Attempt.ts"
+import { type Attempt, type Judging, type RecordedEffect, noUsage } from "../schema/Attempt.ts"
 import { type EnvironmentDef, type FaultReason, type Limits, noLimits } from "../schema/EnvironmentDef.ts"
 import * as EnvironmentDefs from "../schema/EnvironmentDef.ts"
 import * as AgentDefs from "../schema/AgentDef.ts"
@@ -115,6 +115,7 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
       faults: Attempt["faults"]
       finalWorld: string | null
       recording: ReadonlyArray<RecordedEffect>
+      judging?: Judging
     }): Attempt => ({
       ...base,
       ...parts,
@@ -206,6 +207,7 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
     }
 
     let verdict: Verdict
+    let judging: Judging | undefined
     if (ran.outcome._tag === "Left") {
       verdict = endedVerdict(endedOf(ran.outcome.left))
     } else {
@@ -219,6 +221,7 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
           final: ran.final
         })
       )
+      judging = graded._tag === "Right" ? graded.right.judging : undefined
       verdict = graded._tag === "Left"
         ? endedVerdict({ reason: "evaluator-failed", detail: graded.left.message })
         : {
@@ -238,6 +241,7 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
       usage: { ...ran.usage, wallSeconds: yield* elapsed },
       faults: ran.faults,
       finalWorld: World.digest(ran.final),
-      recording: ran.recording
+      recording: ran.recording,
+      ...(judging !== undefined ? { judging } : {})
     })
   }).pipe(Effect.withSpan("assay.evaluate"))

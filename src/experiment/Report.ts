@@ -55,6 +55,14 @@ export const Scorecard = Schema.Struct({
   /** List-price dollars; null when any call's price is unknown (never 0 for unknown). */
   costUsd: Schema.NullOr(Schema.Finite),
   wallSeconds: Schema.Finite,
+  /**
+   * What judging these cells cost (judge model calls, paid outside the candidate's wallet and
+   * not in `tokens`/`costUsd`); absent when no judge was asked.
+   */
+  judging: Schema.optionalWith(
+    Schema.Struct({ calls: Count, tokens: Schema.Struct({ input: Count, output: Count }), costUsd: Schema.NullOr(Schema.Finite) }),
+    { exact: true }
+  ),
   /** A scripted baseline (gold, echo): shown for calibration, left out of the frontier. */
   reference: Schema.optionalWith(Schema.Boolean, { exact: true })
 })
@@ -282,22 +290,27 @@ const recommendationLines = (rec: Recommendation): ReadonlyArray<string> => {
   ]
 }
 
-const scorecardTable = (cards: ReadonlyArray<Scorecard>): Table => ({
-  headers: ["candidate", "n", "mean", "95% interval", "pass", "pass^k", "tokens in", "tokens out", "cost", "wall"],
-  align: ["left", "right", "right", "left", "right", "left", "right", "right", "right", "right"],
-  rows: cards.map((c) => [
-    c.candidate,
-    formatCount(c.n),
-    formatScore(c.meanReward),
-    formatInterval(c.interval),
-    formatPercent(c.passRate),
-    formatPassHatK(c.passHatK),
-    formatCount(c.tokens.input),
-    formatCount(c.tokens.output),
-    formatCost(c.costUsd),
-    formatSeconds(c.wallSeconds)
-  ])
-})
+const scorecardTable = (cards: ReadonlyArray<Scorecard>): Table => {
+  // The judging column only where a judge was asked: most benchmarks grade without one.
+  const judged = cards.some((c) => c.judging !== undefined)
+  return {
+    headers: ["candidate", "n", "mean", "95% interval", "pass", "pass^k", "tokens in", "tokens out", "cost", "wall", ...(judged ? ["judging"] : [])],
+    align: ["left", "right", "right", "left", "right", "left", "right", "right", "right", "right", ...(judged ? ["right" as const] : [])],
+    rows: cards.map((c) => [
+      c.candidate,
+      formatCount(c.n),
+      formatScore(c.meanReward),
+      formatInterval(c.interval),
+      formatPercent(c.passRate),
+      formatPassHatK(c.passHatK),
+      formatCount(c.tokens.input),
+      formatCount(c.tokens.output),
+      formatCost(c.costUsd),
+      formatSeconds(c.wallSeconds),
+      ...(judged ? [c.judging === undefined ? "" : `${formatCost(c.judging.costUsd)} (${formatCount(c.judging.calls)} calls)`] : [])
+    ])
+  }
+}
 
 const failureTable = (failures: ReturnType<typeof failuresOf>): Table => ({
   headers: ["check", ...failures.byCandidate.map(([candidate]) => candidate)],

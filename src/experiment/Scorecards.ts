@@ -22,7 +22,16 @@ const scorecardOf = (candidate: string, benchmark: string, stratum: string | nul
   let input = 0
   let output = 0
   let wall = 0
+  let judging: { calls: number; tokens: { input: number; output: number }; costUsd: number | null } | undefined
   for (const a of attempts) {
+    if (a.judging !== undefined) {
+      const j = judging ?? { calls: 0, tokens: { input: 0, output: 0 }, costUsd: 0 }
+      judging = {
+        calls: j.calls + a.judging.calls,
+        tokens: { input: j.tokens.input + a.judging.inputTokens, output: j.tokens.output + a.judging.outputTokens },
+        costUsd: j.costUsd === null || a.judging.costUsd === null ? null : j.costUsd + a.judging.costUsd
+      }
+    }
     cost = cost === null || a.usage.costUsd === null ? null : cost + a.usage.costUsd
     input += a.usage.inputTokens
     output += a.usage.outputTokens
@@ -53,6 +62,7 @@ const scorecardOf = (candidate: string, benchmark: string, stratum: string | nul
     tokens: { input, output },
     costUsd: cost,
     wallSeconds: wall,
+    ...(judging !== undefined ? { judging } : {}),
     ...(isReference(candidate) ? { reference: true } : {})
   }
 }

@@ -20,6 +20,16 @@ export const Usage = Schema.Struct({
 })
 export type Usage = typeof Usage.Type
 
+/** What judging an Attempt cost: model calls made by the evaluation, outside the candidate's wallet. */
+export const Judging = Schema.Struct({
+  calls: Schema.Int,
+  inputTokens: Schema.Int,
+  outputTokens: Schema.Int,
+  /** List-price dollars; null when a judge's price is unknown. */
+  costUsd: Schema.NullOr(Schema.Number)
+})
+export type Judging = typeof Judging.Type
+
 export const noUsage: Usage = {
   inputTokens: 0,
   outputTokens: 0,
@@ -66,7 +76,9 @@ export const Attempt = Schema.Struct({
     recordingId: Schema.String,
     library: Schema.String
   }),
-  startedAt: Schema.String
+  startedAt: Schema.String,
+  /** Absent when no judge was asked. */
+  judging: Schema.optionalWith(Judging, { exact: true })
 }).annotations({ identifier: "Attempt" })
 export type Attempt = typeof Attempt.Type
 

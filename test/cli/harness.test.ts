@@ -200,6 +200,11 @@ describe("assay plan|run|report --harness with a fake agent CLI", { timeout: 300
     expect(judged.score).toBe(6)
     expect(judged.costUsd).toBeCloseTo(costAt(registry.providers["openai"]!.models[MINI]!.cost!, { inputTokens: 50, outputTokens: 5 }), 12)
     expect(report.recommendation.judge).toEqual({ ref: `openai:${MINI}`, alsoCandidate: false })
+    // What judging cost is kept beside the candidate's own bill, not in it.
+    expect(attempt!.judging).toEqual({ calls: 1, inputTokens: 50, outputTokens: 5, costUsd: judged.costUsd })
+    const card = report.scorecards.find((c: { stratum: string | null }) => c.stratum === null)
+    expect(card.judging).toEqual({ calls: 1, tokens: { input: 50, output: 5 }, costUsd: judged.costUsd })
+    expect(card.costUsd).toBeCloseTo(runCost(MINI), 12)
     expect((await skippedRows(home, report.runId)).map((r) => r.reason)).toEqual([expect.stringMatching(/^spend cap: .* \(runs and their judging\)$/)])
   })
 })

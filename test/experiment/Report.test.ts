@@ -97,6 +97,16 @@ describe("renderText", () => {
   it("renders the same report to the same text", () => {
     expect(renderText(sampleReport)).toBe(text)
   })
+
+  it("shows what judging cost in a column of its own, only where a judge was asked", () => {
+    expect(text).not.toContain("judging")
+    const [first, ...rest] = sampleReport.scorecards
+    const judged = { ...sampleReport, scorecards: [{ ...first!, judging: { calls: 40, tokens: { input: 36000, output: 1600 }, costUsd: 0.0064 } }, ...rest] }
+    const lines = renderText(judged).split("\n")
+    const header = lines.find((l) => l.startsWith("candidate ") && l.endsWith("judging"))
+    expect(header).toBeDefined()
+    expect(lines.find((l) => l.startsWith(`${first!.candidate} `) && l.endsWith("$0.0064 (40 calls)"))).toBeDefined()
+  })
 })
 
 describe("renderMarkdown", () => {

@@ -16,6 +16,8 @@ import { Effect, Schema } from "effect"
 import type { Json } from "../../../src/content/Canonical.ts"
 import { CapabilityError, type Grade } from "../../../src/evaluation/Capabilities.ts"
 import type { ModelRequest, ModelResponse } from "../../../src/model/Clients.ts"
+import { costOf } from "../../../src/model/Cost.ts"
+import type { Judging } from "../../../src/schema/Attempt.ts"
 import type { ResolvedModel } from "../../../src/model/Registry.ts"
 import * as World from "../../../src/world/World.ts"
 import { actionCheck, communicateCheck, type Task, type TrajectoryToolCall } from "../retail/tasks.ts"
@@ -158,6 +160,7 @@ export const grade = (grading: Grading, output: ConversationOutput, final: World
     const checks: Record<string, boolean> = {}
     const notEvaluated: Array<string> = []
     const details: Record<string, Json> = { terminationReason: output.terminationReason, rewardBasis: [...criteria.reward_basis] }
+    let judging: Judging | undefined
     let reward = 1
 
     if (basis.has("DB") || basis.has("ENV_ASSERTION")) {
@@ -200,6 +203,12 @@ export const grade = (grading: Grading, output: ConversationOutput, final: World
         const nl = yield* parseJudgeReply(response.text ?? "", assertions)
         nl.forEach((c, n) => (checks[`nl:${n}`] = c.met))
         if (!nl.every((c) => c.met)) reward = 0
+        judging = {
+          calls: 1,
+          inputTokens: response.usage.inputTokens,
+          outputTokens: response.usage.outputTokens,
+          costUsd: costOf(judge.model.model, response.usage)
+        }
         details["judge"] = {
           model: judge.model.ref,
           usage: { input: response.usage.inputTokens, output: response.usage.outputTokens },
@@ -208,5 +217,5 @@ export const grade = (grading: Grading, output: ConversationOutput, final: World
       }
     }
     // A judge decided some checks: the reward is only as trustworthy as the judge.
-    return { reward, checks, notEvaluated, details, ...("judge" in details ? { trust: "judge" as const } : {}) }
+    return { reward, checks, notEvaluated, details, ...(judging !== undefined ? { trust: "judge" as const, judging } : {}) }
   })

@@ -7,6 +7,8 @@ import * as LoopbackServer from "../../../src/model/LoopbackServer.ts"
 import type { Capabilities } from "../../../src/evaluation/Capabilities.ts"
 import { evaluate } from "../../../src/evaluation/evaluate.ts"
 import type { ModelRequest } from "../../../src/model/Clients.ts"
+import { costAt } from "../../../src/model/Cost.ts"
+import * as Registry from "../../../src/model/Registry.ts"
 import type { EnvironmentDef } from "../../../src/schema/EnvironmentDef.ts"
 import { failuresOf } from "../../../src/schema/Verdict.ts"
 import type { ConversationOutput } from "../../../providers/tau2/common/conversation.ts"
@@ -98,8 +100,11 @@ describe("tau2-retail as a provider", () => {
       expect(passed.verdict).toMatchObject({ reward: 1, checks: { db: true, "nl:0": true, "nl:1": true }, notEvaluated: [], trust: "judge" })
       expect(requests[0]!.model).toBe("gpt-4o-mini-2024-07-18")
       expect(requests[0]!.messages[0]!.content).toContain("Agent should tell the user the camera costs $481.50.")
-      // The judge runs outside the Attempt: its tokens are not the candidate's.
+      // The judge runs outside the Attempt: its tokens are not the candidate's, but what judging
+      // cost is kept beside them, at the judge's list price.
       expect(passed.usage.inputTokens).toBe(0)
+      const price = Effect.runSync(Registry.resolve("openai:gpt-4o-mini").pipe(Effect.provide(Registry.layer))).model.cost!
+      expect(passed.judging).toEqual({ calls: 1, inputTokens: 900, outputTokens: 40, costUsd: costAt(price, { inputTokens: 900, outputTokens: 40 }) })
 
       const failed = yield* run("gold", env, makeCapabilities({ judge: judgeSaying([true, false]) }))
       expect(failed.verdict).toMatchObject({ reward: 0, checks: { db: true, "nl:0": true, "nl:1": false } })
