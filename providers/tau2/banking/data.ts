@@ -16,13 +16,15 @@ import {
   pinnedErrorMessage,
   readPinnedFrom,
   type PinnedDomain,
-  type PinnedFile
+  type PinnedFile,
+  upstreamRepository,
+  upstreamRevision
 } from "../common/pinned.ts"
+import { OpenAiTools, toolSpecsOf, ToolTypes } from "../common/toolFiles.ts"
 import { isDict, jsonLoads, orderedEntries, type Py } from "./pyvalue.ts"
 import { documentAndTaskSums } from "./sums.ts"
 
-export const upstreamRepository = "sierra-research/tau2-bench"
-export const upstreamRevision = "a2c024725189473d2d7cea3a5cfdbcc67478e41f"
+export { upstreamRepository, upstreamRevision }
 
 const upstreamDataPath = "data/tau2/domains/banking_knowledge"
 const rawUrl = (path: string): string =>
@@ -165,17 +167,7 @@ export interface KbDocument {
   readonly content: string
 }
 
-const ToolTypes = Schema.Array(
-  Schema.Struct({ name: Schema.String, type: Schema.Literal("read", "write", "generic", "think"), mutates_state: Schema.Boolean })
-)
-export type ToolTypes = typeof ToolTypes.Type
-
-const OpenAiTools = Schema.Array(
-  Schema.Struct({
-    type: Schema.Literal("function"),
-    function: Schema.Struct({ name: Schema.String, description: Schema.String, parameters: Schema.Record({ key: Schema.String, value: Schema.Unknown }) })
-  })
-)
+export type { ToolTypes }
 
 export const DiscoverableTool = Schema.Struct({
   owner: Schema.Literal("assistant", "user"),
@@ -218,8 +210,6 @@ const decodeFile = <A, I>(file: PinnedFile, schema: Schema.Schema<A, I>, text: s
     return yield* Effect.mapError(Schema.decodeUnknown(schema)(value), (e) => invalid(file, ParseResult.TreeFormatter.formatErrorSync(e)))
   })
 
-const specs = (tools: typeof OpenAiTools.Type): ReadonlyArray<ToolSpec> =>
-  tools.map((t) => ({ name: t.function.name, description: t.function.description, parameters: t.function.parameters as { readonly [key: string]: Json } }))
 
 /** `SHA256SUMS` lines: `<hex>  <relative path>`. */
 const parseSums = (text: string): ReadonlyMap<string, string> => {
@@ -276,9 +266,9 @@ export const loadBankingData = (dataDir?: string): Effect.Effect<BankingData, Ba
       documents,
       tasksJson,
       policy: policy!,
-      toolSpecs: specs(yield* decodeFile(p.tools, OpenAiTools, toolsText!)),
+      toolSpecs: toolSpecsOf(yield* decodeFile(p.tools, OpenAiTools, toolsText!)),
       toolTypes: yield* decodeFile(p.toolTypes, ToolTypes, typesText!),
-      userToolSpecs: specs(yield* decodeFile(p.userTools, OpenAiTools, userToolsText!)),
+      userToolSpecs: toolSpecsOf(yield* decodeFile(p.userTools, OpenAiTools, userToolsText!)),
       userToolTypes: yield* decodeFile(p.userToolTypes, ToolTypes, userTypesText!),
       discoverableTools: yield* decodeFile(p.discoverableTools, Schema.Array(DiscoverableTool), discText!)
     }

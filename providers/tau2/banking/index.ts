@@ -18,7 +18,7 @@ import { type Loaded, makeTau2Provider, promptDataFiles, providerFiles } from ".
 import type { Prompts } from "../common/prompts.ts"
 import { renderUserScenario } from "../retail/tasks.ts"
 import { buildIndex } from "./bm25.ts"
-import { allPinnedFiles, type BankingData, loadBankingData, upstreamRepository, upstreamRevision } from "./data.ts"
+import { allPinnedFiles, type BankingData, loadBankingData } from "./data.ts"
 import { runEquivalence } from "./equivalence.ts"
 import { type BankingTask, dbCheck, decodeTasks, initialWorld, plain } from "./tasks.ts"
 import { bankingTools, type BankingTools, dbWorld, type Environment } from "./tools.ts"
@@ -91,7 +91,6 @@ const banking = makeTau2Provider<BankingTask, Banking>({
   domain: "banking",
   description:
     "tau2-bench banking_knowledge (BM25): a Rho-Bank agent with 15 tools (KB_search over 698 documents) and discoverable tools, a simulated user with up to 6 tools; 97 tasks",
-  upstream: `${upstreamRepository}@${upstreamRevision}`,
   load: Effect.gen(function*() {
     const data = yield* loadBankingData()
     const tasks = yield* decodeTasks(data)

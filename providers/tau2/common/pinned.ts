@@ -8,6 +8,10 @@ import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect, Schema } from "effect"
 
+/** The upstream repository, and the revision every tau2 domain's files are pinned at. */
+export const upstreamRepository = "sierra-research/tau2-bench"
+export const upstreamRevision = "a2c024725189473d2d7cea3a5cfdbcc67478e41f"
+
 export interface PinnedFile {
   /** Path under the domain's data folder (see the domain's `readPinned`). */
   readonly name: string

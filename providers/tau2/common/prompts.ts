@@ -9,6 +9,7 @@ import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { CapabilityError } from "../../../src/evaluation/Capabilities.ts"
+import { upstreamRepository, upstreamRevision } from "./pinned.ts"
 
 export interface PromptFile {
   /** Path under `$ASSAY_DATA_DIR/tau2/`. */
@@ -18,8 +19,7 @@ export interface PromptFile {
   readonly sha256: string
 }
 
-const REVISION = "a2c024725189473d2d7cea3a5cfdbcc67478e41f"
-const raw = (path: string) => `https://raw.githubusercontent.com/sierra-research/tau2-bench/${REVISION}/${path}`
+const raw = (path: string) => `https://raw.githubusercontent.com/${upstreamRepository}/${upstreamRevision}/${path}`
 
 export const promptFiles = {
   agentInstruction: { name: "prompts/agent_instruction.txt", url: "", sha256: "e00faa515230c8648931f73ed25c9528418cccc522fe8936917f4c2a047bc5d2" },

@@ -34,7 +34,7 @@ import {
   withScriptedUser
 } from "./conversation.ts"
 import { decodeOutput, grade, type Grading, type JudgeCall, liveJudge } from "./evaluator.ts"
-import type { PinnedFile as Tau2File } from "./pinned.ts"
+import { type PinnedFile as Tau2File, upstreamRepository, upstreamRevision } from "./pinned.ts"
 import { loadPrompts, promptFiles, type Prompts } from "./prompts.ts"
 
 const VERSION = "1"
@@ -68,8 +68,6 @@ export interface Tau2Domain<T extends { readonly id: string }, D extends DomainL
   /** The domain, e.g. "retail": the stratum, the world setup's name (`tau2/retail-db`), error texts. */
   readonly domain: string
   readonly description: string
-  /** `sierra-research/tau2-bench@<revision>`: part of every EnvironmentDef. */
-  readonly upstream: string
   /** Loads the domain's pinned data and decodes its tasks; a failure is the provider's data error. */
   readonly load: Effect.Effect<D, { readonly message: string }>
   /** The tasks `provider.environments` lists, in upstream order. */
@@ -181,7 +179,7 @@ export const makeTau2Provider = <T extends { readonly id: string }, D extends Do
       worldSetup: { name: worldSetupName, version: VERSION },
       protocol: { name: "tau2/conversation", version: VERSION },
       evaluator: { name: "tau2/reward", version: VERSION },
-      upstream: domain.upstream,
+      upstream: `${upstreamRepository}@${upstreamRevision}`,
       // No judge by default: NL assertions are then reported as not evaluated.
       models: { user: DEFAULT_USER_MODEL }
     },

@@ -15,12 +15,14 @@ import {
   pinnedErrorMessage,
   readPinnedFrom,
   type PinnedDomain,
-  type PinnedFile
+  type PinnedFile,
+  upstreamRepository,
+  upstreamRevision
 } from "../common/pinned.ts"
+import { OpenAiTools, toolSpecsOf, ToolTypes } from "../common/toolFiles.ts"
 import { asJson, optionalOrderFields, Order, Product, User } from "./model.ts"
 
-export const upstreamRepository = "sierra-research/tau2-bench"
-export const upstreamRevision = "a2c024725189473d2d7cea3a5cfdbcc67478e41f"
+export { upstreamRepository, upstreamRevision }
 
 const rawUrl = (path: string): string =>
   `https://raw.githubusercontent.com/${upstreamRepository}/${upstreamRevision}/${path}`
@@ -178,21 +180,7 @@ export const worldFromDbText = (text: string): Either.Either<World.World, string
   return Either.right(world)
 }
 
-const ToolTypes = Schema.Array(
-  Schema.Struct({ name: Schema.String, type: Schema.Literal("read", "write", "generic", "think"), mutates_state: Schema.Boolean })
-)
-export type ToolTypes = typeof ToolTypes.Type
-
-const OpenAiTools = Schema.Array(
-  Schema.Struct({
-    type: Schema.Literal("function"),
-    function: Schema.Struct({
-      name: Schema.String,
-      description: Schema.String,
-      parameters: Schema.Record({ key: Schema.String, value: Schema.Unknown })
-    })
-  })
-)
+export type { ToolTypes }
 
 const Splits = Schema.Struct({ train: Schema.Array(Schema.String), test: Schema.Array(Schema.String), base: Schema.Array(Schema.String) })
 export type Splits = typeof Splits.Type
@@ -231,10 +219,6 @@ export const loadRetailData = (dataDir?: string): Effect.Effect<RetailData, Tau2
     const splits = yield* decodeFile(pinnedFiles.splits, Splits, yield* parseJson(pinnedFiles.splits, splitsText))
     const tools = yield* decodeFile(pinnedFiles.tools, OpenAiTools, yield* parseJson(pinnedFiles.tools, toolsText))
     const toolTypes = yield* decodeFile(pinnedFiles.toolTypes, ToolTypes, yield* parseJson(pinnedFiles.toolTypes, typesText))
-    const toolSpecs: ReadonlyArray<ToolSpec> = tools.map((t) => ({
-      name: t.function.name,
-      description: t.function.description,
-      parameters: t.function.parameters as { readonly [key: string]: Json }
-    }))
+    const toolSpecs = toolSpecsOf(tools)
     return { initialWorld, tasksJson, splits, policy, toolSpecs, toolTypes }
   })

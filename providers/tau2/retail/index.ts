@@ -17,7 +17,7 @@ import * as World from "../../../src/world/World.ts"
 import { userSystemPrompt } from "../common/conversation.ts"
 import { type Loaded, makeTau2Provider, providerFiles, underTau2 } from "../common/provider.ts"
 import { promptFiles, type Prompts } from "../common/prompts.ts"
-import { loadRetailData, pinnedFiles, type RetailData, upstreamRepository, upstreamRevision } from "./data.ts"
+import { loadRetailData, pinnedFiles, type RetailData } from "./data.ts"
 import { runEquivalence } from "./equivalence.ts"
 import { dbCheck, decodeTasks, renderUserScenario, type Split, type Task } from "./tasks.ts"
 import { makeRetailTools } from "./tools.ts"
@@ -58,7 +58,6 @@ const retail = makeTau2Provider<Task, Retail>({
   benchmark: "tau2-retail",
   domain: "retail",
   description: "tau2-bench retail: a customer-service agent under the retail policy, a simulated user, 16 DB tools; 114 tasks",
-  upstream: `${upstreamRepository}@${upstreamRevision}`,
   load: Effect.gen(function*() {
     const data = yield* loadRetailData()
     const tasks = yield* decodeTasks(data.tasksJson)

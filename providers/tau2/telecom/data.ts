@@ -13,8 +13,11 @@ import {
   pinnedErrorMessage,
   readPinnedFrom,
   type PinnedDomain,
-  type PinnedFile
+  type PinnedFile,
+  upstreamRepository,
+  upstreamRevision
 } from "../common/pinned.ts"
+import { OpenAiTools, toolSpecsOf, ToolTypes } from "../common/toolFiles.ts"
 import {
   agentTables,
   decodeBill,
@@ -34,8 +37,7 @@ import { parsePyJson, type PyJson } from "./pyjsonParse.ts"
 import { parseToml } from "./toml.ts"
 import { deepFreeze } from "./tools.ts"
 
-export const upstreamRepository = "sierra-research/tau2-bench"
-export const upstreamRevision = "a2c024725189473d2d7cea3a5cfdbcc67478e41f"
+export { upstreamRepository, upstreamRevision }
 /** tasks.json comes from the 2025-06-10 release: HEAD's blob is missing from every mirror (SOURCE.md). */
 export const tasksRevision = "37199f36924c8896f5e048360691f8476cd89ba1"
 
@@ -150,21 +152,7 @@ export const worldFromToml = (dbText: string, userDbText: string): Either.Either
   return Either.right(World.make(tables))
 }
 
-const ToolTypes = Schema.Array(
-  Schema.Struct({ name: Schema.String, type: Schema.Literal("read", "write", "generic", "think"), mutates_state: Schema.Boolean })
-)
-export type ToolTypes = typeof ToolTypes.Type
-
-const OpenAiTools = Schema.Array(
-  Schema.Struct({
-    type: Schema.Literal("function"),
-    function: Schema.Struct({
-      name: Schema.String,
-      description: Schema.String,
-      parameters: Schema.Record({ key: Schema.String, value: Schema.Unknown })
-    })
-  })
-)
+export type { ToolTypes }
 
 const Splits = Schema.Record({ key: Schema.String, value: Schema.Array(Schema.String) })
 export type Splits = typeof Splits.Type
@@ -192,13 +180,6 @@ const decodeFile = <A, I>(file: PinnedFile, schema: Schema.Schema<A, I>, text: s
     (json) => Effect.mapError(Schema.decodeUnknown(schema)(json), (e) => invalid(file, ParseResult.TreeFormatter.formatErrorSync(e)))
   )
 
-const specsOf = (tools: typeof OpenAiTools.Type): ReadonlyArray<ToolSpec> =>
-  tools.map((t) => ({
-    name: t.function.name,
-    description: t.function.description,
-    parameters: t.function.parameters as { readonly [key: string]: Json }
-  }))
-
 /** Every telecom file, hash-checked and decoded. */
 export const loadTelecomData = (dataDir?: string): Effect.Effect<TelecomData, TelecomDataError> =>
   Effect.gen(function* () {
@@ -210,9 +191,9 @@ export const loadTelecomData = (dataDir?: string): Effect.Effect<TelecomData, Te
     const initialWorld = yield* Either.mapLeft(worldFromToml(dbText!, userDbText!), (detail) => invalid(f.db, detail))
     const tasksJson = yield* Either.mapLeft(parsePyJson(tasksText!), (e) => invalid(f.tasks, `JSON syntax at offset ${e.offset}: expected ${e.expected}`))
     const splits = yield* decodeFile(f.splits, Splits, splitsText!)
-    const toolSpecs = specsOf(yield* decodeFile(f.tools, OpenAiTools, toolsText!))
+    const toolSpecs = toolSpecsOf(yield* decodeFile(f.tools, OpenAiTools, toolsText!))
     const toolTypes = yield* decodeFile(f.toolTypes, ToolTypes, typesText!)
-    const userToolSpecs = specsOf(yield* decodeFile(f.userTools, OpenAiTools, userToolsText!))
+    const userToolSpecs = toolSpecsOf(yield* decodeFile(f.userTools, OpenAiTools, userToolsText!))
     const userToolTypes = yield* decodeFile(f.userToolTypes, ToolTypes, userTypesText!)
     return { initialWorld, tasksJson, splits, policy: policy!, toolSpecs, toolTypes, userToolSpecs, userToolTypes }
   })

@@ -21,7 +21,7 @@ import { userSystemPrompt } from "../common/conversation.ts"
 import { type Loaded, makeTau2Provider, promptDataFiles, providerFiles } from "../common/provider.ts"
 import type { Prompts } from "../common/prompts.ts"
 import { renderUserScenario } from "../retail/tasks.ts"
-import { loadTelecomData, pinnedFiles, type TelecomData, upstreamRepository, upstreamRevision } from "./data.ts"
+import { loadTelecomData, pinnedFiles, type TelecomData } from "./data.ts"
 import { runEquivalence } from "./equivalence.ts"
 import { isPyFloat, type PyJson } from "./pyjsonParse.ts"
 import { actionCheck, dbCheck, decodeTasks, envAssertionCheck, type Split, type Task, taskInitialWorldCached } from "./tasks.ts"
@@ -85,7 +85,6 @@ const telecom = makeTau2Provider<Task, Telecom>({
   domain: "telecom",
   description:
     "tau2-bench telecom: a tech-support agent under the telecom policy with 13 DB tools, a simulated user with 30 phone tools; 114 tasks",
-  upstream: `${upstreamRepository}@${upstreamRevision}`,
   load: Effect.gen(function*() {
     const data = yield* loadTelecomData()
     const tasks = yield* decodeTasks(data.tasksJson)
