@@ -6,21 +6,17 @@
 import { createHash, type Hash } from "node:crypto"
 import type { Json } from "../../../src/content/Canonical.ts"
 import * as World from "../../../src/world/World.ts"
-import { compareCodePoints, dumps, type DumpsOptions } from "../common/pyjson.ts"
+import { compactFormat, type DumpFormat, pythonDefaultFormat, recordText } from "../common/dbHash.ts"
+import { compareCodePoints, dumps } from "../common/pyjson.ts"
 import { tableNames, type Notes } from "./data.ts"
 import { toPyValue } from "./pyvalue.ts"
 
-interface Format {
-  readonly options: DumpsOptions
-  readonly cache: WeakMap<object, string>
-}
-
-const compact: Format = { options: { sortKeys: true, separators: [",", ":"], ensureAscii: false }, cache: new WeakMap() }
-const pythonDefault: Format = { options: { sortKeys: true }, cache: new WeakMap() }
+const compact = compactFormat()
+const pythonDefault = pythonDefaultFormat()
 
 const sortedTables = [...tableNames].sort(compareCodePoints)
 
-const hashDump = (world: World.World, notes: Notes, format: Format): string => {
+const hashDump = (world: World.World, notes: Notes, format: DumpFormat): string => {
   const [itemSep, keySep] = format.options.separators ?? [", ", ": "]
   const key = (k: string) => dumps(k, format.options)
   const hash: Hash = createHash("sha256")
@@ -30,12 +26,7 @@ const hashDump = (world: World.World, notes: Notes, format: Format): string => {
     hash.update(key(name) + keySep + "{" + key("data") + keySep + "{")
     const records = [...World.entries(world, name)].sort((a, b) => compareCodePoints(a[0], b[0]))
     records.forEach(([k, v], i) => {
-      let text = format.cache.get(v as object)
-      if (text === undefined) {
-        text = dumps(toPyValue(v as Json), format.options)
-        format.cache.set(v as object, text)
-      }
-      hash.update((i > 0 ? itemSep : "") + key(k) + keySep + text, "utf8")
+      hash.update((i > 0 ? itemSep : "") + key(k) + keySep + recordText(format, v, () => toPyValue(v as Json)), "utf8")
     })
     hash.update("}" + itemSep + key("notes") + keySep + key(notes[name]) + "}", "utf8")
   })

@@ -8,7 +8,8 @@
  */
 import { createHash, type Hash } from "node:crypto"
 import * as World from "../../../src/world/World.ts"
-import { compareCodePoints, dict, dumps, type DumpsOptions, type PyDict } from "../common/pyjson.ts"
+import { compactFormat, type DumpFormat, pythonDefaultFormat, recordText } from "../common/dbHash.ts"
+import { compareCodePoints, dict, dumps, type PyDict } from "../common/pyjson.ts"
 import { dumpOrder, dumpProduct, dumpUser, type Order, type Product, type User } from "./model.ts"
 
 const tables: ReadonlyArray<readonly [string, (record: never) => PyDict]> = [
@@ -23,13 +24,8 @@ export const modelDump = (world: World.World): PyDict =>
     tables.map(([name, dump]) => [name, dict(World.entries(world, name).map(([k, v]) => [k, dump(v as never)] as const))] as const)
   )
 
-interface Format {
-  readonly options: DumpsOptions
-  readonly cache: WeakMap<object, string>
-}
-
-const compact: Format = { options: { sortKeys: true, separators: [",", ":"], ensureAscii: false }, cache: new WeakMap() }
-const pythonDefault: Format = { options: { sortKeys: true }, cache: new WeakMap() }
+const compact = compactFormat()
+const pythonDefault = pythonDefaultFormat()
 
 // World.entries is cached per table value, so an unchanged table is sorted once.
 const sortedCache = new WeakMap<object, ReadonlyArray<readonly [string, unknown]>>()
@@ -43,7 +39,7 @@ const sortedEntries = (entries: ReadonlyArray<readonly [string, unknown]>): Read
 }
 
 /** `json.dumps(model_dump(), sort_keys=True, ...)` streamed into a hash, record by record. */
-const hashDump = (world: World.World, format: Format): string => {
+const hashDump = (world: World.World, format: DumpFormat): string => {
   const [itemSep, keySep] = format.options.separators ?? [", ", ": "]
   const key = (k: string) => dumps(k, format.options)
   const hash: Hash = createHash("sha256")
@@ -54,12 +50,7 @@ const hashDump = (world: World.World, format: Format): string => {
     hash.update(key(name) + keySep + "{")
     const records = sortedEntries(World.entries(world, name))
     records.forEach(([k, v], i) => {
-      let text = format.cache.get(v as object)
-      if (text === undefined) {
-        text = dumps(dump(v as never), format.options)
-        format.cache.set(v as object, text)
-      }
-      hash.update((i > 0 ? itemSep : "") + key(k) + keySep + text, "utf8")
+      hash.update((i > 0 ? itemSep : "") + key(k) + keySep + recordText(format, v, () => dump(v as never)), "utf8")
     })
     hash.update("}")
   })

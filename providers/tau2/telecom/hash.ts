@@ -7,7 +7,8 @@
  */
 import { createHash } from "node:crypto"
 import * as World from "../../../src/world/World.ts"
-import { compareCodePoints, dict, dumps, type DumpsOptions, type PyDict } from "../common/pyjson.ts"
+import { compactFormat, type DumpFormat, pythonDefaultFormat, recordText } from "../common/dbHash.ts"
+import { compareCodePoints, dict, dumps, type PyDict } from "../common/pyjson.ts"
 import { agentDumps, agentTables, dumpPhone, dumpSurroundings, userTable, type PhoneDevice, type Surroundings } from "./model.ts"
 
 /** `TelecomDB.model_dump()`. */
@@ -21,30 +22,17 @@ export const userDbDump = (world: World.World): PyDict =>
     ["surroundings", dumpSurroundings(World.get(world, userTable, "surroundings") as unknown as Surroundings)]
   ])
 
-interface Format {
-  readonly options: DumpsOptions
-  /** Each record's text, by the (immutable) record value: a world shares most records with the last one hashed. */
-  readonly cache: WeakMap<object, string>
-}
-
-const compact: Format = { options: { sortKeys: true, separators: [",", ":"], ensureAscii: false }, cache: new WeakMap() }
-const pythonDefault: Format = { options: { sortKeys: true }, cache: new WeakMap() }
+const compact = compactFormat()
+const pythonDefault = pythonDefaultFormat()
 
 const sha256 = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex")
 
 /** `json.dumps(TelecomDB.model_dump(), sort_keys=True, ...)`, record texts cached. */
-const dbText = (world: World.World, format: Format): string => {
+const dbText = (world: World.World, format: DumpFormat): string => {
   const [itemSep, keySep] = format.options.separators ?? [", ", ": "]
   const tables = [...agentTables].sort((a, b) => compareCodePoints(a[0], b[0]))
   const parts = tables.map(([table]) => {
-    const records = World.entries(world, table).map(([, v]) => {
-      let text = format.cache.get(v as object)
-      if (text === undefined) {
-        text = dumps(agentDumps[table](v as never), format.options)
-        format.cache.set(v as object, text)
-      }
-      return text
-    })
+    const records = World.entries(world, table).map(([, v]) => recordText(format, v, () => agentDumps[table](v as never)))
     return `${dumps(table, format.options)}${keySep}[${records.join(itemSep)}]`
   })
   return `{${parts.join(itemSep)}}`
