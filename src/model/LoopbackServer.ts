@@ -45,7 +45,9 @@ export const ScriptUsage = Schema.Struct({
   input: Schema.Number,
   output: Schema.Number,
   cacheRead: Schema.optional(Schema.Number),
-  cacheWrite: Schema.optional(Schema.Number)
+  cacheWrite: Schema.optional(Schema.Number),
+  /** how many of `output` are reasoning tokens (Gemini reports them beside its candidates count) */
+  reasoning: Schema.optional(Schema.Number)
 })
 export type ScriptUsage = typeof ScriptUsage.Type
 
@@ -214,7 +216,7 @@ const matches = (turn: ScriptTurn, api: WireApi, view: RequestView): boolean => 
 interface Answer {
   readonly text: string | null
   readonly toolCalls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly arguments: JsonObject; readonly argumentsText: string }>
-  readonly usage: { readonly input: number; readonly output: number; readonly cacheRead: number; readonly cacheWrite: number }
+  readonly usage: { readonly input: number; readonly output: number; readonly cacheRead: number; readonly cacheWrite: number; readonly reasoning: number }
   readonly model: string
 }
 
@@ -236,12 +238,13 @@ const answerOf = (turn: ScriptTurn, view: RequestView, rawBody: string, ids: Ids
   const text = turn.text ?? null
   const outChars = (text ?? "").length + toolCalls.reduce((n, c) => n + c.name.length + c.argumentsText.length, 0)
   const usage = turn.usage === undefined
-    ? { input: tokensOf(rawBody.length), output: tokensOf(outChars), cacheRead: 0, cacheWrite: 0 }
+    ? { input: tokensOf(rawBody.length), output: tokensOf(outChars), cacheRead: 0, cacheWrite: 0, reasoning: 0 }
     : {
       input: turn.usage.input,
       output: turn.usage.output,
       cacheRead: turn.usage.cacheRead ?? 0,
-      cacheWrite: turn.usage.cacheWrite ?? 0
+      cacheWrite: turn.usage.cacheWrite ?? 0,
+      reasoning: Math.min(turn.usage.reasoning ?? 0, turn.usage.output)
     }
   return { text, toolCalls, usage, model: view.model.length > 0 ? view.model : "loopback" }
 }
@@ -255,7 +258,7 @@ const openAiUsage = (a: Answer) => {
     input_tokens: input,
     input_tokens_details: { cached_tokens: a.usage.cacheRead },
     output_tokens: a.usage.output,
-    output_tokens_details: { reasoning_tokens: 0 },
+    output_tokens_details: { reasoning_tokens: a.usage.reasoning },
     total_tokens: input + a.usage.output
   }
 }
@@ -267,7 +270,7 @@ const chatUsage = (a: Answer) => {
     completion_tokens: a.usage.output,
     total_tokens: prompt + a.usage.output,
     prompt_tokens_details: { cached_tokens: a.usage.cacheRead },
-    completion_tokens_details: { reasoning_tokens: 0 }
+    completion_tokens_details: { reasoning_tokens: a.usage.reasoning }
   }
 }
 
@@ -519,10 +522,17 @@ const anthropicEvents = (a: Answer, ids: Ids): Array<JsonObject> => {
   return events
 }
 
-// Gemini: promptTokenCount includes the cached tokens; there is no cache-write count.
+// Gemini: promptTokenCount includes the cached tokens; there is no cache-write count; thoughts are
+// counted beside the candidates, not among them.
 const geminiUsage = (a: Answer) => {
   const prompt = a.usage.input + a.usage.cacheRead + a.usage.cacheWrite
-  return { promptTokenCount: prompt, candidatesTokenCount: a.usage.output, cachedContentTokenCount: a.usage.cacheRead, totalTokenCount: prompt + a.usage.output }
+  return {
+    promptTokenCount: prompt,
+    candidatesTokenCount: a.usage.output - a.usage.reasoning,
+    cachedContentTokenCount: a.usage.cacheRead,
+    ...(a.usage.reasoning > 0 ? { thoughtsTokenCount: a.usage.reasoning } : {}),
+    totalTokenCount: prompt + a.usage.output
+  }
 }
 
 /** Gemini parts as JSON text: a call's args are written as the script gives them (`5.0` stays `5.0`). */
@@ -732,7 +742,8 @@ export const makeServer = (script: Script, options: StartOptions = {}): { server
       return
     }
     const answer = answerOf(turn, view, raw, ids, api)
-    record({ body, stream: view.stream, turn: index, status }, answer.usage)
+    const { cacheRead, cacheWrite, input, output } = answer.usage
+    record({ body, stream: view.stream, turn: index, status }, { input, output, cacheRead, cacheWrite })
     switch (api) {
       case "openai-responses":
         if (view.stream) sendSse(res, responsesEvents(answer, body, ids), true, false, extra)

@@ -154,6 +154,20 @@ describe("LoopbackServer", () => {
       expect(last.usage).toMatchObject({ prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 })
     }))
 
+  it.scopedLive("scripted reasoning tokens are part of output for OpenAI, and counted beside the candidates for Gemini", () =>
+    Effect.gen(function*() {
+      const usage = { input: 10, output: 7, cacheRead: 4, reasoning: 5 }
+      const server = yield* LoopbackServer.start([{ text: "ok", repeat: true, usage }])
+      const chatBody = JSON.parse((yield* post(`${server.openAiBaseUrl}/chat/completions`, chat("hi"))).text) as { usage: unknown }
+      expect(chatBody.usage).toMatchObject({ prompt_tokens: 14, completion_tokens: 7, completion_tokens_details: { reasoning_tokens: 5 } })
+      const responses = JSON.parse((yield* post(`${server.openAiBaseUrl}/responses`, { model: "m1", input: "hi" })).text) as { usage: unknown }
+      expect(responses.usage).toMatchObject({ output_tokens: 7, output_tokens_details: { reasoning_tokens: 5 } })
+      const gemini = yield* post(`${server.googleBaseUrl}/models/g1:streamGenerateContent?alt=sse`, { contents: [{ role: "user", parts: [{ text: "hi" }] }] })
+      const last = JSON.parse(sseData(gemini.text).at(-1) ?? "{}") as { usageMetadata?: unknown }
+      expect(last.usageMetadata).toEqual({ promptTokenCount: 14, candidatesTokenCount: 2, cachedContentTokenCount: 4, thoughtsTokenCount: 5, totalTokenCount: 21 })
+      expect(server.requests().map((r) => r.usage)).toEqual([0, 1, 2].map(() => ({ input: 10, output: 7, cacheRead: 4, cacheWrite: 0 })))
+    }))
+
   it.scopedLive("an Anthropic stream has input usage in message_start and output usage in message_delta", () =>
     Effect.gen(function*() {
       const server = yield* LoopbackServer.start([{ text: "hey", usage: { input: 9, output: 3, cacheRead: 2, cacheWrite: 1 } }])
