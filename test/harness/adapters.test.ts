@@ -42,7 +42,7 @@ describe("adapter invocations", () => {
     expect(g.args).toContain("--skip-trust")
     expect(JSON.parse(g.files[0]?.content ?? "{}")).toEqual({ security: { auth: { selectedType: "gemini-api-key" } } })
     const o = opencode.invocation(input)
-    expect(o.args).toEqual(["run", "--format", "json", "-m", "local/m-1", "Do the thing"])
+    expect(o.args).toEqual(["run", "--format", "json", "--print-logs", "-m", "local/m-1", "Do the thing"])
     expect(JSON.parse(o.env.OPENCODE_CONFIG_CONTENT ?? "{}").provider.local.options.baseURL).toBe("http://127.0.0.1:4000/v1")
   })
 
@@ -126,40 +126,84 @@ describe("transcript parsers on constructed transcripts", () => {
     expect(projectSlug(long)).toBe(long.replace(/[^a-zA-Z0-9]/g, "-").slice(0, 200) + "-jmt4go")
   })
 
-  it("gemini: the response field; session records per call, stdout per-model sums as fallback, cached split out", () => {
-    const stdout = JSON.stringify({
-      response: "8443",
-      stats: { models: { "gemini-2.5-flash": { tokens: { prompt: 120, candidates: 9, cached: 20, thoughts: 4, total: 129 } } } }
-    })
-    const fallback = gemini.parse(out(`Loaded cached credentials.\n${stdout}`))
-    if (isTranscriptError(fallback)) throw fallback
-    expect(fallback.finalAnswer).toBe("8443")
-    expect(fallback.calls).toEqual([{ model: "gemini-2.5-flash", input: 100, output: 9, cacheRead: 20, cacheWrite: undefined, reasoning: 4 }])
+  it("gemini: one call per session record id (the last record wins), thoughts and tool-use prompt counted in, cached split out", () => {
+    // As gemini-cli 0.61.0 writes them: a call's record is written again once its tool calls are attached.
     const session = lines(
-      { type: "user", content: "q" },
-      { type: "gemini", model: "gemini-2.5-flash", tokens: { input: 60, output: 4, cached: 0, thoughts: 2 } },
-      { type: "gemini", model: "gemini-2.5-flash", tokens: { input: 60, output: 5, cached: 20, thoughts: 2 } }
+      { sessionId: "s", kind: "main" },
+      { id: "u1", type: "user", content: [{ text: "q" }] },
+      { id: "g1", type: "gemini", content: "", tokens: { input: 250, output: 30, cached: 50, thoughts: 0, tool: 0, total: 280 }, model: "gemini-2.5-flash" },
+      { $set: { lastUpdated: "2026-11-30T09:43:06.808Z" } },
+      { id: "g1", type: "gemini", content: "", tokens: { input: 250, output: 30, cached: 50, thoughts: 0, tool: 0, total: 280 }, model: "gemini-2.5-flash", toolCalls: [{ name: "run_shell_command" }] },
+      { id: "g2", type: "gemini", content: "8443", tokens: { input: 300, output: 9, cached: 0, thoughts: 3, tool: 5, total: 317 }, model: "gemini-2.5-flash" }
     )
+    const stdout = JSON.stringify({
+      session_id: "s",
+      response: "8443",
+      stats: { models: { "gemini-2.5-flash": { tokens: { input: 500, prompt: 550, candidates: 39, total: 597, cached: 50, thoughts: 3, tool: 5 } } } }
+    })
     const t = gemini.parse(out(stdout, [session]))
     if (isTranscriptError(t)) throw t
-    expect(t.calls.map((c) => [c.input, c.output, c.cacheRead])).toEqual([[60, 4, 0], [40, 5, 20]])
+    expect(t.finalAnswer).toBe("8443")
+    expect(t.calls).toEqual([
+      { model: "gemini-2.5-flash", input: 200, output: 30, cacheRead: 50, cacheWrite: undefined, reasoning: 0 },
+      { model: "gemini-2.5-flash", input: 305, output: 12, cacheRead: 0, cacheWrite: undefined, reasoning: 3 }
+    ])
+    expect(t.models).toEqual(["gemini-2.5-flash"])
   })
 
-  it("opencode: the text of the last step; each step_finish is one call", () => {
+  it("gemini: stdout's per-model sums beyond the session's calls (the router's, or all without a session) are one more call", () => {
+    const stdout = JSON.stringify({
+      response: "8443",
+      stats: {
+        models: {
+          "gemini-2.5-flash-lite": { tokens: { input: 530, prompt: 580, candidates: 42, cached: 50, thoughts: 3, tool: 0 } },
+          "gemini-2.5-pro": { tokens: { input: 10, prompt: 10, candidates: 1, cached: 0, thoughts: 0, tool: 0 } }
+        }
+      }
+    })
+    const session = lines({ id: "g1", type: "gemini", tokens: { input: 10, output: 1, cached: 0, thoughts: 0, tool: 0 }, model: "gemini-2.5-pro" })
+    const t = gemini.parse(out(`Loaded cached credentials.\n${stdout}`, [session]))
+    if (isTranscriptError(t)) throw t
+    expect(t.calls).toEqual([
+      { model: "gemini-2.5-pro", input: 10, output: 1, cacheRead: 0, cacheWrite: undefined, reasoning: 0 },
+      { model: "gemini-2.5-flash-lite", input: 530, output: 45, cacheRead: 50, cacheWrite: undefined, reasoning: 3 }
+    ])
+    expect(t.models).toEqual(["gemini-2.5-pro", "gemini-2.5-flash-lite"])
+    const alone = gemini.parse(out(stdout))
+    if (isTranscriptError(alone)) throw alone
+    expect(alone.calls.map((c) => [c.model, c.input, c.output])).toEqual([["gemini-2.5-flash-lite", 530, 45], ["gemini-2.5-pro", 10, 1]])
+  })
+
+  it("opencode: the text of the last step; each step_finish is one call, reasoning counted into output; models from the logs", () => {
     const stdout = lines(
       { type: "step_start", part: {} },
       { type: "tool_use", part: { tool: "bash" } },
-      { type: "step_finish", part: { tokens: { input: 500, output: 20, reasoning: 0, cache: { read: 0, write: 0 } } } },
+      { type: "step_finish", part: { reason: "tool-calls", tokens: { total: 280, input: 200, output: 30, reasoning: 0, cache: { read: 50, write: 0 } } } },
       { type: "step_start", part: {} },
       { type: "text", part: { text: "It is " } },
       { type: "text", part: { text: "8443." } },
-      { type: "step_finish", part: { modelID: "m-1", tokens: { input: 40, output: 6, reasoning: 1, cache: { read: 480, write: 0 } } } }
+      { type: "step_finish", part: { reason: "stop", tokens: { total: 312, input: 300, output: 9, reasoning: 3, cache: { read: 0, write: 0 } } } }
     )
-    const t = opencode.parse(out(stdout))
+    const log = (agent: string, model: string) =>
+      `timestamp=2026-11-30T09:52:50.885Z level=INFO run=06767e39 message=stream providerID=local modelID=${model} session.id=ses_1 small=${agent === "title"} agent=${agent} mode=primary`
+    const stderr = [
+      "timestamp=2026-11-30T09:52:39.348Z level=INFO run=06767e39 message=init",
+      log("title", "small-1"),
+      log("build", "m-1"),
+      "timestamp=2026-11-30T09:52:52.465Z level=INFO run=06767e39 message=\"llm runtime selected\" llm.runtime=ai-sdk llm.provider=local llm.model=m-1",
+      log("build", "m-1")
+    ].join("\n")
+    const t = opencode.parse({ stdout, stderr, sessionFiles: [] })
     if (isTranscriptError(t)) throw t
     expect(t.finalAnswer).toBe("It is 8443.")
-    expect(t.calls).toHaveLength(2)
-    expect(t.calls[1]).toEqual({ model: "m-1", input: 40, output: 6, cacheRead: 480, cacheWrite: 0, reasoning: 1 })
+    expect(t.calls).toEqual([
+      { model: "m-1", input: 200, output: 30, cacheRead: 50, cacheWrite: 0, reasoning: 0 },
+      { model: "m-1", input: 300, output: 12, cacheRead: 0, cacheWrite: 0, reasoning: 3 }
+    ])
+    expect(t.models).toEqual(["m-1", "small-1"])
+    const quiet = opencode.parse(out(stdout))
+    if (isTranscriptError(quiet)) throw quiet
+    expect([quiet.calls[0]?.model, quiet.models]).toEqual([undefined, []])
   })
 
   it("qwen without a session file falls back to the result's per-model sums", () => {
