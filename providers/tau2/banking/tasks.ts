@@ -12,8 +12,8 @@
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
 import type { Json } from "../../../src/content/Canonical.ts"
-import * as ContentId from "../../../src/content/ContentId.ts"
 import * as World from "../../../src/world/World.ts"
+import { contentIdOnce } from "../common/taskIds.ts"
 import { Task, type Task as TaskType } from "../retail/tasks.ts"
 import { applyAgentData, BankingDataError, type BankingData } from "./data.ts"
 import { floatTag, isDict, type Py } from "./pyvalue.ts"
@@ -115,16 +115,11 @@ export const initialWorld = (data: BankingData, task: BankingTask): Either.Eithe
 export const goldWorld = (env: Environment, initial: World.World, task: BankingTask): World.World =>
   World.replay(World.fork(initial), task.goldActions, (world, a) => step(world, env, a.requestor, a.name, a.arguments)[0])
 
-const contentIds = new WeakMap<BankingTask, string>()
-
-export const taskContentId = (task: BankingTask): string => {
-  let id = contentIds.get(task)
-  if (id === undefined) {
-    id = ContentId.ofUnsafe({ task: Schema.encodeSync(Task)(task.task) as unknown as Json, gold: task.goldActions as unknown as Json })
-    contentIds.set(task, id)
-  }
-  return id
-}
+/** The content id of a task (its decoded record and gold actions): what per-task caches are keyed by. */
+export const taskContentId: (task: BankingTask) => string = contentIdOnce((task: BankingTask) => ({
+  task: Schema.encodeSync(Task)(task.task) as unknown as Json,
+  gold: task.goldActions as unknown as Json
+}))
 
 const goldDigests = new Map<string, string>()
 

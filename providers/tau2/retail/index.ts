@@ -15,11 +15,11 @@ import type { EnvironmentDef } from "../../../src/schema/EnvironmentDef.ts"
 import type { Tool } from "../../../src/world/Tool.ts"
 import * as World from "../../../src/world/World.ts"
 import { userSystemPrompt } from "../common/conversation.ts"
-import { type Loaded, makeTau2Provider, providerFiles, underTau2 } from "../common/provider.ts"
+import { makeTau2Provider, providerFiles, underTau2 } from "../common/provider.ts"
 import { promptFiles, type Prompts } from "../common/prompts.ts"
 import { loadRetailData, pinnedFiles, type RetailData } from "./data.ts"
 import { runEquivalence } from "./equivalence.ts"
-import { dbCheck, decodeTasks, renderUserScenario, type Split, type Task } from "./tasks.ts"
+import { dbCheck, decodeTasks, renderUserScenario, type Split, type Task, tasksOfSplit } from "./tasks.ts"
 import { makeRetailTools } from "./tools.ts"
 
 export { type CapabilityOptions, DEFAULT_USER_MODEL } from "../common/provider.ts"
@@ -36,12 +36,6 @@ interface Retail {
 /** The user simulator's system prompt of a task (upstream `UserSimulator.system_prompt`, no user tools). */
 export const userPromptOf = (prompts: Prompts, task: Task): string =>
   userSystemPrompt(prompts.userTemplate, prompts.guidelines, renderUserScenario(task.user_scenario))
-
-/** The tasks of one of upstream's splits, in tasks.json order. */
-const tasksOf = (l: Loaded<Task, Retail>, split: Split): ReadonlyArray<Task> => {
-  const ids = new Set(l.data.splits[split])
-  return l.tasks.filter((t) => ids.has(t.id))
-}
 
 /** The oracle corpora `assay equivalence` runs by default (outputs of upstream's code, no upstream blob). */
 const oracleFiles = [
@@ -68,7 +62,7 @@ const retail = makeTau2Provider<Task, Retail>({
       evidence: { db: World.digest(data.initialWorld), tools: ContentId.ofUnsafe(data.toolSpecs as unknown as Json) }
     }
   }),
-  environmentTasks: (l) => tasksOf(l, "base"),
+  environmentTasks: (l) => tasksOfSplit(l.tasks, l.data.splits, "base"),
   upstreamTask: (task) => task,
   setup: (l) => Effect.succeed({ world: l.data.initialWorld, evidence: l.evidence, tools: l.tools }),
   userPrompt: (l, task) => userPromptOf(l.prompts, task),
@@ -87,7 +81,7 @@ const retail = makeTau2Provider<Task, Retail>({
 
 /** The environments of one of upstream's splits, in tasks.json order. */
 export const environmentsOf = (split: Split): Effect.Effect<ReadonlyArray<EnvironmentDef>, CapabilityError> =>
-  Effect.map(retail.loaded, (l) => tasksOf(l, split).map(retail.environment))
+  Effect.map(retail.loaded, (l) => tasksOfSplit(l.tasks, l.data.splits, split).map(retail.environment))
 
 /** The splits (train, test, base) a task belongs to. */
 export const splitsOf = (taskId: string): Effect.Effect<ReadonlyArray<Split>, CapabilityError> =>

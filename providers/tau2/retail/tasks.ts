@@ -10,9 +10,9 @@
  */
 import { Effect, ParseResult, Schema } from "effect"
 import type { Json } from "../../../src/content/Canonical.ts"
-import * as ContentId from "../../../src/content/ContentId.ts"
 import * as World from "../../../src/world/World.ts"
 import { pyEquals } from "../common/pyjson.ts"
+import { contentIdOnce } from "../common/taskIds.ts"
 import { Tau2DataError, pinnedFiles, type Splits } from "./data.ts"
 import { step, type ToolType } from "./tools.ts"
 
@@ -87,17 +87,8 @@ export const tasksOfSplit = (tasks: ReadonlyArray<Task>, splits: Splits, split: 
   return tasks.filter((t) => ids.has(t.id))
 }
 
-const contentIds = new WeakMap<Task, string>()
-
 /** The content id of a task's decoded value (what the gold digest is cached by). */
-export const taskContentId = (task: Task): string => {
-  let id = contentIds.get(task)
-  if (id === undefined) {
-    id = ContentId.ofUnsafe(Schema.encodeSync(Task)(task))
-    contentIds.set(task, id)
-  }
-  return id
-}
+export const taskContentId: (task: Task) => string = contentIdOnce((task: Task) => Schema.encodeSync(Task)(task))
 
 /**
  * The gold world: the gold actions replayed on a fresh fork of `initial`. A gold action that

@@ -24,7 +24,7 @@ import { renderUserScenario } from "../retail/tasks.ts"
 import { loadTelecomData, pinnedFiles, type TelecomData } from "./data.ts"
 import { runEquivalence } from "./equivalence.ts"
 import { isPyFloat, type PyJson } from "./pyjsonParse.ts"
-import { actionCheck, dbCheck, decodeTasks, envAssertionCheck, type Split, type Task, taskInitialWorldCached } from "./tasks.ts"
+import { actionCheck, dbCheck, decodeTasks, envAssertionCheck, type Split, type Task, taskInitialWorldCached, tasksOfSplit } from "./tasks.ts"
 import { makeTelecomTools } from "./tools.ts"
 
 export { type CapabilityOptions, DEFAULT_USER_MODEL } from "../common/provider.ts"
@@ -65,12 +65,6 @@ export const plainJson = (v: PyJson): Json => {
   return v as Json
 }
 
-/** The tasks of one of upstream's splits, in tasks.json order. */
-const tasksOf = (l: Loaded<Task, Telecom>, split: Split): ReadonlyArray<Task> => {
-  const ids = new Set(l.data.splits[split] ?? [])
-  return l.tasks.filter((t) => ids.has(t.id))
-}
-
 /** The oracle corpora `assay equivalence` runs by default (outputs of upstream's code, no upstream blob). */
 const oracleFiles = [
   { name: "tau2/telecom/oracle/gold.jsonl", url: null, sha256: "181d5464cc7918b627809296e7b9b25f3991d6b8774d4be00dc65cd4af3c4183" },
@@ -96,7 +90,7 @@ const telecom = makeTau2Provider<Task, Telecom>({
       toolsDigest: ContentId.ofUnsafe({ agent: data.toolSpecs, user: data.userToolSpecs } as unknown as Json)
     }
   }),
-  environmentTasks: (l) => tasksOf(l, "base"),
+  environmentTasks: (l) => tasksOfSplit(l.tasks, l.data.splits, "base"),
   upstreamTask: (task) => task,
   setup: (l, taskOf) =>
     Effect.gen(function*() {
@@ -127,7 +121,7 @@ const telecom = makeTau2Provider<Task, Telecom>({
 
 /** The environments of one of upstream's splits, in tasks.json order. */
 export const environmentsOf = (split: Split): Effect.Effect<ReadonlyArray<EnvironmentDef>, CapabilityError> =>
-  Effect.map(telecom.loaded, (l) => tasksOf(l, split).map(telecom.environment))
+  Effect.map(telecom.loaded, (l) => tasksOfSplit(l.tasks, l.data.splits, split).map(telecom.environment))
 
 export const makeCapabilities = telecom.makeCapabilities
 export const capabilities = telecom.provider.capabilities

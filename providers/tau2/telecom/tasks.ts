@@ -9,10 +9,9 @@
  * Telecom rewards are ENV_ASSERTION or ENV_ASSERTION+ACTION, never DB.
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
-import * as ContentId from "../../../src/content/ContentId.ts"
-import type { Json } from "../../../src/content/Canonical.ts"
 import * as World from "../../../src/world/World.ts"
 import { pyEqualsWith } from "../common/pyjson.ts"
+import { contentIdOnce } from "../common/taskIds.ts"
 import { Action, nullable, Requestor, RewardType, StructuredUserInstructions, UserScenario } from "../retail/tasks.ts"
 import { EnvAssertion, runEnvAssertions, type AssertionResult } from "./assertions.ts"
 import { pinnedFiles, TelecomDataError, type Splits } from "./data.ts"
@@ -75,17 +74,8 @@ export const tasksOfSplit = (tasks: ReadonlyArray<Task>, splits: Splits, split: 
   return tasks.filter((t) => ids.has(t.id))
 }
 
-const contentIds = new WeakMap<Task, string>()
-
 /** The content id of a task's decoded value (what per-task caches are keyed by). */
-export const taskContentId = (task: Task): string => {
-  let id = contentIds.get(task)
-  if (id === undefined) {
-    id = ContentId.ofUnsafe(Schema.encodeSync(Task)(task) as unknown as Json)
-    contentIds.set(task, id)
-  }
-  return id
-}
+export const taskContentId: (task: Task) => string = contentIdOnce((task: Task) => Schema.encodeSync(Task)(task))
 
 /**
  * `set_state(None, initialization_actions, [])` on a fresh environment: each action through
