@@ -674,6 +674,25 @@ const decodeJson = <A, I>(ctx: CallContext, schema: Schema.Schema<A, I>, text: s
     Effect.mapError((e) => (e instanceof ModelError ? e : modelError(ctx, "decode", 200, e.message)))
   )
 
+/** Sends a request and reads the whole body; a non-2xx status is a ModelError saying what the server said. */
+const bodyOfSuccess = (
+  ctx: CallContext,
+  client: HttpClient.HttpClient,
+  httpRequest: HttpClientRequest.HttpClientRequest
+): Effect.Effect<string, ModelError> =>
+  Effect.gen(function*() {
+    const response = yield* client.execute(httpRequest).pipe(
+      Effect.mapError((e) => modelError(ctx, e._tag === "RequestError" && e.reason === "Transport" ? "network" : "bad-request", null, e.message))
+    )
+    const body = yield* response.text.pipe(
+      Effect.mapError((e) => modelError(ctx, "network", response.status, `reading the body failed: ${e.message}`))
+    )
+    if (response.status < 200 || response.status >= 300) {
+      return yield* modelError(ctx, reasonOfStatus(response.status), response.status, errorMessageOfBody(body) ?? `HTTP ${response.status}`, retryAfterOf(response.headers))
+    }
+    return body
+  })
+
 const viaChatCompletions = (
   ctx: CallContext,
   request: ModelRequest,
@@ -688,21 +707,7 @@ const viaChatCompletions = (
       HttpClientRequest.bodyUnsafeJson(chatBody(request, stream))
     )
     if (Option.isSome(key)) httpRequest = HttpClientRequest.bearerToken(httpRequest, key.value)
-    const response = yield* client.execute(httpRequest).pipe(
-      Effect.mapError((e) => modelError(ctx, e._tag === "RequestError" && e.reason === "Transport" ? "network" : "bad-request", null, e.message))
-    )
-    const body = yield* response.text.pipe(
-      Effect.mapError((e) => modelError(ctx, "network", response.status, `reading the body failed: ${e.message}`))
-    )
-    if (response.status < 200 || response.status >= 300) {
-      return yield* modelError(
-        ctx,
-        reasonOfStatus(response.status),
-        response.status,
-        errorMessageOfBody(body) ?? `HTTP ${response.status}`,
-        retryAfterOf(response.headers)
-      )
-    }
+    const body = yield* bodyOfSuccess(ctx, client, httpRequest)
     if (!stream) {
       const completion = yield* decodeJson(ctx, ChatCompletion, body)
       const choice = completion.choices[0]
@@ -789,15 +794,7 @@ const viaGemini = (
       HttpClientRequest.bodyUnsafeJson(Gemini.bodyOf(request))
     )
     if (Option.isSome(key)) httpRequest = HttpClientRequest.setHeader(httpRequest, "x-goog-api-key", Redacted.value(key.value))
-    const response = yield* client.execute(httpRequest).pipe(
-      Effect.mapError((e) => modelError(ctx, e._tag === "RequestError" && e.reason === "Transport" ? "network" : "bad-request", null, e.message))
-    )
-    const body = yield* response.text.pipe(
-      Effect.mapError((e) => modelError(ctx, "network", response.status, `reading the body failed: ${e.message}`))
-    )
-    if (response.status < 200 || response.status >= 300) {
-      return yield* modelError(ctx, reasonOfStatus(response.status), response.status, errorMessageOfBody(body) ?? `HTTP ${response.status}`, retryAfterOf(response.headers))
-    }
+    const body = yield* bodyOfSuccess(ctx, client, httpRequest)
     // Function calls come whole (never split across chunks): their args' text is in one chunk.
     const texts = stream ? sseData(body) : [body]
     const chunks = yield* Effect.forEach(texts, (t) => decodeJson(ctx, Gemini.GenerateContentResponse, t))

@@ -16,6 +16,23 @@ interface Card {
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
+/** `model` on simple_python_0 and simple_python_1, answered by the loopback server's `script`. */
+const runTwoTasks = (home: string, model: string, script: ReadonlyArray<LoopbackServer.ScriptTurn>) =>
+  Effect.runPromise(
+    Effect.scoped(
+      Effect.gen(function*() {
+        const server = yield* LoopbackServer.start(script)
+        const run = yield* Effect.promise(() =>
+          assay(
+            ["run", "--benchmark", "bfcl", "--task", "simple_python_0", "--task", "simple_python_1", "--model", model, "--yes", "--json", "--home", home],
+            { OPENAI_BASE_URL: server.openAiBaseUrl, OPENAI_API_KEY: "sk-test" }
+          )
+        )
+        return { run, requests: server.requests() }
+      })
+    )
+  )
+
 describe("bfcl through the command", { timeout: 600_000 }, () => {
   it("equivalence agrees with upstream on every line of the dev corpus", async () => {
     const r = await assay(["equivalence", "bfcl", "--json"])
@@ -45,20 +62,7 @@ describe("bfcl through the command", { timeout: 600_000 }, () => {
       { match: { lastUser: `^${escape("Find the area of a triangle with a base of 10 units and height of 5 units.")}$` }, toolCalls: [{ name: "calculate_triangle_area", arguments: { base: 10, height: 5 } }], usage: { input: 120, output: 20 } },
       { match: { lastUser: `^${escape("Calculate the factorial of 5 using math functions.")}$` }, toolCalls: [{ name: "math_factorial", arguments: { number: 6 } }], usage: { input: 100, output: 15 } }
     ]
-    const { run, requests } = await Effect.runPromise(
-      Effect.scoped(
-        Effect.gen(function*() {
-          const server = yield* LoopbackServer.start(script)
-          const run = yield* Effect.promise(() =>
-            assay(
-              ["run", "--benchmark", "bfcl", "--task", "simple_python_0", "--task", "simple_python_1", "--model", "openai:gpt-4o-mini", "--yes", "--json", "--home", home],
-              { OPENAI_BASE_URL: server.openAiBaseUrl, OPENAI_API_KEY: "sk-test" }
-            )
-          )
-          return { run, requests: server.requests() }
-        })
-      )
-    )
+    const { run, requests } = await runTwoTasks(home, "openai:gpt-4o-mini", script)
     expect(run.code, run.stderr).toBe(0)
     const report = JSON.parse(run.stdout)
     // One stratum only, so the whole-benchmark scorecard is the simple_python one.
@@ -80,20 +84,7 @@ describe("bfcl through the command", { timeout: 600_000 }, () => {
       { match: { lastUser: `^${escape("Find the area of a triangle with a base of 10 units and height of 5 units.")}$` }, text: "[calculate_triangle_area(base=10, height=5)]", usage: { input: 300, output: 20 } },
       { match: { lastUser: `^${escape("Calculate the factorial of 5 using math functions.")}$` }, text: "I would call math.factorial(5).", usage: { input: 280, output: 15 } }
     ]
-    const { run, requests } = await Effect.runPromise(
-      Effect.scoped(
-        Effect.gen(function*() {
-          const server = yield* LoopbackServer.start(script)
-          const run = yield* Effect.promise(() =>
-            assay(
-              ["run", "--benchmark", "bfcl", "--task", "simple_python_0", "--task", "simple_python_1", "--model", "openai:gpt-4o-mini+text", "--yes", "--json", "--home", home],
-              { OPENAI_BASE_URL: server.openAiBaseUrl, OPENAI_API_KEY: "sk-test" }
-            )
-          )
-          return { run, requests: server.requests() }
-        })
-      )
-    )
+    const { run, requests } = await runTwoTasks(home, "openai:gpt-4o-mini+text", script)
     expect(run.code, run.stderr).toBe(0)
     const report = JSON.parse(run.stdout)
     const card: Card = report.scorecards.find((c: Card) => c.stratum === null)
