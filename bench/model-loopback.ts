@@ -20,11 +20,11 @@ export const run = async (): Promise<void> => {
       messages: [{ role: "user", content: "1 + 2?" }],
       tools: [{ name: "add", description: "adds", parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } } } }]
     }
-    for (const api of ["openai-responses", "openai-chat", "anthropic-messages"] as const) {
+    for (const api of ["openai-responses", "openai-chat", "anthropic-messages", "google"] as const) {
       for (const stream of [false, true]) {
         const endpoint = {
           api,
-          baseUrl: api === "anthropic-messages" ? server.anthropicBaseUrl : server.openAiBaseUrl,
+          baseUrl: api === "anthropic-messages" ? server.anthropicBaseUrl : api === "google" ? server.googleBaseUrl : server.openAiBaseUrl,
           keyEnv: ["BENCH_KEY"]
         }
         const once = Clients.generate(request, { endpoint, stream })
