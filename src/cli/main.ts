@@ -29,9 +29,11 @@ class ExitWith extends Data.TaggedError("ExitWith")<{ readonly code: number }> {
 const benchmark = Options.text("benchmark").pipe(Options.repeated, Options.withDescription("Benchmark to run (repeatable): " + benchmarkNames().join(", ")))
 const candidate = Options.text("candidate").pipe(
   Options.repeated,
-  Options.withDescription("Candidate (repeatable): gold, echo, none (as the benchmark offers), or PROVIDER:MODEL")
+  Options.withDescription(
+    "Candidate (repeatable): gold, echo, none (as the benchmark offers), PROVIDER:MODEL (tools offered), PROVIDER:MODEL+text (no tools: answers in text, BFCL's prompt mode), or harness:NAME[:MODEL] on the corpus"
+  )
 )
-const model = Options.text("model").pipe(Options.repeated, Options.withDescription("Model candidate PROVIDER:MODEL (repeatable)"))
+const model = Options.text("model").pipe(Options.repeated, Options.withDescription("Model candidate PROVIDER:MODEL or PROVIDER:MODEL+text (repeatable; providers: openai, anthropic, google, ollama, or any in the registry); with --harness, HARNESS:MODEL"))
 const task = Options.text("task").pipe(Options.repeated, Options.withDescription("Only these task ids (repeatable)"))
 const reps = Options.integer("reps").pipe(Options.withDefault(1), Options.withDescription("Repetitions of each cell"))
 const judge = Options.text("judge").pipe(Options.optional, Options.withDescription("Judge model PROVIDER:MODEL"))
