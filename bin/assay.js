@@ -1,46 +1,97 @@
 #!/usr/bin/env node
-// Compiles the command's TypeScript into one ES module with esbuild (dependencies stay
-// external and load natively), caches it by content, and runs it in this process, so a
-// signal sent to this process reaches the command itself.
-import { createHash } from "node:crypto"
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
-import { dirname, join } from "node:path"
+// Compiles the command's TypeScript with esbuild (dependencies stay external and load natively)
+// and runs it in this process, so a signal sent to this process reaches the command itself.
+//
+// The build is split into chunks, so a dependency only one command needs (the model clients,
+// a benchmark's provider) loads when that command asks for it. It is kept in
+// node_modules/.assay and reused while none of the files it was built from has changed (size and
+// modification time, as listed in its manifest), so most starts run no esbuild at all.
+import { randomBytes } from "node:crypto"
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { dirname, join, relative } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { build } from "esbuild"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
+const cache = join(root, "node_modules", ".assay")
+const manifestFile = join(cache, "manifest.json")
+const FORMAT = 3 // the layout of a build; a new one invalidates old builds
 
-// Each file keeps its own import.meta.url, so paths relative to a source file stay right.
-const ownUrl = {
-  name: "own-import-meta-url",
-  setup(b) {
-    b.onLoad({ filter: /\.ts$/ }, (args) => ({
-      contents: readFileSync(args.path, "utf8").replaceAll("import.meta.url", JSON.stringify(pathToFileURL(args.path).href)),
-      loader: "ts"
-    }))
+const stamp = (file) => {
+  const s = statSync(join(root, file), { throwIfNoEntry: false })
+  return s === undefined ? null : `${s.size}:${s.mtimeMs}`
+}
+
+/** The entry of a build whose inputs are all unchanged, or undefined. */
+const current = () => {
+  if (!existsSync(manifestFile)) return undefined
+  let manifest
+  try {
+    manifest = JSON.parse(readFileSync(manifestFile, "utf8"))
+  } catch {
+    return undefined // unreadable (written by hand?): build afresh
   }
+  if (manifest.format !== FORMAT || !existsSync(join(cache, manifest.entry))) return undefined
+  for (const [file, was] of Object.entries(manifest.inputs)) if (stamp(file) !== was) return undefined
+  return join(cache, manifest.entry)
 }
 
-const result = await build({
-  entryPoints: [join(root, "src", "cli", "main.ts")],
-  bundle: true,
-  platform: "node",
-  format: "esm",
-  target: "node20",
-  packages: "external",
-  write: false,
-  sourcemap: "inline",
-  logLevel: "error",
-  outfile: join(root, "node_modules", ".assay", "assay.mjs"),
-  plugins: [ownUrl]
-})
-const code = result.outputFiles[0].contents
-const dir = join(root, "node_modules", ".assay")
-const file = join(dir, `assay-${createHash("sha256").update(code).digest("hex").slice(0, 16)}.mjs`)
-if (!existsSync(file)) {
-  mkdirSync(dir, { recursive: true })
-  const tmp = `${file}.${process.pid}.tmp`
-  writeFileSync(tmp, code)
-  renameSync(tmp, file)
+const rebuild = async () => {
+  const { build } = await import("esbuild")
+  // Each file keeps its own import.meta.url, so paths relative to a source file stay right.
+  const ownUrl = {
+    name: "own-import-meta-url",
+    setup(b) {
+      b.onLoad({ filter: /\.ts$/ }, (args) => ({
+        contents: readFileSync(args.path, "utf8").replaceAll("import.meta.url", JSON.stringify(pathToFileURL(args.path).href)),
+        loader: "ts"
+      }))
+    }
+  }
+  const effectInside = {
+    name: "effect-inside",
+    setup(b) {
+      b.onResolve({ filter: /^[^./]/ }, (args) =>
+        /^(effect|@effect\/[^/]+)(\/|$)/.test(args.path) ? undefined : { path: args.path, external: true })
+    }
+  }
+  const name = `build-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}`
+  const outdir = join(cache, name)
+  const result = await build({
+    absWorkingDir: root,
+    entryPoints: { main: join(root, "src", "cli", "main.ts") },
+    bundle: true,
+    splitting: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    // Effect and its packages are bundled (their hundreds of module files load as a few chunks);
+    // every other dependency stays outside and loads natively: some find files beside themselves.
+    // Only @effect packages depend on effect, so there is one copy of it.
+    plugins: [ownUrl, effectInside],
+    outdir,
+    entryNames: "[name]",
+    chunkNames: "chunk-[hash]",
+    sourcemap: "linked",
+    metafile: true,
+    logLevel: "error"
+  })
+  const inputs = {}
+  for (const file of [...Object.keys(result.metafile.inputs), relative(root, fileURLToPath(import.meta.url))]) {
+    const path = relative(root, join(root, file))
+    inputs[path] = stamp(path)
+  }
+  const tmp = `${manifestFile}.${process.pid}.tmp`
+  writeFileSync(tmp, JSON.stringify({ format: FORMAT, entry: join(name, "main.js"), inputs }))
+  renameSync(tmp, manifestFile)
+  // Older builds go, but not ones a command started within the hour may still load chunks from.
+  for (const old of readdirSync(cache)) {
+    const path = join(cache, old)
+    if (old !== name && (old.startsWith("build-") || old.endsWith(".mjs")) && Date.now() - statSync(path).mtimeMs > 3_600_000) {
+      rmSync(path, { recursive: true, force: true })
+    }
+  }
+  return join(outdir, "main.js")
 }
-await import(pathToFileURL(file).href)
+
+mkdirSync(cache, { recursive: true })
+await import(pathToFileURL(current() ?? (await rebuild())).href)
