@@ -162,6 +162,8 @@ export interface PlayAction {
   readonly requestor: Requestor
   readonly name: string
   readonly arguments: { readonly [key: string]: Json }
+  /** The arguments as the task file writes them (`2.0` stays a float), played as a model's text. */
+  readonly argumentsText?: string
 }
 
 // A property of the agent, not an identity-keyed side table: the evaluation path may hand the
@@ -188,7 +190,12 @@ export const goldPlay = (actions: ReadonlyArray<PlayAction>, opening: string, cl
   let next = 0
   let openingSent = false
   let closed = false
-  const call = (a: PlayAction): ToolCall => ({ id: `gold-${next}`, name: a.name, arguments: a.arguments })
+  const call = (a: PlayAction): ToolCall => ({
+    id: `gold-${next}`,
+    name: a.name,
+    arguments: a.arguments,
+    ...(a.argumentsText !== undefined ? { argumentsText: a.argumentsText } : {})
+  })
   const agent: Agent = {
     name: "gold",
     reply: () =>

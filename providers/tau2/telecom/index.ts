@@ -24,6 +24,7 @@ import { renderUserScenario } from "../retail/tasks.ts"
 import { loadTelecomData, pinnedFiles, type TelecomData } from "./data.ts"
 import { runEquivalence } from "./equivalence.ts"
 import { isPyFloat, type PyJson } from "./pyjsonParse.ts"
+import { reprFloat } from "../common/pyjson.ts"
 import { actionCheck, dbCheck, decodeTasks, envAssertionCheck, type Split, type Task, taskInitialWorldCached, tasksOfSplit } from "./tasks.ts"
 import { makeTelecomTools } from "./tools.ts"
 
@@ -63,6 +64,16 @@ export const plainJson = (v: PyJson): Json => {
     return Object.fromEntries(Object.entries(v as { readonly [key: string]: PyJson }).map(([k, x]) => [k, plainJson(x)]))
   }
   return v as Json
+}
+
+/** Task JSON (floats marked) as JSON text, floats written as Python writes them (`2.0`). */
+export const pyJsonText = (v: PyJson): string => {
+  if (isPyFloat(v)) return reprFloat(v.value)
+  if (Array.isArray(v)) return `[${v.map(pyJsonText).join(", ")}]`
+  if (v !== null && typeof v === "object") {
+    return `{${Object.entries(v as { readonly [key: string]: PyJson }).map(([k, x]) => `${JSON.stringify(k)}: ${pyJsonText(x)}`).join(", ")}}`
+  }
+  return JSON.stringify(v)
 }
 
 /** The oracle corpora `assay equivalence` runs by default (outputs of upstream's code, no upstream blob). */
@@ -113,7 +124,8 @@ const telecom = makeTau2Provider<Task, Telecom>({
     (task.evaluation_criteria?.actions ?? []).map((a) => ({
       requestor: a.requestor,
       name: a.name,
-      arguments: plainJson(a.arguments as PyJson) as { readonly [key: string]: Json }
+      arguments: plainJson(a.arguments as PyJson) as { readonly [key: string]: Json },
+      argumentsText: pyJsonText(a.arguments as PyJson)
     })),
   data,
   equivalence: runEquivalence

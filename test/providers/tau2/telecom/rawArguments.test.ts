@@ -94,4 +94,12 @@ describe("telecom tools get a model's arguments as it wrote them", () => {
       expect(replayed.verdict).toEqual(attempt.verdict)
       expect(replayed.finalWorld).toBe(attempt.finalWorld)
     }))
+
+  it.effect("the gold candidate plays the task file's arguments as written: refuel_data says \"2.0 GB\" as in upstream's gold run", () =>
+    Effect.gen(function*() {
+      const gold = yield* provider.scripted("gold", env)
+      const attempt = yield* evaluate(env, { capabilities, agentDef: provider.rosterDef("gold"), agent: gold, repetition: 0 })
+      expect(attempt.verdict.reward).toBe(1)
+      expect(refuelAnswer(attempt)).toContain("Successfully added 2.0 GB of data for line L1002")
+    }))
 })
