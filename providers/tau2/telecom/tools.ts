@@ -665,6 +665,15 @@ const permissionNames = ["sms", "storage", "phone", "network"] as const
 const appOf = (s: Session, name: PyJson | undefined) =>
   typeof name === "string" && Object.hasOwn(s.device.app_statuses, name) ? s.device.app_statuses[name] : undefined
 
+/** Upstream's turn_X_on/off: toggle once, and again if that did not land on the wanted state. */
+const toggledTo = (toggle: (s: Session) => boolean, on: boolean, text: string): Implementation => ({
+  params: [],
+  run: (s) => {
+    if (toggle(s) !== on) toggle(s)
+    return text
+  }
+})
+
 const userTools: Record<string, Implementation> = {
   check_status_bar: { params: [], run: (s) => `Status Bar: ${statusBar(s)}` },
   check_network_status: {
@@ -979,41 +988,11 @@ const userFunctions: Record<string, Implementation> = {
       return "Data connection restored."
     }
   },
-  turn_data_off: {
-    params: [],
-    run: (s) => {
-      if (toggleData(s)) toggleData(s)
-      return "Data connection broken."
-    }
-  },
-  turn_roaming_on: {
-    params: [],
-    run: (s) => {
-      if (!toggleRoaming(s)) toggleRoaming(s)
-      return "Data Roaming is now ON."
-    }
-  },
-  turn_roaming_off: {
-    params: [],
-    run: (s) => {
-      if (toggleRoaming(s)) toggleRoaming(s)
-      return "Data Roaming is now OFF."
-    }
-  },
-  turn_data_saver_mode_on: {
-    params: [],
-    run: (s) => {
-      if (!toggleDataSaver(s)) toggleDataSaver(s)
-      return "Data Saver Mode is now ON."
-    }
-  },
-  turn_data_saver_mode_off: {
-    params: [],
-    run: (s) => {
-      if (toggleDataSaver(s)) toggleDataSaver(s)
-      return "Data Saver Mode is now OFF."
-    }
-  },
+  turn_data_off: toggledTo(toggleData, false, "Data connection broken."),
+  turn_roaming_on: toggledTo(toggleRoaming, true, "Data Roaming is now ON."),
+  turn_roaming_off: toggledTo(toggleRoaming, false, "Data Roaming is now OFF."),
+  turn_data_saver_mode_on: toggledTo(toggleDataSaver, true, "Data Saver Mode is now ON."),
+  turn_data_saver_mode_off: toggledTo(toggleDataSaver, false, "Data Saver Mode is now OFF."),
   break_apn_settings: {
     params: [],
     run: (s) => {
