@@ -1,0 +1,37 @@
+/**
+ * assay as a library: what a benchmark provider (or a tool built on assay) needs, one namespace
+ * per concept. A provider is a `Provider.Provider`: its environments, three capabilities made
+ * with `Capabilities.makeWorldSetup` / `makeProtocol` / `makeEvaluator`, and the candidates it
+ * plays itself. `evaluate` runs one Attempt; `Runner` and `Store` run and keep experiments.
+ * providers/ledger is the smallest complete example.
+ */
+export * as Canonical from "./content/Canonical.ts"
+export * as ContentId from "./content/ContentId.ts"
+
+export * as AgentDef from "./schema/AgentDef.ts"
+export * as Attempt from "./schema/Attempt.ts"
+export * as EnvironmentDef from "./schema/EnvironmentDef.ts"
+export * as ExperimentDef from "./schema/ExperimentDef.ts"
+export * as Verdict from "./schema/Verdict.ts"
+
+export * as Tool from "./world/Tool.ts"
+export * as World from "./world/World.ts"
+export * as WorldEffects from "./world/WorldEffects.ts"
+export * as Wallet from "./budget/Wallet.ts"
+
+export * as Agent from "./evaluation/Agent.ts"
+export * as Capabilities from "./evaluation/Capabilities.ts"
+export * as Conversation from "./evaluation/Conversation.ts"
+export { evaluate, predictInputsId } from "./evaluation/evaluate.ts"
+export * as Provider from "./evaluation/Provider.ts"
+export * as ToolLoop from "./evaluation/toolLoop.ts"
+
+export * as Preflight from "./experiment/Preflight.ts"
+export * as Report from "./experiment/Report.ts"
+export * as Runner from "./experiment/Runner.ts"
+export * as Store from "./experiment/Store.ts"
+
+export * as Clients from "./model/Clients.ts"
+export * as LoopbackServer from "./model/LoopbackServer.ts"
+export * as ModelAgent from "./model/ModelAgent.ts"
+export * as Registry from "./model/Registry.ts"
