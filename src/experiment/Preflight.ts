@@ -3,10 +3,10 @@
  * repetition) predicts what the rest will cost, and the gate refuses what the budget cannot pay.
  * Pilot cells are cells of the experiment, so nothing is paid twice.
  *
- * Per candidate, for dollars, tokens, wall time and subscription window points: `expected` (the
- * pilot mean per cell), `conservative` (a one-sided 95% upper bound on that mean; the dearest
- * pilot cell when there are fewer than two) and `worstSeen` (the dearest pilot cell), each times
- * the cells left. A faulted or refused pilot cell is never extrapolated: what it spent is
+ * Per candidate, for dollars (the cell's calls and its judging), tokens, wall time and
+ * subscription window points: `expected` (the pilot mean per cell), `conservative` (a one-sided
+ * 95% upper bound on that mean; the dearest pilot cell when there are fewer than two) and
+ * `worstSeen` (the dearest pilot cell), each times the cells left. A faulted or refused pilot cell is never extrapolated: what it spent is
  * reported as faulted.
  */
 import { Effect, Option } from "effect"
@@ -85,6 +85,10 @@ export const pilotOf = (cells: ReadonlyArray<Cell>): ReadonlySet<Cell> => {
   }
   return new Set(chosen.values())
 }
+
+/** What a cell costs at list price: the candidate's calls and its judging (the judge is paid too). */
+const billOf = (a: Attempt): number | null =>
+  a.usage.costUsd === null || a.judging?.costUsd === null ? null : a.usage.costUsd + (a.judging?.costUsd ?? 0)
 
 const isFaulted = (a: Attempt): boolean => a.verdict.ended?.reason === "fault" || a.verdict.ended?.reason === "refused"
 
@@ -167,9 +171,9 @@ export const estimate = (options: {
     const billed = attempts.filter((a) => !isFaulted(a))
     const faulted = attempts.filter(isFaulted)
     const cellsLeft = options.left.filter((c) => c.candidate.def.name === candidate).length
-    const costs = billed.map((a) => a.usage.costUsd)
+    const costs = billed.map(billOf)
     const known = costs.every((c): c is number => c !== null)
-    const faultedCosts = faulted.map((a) => a.usage.costUsd)
+    const faultedCosts = faulted.map(billOf)
     const pointsOf = (a: Attempt) => options.points?.get(a) ?? {}
     const windows: Record<string, Bound> = {}
     for (const w of new Set(billed.flatMap((a) => Object.keys(pointsOf(a))))) {

@@ -103,4 +103,16 @@ describe("preflight", () => {
       // A dollar budget with an unknown price is refused before the allowance is looked at.
       expect(estimate({ pilot, left, budgetUsd: 5, parallel: 1, points }).verdict).toBe("cost-unknown")
     }))
+
+  it.effect("a cell's bill includes its judging: the judge is paid too, and an unknown judge price makes the cost unknown", () =>
+    Effect.gen(function*() {
+      const environments = yield* ledger.environments
+      const candidates = ["gold"].map((n) => ({ def: ledger.rosterDef(n), registryEntry: null, agentFor: (env: (typeof environments)[number]) => ledger.scripted(n, env) }))
+      const plan = yield* makePlan([{ provider: ledger, environments, candidates }], 1)
+      const judged = (costUsd: number | null) =>
+        ({ ...cell("gold", "2026-11-30T10:00:01.000Z", 0.01, []), judging: { calls: 1, inputTokens: 50, outputTokens: 5, costUsd } }) as unknown as Attempt
+      const known = estimate({ pilot: [judged(0.002)], left: plan.cells.slice(0, 10), budgetUsd: 1, parallel: 1 })
+      expect(known.total.usd!.expected).toBeCloseTo(10 * 0.012, 12)
+      expect(estimate({ pilot: [judged(null)], left: plan.cells.slice(0, 10), budgetUsd: 1, parallel: 1 }).verdict).toBe("cost-unknown")
+    }))
 })
