@@ -289,7 +289,6 @@ const modelCalls: Handler = (effect) =>
   Effect.flatMap(Effect.promise(() => import("../model/ModelAgent.ts")), (m) => m.liveHandler(effect))
 
 interface HarnessResult {
-  readonly judge?: { readonly costUsd?: number | null } | null
   readonly harness?: {
     readonly models?: ReadonlyArray<string>
     readonly wallMs?: number
@@ -393,7 +392,7 @@ export const runHarnesses = (sel: HarnessRunSelection) =>
       cell: (info) =>
         Effect.all([
           Ref.update(meter, (m) => Allowance.observe(m, quotaOf(info.last))),
-          Ref.update(spent, (usd) => usd + (info.last.usage.costUsd ?? 0) + (resultOf(info.last)?.judge?.costUsd ?? 0)),
+          Ref.update(spent, (usd) => usd + (info.last.usage.costUsd ?? 0) + (info.last.judging?.costUsd ?? 0)),
           base.cell(info)
         ], { discard: true })
     }

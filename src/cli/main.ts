@@ -195,7 +195,7 @@ const planCommand = Command.make("plan", selection, (sel) =>
 
 const runOptions = {
   ...selection,
-  maxUsd: Options.float("max-usd").pipe(Options.optional, Options.withDescription("No new cell starts once measured spend reaches this")),
+  maxUsd: Options.float("max-usd").pipe(Options.optional, Options.withDescription("No new cell starts once measured spend (the calls and their judging, at list price) reaches this")),
   timeoutSecs: Options.float("timeout-secs").pipe(Options.optional, Options.withDescription("Wall-time limit of each Attempt")),
   parallel: Options.integer("parallel").pipe(Options.withDefault(4), Options.withDescription("Cells run at once")),
   faults: Options.text("faults").pipe(Options.optional, Options.withDescription("Inject faults SEED:RATE[:KIND,...] (kinds: rate-limit, server-error, timeout)")),

@@ -213,8 +213,9 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
         }
         fresh.push(attempt)
         const after = yield* Ref.updateAndGet(spent, (s) => ({
-          usd: s.usd + (attempt.usage.costUsd ?? 0),
-          unknown: s.unknown || attempt.usage.costUsd === null,
+          // The spend cap counts what judging cost too: the judge is paid.
+          usd: s.usd + (attempt.usage.costUsd ?? 0) + (attempt.judging?.costUsd ?? 0),
+          unknown: s.unknown || attempt.usage.costUsd === null || attempt.judging?.costUsd === null,
           done: s.done + 1,
           passed: s.passed + (attempt.verdict.reward >= 1 ? 1 : 0)
         }))

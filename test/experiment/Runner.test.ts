@@ -121,6 +121,28 @@ describe("experiments", () => {
       rmSync(home, { recursive: true, force: true })
     }))
 
+  it.effect("the spend cap counts what judging cost: a judge at $0.30 a cell stops a gold run under a $1 cap after four cells", () =>
+    Effect.gen(function*() {
+      const home = tempHome()
+      const judged: Provider = {
+        ...ledger,
+        capabilities: {
+          ...ledger.capabilities,
+          evaluator: {
+            ...ledger.capabilities.evaluator,
+            evaluate: (ctx) =>
+              Effect.map(ledger.capabilities.evaluator.evaluate(ctx), (grade) => ({ ...grade, judging: { calls: 1, inputTokens: 100, outputTokens: 10, costUsd: 0.3 } }))
+          }
+        }
+      }
+      const environments = (yield* ledger.environments).slice(0, 6)
+      const plan = yield* makePlan([{ provider: judged, environments, candidates: [roster(judged, "gold")] }], 1)
+      const outcome = yield* run(plan, { ...settings, parallel: 1, maxUsd: 1 }).pipe(Effect.provide(Store.layer(home)))
+      // The gold calls cost nothing; $0.90 after three cells, $1.20 after the fourth.
+      expect(outcome.report.cells).toMatchObject({ total: 6, ran: 4, skipped: 2 })
+      expect(outcome.report.scorecards[0]!.judging).toMatchObject({ calls: 4, costUsd: expect.closeTo(1.2, 12) })
+    }))
+
   it.effect("a home is created on first use and its store reopens", () =>
     Effect.gen(function*() {
       const home = join(tempHome(), "nested", "home")
