@@ -4,15 +4,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { CATEGORIES, PINNED_FILES, TASK_COUNTS, UNPASSABLE_TASKS } from "../../providers/bfcl/data.ts"
 import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
-import { assay, tempDir } from "./support.ts"
-
-interface Card {
-  readonly candidate: string
-  readonly stratum: string | null
-  readonly n: number
-  readonly meanReward: number
-  readonly failures: Readonly<Record<string, number>>
-}
+import { assay, type Card, tempDir } from "./support.ts"
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 

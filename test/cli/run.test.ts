@@ -4,15 +4,7 @@ import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Store from "../../src/experiment/Store.ts"
-import { assay, bin, root, tempDir } from "./support.ts"
-
-interface Card {
-  readonly candidate: string
-  readonly stratum: string | null
-  readonly meanReward: number
-  readonly failures: Record<string, number>
-  readonly n: number
-}
+import { assay, bin, type Card, root, tempDir } from "./support.ts"
 
 const whole = (report: { scorecards: ReadonlyArray<Card> }, candidate: string): Card =>
   report.scorecards.find((s) => s.candidate === candidate && s.stratum === null)!

@@ -29,3 +29,17 @@ export const assay = (args: ReadonlyArray<string>, env: Record<string, string> =
     child.on("error", fail)
     child.on("close", (code) => done({ code, stdout, stderr }))
   })
+
+/** A Scorecard as the `--json` document has it (the fields the tests read). */
+export interface Card {
+  readonly candidate: string
+  readonly stratum: string | null
+  readonly n: number
+  readonly meanReward: number
+  readonly failures: Readonly<Record<string, number>>
+  readonly tokens: { readonly input: number; readonly output: number }
+}
+
+/** The whole-benchmark Scorecard of a candidate in a run's `--json` output. */
+export const cardOf = (stdout: string, candidate: string): Card =>
+  (JSON.parse(stdout) as { scorecards: ReadonlyArray<Card> }).scorecards.find((s) => s.candidate === candidate && s.stratum === null)!

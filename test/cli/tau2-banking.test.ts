@@ -1,16 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { assay, tempDir } from "./support.ts"
-
-interface Card {
-  readonly candidate: string
-  readonly stratum: string | null
-  readonly n: number
-  readonly meanReward: number
-  readonly failures: Record<string, number>
-}
-
-const cardOf = (stdout: string, candidate: string): Card =>
-  (JSON.parse(stdout) as { scorecards: ReadonlyArray<Card> }).scorecards.find((s) => s.candidate === candidate && s.stratum === null)!
+import { assay, cardOf, tempDir } from "./support.ts"
 
 describe("tau2-banking through the command", { timeout: 300_000 }, () => {
   it("gold scores 1 on all 97 tasks without a judge, echo 0; the transcription agrees with upstream on 1,397 of 1,397 oracle lines", async () => {

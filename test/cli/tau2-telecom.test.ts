@@ -1,19 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
-import { assay, tempDir } from "./support.ts"
-
-interface Card {
-  readonly candidate: string
-  readonly stratum: string | null
-  readonly n: number
-  readonly meanReward: number
-  readonly failures: Record<string, number>
-  readonly tokens: { readonly input: number; readonly output: number }
-}
-
-const cardOf = (stdout: string, candidate: string): Card =>
-  (JSON.parse(stdout) as { scorecards: ReadonlyArray<Card> }).scorecards.find((s) => s.candidate === candidate && s.stratum === null)!
+import { assay, cardOf, tempDir } from "./support.ts"
 
 describe("tau2-telecom through the command", { timeout: 300_000 }, () => {
   it("gold scores 1 on all 114 tasks without a judge, echo 0 on its env assertions; the transcription agrees with upstream on 314 of 314 oracle lines", async () => {
