@@ -12,7 +12,6 @@ import type { Attempt } from "../../../src/schema/Attempt.ts"
 import { type EnvironmentDef, noLimits } from "../../../src/schema/EnvironmentDef.ts"
 import type { Tool } from "../../../src/world/Tool.ts"
 import * as World from "../../../src/world/World.ts"
-import type * as WE from "../../../src/world/WorldEffects.ts"
 import {
   type ConversationOutput,
   runConversation,
@@ -24,6 +23,7 @@ import { loadPrompts } from "../../../providers/tau2/common/prompts.ts"
 import { capabilities, provider, userPromptOf } from "../../../providers/tau2/retail/index.ts"
 import { loadRetailData } from "../../../providers/tau2/retail/data.ts"
 import { decodeTasks } from "../../../providers/tau2/retail/tasks.ts"
+import { scriptedModels } from "./scriptedModels.ts"
 
 const environments = await Effect.runPromise(provider.environments)
 const envOf = (id: string, patch: Partial<EnvironmentDef> = {}): EnvironmentDef => ({ ...environments.find((e) => e.task === id)!, ...patch })
@@ -65,24 +65,12 @@ describe("the tau2 conversation protocol", () => {
       const data = yield* loadRetailData()
       const task = (yield* decodeTasks(data.tasksJson)).find((t) => t.id === "70")!
       const agentModel = yield* Registry.resolve("openai:gpt-4o-mini").pipe(Effect.provide(Registry.layer))
-      const userTurns = ["I want to exchange a jigsaw puzzle.", "###STOP###"]
+      const userTurns = ["I want to exchange a jigsaw puzzle.", "###STOP###"].map((text) => ({ text, toolCalls: [] }))
       const agentTurns = [
         { text: null, toolCalls: [{ id: "a1", name: "find_user_id_by_name_zip", arguments: { first_name: "Ava", last_name: "Nguyen", zip: "94128" } }] },
         { text: "I found your account.", toolCalls: [] }
       ]
-      let u = 0
-      let a = 0
-      const model: WE.Handler = (effect) =>
-        Effect.sync(() => {
-          const fromUser = effect.key.startsWith("user:")
-          const turn = fromUser ? { text: userTurns[u++]!, toolCalls: [] } : agentTurns[a++]!
-          return {
-            ...turn,
-            usage: fromUser ? { inputTokens: 1000, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0 } : { inputTokens: 200, outputTokens: 20, cacheReadTokens: 0, cacheWriteTokens: 0 },
-            finishReason: "stop",
-            model: "m"
-          } as unknown as Json
-        })
+      const model = scriptedModels(userTurns, agentTurns)
       const attempt = yield* evaluate(env, {
         capabilities,
         agentDef: llmDef,

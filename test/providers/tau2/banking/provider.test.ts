@@ -3,7 +3,6 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
-import type { Json } from "../../../../src/content/Canonical.ts"
 import type { Message } from "../../../../src/evaluation/Conversation.ts"
 import { evaluate } from "../../../../src/evaluation/evaluate.ts"
 import type { ModelRequest } from "../../../../src/model/Clients.ts"
@@ -14,7 +13,6 @@ import type { Attempt } from "../../../../src/schema/Attempt.ts"
 import { type EnvironmentDef, noLimits } from "../../../../src/schema/EnvironmentDef.ts"
 import { failuresOf } from "../../../../src/schema/Verdict.ts"
 import * as World from "../../../../src/world/World.ts"
-import type * as WE from "../../../../src/world/WorldEffects.ts"
 import { loadBankingData } from "../../../../providers/tau2/banking/data.ts"
 import { capabilities, makeCapabilities, offeredUserTools, openingOf, provider, userPromptOf } from "../../../../providers/tau2/banking/index.ts"
 import { decodeTasks, initialWorld } from "../../../../providers/tau2/banking/tasks.ts"
@@ -22,6 +20,7 @@ import { dbWorld } from "../../../../providers/tau2/banking/tools.ts"
 import type { ConversationOutput } from "../../../../providers/tau2/common/conversation.ts"
 import type { JudgeCall } from "../../../../providers/tau2/common/evaluator.ts"
 import { loadPrompts } from "../../../../providers/tau2/common/prompts.ts"
+import { scriptedModels } from "../scriptedModels.ts"
 
 const dataDir = process.env["ASSAY_DATA_DIR"] ?? "../shared/data"
 const environments = await Effect.runPromise(provider.environments)
@@ -163,19 +162,7 @@ describe("tau2-banking as a provider", () => {
         { text: null, toolCalls: [{ id: "a2", name: "apply_for_credit_card", arguments: {} }] },
         { text: "Here is what I found.", toolCalls: [] }
       ]
-      let u = 0
-      let a = 0
-      const model: WE.Handler = (effect) =>
-        Effect.sync(() => {
-          const fromUser = effect.key.startsWith("user:")
-          const turn = fromUser ? userTurns[u++]! : agentTurns[a++]!
-          return {
-            ...turn,
-            usage: { inputTokens: fromUser ? 1000 : 200, outputTokens: fromUser ? 10 : 20, cacheReadTokens: 0, cacheWriteTokens: 0 },
-            finishReason: "stop",
-            model: "m"
-          } as unknown as Json
-        })
+      const model = scriptedModels(userTurns, agentTurns)
       const attempt = yield* evaluate(env, { capabilities, agentDef: llmDef, agent: modelAgent(llmDef.name, agentModel), repetition: 0, handlers: { "model/generate": model } })
       expect(resultOf(attempt).terminationReason).toBe("user_stop")
       const messages = resultOf(attempt).messages

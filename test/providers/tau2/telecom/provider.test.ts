@@ -3,7 +3,6 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
-import type { Json } from "../../../../src/content/Canonical.ts"
 import type { Message } from "../../../../src/evaluation/Conversation.ts"
 import { evaluate } from "../../../../src/evaluation/evaluate.ts"
 import { modelAgent } from "../../../../src/model/ModelAgent.ts"
@@ -13,13 +12,13 @@ import type { Attempt } from "../../../../src/schema/Attempt.ts"
 import { type EnvironmentDef, noLimits } from "../../../../src/schema/EnvironmentDef.ts"
 import { failuresOf } from "../../../../src/schema/Verdict.ts"
 import * as World from "../../../../src/world/World.ts"
-import type * as WE from "../../../../src/world/WorldEffects.ts"
 import type { ConversationOutput } from "../../../../providers/tau2/common/conversation.ts"
 import { loadPrompts } from "../../../../providers/tau2/common/prompts.ts"
 import { loadTelecomData } from "../../../../providers/tau2/telecom/data.ts"
 import { capabilities, environmentsOf, plainJson, provider, userPromptOf } from "../../../../providers/tau2/telecom/index.ts"
 import { float } from "../../../../providers/tau2/common/pyjson.ts"
 import { decodeTasks, taskInitialWorld } from "../../../../providers/tau2/telecom/tasks.ts"
+import { scriptedModels } from "../scriptedModels.ts"
 
 const dataDir = process.env["ASSAY_DATA_DIR"] ?? "../shared/data"
 const environments = await Effect.runPromise(provider.environments)
@@ -134,19 +133,7 @@ describe("tau2-telecom as a provider", () => {
         { text: null, toolCalls: [{ id: "a1", name: "toggle_data", arguments: {} }] },
         { text: "Please turn airplane mode off and mobile data on.", toolCalls: [] }
       ]
-      let u = 0
-      let a = 0
-      const model: WE.Handler = (effect) =>
-        Effect.sync(() => {
-          const fromUser = effect.key.startsWith("user:")
-          const turn = fromUser ? userTurns[u++]! : agentTurns[a++]!
-          return {
-            ...turn,
-            usage: { inputTokens: fromUser ? 1000 : 200, outputTokens: fromUser ? 10 : 20, cacheReadTokens: 0, cacheWriteTokens: 0 },
-            finishReason: "stop",
-            model: "m"
-          } as unknown as Json
-        })
+      const model = scriptedModels(userTurns, agentTurns)
       const attempt = yield* evaluate(env, {
         capabilities,
         agentDef: llmDef,
