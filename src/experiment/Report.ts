@@ -6,6 +6,7 @@
  */
 import { Effect, Schema } from "effect"
 import type { ParseError } from "effect/ParseResult"
+import { FaultSpec } from "../schema/EnvironmentDef.ts"
 import { frontier } from "./Statistics.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -114,6 +115,67 @@ export const Recommendation = Schema.Struct({
 })
 export type Recommendation = typeof Recommendation.Type
 
+/**
+ * What faults did to one candidate's cells on one benchmark. Injected faults are the run's
+ * doing; a cell that ended in a fault (injected or met live) says nothing of the candidate, so it
+ * is counted apart from the cells the candidate itself failed.
+ */
+export const CandidateFaults = Schema.Struct({
+  candidate: Schema.String,
+  benchmark: Schema.String,
+  cells: Count,
+  /** Faults injected into these cells' effects. */
+  injected: Count,
+  /** Cells that met at least one fault (injected or live). */
+  cellsWithFaults: Count,
+  /** Cells that ended in an infrastructure fault: no verdict on the candidate. */
+  endedInFault: Count,
+  /** Cells the candidate failed itself (reward below 1, not ended in a fault). */
+  failedByCandidate: Count
+})
+export type CandidateFaults = typeof CandidateFaults.Type
+
+/** The run's fault injection: its spec (null: none) and what it did per candidate. */
+export const Faults = Schema.Struct({
+  spec: Schema.NullOr(FaultSpec),
+  candidates: Schema.Array(CandidateFaults)
+})
+export type Faults = typeof Faults.Type
+
+/** One fault an Attempt met: `effect` is `<kind>:<effect key>` (the role or tool, e.g. `tool/write:transfer`). */
+export const CellFault = Schema.Struct({
+  effect: Schema.String,
+  occurrence: Schema.Int,
+  reason: Schema.String,
+  /** false for a fault met live (a real outage), true for one the run injected. */
+  injected: Schema.Boolean
+})
+export type CellFault = typeof CellFault.Type
+
+/** One cell of the report as `report --json --cells` lists it. */
+export const CellResult = Schema.Struct({
+  benchmark: Schema.String,
+  task: Schema.String,
+  candidate: Schema.String,
+  repetition: Schema.Int,
+  reward: Schema.Finite,
+  /** `verdict.ended.reason` (fault, refused, budget-exceeded, ...); null when evaluated. */
+  ended: Schema.NullOr(Schema.String),
+  faults: Schema.Array(CellFault)
+})
+export type CellResult = typeof CellResult.Type
+
+/** A cell the run did not run, and why (the spend cap, an admission refusal, no agent). */
+export const SkippedCell = Schema.Struct({
+  environmentId: Schema.String,
+  /** null when the store no longer tells which task the environment was. */
+  task: Schema.NullOr(Schema.String),
+  candidate: Schema.String,
+  repetition: Schema.Int,
+  reason: Schema.String
+})
+export type SkippedCell = typeof SkippedCell.Type
+
 export const Report = Schema.Struct({
   runId: Schema.String,
   experimentId: Schema.String,
@@ -128,14 +190,29 @@ export const Report = Schema.Struct({
   /** Shown prominently, e.g. an incomplete run or unpredicted inputs. */
   warnings: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
   /** Harness runs: the orchestrator and worker picks. */
-  recommendation: Schema.optionalWith(Recommendation, { exact: true })
+  recommendation: Schema.optionalWith(Recommendation, { exact: true }),
+  /** The fault spec and what it did; absent in reports stored before faults were reported. */
+  faults: Schema.optionalWith(Faults, { exact: true }),
+  /** The cells skipped, each with its reason. */
+  skipped: Schema.optionalWith(Schema.Array(SkippedCell), { exact: true }),
+  /**
+   * Every cell the report counts, with its faults. Stored with the run so that `report` lists
+   * exactly the cells it scored (kept ones too); printed only when asked (`--json --cells`).
+   */
+  cellResults: Schema.optionalWith(Schema.Array(CellResult), { exact: true })
 })
 export type Report = typeof Report.Type
 
 const ReportJson = Schema.parseJson(Report, { space: 2 })
 
-/** The `--json` document; fails when a number is not finite (JSON cannot carry it). */
-export const encodeJson = (report: Report): Effect.Effect<string, ParseError> => Schema.encode(ReportJson)(report)
+/**
+ * The `--json` document; fails when a number is not finite (JSON cannot carry it). The per-cell
+ * list is left out unless asked for: a run of 10,000 cells should not print them all by default.
+ */
+export const encodeJson = (report: Report, options: { readonly cells?: boolean } = {}): Effect.Effect<string, ParseError> => {
+  const { cellResults, ...rest } = report
+  return Schema.encode(ReportJson)(options.cells === true && cellResults !== undefined ? { ...rest, cellResults } : rest)
+}
 
 /** Reads a `--json` document back. */
 export const decodeJson = (text: string): Effect.Effect<Report, ParseError> => Schema.decode(ReportJson)(text)
@@ -246,6 +323,23 @@ const formatPassHatK = (passHatK: ReadonlyArray<PassHatK> | undefined): string =
 const formatCells = (cells: CellCounts): string =>
   `total ${cells.total} · ran ${cells.ran} · kept ${cells.kept} · stale ${cells.stale} · skipped ${cells.skipped} · faulted ${cells.faulted}`
 
+/** The fault spec as one line: what was injected, or "none"; "not recorded" for older reports. */
+export const formatFaultSpec = (faults: Faults | undefined): string => {
+  if (faults === undefined) return "not recorded with this run"
+  const spec = faults.spec
+  if (spec === null) return "none"
+  return [
+    `seed ${spec.seed}`,
+    `rate ${spec.rate}`,
+    `kinds ${spec.kinds.join(", ")}`,
+    ...(spec.only === null ? [] : [`only ${spec.only.join(", ")}`])
+  ].join(" · ")
+}
+
+/** Candidates with something to say about faults: all of them when faults were injected. */
+const faultRows = (faults: Faults | undefined): ReadonlyArray<CandidateFaults> =>
+  faults === undefined ? [] : faults.spec !== null ? faults.candidates : faults.candidates.filter((c) => c.cellsWithFaults > 0 || c.endedInFault > 0)
+
 // ---------------------------------------------------------------------------------------------
 // Tables, shared by text and Markdown
 
@@ -334,6 +428,26 @@ const comparisonTable = (comparisons: ReadonlyArray<Comparison>): Table => ({
   ])
 })
 
+const faultTable = (rows: ReadonlyArray<CandidateFaults>): Table => ({
+  headers: ["candidate", "benchmark", "cells", "faults injected", "cells with faults", "ended in a fault", "failed by the candidate"],
+  align: ["left", "left", "right", "right", "right", "right", "right"],
+  rows: rows.map((c) => [
+    c.candidate,
+    c.benchmark,
+    formatCount(c.cells),
+    formatCount(c.injected),
+    formatCount(c.cellsWithFaults),
+    formatCount(c.endedInFault),
+    formatCount(c.failedByCandidate)
+  ])
+})
+
+const skippedTable = (skipped: ReadonlyArray<SkippedCell>): Table => ({
+  headers: ["task", "candidate", "rep", "reason"],
+  align: ["left", "left", "right", "left"],
+  rows: skipped.map((s) => [s.task ?? s.environmentId, s.candidate, formatCount(s.repetition), s.reason])
+})
+
 const width = (text: string): number => [...text].length
 
 const textTable = (table: Table): string => {
@@ -374,7 +488,8 @@ export const renderText = (report: Report): string => {
       rows: [
         ["experiment", report.experimentId],
         ["home", report.home],
-        ["cells", formatCells(report.cells)]
+        ["cells", formatCells(report.cells)],
+        ["faults", formatFaultSpec(report.faults)]
       ]
     })
   )
@@ -388,6 +503,9 @@ export const renderText = (report: Report): string => {
     out.push("", `${benchmark}, score–cost frontier: ${frontierLine(wholeOf(report.scorecards, benchmark))}`)
   }
   if (report.comparisons.length > 0) out.push("", "paired comparisons", textTable(comparisonTable(report.comparisons)))
+  const faulted = faultRows(report.faults)
+  if (faulted.length > 0) out.push("", "faults per candidate", textTable(faultTable(faulted)))
+  if ((report.skipped ?? []).length > 0) out.push("", "skipped cells", textTable(skippedTable(report.skipped ?? [])))
   if (report.recommendation !== undefined) {
     const rec = report.recommendation
     out.push("", "recommendation", ...recommendationLines(rec))
@@ -415,6 +533,7 @@ export const renderMarkdown = (report: Report): string => {
   out.push(`- experiment: \`${report.experimentId}\``)
   out.push(`- home: \`${report.home}\``)
   out.push(`- cells: ${formatCells(report.cells)}`)
+  out.push(`- faults: ${markdownCell(formatFaultSpec(report.faults))}`)
   for (const warning of report.warnings ?? []) out.push("", `> **Warning:** ${markdownCell(warning)}`)
   for (const benchmark of benchmarksOf(report.scorecards)) {
     out.push("", `## ${markdownCell(benchmark)}`)
@@ -433,6 +552,9 @@ export const renderMarkdown = (report: Report): string => {
   if (report.comparisons.length > 0) {
     out.push("", "## Paired comparisons", "", markdownTable(comparisonTable(report.comparisons)))
   }
+  const faulted = faultRows(report.faults)
+  if (faulted.length > 0) out.push("", "## Faults per candidate", "", markdownTable(faultTable(faulted)))
+  if ((report.skipped ?? []).length > 0) out.push("", "## Skipped cells", "", markdownTable(skippedTable(report.skipped ?? [])))
   if (report.recommendation !== undefined) {
     const rec = report.recommendation
     out.push("", "## Recommendation", "", ...recommendationLines(rec).map((l) => `- ${markdownCell(l)}`))
@@ -741,7 +863,7 @@ export const renderHtml = (report: Report): string => {
   body.push(
     `<dl class="meta"><dt>run</dt><dd>${escapeHtml(report.runId)}</dd><dt>experiment</dt><dd>${escapeHtml(
       report.experimentId
-    )}</dd><dt>home</dt><dd>${escapeHtml(report.home)}</dd></dl>`
+    )}</dd><dt>home</dt><dd>${escapeHtml(report.home)}</dd><dt>faults</dt><dd>${escapeHtml(formatFaultSpec(report.faults))}</dd></dl>`
   )
   const c = report.cells
   body.push(
@@ -802,6 +924,11 @@ export const renderHtml = (report: Report): string => {
       )}</figure>`
     )
     body.push(htmlTable(comparisonTable(all)), `</section>`)
+  }
+  const faulted = faultRows(report.faults)
+  if (faulted.length > 0) body.push(`<section class="faults"><h2>Faults per candidate</h2>`, htmlTable(faultTable(faulted), colorOf), `</section>`)
+  if ((report.skipped ?? []).length > 0) {
+    body.push(`<section class="skipped"><h2>Skipped cells</h2>`, htmlTable(skippedTable(report.skipped ?? [])), `</section>`)
   }
   if (report.recommendation !== undefined) {
     const rec = report.recommendation

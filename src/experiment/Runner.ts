@@ -18,7 +18,7 @@ import { type EnvironmentDef, idOf as environmentIdOf } from "../schema/Environm
 import { type ExperimentDef, idOf as experimentIdOf } from "../schema/ExperimentDef.ts"
 import type { Handlers } from "../world/WorldEffects.ts"
 import { frontiers, type Report } from "./Report.ts"
-import { comparisons, scorecards } from "./Scorecards.ts"
+import { cellResults, comparisons, faultSummary, scorecards } from "./Scorecards.ts"
 import { type CellKey, cellKeyOf, Store, type StoreError } from "./Store.ts"
 
 export interface Candidate {
@@ -251,6 +251,14 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
       ...new Set(plan.cells.map((c) => c.lane.provider.attribution).filter((a): a is string => a !== undefined))
     ]
     const cards = scorecards(current, impassable)
+    // Skipped and deferred cells are listed with their reasons; the store knows environments by id only.
+    const taskOf = new Map(plan.cells.map((c) => [c.key.environmentId, c.env.task]))
+    const running = new Set(toRun)
+    const skippedCells = [
+      ...(yield* store.skippedOfRun(runId)).map((s) => ({ ...s, task: taskOf.get(s.environmentId) ?? null })),
+      ...pending.filter((s) => !running.has(s)).map(({ cell }) => ({ ...cell.key, task: cell.env.task, reason: "left for a later run" }))
+    ]
+    const faultSpec = plan.cells.find((c) => c.env.world.effects.faults !== null)?.env.world.effects.faults ?? null
     const report: Report = {
       runId,
       experimentId: plan.experimentId,
@@ -267,7 +275,10 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
       comparisons: comparisons(current, impassable),
       frontier: frontiers(cards),
       ...(notes.length > 0 ? { notes } : {}),
-      ...(warnings.length > 0 ? { warnings } : {})
+      ...(warnings.length > 0 ? { warnings } : {}),
+      faults: faultSummary(current, faultSpec),
+      skipped: skippedCells,
+      cellResults: cellResults(current)
     }
     yield* store.finishRun(runId, report)
     return { report, attempts: current, unpredicted: unpredictedCells, complete: unpredictedCells.length === 0 && skippedCount + deferred === 0 }

@@ -5,7 +5,8 @@
 import { Array as Arr, Option } from "effect"
 import type { Attempt } from "../schema/Attempt.ts"
 import { failuresOf } from "../schema/Verdict.ts"
-import type { Comparison, Scorecard } from "./Report.ts"
+import type { FaultSpec } from "../schema/EnvironmentDef.ts"
+import type { CandidateFaults, CellFault, CellResult, Comparison, Faults, Scorecard } from "./Report.ts"
 import { bootstrapMean, mean, pairedBootstrap, passHatK, wilson } from "./Statistics.ts"
 
 const SEED = 20261130
@@ -133,3 +134,62 @@ export const comparisons = (
   }
   return out
 }
+
+// ---------------------------------------------------------------------------------------------
+// Faults
+
+const faultReasons = new Set(["rate-limit", "server-error", "timeout", "unreachable"])
+
+/**
+ * The faults an Attempt met: those the run injected (its `faults`, keyed `<kind>:<effect key>`)
+ * and those met live, which reached the handler and so are in its recording.
+ */
+export const faultsOfAttempt = (attempt: Attempt): ReadonlyArray<CellFault> => [
+  ...attempt.faults.map((f) => ({ effect: f.key, occurrence: f.occurrence, reason: f.reason, injected: true })),
+  ...attempt.recording.flatMap((r) =>
+    "error" in r.outcome && faultReasons.has(r.outcome.error.reason)
+      ? [{ effect: `${r.kind}:${r.key}`, occurrence: r.occurrence, reason: r.outcome.error.reason, injected: false }]
+      : []
+  )
+]
+
+const endedInFault = (attempt: Attempt): boolean => attempt.verdict.ended?.reason === "fault"
+
+/** Ends that are not the candidate's doing: an outage, the spend cap, a broken setup or grader. */
+const notTheCandidates = new Set(["fault", "spend-cap", "setup-failed", "evaluator-failed"])
+const failedByCandidate = (attempt: Attempt): boolean =>
+  attempt.verdict.reward < 1 && !notTheCandidates.has(attempt.verdict.ended?.reason ?? "")
+
+/**
+ * The fault section of a report: the spec the run injected with (null: none) and, per candidate
+ * and benchmark, the faults injected and the cells that ended in one, apart from the cells the
+ * candidate failed itself.
+ */
+export const faultSummary = (attempts: ReadonlyArray<Attempt>, spec: FaultSpec | null): Faults => {
+  const candidates: Array<CandidateFaults> = []
+  for (const [, group] of groupBy(attempts, (a) => `${a.benchmark}\u0000${a.candidate}`)) {
+    const first = group[0]!
+    candidates.push({
+      candidate: first.candidate,
+      benchmark: first.benchmark,
+      cells: group.length,
+      injected: group.reduce((n, a) => n + a.faults.length, 0),
+      cellsWithFaults: group.filter((a) => faultsOfAttempt(a).length > 0).length,
+      endedInFault: group.filter(endedInFault).length,
+      failedByCandidate: group.filter(failedByCandidate).length
+    })
+  }
+  return { spec, candidates }
+}
+
+/** Each cell with its reward, how it ended and its faults: the `--cells` list. */
+export const cellResults = (attempts: ReadonlyArray<Attempt>): ReadonlyArray<CellResult> =>
+  attempts.map((a) => ({
+    benchmark: a.benchmark,
+    task: a.task,
+    candidate: a.candidate,
+    repetition: a.repetition,
+    reward: a.verdict.reward,
+    ended: a.verdict.ended?.reason ?? null,
+    faults: faultsOfAttempt(a)
+  }))
