@@ -3,8 +3,9 @@
  * answer or in a file of the work folder) and Python checks.
  *
  * A Python check is `python3 -I -B check.py WORK_DIR ANSWER_FILE`, run in the work folder with a
- * cleared environment (HOME = the work folder, nothing of the caller's: no keys reach it), in its
- * own process group killed whole at the timeout. Exit 0 passes; the last output line is the reason.
+ * cleared environment (HOME = the work folder, nothing of the caller's: no keys reach it) but the
+ * run's ASSAY_RUN_TOKEN marker; at the timeout every process it started is ended, those that left
+ * its process group too (see Process.ts). Exit 0 passes; the last output line is the reason.
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -210,6 +211,12 @@ export const grade = (graders: ReadonlyArray<Grader>, input: GradeInput): Effect
   Effect.gen(function* () {
     const verdicts: Array<GraderVerdict> = []
     let answerFile: string | undefined
+    // Removed however grading ends: an interrupted check (a cancelled run) must not leave it in /tmp.
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        if (answerFile !== undefined) fs.rmSync(path.dirname(answerFile), { recursive: true, force: true })
+      })
+    )
     for (const g of graders) {
       switch (g.kind) {
         case "regex": {
@@ -248,6 +255,5 @@ export const grade = (graders: ReadonlyArray<Grader>, input: GradeInput): Effect
         }
       }
     }
-    if (answerFile !== undefined) fs.rmSync(path.dirname(answerFile), { recursive: true, force: true })
     return report(verdicts)
-  })
+  }).pipe(Effect.scoped)

@@ -1,20 +1,44 @@
 /**
- * Running a child in its own process group with stdin closed: on timeout or interruption the whole
- * group is killed (an agent CLI or a Python check may leave children behind), and once the leader
- * exits any straggler in the group is killed too, so nothing outlives a run.
+ * Running a child with stdin closed, in its own process group, and making sure nothing it started
+ * outlives the run: at the deadline, on interruption, and once the leader exits.
+ *
+ * A process group is not enough: a descendant that calls `setsid` leaves the group, and once its
+ * parent exits it is reparented and no longer a descendant either. So every run marks its tree:
+ * the child's environment gets `ASSAY_RUN_TOKEN=<random>`, which fork and exec pass on to every
+ * descendant. Ending a run signals the group, the leader's descendants and every process whose
+ * /proc/PID/environ carries the token: SIGTERM first (a CLI may remove its temp files), SIGKILL
+ * after a short grace, scanning again until none remain or a bound is reached.
+ *
+ * What it cannot catch: a descendant that starts with a cleared environment (`env -i`) *and*
+ * leaves the group *and* is orphaned before the sweep. Without /proc (macOS, BSD) only the group
+ * is killed, as before.
  */
 import { spawn } from "node:child_process"
-import { Effect, Schema } from "effect"
+import { randomBytes } from "node:crypto"
+import * as fs from "node:fs"
+import { Deferred, Effect, Option, Schema } from "effect"
 
 export interface ProcessSpec {
   readonly command: string
   readonly args: ReadonlyArray<string>
   readonly cwd: string
-  /** The complete environment of the child (nothing is inherited implicitly). */
+  /** The complete environment of the child (nothing is inherited implicitly) but the run's token. */
   readonly env: Readonly<Record<string, string>>
   readonly timeoutMs: number
   /** Output kept per stream; the rest is dropped (counted in `truncated`). Default 8 MiB. */
   readonly maxOutputBytes?: number
+}
+
+/** How the processes of a run were ended. */
+export interface Termination {
+  /** `marker`: group, descendants and every process carrying the token; `group`: no /proc here. */
+  readonly method: "marker" | "group"
+  /** Distinct processes signalled (the group counts as one without /proc). */
+  readonly signalled: number
+  /** Processes still alive when the sweep gave up (0 = every one is gone). */
+  readonly remaining: number
+  /** From the start of the sweep to the last process gone: at a timeout, the overshoot. */
+  readonly ms: number
 }
 
 export interface ProcessOutcome {
@@ -25,6 +49,10 @@ export interface ProcessOutcome {
   readonly stderr: string
   readonly truncated: boolean
   readonly wallMs: number
+  /** The run's marker, as the child saw it in ASSAY_RUN_TOKEN. */
+  readonly token: string
+  /** The sweep at the end of the run (also when the leader exited by itself, for stragglers). */
+  readonly termination: Termination
 }
 
 export class ProcessError extends Schema.TaggedError<ProcessError>()("ProcessError", {
@@ -37,41 +65,189 @@ export class ProcessError extends Schema.TaggedError<ProcessError>()("ProcessErr
   }
 }
 
+/** The variable marking every process of a run. Nested runs append their token (space-separated). */
+export const RUN_TOKEN_VARIABLE = "ASSAY_RUN_TOKEN"
+
 /** How long output may still arrive after the leader exited. */
 const CLOSE_GRACE_MS = 2_000
+/** Between SIGTERM and SIGKILL. */
+const TERM_GRACE_MS = 500
+/** A sweep gives up after this long (a process stuck in uninterruptible sleep cannot be killed). */
+const SWEEP_LIMIT_MS = 5_000
+const SWEEP_POLL_MS = 20
 
-const killGroup = (pid: number | undefined): void => {
-  if (pid === undefined) return
+const hasProc = fs.existsSync("/proc/self/stat")
+
+/**
+ * Wall-clock sleep: a real process's deadline is wall time, not the Effect clock (under a
+ * TestClock an Effect.sleep would never end, and the child would run forever).
+ */
+const wallSleep = (ms: number): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    const t = setTimeout(() => resume(Effect.void), ms)
+    return Effect.sync(() => clearTimeout(t))
+  })
+
+const errnoOf = (e: unknown): unknown => (e instanceof Error && "code" in e ? e.code : undefined)
+
+/** Sends a signal; false when there is no such process (ESRCH) or it is not ours (EPERM: a reused pid). */
+const signal = (pid: number, sig: NodeJS.Signals): boolean => {
   try {
-    process.kill(-pid, "SIGKILL")
+    process.kill(pid, sig)
+    return true
   } catch (e) {
-    // ESRCH: the group is already gone, which is the state we want.
-    if (!(e instanceof Error && "code" in e && e.code === "ESRCH")) throw e
+    const code = errnoOf(e)
+    if (code === "ESRCH" || code === "EPERM") return false
+    throw e
   }
 }
 
-export const runProcess = (spec: ProcessSpec): Effect.Effect<ProcessOutcome, ProcessError> =>
-  Effect.async<ProcessOutcome, ProcessError>((resume) => {
-    const started = Date.now()
-    const limit = spec.maxOutputBytes ?? 8 * 1024 * 1024
-    let settled = false
-    const settle = (effect: Effect.Effect<ProcessOutcome, ProcessError>) => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      resume(effect)
+interface Stat {
+  readonly ppid: number
+  readonly pgid: number
+  /** Start time in clock ticks since boot: with the pid, names one process (pids are reused). */
+  readonly start: string
+}
+
+/** /proc/PID/stat of a live process; undefined when it is gone or a zombie (nothing left to kill). */
+const statOf = (pid: number): Stat | undefined => {
+  let text: string
+  try {
+    text = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+  } catch (e) {
+    // Gone between listing /proc and reading it.
+    if (errnoOf(e) === "ENOENT" || errnoOf(e) === "ESRCH") return undefined
+    throw e
+  }
+  // The command name (field 2) may hold spaces and parentheses: fields are counted after the last ')'.
+  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ")
+  const [state, ppid, pgid] = fields
+  if (state === "Z" || state === "X") return undefined
+  return { ppid: Number(ppid), pgid: Number(pgid), start: fields[19] ?? "" }
+}
+
+const carriesToken = (pid: number, token: string): boolean => {
+  let environ: string
+  try {
+    environ = fs.readFileSync(`/proc/${pid}/environ`, "latin1")
+  } catch (e) {
+    // Gone, or not readable by us (another user's process, or a setuid one): not ours to kill.
+    const code = errnoOf(e)
+    if (code === "ENOENT" || code === "ESRCH" || code === "EACCES" || code === "EPERM") return false
+    throw e
+  }
+  const prefix = `${RUN_TOKEN_VARIABLE}=`
+  const entry = environ.split("\0").find((v) => v.startsWith(prefix))
+  return entry !== undefined && entry.slice(prefix.length).split(" ").includes(token)
+}
+
+/**
+ * The live processes of a run, by pid and start time: the leader's group, every process carrying
+ * the token, and every descendant of those (and of processes found before, while they live).
+ */
+const membersOf = (leader: number, token: string, known: ReadonlyMap<number, string>): Map<number, string> => {
+  const stats = new Map<number, Stat>()
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue
+    const pid = Number(name)
+    if (pid === process.pid) continue
+    const s = statOf(pid)
+    if (s !== undefined) stats.set(pid, s)
+  }
+  const members = new Map<number, string>()
+  for (const [pid, s] of stats) {
+    if (s.pgid === leader || known.get(pid) === s.start || carriesToken(pid, token)) members.set(pid, s.start)
+  }
+  // Descendants that left the group and cleared their environment are still children of a member.
+  const children = new Map<number, Array<number>>()
+  for (const [pid, s] of stats) {
+    const siblings = children.get(s.ppid)
+    if (siblings === undefined) children.set(s.ppid, [pid])
+    else siblings.push(pid)
+  }
+  const queue = [...members.keys()]
+  for (let pid = queue.pop(); pid !== undefined; pid = queue.pop()) {
+    for (const child of children.get(pid) ?? []) {
+      if (members.has(child) || child === process.pid) continue
+      members.set(child, stats.get(child)?.start ?? "")
+      queue.push(child)
     }
-    let timedOut = false
+  }
+  return members
+}
+
+/**
+ * Ends every process of a run and waits until none is left (bounded by SWEEP_LIMIT_MS). Each
+ * process found gets SIGTERM; once the grace is over, everything still found gets SIGKILL.
+ */
+export const terminate = (leader: number, token: string): Effect.Effect<Termination> =>
+  Effect.gen(function* () {
+    const started = Date.now()
+    if (!hasProc) {
+      // No /proc to find processes that left the group: the group is all we can reach.
+      signal(-leader, "SIGKILL")
+      return { method: "group", signalled: 1, remaining: 0, ms: Date.now() - started }
+    }
+    const signalled = new Map<number, string>()
+    // The leader by its start time, so a pid reused after it was reaped is not taken for it.
+    const leaderStat = statOf(leader)
+    if (leaderStat !== undefined) signalled.set(leader, leaderStat.start)
+    let killing = false
+    signal(-leader, "SIGTERM")
+    for (;;) {
+      const members = membersOf(leader, token, signalled)
+      const elapsed = Date.now() - started
+      if (members.size === 0) return { method: "marker", signalled: signalled.size, remaining: 0, ms: elapsed }
+      if (elapsed >= SWEEP_LIMIT_MS) {
+        return { method: "marker", signalled: signalled.size, remaining: members.size, ms: elapsed }
+      }
+      if (!killing && elapsed >= TERM_GRACE_MS) {
+        killing = true
+        signal(-leader, "SIGKILL")
+      }
+      for (const [pid, start] of members) {
+        const fresh = !signalled.has(pid)
+        signalled.set(pid, start)
+        if (killing) signal(pid, "SIGKILL")
+        else if (fresh) signal(pid, "SIGTERM")
+      }
+      yield* wallSleep(SWEEP_POLL_MS)
+    }
+  })
+
+interface Tree {
+  readonly pid: number
+  /** The leader's exit; fails when the child reports an error after it started. */
+  readonly exited: Deferred.Deferred<{ readonly code: number | null; readonly signal: string | null }, ProcessError>
+  /** Both output pipes closed. */
+  readonly closed: Deferred.Deferred<void>
+  readonly output: () => { readonly stdout: string; readonly stderr: string; readonly truncated: boolean }
+  readonly closePipes: () => void
+  /** Set once a sweep has run, so the scope's release does not sweep again. */
+  swept: Termination | undefined
+}
+
+const spawnTree = (spec: ProcessSpec, token: string): Effect.Effect<Tree, ProcessError> =>
+  Effect.gen(function* () {
+    const failed = (detail: string) => new ProcessError({ command: spec.command, reason: "spawn-failed", detail })
+    const exited = yield* Deferred.make<{ code: number | null; signal: string | null }, ProcessError>()
+    const closed = yield* Deferred.make<void>()
+    const inherited = spec.env[RUN_TOKEN_VARIABLE]
+    const child = yield* Effect.try({
+      try: () =>
+        spawn(spec.command, [...spec.args], {
+          cwd: spec.cwd,
+          env: { ...spec.env, [RUN_TOKEN_VARIABLE]: inherited === undefined ? token : `${inherited} ${token}` },
+          detached: true,
+          stdio: ["ignore", "pipe", "pipe"]
+        }),
+      catch: (e) => failed(String(e))
+    })
+    const limit = spec.maxOutputBytes ?? 8 * 1024 * 1024
     let truncated = false
     const out: Array<Buffer> = []
     const err: Array<Buffer> = []
     const sizes = { out: 0, err: 0 }
-    const child = spawn(spec.command, [...spec.args], {
-      cwd: spec.cwd,
-      env: { ...spec.env },
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"]
-    })
     const collect = (into: Array<Buffer>, key: "out" | "err") => (chunk: Buffer) => {
       if (sizes[key] >= limit) {
         truncated = true
@@ -82,46 +258,77 @@ export const runProcess = (spec: ProcessSpec): Effect.Effect<ProcessOutcome, Pro
     }
     child.stdout.on("data", collect(out, "out"))
     child.stderr.on("data", collect(err, "err"))
-    const timer = setTimeout(() => {
-      timedOut = true
-      killGroup(child.pid)
-    }, spec.timeoutMs)
-    let exit: { code: number | null; signal: string | null } | undefined
-    let grace: ReturnType<typeof setTimeout> | undefined
-    const done = (code: number | null, signal: string | null) => {
-      if (grace !== undefined) clearTimeout(grace)
-      settle(
-        Effect.succeed({
-          exitCode: exit?.code ?? code,
-          signal: exit?.signal ?? signal,
-          timedOut,
-          stdout: Buffer.concat(out).toString("utf8"),
-          stderr: Buffer.concat(err).toString("utf8"),
-          truncated,
-          wallMs: Date.now() - started
-        })
-      )
-    }
-    child.on("exit", (code, signal) => {
-      exit = { code, signal }
-      // Stragglers in the group would keep the pipes open; the run is over, so they go too.
-      killGroup(child.pid)
-      // A descendant that left the group (setsid) may still hold the pipes: stop waiting for them.
-      grace = setTimeout(() => {
+    child.on("exit", (code, sig) => Deferred.unsafeDone(exited, Effect.succeed({ code, signal: sig })))
+    child.on("close", () => Deferred.unsafeDone(closed, Effect.void))
+    // Started (a pid) or not (ENOENT, EACCES): an error before the spawn event is a failed spawn.
+    const pid = yield* Effect.async<number, ProcessError>((resume) => {
+      let started = false
+      child.once("spawn", () => {
+        started = true
+        if (child.pid === undefined) resume(Effect.fail(failed("no pid")))
+        else resume(Effect.succeed(child.pid))
+      })
+      child.on("error", (e) => {
+        // Before the spawn event: it never ran. After: the run fails with it (the release still sweeps).
+        if (!started) resume(Effect.fail(failed(e.message)))
+        Deferred.unsafeDone(exited, Effect.fail(failed(e.message)))
+      })
+    })
+    return {
+      pid,
+      exited,
+      closed,
+      output: () => ({
+        stdout: Buffer.concat(out).toString("utf8"),
+        stderr: Buffer.concat(err).toString("utf8"),
+        truncated
+      }),
+      closePipes: () => {
         child.stdout.destroy()
         child.stderr.destroy()
-        done(code, signal)
-      }, CLOSE_GRACE_MS)
-    })
-    child.on("error", (e) => {
-      settle(Effect.fail(new ProcessError({ command: spec.command, reason: "spawn-failed", detail: e.message })))
-    })
-    child.on("close", (code, signal) => done(code, signal))
-    return Effect.sync(() => {
-      clearTimeout(timer)
-      killGroup(child.pid)
-    })
+      },
+      swept: undefined
+    }
   })
+
+const sweep = (tree: Tree, token: string): Effect.Effect<Termination> =>
+  tree.swept !== undefined
+    ? Effect.succeed(tree.swept)
+    : terminate(tree.pid, token).pipe(Effect.tap((t) => Effect.sync(() => (tree.swept = t))))
+
+export const runProcess = (spec: ProcessSpec): Effect.Effect<ProcessOutcome, ProcessError> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const token = randomBytes(12).toString("hex")
+      const started = Date.now()
+      // Interrupted (a run cancelled, a budget exceeded): the release ends the whole tree.
+      const tree = yield* Effect.acquireRelease(spawnTree(spec, token), (t) => sweep(t, token))
+      const first = yield* Effect.raceFirst(
+        Deferred.await(tree.exited).pipe(Effect.map(Option.some)),
+        wallSleep(spec.timeoutMs).pipe(Effect.as(Option.none()))
+      )
+      const timedOut = Option.isNone(first)
+      // At the deadline the tree goes; after a normal exit the stragglers do (nothing outlives a run).
+      const termination = yield* sweep(tree, token)
+      const exit = Option.isSome(first)
+        ? first.value
+        : yield* Deferred.await(tree.exited).pipe(
+            Effect.raceFirst(wallSleep(CLOSE_GRACE_MS).pipe(Effect.as({ code: null, signal: null })))
+          )
+      // A descendant we could not find may still hold the pipes: stop waiting for it.
+      yield* Deferred.await(tree.closed).pipe(Effect.raceFirst(wallSleep(CLOSE_GRACE_MS)))
+      tree.closePipes()
+      return {
+        exitCode: exit.code,
+        signal: exit.signal,
+        timedOut,
+        ...tree.output(),
+        wallMs: Date.now() - started,
+        token,
+        termination
+      }
+    })
+  )
 
 /** The environment of the current process as a plain record (for callers building a child env). */
 export const currentEnv = (): Record<string, string> => {

@@ -3,7 +3,8 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { findPython, grade, type Grader, runPythonCheck } from "../../src/harness/Graders.ts"
-import { isAlive, tempDir } from "./support.ts"
+import { isAlive, processesCarrying } from "../support/processes.ts"
+import { tempDir } from "./support.ts"
 
 const python = await Effect.runPromise(findPython())
 if (python === undefined) throw new Error("these tests need python3 on PATH")
@@ -94,6 +95,38 @@ describe("graders", () => {
       expect(pids).toHaveLength(2)
       yield* Effect.sleep("200 millis")
       expect(pids.filter(isAlive)).toEqual([])
+    }))
+
+  it.live("a check's timeout ends every process it started, setsid'd and backgrounded ones too", () =>
+    Effect.gen(function* () {
+      const { taskDir, workDir } = setup({
+        "scatter.py": [
+          "import os, subprocess, sys",
+          "out = os.path.join(sys.argv[1], 'left')",
+          "open(out, 'w').write(os.environ['ASSAY_RUN_TOKEN'] + '\\n')",
+          // One that left the group under a shell that exited (reparented), one in the background of the group.
+          "subprocess.run(['sh', '-c', 'setsid sleep 300 & echo $! >> \"$0\"; sleep 300 & echo $! >> \"$0\"', out])",
+          "while True: pass"
+        ].join("\n")
+      })
+      const timeoutSecs = 1
+      const started = Date.now()
+      const r = yield* grade([{ kind: "python", name: "scatter", script: "scatter.py", timeoutSecs }], {
+        answer: "",
+        workDir,
+        taskDir,
+        python
+      })
+      const returnedAt = Date.now()
+      expect(r.verdicts[0]).toMatchObject({ status: "failed", reason: `timed out after ${timeoutSecs * 1000} ms` })
+      const [token, ...pids] = fs.readFileSync(path.join(workDir, "left"), "utf8").trim().split("\n")
+      expect(pids).toHaveLength(2)
+      // Right when grade returns, seen from outside: no process of the check is left.
+      expect(processesCarrying(token ?? "")).toEqual([])
+      expect(pids.map(Number).filter(isAlive)).toEqual([])
+      const overshoot = returnedAt - started - timeoutSecs * 1000
+      console.log(`grader timeout overshoot: ${overshoot} ms from the deadline to grade's return, every process gone`)
+      expect(overshoot).toBeLessThan(3_000)
     }))
 
   it.effect("without python3, Python checks are skipped with the reason and do not count", () =>
