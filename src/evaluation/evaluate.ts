@@ -3,10 +3,13 @@
  * fails: a failed setup, a refused or faulted effect, an exceeded budget or a failed protocol
  * each end in an Attempt whose verdict says why, with the transcript up to that point.
  */
-import { Cause, Clock, Context, Duration, Effect, Exit, Ref, Schema } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Exit, Option, Ref, Schema } from "effect"
 import type { Json } from "../content/Canonical.ts"
 import * as ContentId from "../content/ContentId.ts"
 import { BudgetExceeded, make as makeWallet, Wallet } from "../budget/Wallet.ts"
+import type { SpendCapReached } from "../budget/SpendCap.ts"
+import { Model } from "../model/Model.ts"
+import { modelHandler } from "../model/ModelEffect.ts"
 import type { AgentDef } from "../schema/AgentDef.ts"
 import { type Attempt, type Judging, type RecordedEffect, noUsage } from "../schema/Attempt.ts"
 import { type EnvironmentDef, type FaultReason, type Limits, noLimits } from "../schema/EnvironmentDef.ts"
@@ -26,8 +29,13 @@ export interface EvaluateOptions {
   readonly agentDef: AgentDef
   readonly agent: Agent
   readonly repetition: number
-  /** Live handlers beside the provider's tools (model/generate, http/request, ...). */
+  /**
+   * Live handlers beside the provider's tools (http/request, ...). `model/generate` is answered by
+   * the `Model` service in context when no handler is given for it.
+   */
   readonly handlers?: WE.Handlers
+  /** Wrapping layers of the caller's own around the Attempt's effects, outermost first. */
+  readonly wraps?: ReadonlyArray<WE.Wrap>
   /** Answer every effect from this recording instead: no live handler is used at all. */
   readonly replay?: ReadonlyArray<RecordedEffect>
   /** The resolved model registry entry of an llm candidate; part of its inputs id. */
@@ -72,7 +80,7 @@ const endedOf = (failure: ProtocolFailure | BudgetExceeded): Ended => {
     case "BudgetExceeded":
       return { reason: "budget-exceeded", detail: failure.message }
     case "EffectFault":
-      return { reason: "fault", detail: failure.message }
+      return { reason: "fault", detail: failure.message, injected: failure.injected }
     case "EffectRefused":
       return { reason: "refused", detail: failure.message }
     default:
@@ -149,20 +157,32 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
     const limits = mergeLimits(mergeLimits(env.limits, agentDef.limits), { ...noLimits, wallSeconds: options.timeoutSeconds ?? null })
 
     const transcript = yield* Ref.make<ReadonlyArray<Message>>([])
-    // The Attempt's services are built directly (not through Layer.build): per-Attempt layer
-    // construction cost milliseconds, more than the rest of a scripted Attempt.
     const world: WE.AttemptWorld = { ref: yield* Ref.make(World.fork(setup.world)) }
     const recorder: WE.Recorder = { entries: yield* Ref.make<ReadonlyArray<RecordedEffect>>([]) }
     const faultLog: WE.FaultLog = { entries: yield* Ref.make<ReadonlyArray<{ key: string; occurrence: number; reason: FaultReason }>>([]) }
+    // The model service of the caller, watched: a call the spend cap refused ends the Attempt as
+    // skipped, however the protocol or the judge took the refusal.
+    const capped = yield* Ref.make<SpendCapReached | null>(null)
+    const model = Option.map(yield* Effect.serviceOption(Model), (inner): Model => ({
+      generate: (request) =>
+        inner.generate(request).pipe(Effect.tapError((e) => (e._tag === "SpendCapReached" ? Ref.set(capped, e) : Effect.void)))
+    }))
+    const modelHandlers: WE.Handlers = Option.isSome(model) ? { "model/generate": modelHandler(model.value) } : {}
     const handler = options.replay
-      ? WE.makeReplay(options.replay, world)
-      : WE.makeLive({ ...options.handlers, ...WE.toolHandlers(setup.tools, world) }, world)
-    const effects = WE.stack(env.world.effects, handler, recorder, faultLog)
+      ? WE.layerReplay(options.replay)
+      : WE.layerLive({ ...modelHandlers, ...options.handlers, ...WE.toolHandlers(setup.tools, world) })
+    const stack = WE.attemptStack(env.world.effects, `${env.benchmark}/${env.task}`, handler, options.wraps ?? [])
     const wallet = yield* makeWallet(limits)
-    const context = Context.make(WE.WorldEffects, effects).pipe(
-      Context.add(WE.AttemptWorld, world),
+    const attemptServices = Context.make(WE.AttemptWorld, world).pipe(
+      Context.add(WE.Recorder, recorder),
+      Context.add(WE.FaultLog, faultLog),
       Context.add(Wallet, wallet)
     )
+    const withModel = Option.isSome(model) ? Context.add(attemptServices, Model, model.value) : attemptServices
+    // The stack is built from its layers for each Attempt (its handler holds the Attempt's fork);
+    // a wrap's own resources live while it is built, so a wrap acquires long-lived ones outside.
+    const effects = yield* Effect.provide(Effect.provide(WE.WorldEffects, stack), withModel)
+    const context = Context.add(withModel, WE.WorldEffects, effects)
     // The inputs id is of what the candidate is actually presented with: the system prompt and
     // tools of the first request the protocol makes of it (the declared ones when it is never
     // asked, as a harness run by the protocol itself is). A protocol presenting other inputs than
@@ -212,14 +232,14 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
       verdict = endedVerdict(endedOf(ran.outcome.left))
     } else {
       const graded = yield* Effect.either(
-        capabilities.evaluator.evaluate({
+        Effect.provide(capabilities.evaluator.evaluate({
           env,
           evidence: setup.evidence,
           transcript: messages,
           output: ran.outcome.right,
           initial: setup.world,
           final: ran.final
-        })
+        }), context)
       )
       judging = graded._tag === "Right" ? graded.right.judging : undefined
       verdict = graded._tag === "Left"
@@ -233,6 +253,9 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
           ...(graded.right.details !== undefined ? { details: graded.right.details } : {})
         }
     }
+    // A refused call leaves the Attempt unfinished, whatever the protocol made of the refusal.
+    const refusal = yield* Ref.get(capped)
+    if (refusal !== null) verdict = endedVerdict({ reason: "spend-cap", detail: refusal.message })
     return finish({
       inputsId,
       evidence: setup.evidence,

@@ -6,9 +6,11 @@
  * layers (the experiment's spend cap) take the inner service and return a new one.
  */
 import { Context, type Effect } from "effect"
+import type { SpendCapReached } from "../budget/SpendCap.ts"
 import type { ModelError, ModelRequest, ModelResponse } from "./Clients.ts"
 
 export interface Model {
-  readonly generate: (request: ModelRequest) => Effect.Effect<ModelResponse, ModelError>
+  /** Fails with SpendCapReached only under the experiment's spend cap (a call it could not cover). */
+  readonly generate: (request: ModelRequest) => Effect.Effect<ModelResponse, ModelError | SpendCapReached>
 }
 export const Model = Context.GenericTag<Model>("assay/Model")

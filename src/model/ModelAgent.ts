@@ -1,9 +1,12 @@
 /**
  * Model calls as world effects, and the built-in `PROVIDER:MODEL` candidate.
  *
- * Every model call is a `model/generate` effect keyed `role:provider:model`, so it is recorded,
- * replayed, faulted, admitted and debited like any other effect. Rate limits and server errors
- * (injected or real) are retried with bounded backoff; the retries show in usage.
+ * Every model call is a `model/generate` effect keyed by its role (`agent`, `user`, `judge`),
+ * never by the model: the fault draws are the same whatever model a candidate runs, and the
+ * model is part of the request (a replay with another model is a mismatch). So it is recorded,
+ * replayed, faulted, admitted and debited like any other effect. Rate limits, server errors,
+ * timeouts and unreachable endpoints (injected or real) are retried with bounded backoff; the
+ * retries show in usage.
  */
 import { Duration, Effect, Schedule, Schema } from "effect"
 import type { Json } from "../content/Canonical.ts"
@@ -11,24 +14,27 @@ import { type BudgetExceeded, metered, type Wallet } from "../budget/Wallet.ts"
 import { AgentError, type Agent, type AgentFailure } from "../evaluation/Agent.ts"
 import type { AgentInput, AgentReply, Message } from "../evaluation/Conversation.ts"
 import * as WE from "../world/WorldEffects.ts"
-import { generate, type ModelError, ModelRequest, ModelResponse } from "./Clients.ts"
+import { ModelRequest, ModelResponse } from "./Clients.ts"
 import { costOf } from "./Cost.ts"
+import type { Model } from "./Model.ts"
+import { modelHandler } from "./ModelEffect.ts"
 import type { ResolvedModel } from "./Registry.ts"
 
 const encodeRequest = Schema.encodeSync(ModelRequest)
-const encodeResponse = Schema.encodeSync(ModelResponse)
+
+/** The live clients, loaded on the first call. */
+const liveModel: Model = {
+  generate: (request) => Effect.flatMap(Effect.promise(() => import("./Clients.ts")), (clients) => clients.generate(request))
+}
 
 /** The live handler of `model/generate`: a real call through the model clients. */
-export const liveHandler: WE.Handler = (effect) =>
-  Schema.decodeUnknown(ModelRequest)(effect.request).pipe(
-    Effect.mapError((e) => new WE.EffectFailed({ kind: effect.kind, key: effect.key, reason: "handler", detail: e.message })),
-    Effect.flatMap((request) => generate(request)),
-    Effect.map((response) => encodeResponse(response) as unknown as Json),
-    Effect.catchTag("ModelError", (e: ModelError): Effect.Effect<never, WE.EffectFault | WE.EffectFailed> =>
-      e.reason === "rate-limit" || e.reason === "server-error" || e.reason === "timeout"
-        ? Effect.fail(new WE.EffectFault({ kind: effect.kind, key: effect.key, occurrence: 0, reason: e.reason, injected: false }))
-        : Effect.fail(new WE.EffectFailed({ kind: effect.kind, key: effect.key, reason: "handler", detail: e.message })))
-  )
+export const liveHandler: WE.Handler = modelHandler(liveModel)
+
+/**
+ * What the built-in agent asks for at most per reply, when the registry allows more: it bounds a
+ * call's worst case, which the spend cap reserves before the call is sent.
+ */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 8192
 
 export interface CallOptions {
   /** Who is calling: `agent`, `user` (the simulated user), `judge`. */
@@ -51,7 +57,7 @@ export const call = (
   const maxRetries = options.retries ?? 3
   const effect: WE.EffectRequest = {
     kind: "model/generate",
-    key: `${options.role}:${options.model.ref}`,
+    key: options.role,
     request: encodeRequest(request) as unknown as Json
   }
   let attempts = 0
@@ -94,7 +100,8 @@ export const requestOf = (model: ResolvedModel, input: AgentInput): ModelRequest
   model: model.model.id,
   system: input.system,
   messages: toModelMessages(input.messages),
-  tools: input.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))
+  tools: input.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
+  maxOutputTokens: model.model.limit.output > 0 ? Math.min(model.model.limit.output, DEFAULT_MAX_OUTPUT_TOKENS) : DEFAULT_MAX_OUTPUT_TOKENS
 })
 
 /**

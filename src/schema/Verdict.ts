@@ -16,8 +16,15 @@ export const Verdict = Schema.Struct({
   /** Why the Attempt ended early, if it did: a fault, a refusal, a budget, a protocol failure. */
   ended: Schema.NullOr(
     Schema.Struct({
-      reason: Schema.Literal("budget-exceeded", "fault", "refused", "protocol-failed", "setup-failed", "evaluator-failed"),
-      detail: Schema.String
+      /**
+       * `fault`: an infrastructure fault (injected, or an outage: rate limits, server errors,
+       * timeouts, an unreachable endpoint), never the candidate's failure. `spend-cap`: the
+       * experiment's spend cap refused a call; such a cell is skipped and runs again later.
+       */
+      reason: Schema.Literal("budget-exceeded", "fault", "refused", "protocol-failed", "setup-failed", "evaluator-failed", "spend-cap"),
+      detail: Schema.String,
+      /** For a fault: whether it was injected by the environment's faults (true) or met live (false). */
+      injected: Schema.optional(Schema.Boolean)
     })
   ),
   details: Schema.optional(Schema.Unknown)

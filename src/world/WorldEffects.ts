@@ -22,7 +22,8 @@ export interface EffectRequest {
 export class EffectRefused extends Schema.TaggedError<EffectRefused>()("EffectRefused", {
   kind: Schema.String,
   key: Schema.String,
-  reason: Schema.Literal("read-only", "not-admitted")
+  /** `spend-cap`: the experiment's spend cap could not cover the call's worst case, so it was not sent. */
+  reason: Schema.Literal("read-only", "not-admitted", "spend-cap")
 }) {
   override get message() {
     return `${this.kind} ${this.key} refused (${this.reason})`
@@ -33,7 +34,8 @@ export class EffectFault extends Schema.TaggedError<EffectFault>()("EffectFault"
   kind: Schema.String,
   key: Schema.String,
   occurrence: Schema.Int,
-  reason: Schema.Literal("rate-limit", "server-error", "timeout"),
+  /** `unreachable`: the endpoint could not be reached (connection refused, DNS, TLS); never injected. */
+  reason: Schema.Literal("rate-limit", "server-error", "timeout", "unreachable"),
   injected: Schema.Boolean
 }) {
   override get message() {
@@ -81,7 +83,7 @@ export const perform = <A, I>(effect: EffectRequest, result: Schema.Schema<A, I>
 // ---------------------------------------------------------------------------------------------
 // The handler: live or replay
 
-export type Handler = (effect: EffectRequest) => Effect.Effect<Json, EffectFault | EffectFailed>
+export type Handler = (effect: EffectRequest) => Effect.Effect<Json, EffectError>
 export type Handlers = Partial<Record<EffectKind, Handler>>
 
 const ToolRequest = Schema.Struct({
@@ -143,7 +145,7 @@ export const makeReplay = (recording: ReadonlyArray<RecordedEffect>, world: Atte
   for (const r of recording) index.set(`${r.kind}\u0000${r.key}\u0000${r.occurrence}`, r)
   return {
     perform: (effect) =>
-      Effect.suspend((): Effect.Effect<Json, EffectFault | EffectFailed> => {
+      Effect.suspend((): Effect.Effect<Json, EffectError> => {
         const id = `${effect.kind}\u0000${effect.key}`
         const occurrence = (counters.get(id) ?? 0) + 1
         counters.set(id, occurrence)
@@ -170,7 +172,7 @@ export const makeReplay = (recording: ReadonlyArray<RecordedEffect>, world: Atte
         }
         if ("error" in recorded.outcome) {
           const e = recorded.outcome.error
-          return e.reason === "rate-limit" || e.reason === "server-error" || e.reason === "timeout"
+          return e.reason === "rate-limit" || e.reason === "server-error" || e.reason === "timeout" || e.reason === "unreachable"
             ? Effect.fail(new EffectFault({ kind: effect.kind, key: effect.key, occurrence, reason: e.reason, injected: false }))
             : Effect.fail(new EffectFailed({ kind: effect.kind, key: effect.key, reason: "handler", detail: e.message }))
         }
@@ -226,12 +228,19 @@ export const recording: Layer.Layer<WorldEffects, never, WorldEffects | Recorder
 // Faults
 
 /**
- * Whether the n-th occurrence of key k faults, and how: a pure function of (seed, k, n), so
- * every Attempt, whatever its candidate, meets the same draws.
+ * Whether the n-th occurrence of an effect faults, and how: a pure function of (seed, task,
+ * site, n), where the site is the effect's kind and its role or tool name (`model/generate:agent`,
+ * `tool/write:transfer`), never a model or candidate name. Two candidates that make the same
+ * effects on a task meet the same draws (paired); different tasks draw independently.
  */
-export const drawFault = (spec: Pick<FaultSpec, "seed" | "rate" | "kinds">, key: string, occurrence: number): FaultReason | null => {
+export const drawFault = (
+  spec: Pick<FaultSpec, "seed" | "rate" | "kinds">,
+  site: string,
+  occurrence: number,
+  task = ""
+): FaultReason | null => {
   if (spec.rate <= 0) return null
-  const h = createHash("sha256").update(`${spec.seed}\u0000${key}\u0000${occurrence}`).digest()
+  const h = createHash("sha256").update(`${spec.seed}\u0000${task}\u0000${site}\u0000${occurrence}`).digest()
   // 48 bits are plenty for a uniform draw in [0, 1).
   const u = h.readUIntBE(0, 6) / 2 ** 48
   if (u >= spec.rate) return null
@@ -249,7 +258,7 @@ export const layerFaultLog: Layer.Layer<FaultLog> = Layer.effect(
   Effect.map(Ref.make<FaultLog["entries"] extends Ref.Ref<infer A> ? A : never>([]), (entries) => ({ entries }))
 )
 
-export const wrapFaults = (spec: FaultSpec, inner: WorldEffects, log: FaultLog): WorldEffects => {
+export const wrapFaults = (spec: FaultSpec, inner: WorldEffects, log: FaultLog, task = ""): WorldEffects => {
   const counters = new Map<string, number>()
   return {
     perform: (effect) =>
@@ -258,7 +267,7 @@ export const wrapFaults = (spec: FaultSpec, inner: WorldEffects, log: FaultLog):
         const key = `${effect.kind}:${effect.key}`
         const occurrence = (counters.get(key) ?? 0) + 1
         counters.set(key, occurrence)
-        const reason = drawFault(spec, key, occurrence)
+        const reason = drawFault(spec, key, occurrence, task)
         if (reason === null) return inner.perform(effect)
         return Ref.update(log.entries, (es) => [...es, { key, occurrence, reason }]).pipe(
           Effect.zipRight(Effect.fail(new EffectFault({ kind: effect.kind, key: effect.key, occurrence, reason, injected: true })))
@@ -267,8 +276,9 @@ export const wrapFaults = (spec: FaultSpec, inner: WorldEffects, log: FaultLog):
   }
 }
 
-export const faults = (spec: FaultSpec): Layer.Layer<WorldEffects, never, WorldEffects | FaultLog> =>
-  Layer.effect(WorldEffects, Effect.zipWith(WorldEffects, FaultLog, (inner, log) => wrapFaults(spec, inner, log)))
+/** Injects faults by the spec; `task` (benchmark/task) keys the draws, so tasks draw independently. */
+export const faults = (spec: FaultSpec, task: string): Layer.Layer<WorldEffects, never, WorldEffects | FaultLog> =>
+  Layer.effect(WorldEffects, Effect.zipWith(WorldEffects, FaultLog, (inner, log) => wrapFaults(spec, inner, log, task)))
 
 // ---------------------------------------------------------------------------------------------
 // Admission
@@ -294,24 +304,35 @@ export const readOnly: Layer.Layer<WorldEffects, never, WorldEffects> = Layer.ef
 export const admit = (kinds: ReadonlyArray<EffectKind>): Layer.Layer<WorldEffects, never, WorldEffects> =>
   Layer.effect(WorldEffects, Effect.map(WorldEffects, admissionWrapper({ admit: kinds })))
 
-/**
- * The stack an EnvironmentDef's `world.effects` chooses around a handler, outermost first:
- * admission, faults, recording, then the handler (live or replay).
- */
-export const stack = (spec: EffectsSpec, handler: WorldEffects, recorder: Recorder, faultLog: FaultLog): WorldEffects => {
-  const recorded = wrapRecording(handler, recorder)
-  const faulted = spec.faults === null ? recorded : wrapFaults(spec.faults, recorded, faultLog)
-  return admissionWrapper(spec.admission)(faulted)
-}
+/** What the admission of an EnvironmentDef's world spec admits, as a wrapping layer. */
+export const admission = (spec: Admission): Wrap => Layer.effect(WorldEffects, Effect.map(WorldEffects, admissionWrapper(spec)))
 
-/** The same stack as a layer over a handler layer. */
-export const fromSpec = <E, R>(
+/**
+ * A wrapping layer: takes the WorldEffects below it and provides a new one (a latency injector,
+ * a cassette, a stricter admission). A library user passes their own through `evaluate`'s
+ * `wraps` or the runner's settings; they sit outermost, above admission.
+ */
+export type Wrap = Layer.Layer<WorldEffects, never, WorldEffects>
+
+/**
+ * The one way an Attempt's effects are composed, outermost first: the user's wraps, admission,
+ * faults, recording, then the handler (live or replay). The EnvironmentDef's `world.effects`
+ * chooses admission and faults; `task` keys the fault draws.
+ */
+export const attemptStack = <E, R>(
   spec: EffectsSpec,
-  handler: Layer.Layer<WorldEffects, E, R>
-): Layer.Layer<WorldEffects, E, R | Recorder | FaultLog> =>
-  Layer.effect(
-    WorldEffects,
-    Effect.gen(function*() {
-      return stack(spec, yield* WorldEffects, yield* Recorder, yield* FaultLog)
-    })
-  ).pipe(Layer.provide(handler))
+  task: string,
+  handler: Layer.Layer<WorldEffects, E, R>,
+  wraps: ReadonlyArray<Wrap> = []
+): Layer.Layer<WorldEffects, E, R | Recorder | FaultLog> => {
+  const layers: ReadonlyArray<Layer.Layer<WorldEffects, never, WorldEffects | Recorder | FaultLog>> = [
+    ...wraps,
+    ...(spec.admission === "all" ? [] : [admission(spec.admission)]),
+    ...(spec.faults === null ? [] : [faults(spec.faults, task)]),
+    recording
+  ]
+  return layers.reduceRight<Layer.Layer<WorldEffects, E, R | Recorder | FaultLog>>(
+    (inner, wrap) => Layer.provide(wrap, inner),
+    handler
+  )
+}

@@ -61,7 +61,7 @@ describe("faults are paired across candidates", () => {
         expect(onGoldCalls).toEqual(a.faults)
         // The interleaved calls meet exactly the draws for their own key.
         const extraFaults = b.faults.filter((f) => f.key === "tool/read:exchange_rates").map((f) => f.occurrence)
-        const drawn = calls.map((_, i) => i + 1).filter((n) => WE.drawFault(env.world.effects.faults!, "tool/read:exchange_rates", n) !== null)
+        const drawn = calls.map((_, i) => i + 1).filter((n) => WE.drawFault(env.world.effects.faults!, "tool/read:exchange_rates", n, `${env.benchmark}/${env.task}`) !== null)
         expect(extraFaults).toEqual(drawn)
         met += a.faults.length
       }

@@ -80,9 +80,9 @@ describe("model calls recorded and replayed", () => {
       expect(attempt.usage).toMatchObject({ calls: 2, inputTokens: 1100, outputTokens: 50, retries: 0 })
       expect(attempt.usage.costUsd).toBeCloseTo((1100 * 0.15 + 50 * 0.6) / 1e6, 12)
       expect(attempt.recording.map((r) => `${r.kind} ${r.key}`)).toEqual([
-        `model/generate agent:${REF}`,
+        "model/generate agent",
         "tool/write transfer",
-        `model/generate agent:${REF}`
+        "model/generate agent"
       ])
 
       // The server is closed: a live call would fail; the replay makes none.
@@ -98,12 +98,12 @@ describe("model calls recorded and replayed", () => {
 })
 
 describe("model call failures", () => {
-  const key = `model/generate:agent:${REF}`
+  const key = "model/generate:agent"
   /** A seed whose draws fault the first model call once (rate-limit) and leave the retry and the next call alone. */
   const seed = (() => {
     const spec = { rate: 0.5, kinds: ["rate-limit"] as const }
     for (let s = 0; s < 1000; s++) {
-      const at = (n: number) => WE.drawFault({ seed: s, ...spec }, key, n)
+      const at = (n: number) => WE.drawFault({ seed: s, ...spec }, key, n, "ledger/ledger-01")
       if (at(1) === "rate-limit" && at(2) === null && at(3) === null) return s
     }
     throw new Error("no seed in 0..999 with the wanted draws")
@@ -128,7 +128,7 @@ describe("model call failures", () => {
       const attempt = yield* live(ledger01, server)
       expect(attempt.verdict.ended?.reason).toBe("fault")
       expect(attempt.verdict.ended?.detail).toContain("server-error")
-      expect(attempt.verdict.ended?.detail).toContain(`model/generate agent:${REF}`)
+      expect(attempt.verdict.ended?.detail).toContain("model/generate agent")
       expect(attempt.verdict.reward).toBe(0)
       // Tried, then retried three times; the failed call is one call, its retries in the usage.
       expect(server.requests().filter((r) => r.api !== null)).toHaveLength(4)

@@ -200,7 +200,7 @@ const initial = World.make({ counter: { n: 0 } })
 
 describe("read-only admission", () => {
   it.layer(
-    WE.fromSpec({ admission: "read-only", faults: null }, liveTools).pipe(
+    WE.attemptStack({ admission: "read-only", faults: null }, "test/t", liveTools).pipe(
       Layer.provideMerge(Layer.mergeAll(WE.layerAttemptWorld(initial), WE.layerRecorder, WE.layerFaultLog))
     )
   )((it) => {
@@ -264,7 +264,7 @@ describe("recording and replay as layers", () => {
         return { outputs, digest: yield* finalDigest, recording: yield* Effect.flatMap(WE.Recorder, (r) => Ref.get(r.entries)) }
       }).pipe(
         Effect.provide(
-          WE.fromSpec({ admission: "all", faults: null }, liveTools).pipe(
+          WE.attemptStack({ admission: "all", faults: null }, "test/t", liveTools).pipe(
             Layer.provideMerge(Layer.mergeAll(WE.layerAttemptWorld(initial), WE.layerRecorder, WE.layerFaultLog))
           )
         )

@@ -1,0 +1,149 @@
+/**
+ * The experiment's wallet, the spend cap (`--max-usd`): every model call of a run (candidate,
+ * simulated user, judge) reserves its worst case before it is sent and settles what it cost
+ * after, so the cap holds at any parallelism. The reservation is one atomic update: however many
+ * calls are in flight, what is spent plus what is reserved never passes the cap. A call that
+ * cannot reserve is not sent; it fails with `SpendCapReached`, which ends its cell as skipped
+ * (to run later with a larger cap), never as a model failure.
+ *
+ * A call whose price is unknown reserves nothing and is not bounded by the cap: its cost is
+ * unknown, never 0, and the report says so.
+ */
+import { Effect, Ref, Schema } from "effect"
+import type { ModelRequest, ModelResponse } from "../model/Clients.ts"
+import { costOf } from "../model/Cost.ts"
+import type { Model } from "../model/Model.ts"
+import type { ModelEntry } from "../model/Registry.ts"
+
+export class SpendCapReached extends Schema.TaggedError<SpendCapReached>()("SpendCapReached", {
+  capUsd: Schema.Number,
+  spentUsd: Schema.Number,
+  reservedUsd: Schema.Number,
+  /** The worst case of the call that was not sent. */
+  neededUsd: Schema.Number
+}) {
+  override get message() {
+    return `spend cap: a call of up to $${this.neededUsd.toFixed(4)} was not sent ($${this.spentUsd.toFixed(4)} spent, $${
+      this.reservedUsd.toFixed(4)
+    } reserved, cap $${this.capUsd})`
+  }
+}
+
+export interface CapState {
+  readonly capUsd: number | null
+  /** Settled spend at list price, earlier runs of the experiment included. */
+  readonly spentUsd: number
+  readonly reservedUsd: number
+  /** Calls whose price is unknown (not bounded by the cap). */
+  readonly unknownCalls: number
+  /** Calls not sent because they could not reserve. */
+  readonly refused: number
+}
+
+export interface SpendCap {
+  /** Reserve `usd`; fails, reserving nothing, when spent + reserved + usd would pass the cap. */
+  readonly reserve: (usd: number) => Effect.Effect<void, SpendCapReached>
+  /** Settle a reservation with what the call cost (null: unknown); the rest is released. */
+  readonly settle: (reservedUsd: number, costUsd: number | null) => Effect.Effect<void>
+  /** Spend that was not metered per call (an agent CLI's run): counted, never refused. */
+  readonly charge: (usd: number) => Effect.Effect<void>
+  readonly state: Effect.Effect<CapState>
+}
+
+/** A cap of `capUsd` (null: none) over an experiment that has already spent `spentBefore`. */
+export const make = (capUsd: number | null, spentBefore = 0): Effect.Effect<SpendCap> =>
+  Effect.map(
+    Ref.make<CapState>({ capUsd, spentUsd: spentBefore, reservedUsd: 0, unknownCalls: 0, refused: 0 }),
+    (state): SpendCap => ({
+      reserve: (usd) =>
+        Ref.modify(state, (s): [SpendCapReached | null, CapState] =>
+          s.capUsd !== null && s.spentUsd + s.reservedUsd + usd > s.capUsd
+            ? [new SpendCapReached({ capUsd: s.capUsd, spentUsd: s.spentUsd, reservedUsd: s.reservedUsd, neededUsd: usd }), {
+              ...s,
+              refused: s.refused + 1
+            }]
+            : [null, { ...s, reservedUsd: s.reservedUsd + usd }]
+        ).pipe(Effect.flatMap((refusal) => (refusal === null ? Effect.void : Effect.fail(refusal)))),
+      settle: (reservedUsd, costUsd) =>
+        Ref.update(state, (s) => ({
+          ...s,
+          // Floating sums may leave a hair below zero; a reservation is never negative.
+          reservedUsd: Math.max(0, s.reservedUsd - reservedUsd),
+          spentUsd: s.spentUsd + (costUsd ?? 0),
+          unknownCalls: s.unknownCalls + (costUsd === null ? 1 : 0)
+        })),
+      charge: (usd) => Ref.update(state, (s) => ({ ...s, spentUsd: s.spentUsd + usd })),
+      state: Ref.get(state)
+    })
+  )
+
+// ---------------------------------------------------------------------------------------------
+// A call's worst case
+
+/**
+ * An upper bound of a request's input tokens: its UTF-8 bytes (a token is at least one byte in
+ * the byte-level tokenizers providers use), plus a margin per message for the chat template.
+ */
+export const inputTokenBound = (request: ModelRequest): number =>
+  Buffer.byteLength(JSON.stringify({ system: request.system, messages: request.messages, tools: request.tools }), "utf8") +
+  16 * (request.messages.length + 1) +
+  64
+
+/** The most a request can cost at list price; null when the model's price is unknown. */
+export const worstCaseUsd = (request: ModelRequest, entry: Pick<ModelEntry, "cost" | "limit"> | undefined): number | null => {
+  if (entry?.cost === undefined) return null
+  const price = entry.cost
+  // Every input token at the dearest input rate (a cache write may cost more than plain input).
+  const inputRate = Math.max(price.input, price.cache_write ?? price.input, price.cache_read ?? price.input)
+  const output = request.maxOutputTokens ?? entry.limit.output
+  return (inputTokenBound(request) * inputRate + output * price.output) / 1_000_000
+}
+
+/** What one call through the cap cost, for the store (written as each call completes). */
+export interface CallSpend {
+  readonly provider: string
+  readonly model: string
+  readonly inputTokens: number
+  readonly outputTokens: number
+  readonly cacheReadTokens: number
+  readonly cacheWriteTokens: number
+  readonly costUsd: number | null
+}
+
+export interface WrapOptions {
+  /** The registry entry of a request's model (its price and output limit); undefined: unknown price. */
+  readonly priceOf: (provider: string, model: string) => Pick<ModelEntry, "cost" | "limit"> | undefined
+  /** Called as each call completes with what it cost, before its result is returned. */
+  readonly onSpend?: (spend: CallSpend) => Effect.Effect<void>
+}
+
+/**
+ * The Model service under the cap: reserve the call's worst case, send it, settle what it cost
+ * (from the server's usage at list price) and release the rest. A call that was interrupted or
+ * failed settles at 0: providers do not bill a failed request.
+ */
+export const wrapModel = (cap: SpendCap, inner: Model, options: WrapOptions): Model => ({
+  generate: (request) =>
+    Effect.gen(function*() {
+      const entry = options.priceOf(request.provider, request.model)
+      const worst = worstCaseUsd(request, entry)
+      const reserved = worst ?? 0
+      if (worst !== null) yield* cap.reserve(worst)
+      const spendOf = (response: ModelResponse): CallSpend => ({
+        provider: request.provider,
+        model: request.model,
+        inputTokens: response.usage.inputTokens,
+        outputTokens: response.usage.outputTokens,
+        cacheReadTokens: response.usage.cacheReadTokens,
+        cacheWriteTokens: response.usage.cacheWriteTokens,
+        costUsd: entry === undefined ? null : costOf(entry, response.usage)
+      })
+      return yield* inner.generate(request).pipe(
+        Effect.tap((response) => {
+          const spend = spendOf(response)
+          return Effect.zipRight(cap.settle(reserved, spend.costUsd), options.onSpend ? options.onSpend(spend) : Effect.void)
+        }),
+        Effect.onError(() => cap.settle(reserved, 0))
+      )
+    })
+})

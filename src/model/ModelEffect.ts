@@ -1,0 +1,38 @@
+/**
+ * The `model/generate` handler: a model call as a world effect, answered by the `Model` service.
+ * What went wrong is sorted here: a rate limit, a server error, a timeout or an endpoint that
+ * cannot be reached is an infrastructure fault (retried, then the cell ends as a fault, never as
+ * a model verdict); a call the spend cap refused is a refusal; anything else (a bad request, a
+ * missing key, a malformed answer) fails the handler with the reason.
+ *
+ * This module loads no model client: the command reaches @effect/ai only on the first real call.
+ */
+import { Effect } from "effect"
+import type { Json } from "../content/Canonical.ts"
+import type { SpendCapReached } from "../budget/SpendCap.ts"
+import * as WE from "../world/WorldEffects.ts"
+import type { ModelError, ModelRequest } from "./Clients.ts"
+import type { Model } from "./Model.ts"
+
+const sorted = (effect: WE.EffectRequest) => (e: ModelError | SpendCapReached): WE.EffectError => {
+  if (e._tag === "SpendCapReached") return new WE.EffectRefused({ kind: effect.kind, key: effect.key, reason: "spend-cap" })
+  switch (e.reason) {
+    case "rate-limit":
+    case "server-error":
+    case "timeout":
+      return new WE.EffectFault({ kind: effect.kind, key: effect.key, occurrence: 0, reason: e.reason, injected: false })
+    case "network":
+      return new WE.EffectFault({ kind: effect.kind, key: effect.key, occurrence: 0, reason: "unreachable", injected: false })
+    default:
+      return new WE.EffectFailed({ kind: effect.kind, key: effect.key, reason: "handler", detail: e.message })
+  }
+}
+
+/** Answers `model/generate` effects with the given model service. */
+export const modelHandler = (model: Model): WE.Handler => (effect) =>
+  // The request was encoded from a ModelRequest by ModelAgent.call, whose encoding is the identity
+  // on plain data: decoding it again here would load the clients' schemas for nothing.
+  model.generate(effect.request as unknown as ModelRequest).pipe(
+    Effect.map((response) => response as unknown as Json),
+    Effect.mapError(sorted(effect))
+  )
