@@ -7,7 +7,9 @@
 import { Effect, Schema } from "effect"
 import type { ParseError } from "effect/ParseResult"
 import { FaultSpec } from "../schema/EnvironmentDef.ts"
+import { cellResults as cellResultsOf } from "./Scorecards.ts"
 import { frontier } from "./Statistics.ts"
+import { Store, type StoreError } from "./Store.ts"
 
 // ---------------------------------------------------------------------------------------------
 // The document
@@ -216,6 +218,33 @@ export const encodeJson = (report: Report, options: { readonly cells?: boolean }
 
 /** Reads a `--json` document back. */
 export const decodeJson = (text: string): Effect.Effect<Report, ParseError> => Schema.decode(ReportJson)(text)
+
+/**
+ * A stored report with what runs stored before these fields existed lack, read from the store:
+ * the skipped cells with their reasons, and (with `cells`) the per-cell list from the run's own Attempts (the
+ * cells it kept from earlier runs cannot be found again then, and a warning says so). A report
+ * that has them is returned as it is.
+ */
+export const completeReport = (report: Report, options: { readonly cells?: boolean } = {}): Effect.Effect<Report, StoreError, Store> =>
+  Effect.gen(function*() {
+    const wantCells = options.cells === true
+    if (report.skipped !== undefined && (report.cellResults !== undefined || !wantCells)) return report
+    const store = yield* Store
+    const attempts = (yield* store.attemptsOfRun(report.runId)).map((s) => s.attempt)
+    const taskOf = new Map(attempts.map((a) => [a.environmentId, a.task]))
+    const skipped = report.skipped ??
+      (yield* store.skippedOfRun(report.runId)).map((s) => ({ ...s, task: taskOf.get(s.environmentId) ?? null }))
+    if (report.cellResults !== undefined || !wantCells) return { ...report, skipped }
+    const partial = report.cells.kept > 0
+      ? [`this run was stored before reports kept their cells: the ${report.cells.kept} cells it kept from earlier runs are not listed`]
+      : []
+    return {
+      ...report,
+      skipped,
+      cellResults: cellResultsOf(attempts),
+      ...(partial.length > 0 ? { warnings: [...(report.warnings ?? []), ...partial] } : {})
+    }
+  })
 
 /** Each benchmark's frontier over its whole-benchmark scorecards (the `frontier` field). */
 export const frontiers = (scorecards: ReadonlyArray<Scorecard>): ReadonlyArray<FrontierEntry> =>
