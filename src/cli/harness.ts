@@ -1,33 +1,32 @@
 /**
- * `plan|run --harness NAME`: agent CLIs as candidates on the corpus benchmark. Harnesses are
- * detected (PATH and tools/harnesses/node_modules/.bin), candidates discovered from the registry
- * (never hard-coded), the judge chosen, and the run goes through the ordinary runner and store,
- * one harness run at a time, under a spend cap and a subscription allowance. The run's report
- * carries the orchestrator/worker recommendation.
+ * `plan|run --harness NAME`: agent CLIs as candidates on the corpus benchmark. This file parses
+ * the options, builds the plan (harnesses detected on PATH and in tools/harnesses/node_modules/.bin,
+ * candidates discovered from the registry, the judge chosen), calls the runner once per run with
+ * the harness policy of src/harness/RunPolicy.ts plugged in (one run at a time, the spend cap, the
+ * subscription allowance, the recommendation), and prints. The store is opened once per command.
  */
 import { existsSync } from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { Options } from "@effect/cli"
-import { Console, Effect, Option, Ref } from "effect"
+import { Console, Effect, Option } from "effect"
 import * as ContentId from "../content/ContentId.ts"
 import { fromNote, renderEstimate, runPilot } from "../experiment/Preflight.ts"
-import type { Lane, Progress, RunOutcome, RunSettings } from "../experiment/Runner.ts"
+import type { Lane, RunOutcome } from "../experiment/Runner.ts"
 import { classify, makePlan, run as runExperiment } from "../experiment/Runner.ts"
-import { encodeJson, type Recommendation, renderText, type Report } from "../experiment/Report.ts"
+import { encodeJson, renderText, type Report } from "../experiment/Report.ts"
 import * as Store from "../experiment/Store.ts"
 import * as Allowance from "../harness/Allowance.ts"
-import { type HarnessModel, parseHarnessModel, type RegistryModel, registryModels } from "../harness/Candidates.ts"
+import { aliasRows, type HarnessModel, nameOf, parseHarnessModel, registryModels } from "../harness/Candidates.ts"
 import { loadCorpus } from "../harness/Corpus.ts"
 import { detectAll } from "../harness/Detect.ts"
 import { findPython } from "../harness/Graders.ts"
 import { adapters } from "../harness/adapters/index.ts"
 import { harnessNames, type HarnessName, isHarnessName } from "../harness/Harness.ts"
-import { type HarnessPlan, type JudgeRequest, planHarnessRuns } from "../harness/Plan.ts"
-import { recommend, type ResultRow } from "../harness/Recommend.ts"
+import { type JudgeRequest, judgeRefOf, planHarnessRuns } from "../harness/Plan.ts"
+import * as RunPolicy from "../harness/RunPolicy.ts"
 import * as Registry from "../model/Registry.ts"
-import type { Attempt } from "../schema/Attempt.ts"
-import type { Handler } from "../world/WorldEffects.ts"
+import type { Handler, Handlers } from "../world/WorldEffects.ts"
 import { loadBenchmark, UsageError } from "./benchmarks.ts"
 import { resolveHarnessCandidate } from "./candidates.ts"
 import { stderrProgress } from "./progress.ts"
@@ -52,8 +51,8 @@ export const harnessRunOptions = {
   )
 }
 
-export const DEFAULT_MAX_USD = 10
-export const DEFAULT_TIMEOUT_SECS = 600
+// The harness runs' defaults are the policy's; main.ts names them in its help.
+export { DEFAULT_MAX_USD, DEFAULT_TIMEOUT_SECS } from "../harness/RunPolicy.ts"
 
 export interface HarnessSelection {
   readonly benchmark: ReadonlyArray<string>
@@ -74,7 +73,8 @@ export interface HarnessRunSelection extends HarnessSelection {
   readonly timeoutSecs: Option.Option<number>
   readonly preflightShare: Option.Option<number>
   readonly preflightUsd: Option.Option<number>
-  readonly faults: Option.Option<string>
+  /** Refused for harness runs: only whether it was given matters. */
+  readonly faults: Option.Option<unknown>
   readonly yes: boolean
 }
 
@@ -112,36 +112,9 @@ const judgeRequest = (sel: HarnessSelection, file: Registry.RegistryFile): Effec
   )
 }
 
-/** The judge as an environment names it in `models.judge`. */
-const judgeRefOf = (plan: HarnessPlan): string | null =>
-  plan.judge.kind === "none"
-    ? null
-    : plan.judge.kind === "model"
-    ? plan.judge.ref
-    : plan.judge.harness.model === "default"
-    ? `harness:${plan.judge.harness.harness}`
-    : `harness:${plan.judge.harness.harness}:${plan.judge.harness.model}`
-
-const candidateName = (c: { readonly harness: HarnessName; readonly model: string | undefined }) =>
-  c.model === undefined ? `harness:${c.harness}` : `harness:${c.harness}:${c.model}`
-
 /** Harness runs: `--harness`, or the corpus benchmark alone (its candidates are `harness:NAME[:MODEL]`). */
 export const isHarnessSelection = (sel: Pick<HarnessSelection, "benchmark" | "harness">): boolean =>
   sel.harness.length > 0 || (sel.benchmark.length > 0 && sel.benchmark.every((b) => b === "corpus"))
-
-/**
- * Registry rows for picks named by an alias (`codex:gpt-5`): the harness is asked for the name the
- * user typed, priced as the model the alias stands for.
- */
-const aliasRows = (file: Registry.RegistryFile, picks: ReadonlyArray<HarnessModel>): ReadonlyArray<RegistryModel> =>
-  picks.flatMap((p) =>
-    adapters[p.harness].vendors.flatMap((vendor) => {
-      const found = Registry.resolveIn(file, `${vendor}:${p.model}`)
-      return found._tag === "Right" && found.right.provider === vendor && found.right.model.id !== p.model
-        ? [{ provider: vendor, id: p.model, family: found.right.model.family, retired: found.right.model.status === "retired", cost: found.right.model.cost }]
-        : []
-    })
-  )
 
 const prepare = (sel: HarnessSelection) =>
   Effect.gen(function*() {
@@ -193,7 +166,7 @@ const prepare = (sel: HarnessSelection) =>
     const environments = all
       .filter((e) => plan.tasks.some((t) => t.id === e.task))
       .map((e) => (judgeRef === null ? e : { ...e, capabilities: { ...e.capabilities, models: { ...e.capabilities.models, judge: judgeRef } } }))
-    const candidates = yield* Effect.forEach(plan.candidates, (c) => resolveHarnessCandidate(provider, candidateName(c)))
+    const candidates = yield* Effect.forEach(plan.candidates, (c) => resolveHarnessCandidate(provider, nameOf(c)))
     const lane: Lane = { provider, environments, candidates }
     const runnerPlan = yield* makePlan([lane], sel.reps)
     return { plan, python, judgeRef, runnerPlan }
@@ -201,10 +174,22 @@ const prepare = (sel: HarnessSelection) =>
 
 type Prepared = Effect.Effect.Success<ReturnType<typeof prepare>>
 
-const cellStates = (home: string, p: Prepared) =>
+/**
+ * What the home holds of the plan (each cell's state, the last preflight estimate), read in one
+ * opening of the store; with no home, every cell is new: plan and run without --yes create none.
+ */
+const homeStanding = (home: string, p: Prepared) =>
   existsSync(path.join(home, "assay.sqlite"))
-    ? Effect.provide(classify(p.runnerPlan), Store.layer(home))
-    : Effect.succeed(p.runnerPlan.cells.map((cell) => ({ cell, state: "new" as const })))
+    ? Effect.provide(
+      Effect.gen(function*() {
+        const store = yield* Store.Store
+        const states = yield* classify(p.runnerPlan)
+        const estimate = fromNote(yield* store.latestNote(p.runnerPlan.experimentId, "estimate"))
+        return { states, estimate }
+      }),
+      Store.layer(home)
+    )
+    : Effect.succeed({ states: p.runnerPlan.cells.map((cell) => ({ cell, state: "new" as const })), estimate: null })
 
 const planDocument = (sel: HarnessSelection, p: Prepared, states: ReadonlyArray<{ readonly state: string }>, maxUsd: number, timeoutSecs: number) => ({
   benchmark: "corpus",
@@ -218,7 +203,7 @@ const planDocument = (sel: HarnessSelection, p: Prepared, states: ReadonlyArray<
     binary: d.binary ?? null
   })),
   candidates: p.plan.candidates.map((c) => ({
-    name: candidateName(c),
+    name: nameOf(c),
     harness: c.harness,
     model: c.model ?? null,
     provider: c.provider ?? null,
@@ -266,15 +251,13 @@ const printJson = (value: unknown) => Console.log(JSON.stringify(value, null, 2)
 export const planHarness = (sel: HarnessSelection) =>
   Effect.gen(function*() {
     const p = yield* prepare(sel)
-    const states = yield* cellStates(sel.home, p)
-    const doc = planDocument(sel, p, states, DEFAULT_MAX_USD, DEFAULT_TIMEOUT_SECS)
-    const estimate = existsSync(path.join(sel.home, "assay.sqlite"))
-      ? fromNote(yield* Effect.flatMap(Store.Store, (s) => s.latestNote(p.runnerPlan.experimentId, "estimate")).pipe(Effect.provide(Store.layer(sel.home))))
-      : null
+    const { estimate, states } = yield* homeStanding(sel.home, p)
+    const doc = planDocument(sel, p, states, RunPolicy.DEFAULT_MAX_USD, RunPolicy.DEFAULT_TIMEOUT_SECS)
     yield* sel.json
       ? printJson(estimate === null ? doc : { ...doc, estimate })
       : Console.log(planText(doc) + (estimate === null ? "" : "\n" + renderEstimate(estimate)))
   })
+
 
 // ---------------------------------------------------------------------------------------------
 // Run
@@ -285,89 +268,102 @@ const endpointFromEnv = () => {
   return baseUrl === undefined || baseUrl === "" ? undefined : { baseUrl, apiKey: process.env["ASSAY_HARNESS_API_KEY"] ?? "sk-assay-local" }
 }
 
+// Loaded on first use: the model clients take seconds to load, and only a model judge calls them.
 const modelCalls: Handler = (effect) =>
   Effect.flatMap(Effect.promise(() => import("../model/ModelAgent.ts")), (m) => m.liveHandler(effect))
 
-interface HarnessResult {
-  readonly harness?: {
-    readonly models?: ReadonlyArray<string>
-    readonly wallMs?: number
+/** The options as the policy's limits: the defaults filled in, and each checked. */
+const limitsOf = (sel: HarnessRunSelection): Effect.Effect<RunPolicy.Limits, UsageError> => {
+  const limits: RunPolicy.Limits = {
+    maxUsd: Option.getOrElse(sel.maxUsd, () => RunPolicy.DEFAULT_MAX_USD),
+    timeoutSecs: Option.getOrElse(sel.timeoutSecs, () => RunPolicy.DEFAULT_TIMEOUT_SECS),
+    allowance: { ...Allowance.defaultAllowance, ...Option.match(sel.preflightShare, { onNone: () => ({}), onSome: (share) => ({ share }) }) }
   }
+  if (!(limits.allowance.share > 0 && limits.allowance.share <= 1)) return Effect.fail(new UsageError({ detail: "--preflight-share must be in (0, 1]" }))
+  if (!(limits.timeoutSecs > 0)) return Effect.fail(new UsageError({ detail: "--timeout-secs must be positive" }))
+  if (Option.isSome(sel.preflightUsd) && !(sel.preflightUsd.value >= 0)) {
+    return Effect.fail(new UsageError({ detail: "--preflight-usd must be a number of dollars, 0 or more" }))
+  }
+  // Said rather than ignored: not wired for harness runs yet.
+  if (Option.isSome(sel.faults)) return Effect.fail(new UsageError({ detail: "--faults is not available for harness runs yet" }))
+  return Effect.succeed(limits)
 }
 
-const resultOf = (a: Attempt): HarnessResult | undefined => {
-  const result = (a.output as { readonly result?: unknown } | null)?.result
-  return typeof result === "object" && result !== null ? (result as HarnessResult) : undefined
-}
+const printReport = (report: Report, json: boolean) =>
+  json ? Effect.flatMap(encodeJson(report).pipe(Effect.orDie), Console.log) : Console.log(renderText(report))
 
 /**
- * The quota readings of every harness run an Attempt made (the candidate's and a harness judge's:
- * they draw on the same account), in the order they ran. Read from the recording, so a run that
- * ended in a fault (a quota refusal) still counts.
+ * The runs of a harness command, in the one store the command opened: the pilot when a preflight
+ * option is given, then the rest, each finished once with the policy's report.
  */
-const quotaOf = (a: Attempt): ReadonlyArray<Allowance.Reading> =>
-  a.recording.flatMap((r) => {
-    if (r.kind !== "process/spawn" || !("ok" in r.outcome)) return []
-    const quota = (r.outcome.ok as { readonly quota?: unknown } | null)?.quota
-    return Array.isArray(quota)
-      ? quota.filter((q): q is Allowance.Reading => typeof q?.window === "string" && typeof q?.usedPercent === "number")
-      : []
+const runInStore = (sel: HarnessRunSelection, p: Prepared, limits: RunPolicy.Limits, handlers: Handlers) =>
+  Effect.gen(function*() {
+    const store = yield* Store.Store
+    const policy = yield* RunPolicy.make({
+      limits,
+      baseline: yield* store.latestNote(p.runnerPlan.experimentId, "quota-baseline"),
+      judge: RunPolicy.judgeOf(p.plan, p.judgeRef)
+    })
+    // The runner finishes a run with its own report; the policy's (with the recommendation, its
+    // Scorecards withheld when stopped) is the one kept, so the runner's write is held and the
+    // run is finished once, in `finish`. Goes once the runner takes a finishing hook.
+    const heldFinish: Store.Store = { ...store, finishRun: () => Effect.void }
+    const inRunner = <A, E>(effect: Effect.Effect<A, E, Store.Store>) => Effect.provideService(effect, Store.Store, heldFinish)
+    const finish = (outcome: RunOutcome) =>
+      Effect.gen(function*() {
+        const baseline = yield* policy.baseline
+        if (baseline !== null) yield* store.putNote(outcome.report.runId, "quota-baseline", baseline)
+        const report = yield* policy.finish(outcome)
+        yield* store.finishRun(report.runId, report)
+        return report
+      })
+    const progress = stderrProgress()
+    const settings = (pilot: boolean) =>
+      policy.settings({
+        pilot,
+        handlers,
+        progress,
+        record: {
+          benchmarks: ["corpus"],
+          harnesses: p.plan.harnesses.map((d) => ({ name: d.harness, liveness: d.liveness.status, version: d.version ?? null })),
+          candidates: p.plan.candidates.map(nameOf),
+          tasks: p.plan.tasks.map((t) => t.id),
+          reps: sel.reps,
+          judge: p.judgeRef,
+          preflightUsd: Option.getOrNull(sel.preflightUsd),
+          preflightShare: Option.getOrNull(sel.preflightShare),
+          endpoint: endpointFromEnv() === undefined ? "harness login" : "ASSAY_HARNESS_BASE_URL"
+        }
+      })
+
+    if (Option.isSome(sel.preflightUsd) || Option.isSome(sel.preflightShare)) {
+      const { estimate: gate, pilotRun } = yield* inRunner(runPilot(p.runnerPlan, settings(true), policy.gate(Option.getOrNull(sel.preflightUsd))))
+      const pilotReport = yield* finish(pilotRun)
+      if ((yield* policy.stopped) !== null) {
+        yield* printReport(pilotReport, sel.json)
+        return yield* policy.exitCode
+      }
+      if (gate.verdict !== "within-budget") {
+        const hint = gate.verdict === "over-allowance" ? "a larger --preflight-share" : "a larger --preflight-usd"
+        if (sel.json) yield* printJson({ stopped: gate.verdict, runId: gate.runId, estimate: gate })
+        else yield* Console.log(renderEstimate(gate) + `\nstopped: ${gate.verdict}; run again with ${hint} to resume after the pilot`)
+        return 3
+      }
+      if (!sel.json) yield* Console.error(renderEstimate(gate))
+    }
+    const report = yield* finish(yield* inRunner(runExperiment(p.runnerPlan, settings(false))))
+    yield* printReport(report, sel.json)
+    return yield* policy.exitCode
   })
 
-/** A stored `quota-baseline` note: window -> percent used at the experiment's first reading. */
-const baselineOf = (note: unknown): ReadonlyMap<string, number> =>
-  new Map(
-    typeof note === "object" && note !== null
-      ? Object.entries(note).filter((e): e is [string, number] => typeof e[1] === "number")
-      : []
-  )
-
-/** The recommendation over a run's current Attempts (kept and fresh). */
-export const recommendationOf = (attempts: ReadonlyArray<Attempt>, judge: Recommendation["judge"]): Recommendation => {
-  const rows: Array<ResultRow> = attempts.map((a) => ({
-    candidate: a.candidate,
-    task: a.task,
-    role: a.stratum === "orchestrator" || a.stratum === "worker" ? a.stratum : "both",
-    status: "done",
-    score: a.verdict.reward,
-    costUsd: a.usage.costUsd ?? undefined,
-    wallMs: resultOf(a)?.harness?.wallMs ?? a.usage.wallSeconds * 1000
-  }))
-  const rec = recommend(rows)
-  const models: Record<string, Array<string>> = {}
-  for (const a of attempts) {
-    const seen = (models[a.candidate] ??= [])
-    for (const m of resultOf(a)?.harness?.models ?? []) if (!seen.includes(m)) seen.push(m)
-  }
-  const pick = (p: typeof rec.orchestrator) => (p === undefined ? null : { ...p, medianCostUsd: p.medianCostUsd ?? null })
-  return {
-    orchestrator: pick(rec.orchestrator),
-    worker: pick(rec.worker),
-    standings: {
-      orchestrator: rec.standings.orchestrator.map((s) => ({ ...s, medianCostUsd: s.medianCostUsd ?? null })),
-      worker: rec.standings.worker.map((s) => ({ ...s, medianCostUsd: s.medianCostUsd ?? null }))
-    },
-    smallestSample: rec.smallestSample ?? null,
-    warnings: rec.warnings,
-    models,
-    judge
-  }
-}
-
-/** `run --harness ...`: returns the exit code (2: plan printed without --yes; 3: stopped by the allowance). */
+/** `run --harness ...`: returns the exit code (2: plan printed without --yes; 3: stopped by the allowance or the preflight). */
 export const runHarnesses = (sel: HarnessRunSelection) =>
   Effect.gen(function*() {
-    const maxUsd = Option.getOrElse(sel.maxUsd, () => DEFAULT_MAX_USD)
-    const timeoutSecs = Option.getOrElse(sel.timeoutSecs, () => DEFAULT_TIMEOUT_SECS)
-    const allowance: Allowance.Allowance = { ...Allowance.defaultAllowance, ...Option.match(sel.preflightShare, { onNone: () => ({}), onSome: (share) => ({ share }) }) }
-    if (!(allowance.share > 0 && allowance.share <= 1)) return yield* new UsageError({ detail: "--preflight-share must be in (0, 1]" })
-    if (!(timeoutSecs > 0)) return yield* new UsageError({ detail: "--timeout-secs must be positive" })
-    // Said rather than ignored: these are not wired for harness runs yet.
-    if (Option.isSome(sel.preflightUsd) && !(sel.preflightUsd.value >= 0)) return yield* new UsageError({ detail: "--preflight-usd must be a number of dollars, 0 or more" })
-    if (Option.isSome(sel.faults)) return yield* new UsageError({ detail: "--faults is not available for harness runs yet" })
+    const limits = yield* limitsOf(sel)
     const p = yield* prepare(sel)
     if (!sel.yes) {
-      const doc = planDocument(sel, p, yield* cellStates(sel.home, p), maxUsd, timeoutSecs)
+      const { states } = yield* homeStanding(sel.home, p)
+      const doc = planDocument(sel, p, states, limits.maxUsd, limits.timeoutSecs)
       yield* sel.json ? printJson({ ...doc, ran: false, hint: "add --yes to run" }) : Console.log(planText(doc) + "\nnot run: add --yes to run it")
       return 2
     }
@@ -378,115 +374,9 @@ export const runHarnesses = (sel: HarnessRunSelection) =>
     const binaries: Partial<Record<HarnessName, string>> = {}
     for (const d of p.plan.harnesses) if (d.liveness.status === "live" && d.binary !== undefined) binaries[d.harness] = d.binary
     const { spawnHandler } = yield* Effect.promise(() => import("../../providers/corpus/index.ts"))
-    // "Since the experiment started": each window's first reading is kept in the store, so a
-    // resumed run counts from it too (its newest reading is taken afresh: windows reset).
-    const priorBaseline = existsSync(path.join(sel.home, "assay.sqlite"))
-      ? yield* Effect.flatMap(Store.Store, (s) => s.latestNote(p.runnerPlan.experimentId, "quota-baseline")).pipe(Effect.provide(Store.layer(sel.home)))
-      : null
-    const meter = yield* Ref.make<Allowance.Meter>({ ...Allowance.emptyMeter, baseline: baselineOf(priorBaseline) })
-    // Known dollars spent by this run: the runs' and their judging (the judge is paid too).
-    const spent = yield* Ref.make(0)
-    const base = stderrProgress()
-    const progress: Progress = {
-      ...base,
-      cell: (info) =>
-        Effect.all([
-          Ref.update(meter, (m) => Allowance.observe(m, quotaOf(info.last))),
-          Ref.update(spent, (usd) => usd + (info.last.usage.costUsd ?? 0) + (info.last.judging?.costUsd ?? 0)),
-          base.cell(info)
-        ], { discard: true })
+    const handlers: Handlers = {
+      "process/spawn": spawnHandler({ binaries, endpoint: endpointFromEnv(), python: p.python, timeoutMs: limits.timeoutSecs * 1000 }),
+      "model/generate": modelCalls
     }
-    const refused = yield* Ref.make<string | null>(null)
-    const settings = (pilot: boolean): RunSettings => ({
-      // One at a time: harness runs share the machine, their wall time is measured, and each
-      // cell's quota readings follow the previous cell's.
-      parallel: 1,
-      // The spend cap is checked in `admit`, with the judge's spending counted.
-      maxUsd: null,
-      // A backstop: the harness and judge runs are killed at their own limit first.
-      timeoutSeconds: timeoutSecs * 2 + 120,
-      handlers: {
-        "process/spawn": spawnHandler({ binaries, endpoint: endpointFromEnv(), python: p.python, timeoutMs: timeoutSecs * 1000 }),
-        "model/generate": modelCalls
-      },
-      progress,
-      admit: () =>
-        Effect.gen(function*() {
-          const usd = yield* Ref.get(spent)
-          if (usd >= maxUsd) return `spend cap: $${usd.toFixed(4)} of $${maxUsd} spent (runs and their judging)`
-          const why = Allowance.refusal(yield* Ref.get(meter), allowance)
-          if (why !== null) yield* Ref.update(refused, (r) => r ?? why)
-          return why
-        }),
-      settings: {
-        benchmarks: ["corpus"],
-        harnesses: p.plan.harnesses.map((d) => ({ name: d.harness, liveness: d.liveness.status, version: d.version ?? null })),
-        candidates: p.plan.candidates.map(candidateName),
-        tasks: p.plan.tasks.map((t) => t.id),
-        reps: sel.reps,
-        parallel: 1,
-        maxUsd,
-        timeoutSecs,
-        judge: p.judgeRef,
-        allowance: { share: allowance.share, pauseAt: allowance.pauseAt },
-        preflightUsd: Option.getOrNull(sel.preflightUsd),
-        preflightShare: Option.getOrNull(sel.preflightShare),
-        pilot,
-        endpoint: endpointFromEnv() === undefined ? "harness login" : "ASSAY_HARNESS_BASE_URL"
-      }
-    })
-    const inStore = <A, E>(effect: Effect.Effect<A, E, Store.Store>) => Effect.provide(effect, Store.layer(sel.home))
-    // Each window's first reading, kept with the run so that a resumed run counts from it.
-    const keepBaseline = (runId: string) =>
-      Effect.flatMap(Ref.get(meter), ({ baseline }) =>
-        baseline.size > 0 ? inStore(Effect.flatMap(Store.Store, (s) => s.putNote(runId, "quota-baseline", Object.fromEntries(baseline)))) : Effect.void)
-
-    // The run's report with the recommendation; refused by the allowance, the run is incomplete
-    // and no Scorecard is kept for it (running again resumes from the cells already done).
-    const finish = (outcome: RunOutcome) =>
-      Effect.gen(function*() {
-        const stopped = yield* Ref.get(refused)
-        const judge = p.judgeRef === null ? null : { ref: p.judgeRef, alsoCandidate: p.plan.judge.kind === "harness" && p.plan.judge.alsoCandidate }
-        const recommendation = recommendationOf(outcome.attempts, judge)
-        // A candidate on the harness's default model is named by the models its transcripts show.
-        const shown = Object.entries(recommendation.models)
-          .filter(([c, ms]) => ms.length > 0 && !ms.every((m) => c.endsWith(`:${m}`)))
-          .map(([c, ms]) => `${c} ran ${ms.join(", ")} (as its transcripts show)`)
-        const notes = [...(outcome.report.notes ?? []), ...shown]
-        const withRecommendation: Report = { ...outcome.report, ...(notes.length > 0 ? { notes } : {}), recommendation }
-        const report: Report = stopped === null
-          ? withRecommendation
-          : {
-            ...withRecommendation,
-            scorecards: [],
-            comparisons: [],
-            frontier: [],
-            warnings: [...(withRecommendation.warnings ?? []), `stopped by the subscription allowance: ${stopped}; run again to resume`]
-          }
-        yield* inStore(Effect.flatMap(Store.Store, (store) => store.finishRun(report.runId, report)))
-        yield* sel.json ? Effect.flatMap(encodeJson(report).pipe(Effect.orDie), Console.log) : Console.log(renderText(report))
-        return stopped === null ? 0 : 3
-      })
-
-    if (Option.isSome(sel.preflightUsd) || Option.isSome(sel.preflightShare)) {
-      const { estimate: gate, pilotRun } = yield* inStore(runPilot(p.runnerPlan, settings(true), {
-        budgetUsd: Option.getOrNull(sel.preflightUsd),
-        parallel: 1,
-        readings: quotaOf,
-        allowance: Effect.map(Ref.get(meter), (m) => Allowance.standing(m, allowance))
-      }))
-      yield* keepBaseline(pilotRun.report.runId)
-      if ((yield* Ref.get(refused)) !== null) return yield* finish(pilotRun)
-      if (gate.verdict !== "within-budget") {
-        const hint = gate.verdict === "over-allowance" ? "a larger --preflight-share" : "a larger --preflight-usd"
-        if (sel.json) yield* printJson({ stopped: gate.verdict, runId: gate.runId, estimate: gate })
-        else yield* Console.log(renderEstimate(gate) + `\nstopped: ${gate.verdict}; run again with ${hint} to resume after the pilot`)
-        return 3
-      }
-      if (!sel.json) yield* Console.error(renderEstimate(gate))
-    }
-    const outcome = yield* inStore(runExperiment(p.runnerPlan, settings(false)))
-    yield* keepBaseline(outcome.report.runId)
-    return yield* finish(outcome)
+    return yield* Effect.provide(runInStore(sel, p, limits, handlers), Store.layer(sel.home))
   })
-

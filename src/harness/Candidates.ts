@@ -5,7 +5,7 @@
  */
 import { Either, Schema } from "effect"
 import { costAt } from "../model/Cost.ts"
-import type { Cost, RegistryFile } from "../model/Registry.ts"
+import { type Cost, type RegistryFile, resolveIn } from "../model/Registry.ts"
 import { adapters } from "./adapters/index.ts"
 import { type Detection, type HarnessName, isHarnessName, type ModelCall } from "./Harness.ts"
 
@@ -41,6 +41,10 @@ export interface Candidate {
   readonly label: string
 }
 
+/** The candidate's name in an experiment: `harness:NAME` on the harness's default model, else `harness:NAME:MODEL`. */
+export const nameOf = (c: Pick<Candidate, "harness" | "model">): string =>
+  c.model === undefined ? `harness:${c.harness}` : `harness:${c.harness}:${c.model}`
+
 export interface HarnessModel {
   readonly harness: HarnessName
   readonly model: string
@@ -70,6 +74,20 @@ export const parseHarnessModel = (input: string): Either.Either<HarnessModel, Ca
   }
   return Either.right({ harness, model: input.slice(i + 1) })
 }
+
+/**
+ * Registry rows for picks named by an alias (`codex:gpt-5`): the harness is asked for the name the
+ * user typed, priced as the model the alias stands for.
+ */
+export const aliasRows = (file: RegistryFile, picks: ReadonlyArray<HarnessModel>): ReadonlyArray<RegistryModel> =>
+  picks.flatMap((p) =>
+    adapters[p.harness].vendors.flatMap((vendor) => {
+      const found = resolveIn(file, `${vendor}:${p.model}`)
+      return found._tag === "Right" && found.right.provider === vendor && found.right.model.id !== p.model
+        ? [{ provider: vendor, id: p.model, family: found.right.model.family, retired: found.right.model.status === "retired", cost: found.right.model.cost }]
+        : []
+    })
+  )
 
 export interface CandidateFilter {
   /** Registry families to keep (case-insensitive); empty or absent = all. */

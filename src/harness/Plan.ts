@@ -70,6 +70,16 @@ export const planHarnessRuns = (input: {
   return { harnesses: input.detections, candidates, tasks, skippedTasks, runs, judge, judgeCalls: judge.kind === "none" ? 0 : runs.length }
 }
 
+/** The judge as an environment names it in `models.judge` (`PROVIDER:MODEL` or `harness:NAME[:MODEL]`); null without one. */
+export const judgeRefOf = (plan: Pick<HarnessPlan, "judge">): string | null =>
+  plan.judge.kind === "none"
+    ? null
+    : plan.judge.kind === "model"
+    ? plan.judge.ref
+    : plan.judge.harness.model === "default"
+    ? `harness:${plan.judge.harness.harness}`
+    : `harness:${plan.judge.harness.harness}:${plan.judge.harness.model}`
+
 const chooseJudge = (request: JudgeRequest, candidates: ReadonlyArray<Candidate>): JudgeChoice => {
   if (request === "none") return { kind: "none", reason: "--no-judge" }
   if (request === "default") {

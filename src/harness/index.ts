@@ -1,4 +1,4 @@
-/** Agent CLIs as candidates: detection, headless runs on the embedded corpus, grading, recommendation. */
+/** Agent CLIs as candidates: detection, headless runs on the embedded corpus, grading, recommendation, and the policy a harness run plugs into the runner. */
 export * as Adapters from "./adapters/index.ts"
 export * as Candidates from "./Candidates.ts"
 export * as Corpus from "./Corpus.ts"
@@ -11,3 +11,4 @@ export * as Plan from "./Plan.ts"
 export * as Process from "./Process.ts"
 export * as Recommend from "./Recommend.ts"
 export * as Run from "./Run.ts"
+export * as RunPolicy from "./RunPolicy.ts"

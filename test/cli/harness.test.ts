@@ -191,7 +191,7 @@ describe("assay plan|run|report --harness with a fake agent CLI", { timeout: 300
     expect(run.code, run.stderr).toBe(0)
     const report = JSON.parse(run.stdout)
     const [attempt] = results(home, report.runId)
-    expect(attempt!.recording.map((r) => `${r.kind} ${r.key}`)).toEqual(["process/spawn codex", `model/generate judge:openai:${MINI}`])
+    expect(attempt!.recording.map((r) => `${r.kind} ${r.key}`)).toEqual(["process/spawn codex", "model/generate judge"])
     // correctness 1, judge 6/10.
     expect(attempt!.verdict.reward).toBeCloseTo(0.8, 10)
     expect(attempt!.verdict.checks).toEqual({ "answers 8443": true, judge: false })

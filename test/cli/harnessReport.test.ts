@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { recommendationOf } from "../../src/cli/harness.ts"
+import { recommendationOf } from "../../src/harness/RunPolicy.ts"
 import { decodeJson, encodeJson, renderHtml, renderMarkdown, renderText, type Report } from "../../src/experiment/Report.ts"
 import type { Attempt } from "../../src/schema/Attempt.ts"
 

@@ -1,0 +1,231 @@
+/**
+ * The policy of a harness run, plugged into the experiment runner through its settings like any
+ * candidate kind's: one cell at a time (runs share the machine, their wall time is measured, and
+ * each cell's quota readings follow the previous cell's); before each cell, the spend cap (the
+ * runs and their judging) and the subscription allowance; after each, its quota readings metered;
+ * at the end, the report with the orchestrator/worker recommendation, its Scorecards withheld
+ * when the allowance stopped the run. The command parses options into `Limits`, builds the plan,
+ * stores and prints; nothing here opens a store or prints.
+ */
+import { Effect, Ref } from "effect"
+import type { Json } from "../content/Canonical.ts"
+import type { Gate } from "../experiment/Preflight.ts"
+import type { Recommendation, Report } from "../experiment/Report.ts"
+import type { Progress, RunOutcome, RunSettings } from "../experiment/Runner.ts"
+import type { Attempt } from "../schema/Attempt.ts"
+import type { Handlers } from "../world/WorldEffects.ts"
+import * as Allowance from "./Allowance.ts"
+import type { HarnessPlan } from "./Plan.ts"
+import { recommend, type ResultRow } from "./Recommend.ts"
+
+export const DEFAULT_MAX_USD = 10
+export const DEFAULT_TIMEOUT_SECS = 600
+
+export interface Limits {
+  /** No new cell starts once the known dollars of this command's runs and their judging reach this. */
+  readonly maxUsd: number
+  /** Each harness run (and a harness judge's) is killed after this. */
+  readonly timeoutSecs: number
+  readonly allowance: Allowance.Allowance
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading Attempts
+
+interface HarnessResult {
+  readonly harness?: {
+    readonly models?: ReadonlyArray<string>
+    readonly wallMs?: number
+  }
+}
+
+const resultOf = (a: Attempt): HarnessResult | undefined => {
+  const result = (a.output as { readonly result?: unknown } | null)?.result
+  return typeof result === "object" && result !== null ? (result as HarnessResult) : undefined
+}
+
+/**
+ * The quota readings of every harness run an Attempt made (the candidate's and a harness judge's:
+ * they draw on the same account), in the order they ran. Read from the recording, so a run that
+ * ended in a fault (a quota refusal) still counts.
+ */
+export const quotaOf = (a: Attempt): ReadonlyArray<Allowance.Reading> =>
+  a.recording.flatMap((r) => {
+    if (r.kind !== "process/spawn" || !("ok" in r.outcome)) return []
+    const quota = (r.outcome.ok as { readonly quota?: unknown } | null)?.quota
+    return Array.isArray(quota)
+      ? quota.filter((q): q is Allowance.Reading => typeof q?.window === "string" && typeof q?.usedPercent === "number")
+      : []
+  })
+
+/** A stored `quota-baseline` note: window -> percent used at the experiment's first reading. */
+export const baselineOf = (note: unknown): ReadonlyMap<string, number> =>
+  new Map(
+    typeof note === "object" && note !== null
+      ? Object.entries(note).filter((e): e is [string, number] => typeof e[1] === "number")
+      : []
+  )
+
+/** The judge as the recommendation names it: its ref and whether it is also a candidate; null without one. */
+export const judgeOf = (plan: HarnessPlan, ref: string | null): Recommendation["judge"] =>
+  ref === null ? null : { ref, alsoCandidate: plan.judge.kind === "harness" && plan.judge.alsoCandidate }
+
+/** The recommendation over a run's current Attempts (kept and fresh). */
+export const recommendationOf = (attempts: ReadonlyArray<Attempt>, judge: Recommendation["judge"]): Recommendation => {
+  const rows: Array<ResultRow> = attempts.map((a) => ({
+    candidate: a.candidate,
+    task: a.task,
+    role: a.stratum === "orchestrator" || a.stratum === "worker" ? a.stratum : "both",
+    status: "done",
+    score: a.verdict.reward,
+    costUsd: a.usage.costUsd ?? undefined,
+    wallMs: resultOf(a)?.harness?.wallMs ?? a.usage.wallSeconds * 1000
+  }))
+  const rec = recommend(rows)
+  const models: Record<string, Array<string>> = {}
+  for (const a of attempts) {
+    const seen = (models[a.candidate] ??= [])
+    for (const m of resultOf(a)?.harness?.models ?? []) if (!seen.includes(m)) seen.push(m)
+  }
+  const pick = (p: typeof rec.orchestrator) => (p === undefined ? null : { ...p, medianCostUsd: p.medianCostUsd ?? null })
+  return {
+    orchestrator: pick(rec.orchestrator),
+    worker: pick(rec.worker),
+    standings: {
+      orchestrator: rec.standings.orchestrator.map((s) => ({ ...s, medianCostUsd: s.medianCostUsd ?? null })),
+      worker: rec.standings.worker.map((s) => ({ ...s, medianCostUsd: s.medianCostUsd ?? null }))
+    },
+    smallestSample: rec.smallestSample ?? null,
+    warnings: rec.warnings,
+    models,
+    judge
+  }
+}
+
+/**
+ * A run's report as a harness run finishes it: with the recommendation and, for a candidate on
+ * its harness's default model, a note naming the models its transcripts show. Stopped by the
+ * allowance (`stopped`, the first refusal), the run is incomplete: no Scorecard is kept for it,
+ * and running again resumes from the cells already done.
+ */
+export const finishedReport = (
+  outcome: Pick<RunOutcome, "report" | "attempts">,
+  judge: Recommendation["judge"],
+  stopped: string | null
+): Report => {
+  const recommendation = recommendationOf(outcome.attempts, judge)
+  const shown = Object.entries(recommendation.models)
+    .filter(([c, ms]) => ms.length > 0 && !ms.every((m) => c.endsWith(`:${m}`)))
+    .map(([c, ms]) => `${c} ran ${ms.join(", ")} (as its transcripts show)`)
+  const notes = [...(outcome.report.notes ?? []), ...shown]
+  const report: Report = { ...outcome.report, ...(notes.length > 0 ? { notes } : {}), recommendation }
+  return stopped === null
+    ? report
+    : {
+      ...report,
+      scorecards: [],
+      comparisons: [],
+      frontier: [],
+      warnings: [...(report.warnings ?? []), `stopped by the subscription allowance: ${stopped}; run again to resume`]
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The policy of one command: its meters live as long as the command, across a pilot and the rest
+
+export interface RunPolicy {
+  readonly limits: Limits
+  /**
+   * The runner's settings for one run of the plan (`pilot`: the preflight's). `progress` is the
+   * command's drawing; the policy meters each finished cell before drawing it. `record` is what
+   * the command keeps with the run besides the policy's own limits.
+   */
+  readonly settings: (run: {
+    readonly pilot: boolean
+    readonly handlers: Handlers
+    readonly progress: Progress
+    readonly record: { readonly [key: string]: Json }
+  }) => RunSettings
+  /** The preflight gate: dollars against `budgetUsd`, window points against the allowance. */
+  readonly gate: (budgetUsd: number | null) => Gate
+  /** The first refusal by the allowance, if the allowance refused a cell: the run stopped. */
+  readonly stopped: Effect.Effect<string | null>
+  /** 0, or 3 when the allowance stopped the run. */
+  readonly exitCode: Effect.Effect<0 | 3>
+  /** Each window's first reading, to keep with the run so that a resumed run counts from it; null before any. */
+  readonly baseline: Effect.Effect<{ readonly [window: string]: number } | null>
+  /** The report to finish a run with (see `finishedReport`). */
+  readonly finish: (outcome: Pick<RunOutcome, "report" | "attempts">) => Effect.Effect<Report>
+}
+
+/**
+ * The policy of a harness command. `baseline` is the experiment's stored `quota-baseline` note
+ * (null on its first run): "since the experiment started" counts from each window's first reading
+ * ever, while its newest reading is taken afresh (windows reset).
+ */
+export const make = (options: {
+  readonly limits: Limits
+  readonly baseline: unknown
+  readonly judge: Recommendation["judge"]
+}): Effect.Effect<RunPolicy> =>
+  Effect.gen(function*() {
+    const { limits } = options
+    const meter = yield* Ref.make<Allowance.Meter>({ ...Allowance.emptyMeter, baseline: baselineOf(options.baseline) })
+    // Known dollars spent by this command's runs: the runs' and their judging (the judge is paid too).
+    const spent = yield* Ref.make(0)
+    const refused = yield* Ref.make<string | null>(null)
+
+    const admit = Effect.gen(function*() {
+      const usd = yield* Ref.get(spent)
+      if (usd >= limits.maxUsd) return `spend cap: $${usd.toFixed(4)} of $${limits.maxUsd} spent (runs and their judging)`
+      const why = Allowance.refusal(yield* Ref.get(meter), limits.allowance)
+      if (why !== null) yield* Ref.update(refused, (r) => r ?? why)
+      return why
+    })
+
+    const metered = (draw: Progress): Progress => ({
+      ...draw,
+      cell: (info) =>
+        Effect.all([
+          Ref.update(meter, (m) => Allowance.observe(m, quotaOf(info.last))),
+          Ref.update(spent, (usd) => usd + (info.last.usage.costUsd ?? 0) + (info.last.judging?.costUsd ?? 0)),
+          draw.cell(info)
+        ], { discard: true })
+    })
+
+    const settings: RunPolicy["settings"] = (run) => ({
+      parallel: 1,
+      // The spend cap is checked in `admit`: a harness run's cost is known only once it ends, and
+      // the judge's spending is counted with it.
+      maxUsd: null,
+      // A backstop: the harness and judge runs are killed at their own limit first.
+      timeoutSeconds: limits.timeoutSecs * 2 + 120,
+      handlers: run.handlers,
+      progress: metered(run.progress),
+      admit: () => admit,
+      settings: {
+        ...run.record,
+        parallel: 1,
+        maxUsd: limits.maxUsd,
+        timeoutSecs: limits.timeoutSecs,
+        allowance: { share: limits.allowance.share, pauseAt: limits.allowance.pauseAt },
+        pilot: run.pilot
+      }
+    })
+
+    const stopped = Ref.get(refused)
+    return {
+      limits,
+      settings,
+      gate: (budgetUsd) => ({
+        budgetUsd,
+        parallel: 1,
+        readings: quotaOf,
+        allowance: Effect.map(Ref.get(meter), (m) => Allowance.standing(m, limits.allowance))
+      }),
+      stopped,
+      exitCode: Effect.map(stopped, (s) => (s === null ? 0 : 3)),
+      baseline: Effect.map(Ref.get(meter), ({ baseline }) => (baseline.size > 0 ? Object.fromEntries(baseline) : null)),
+      finish: (outcome) => Effect.map(stopped, (s) => finishedReport(outcome, options.judge, s))
+    } satisfies RunPolicy
+  })
