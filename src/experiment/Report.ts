@@ -132,8 +132,13 @@ export const CandidateFaults = Schema.Struct({
   cellsWithFaults: Count,
   /** Cells that ended in an infrastructure fault: no verdict on the candidate. */
   endedInFault: Count,
-  /** Cells the candidate failed itself (reward below 1, not ended in a fault). */
-  failedByCandidate: Count
+  /**
+   * Cells failed (reward below 1) that went on after meeting a fault, shown to the candidate as
+   * an error it could retry: how well it copes is what a robustness run measures.
+   */
+  failedAfterFault: Count,
+  /** Cells the candidate failed meeting no fault at all: its own failures. */
+  failedWithoutFault: Count
 })
 export type CandidateFaults = typeof CandidateFaults.Type
 
@@ -458,8 +463,8 @@ const comparisonTable = (comparisons: ReadonlyArray<Comparison>): Table => ({
 })
 
 const faultTable = (rows: ReadonlyArray<CandidateFaults>): Table => ({
-  headers: ["candidate", "benchmark", "cells", "faults injected", "cells with faults", "ended in a fault", "failed by the candidate"],
-  align: ["left", "left", "right", "right", "right", "right", "right"],
+  headers: ["candidate", "benchmark", "cells", "faults injected", "cells with faults", "ended in a fault", "failed after a fault", "failed, no fault"],
+  align: ["left", "left", "right", "right", "right", "right", "right", "right"],
   rows: rows.map((c) => [
     c.candidate,
     c.benchmark,
@@ -467,7 +472,8 @@ const faultTable = (rows: ReadonlyArray<CandidateFaults>): Table => ({
     formatCount(c.injected),
     formatCount(c.cellsWithFaults),
     formatCount(c.endedInFault),
-    formatCount(c.failedByCandidate)
+    formatCount(c.failedAfterFault),
+    formatCount(c.failedWithoutFault)
   ])
 })
 

@@ -157,13 +157,12 @@ const endedInFault = (attempt: Attempt): boolean => attempt.verdict.ended?.reaso
 
 /** Ends that are not the candidate's doing: an outage, the spend cap, a broken setup or grader. */
 const notTheCandidates = new Set(["fault", "spend-cap", "setup-failed", "evaluator-failed"])
-const failedByCandidate = (attempt: Attempt): boolean =>
-  attempt.verdict.reward < 1 && !notTheCandidates.has(attempt.verdict.ended?.reason ?? "")
+const failed = (attempt: Attempt): boolean => attempt.verdict.reward < 1 && !notTheCandidates.has(attempt.verdict.ended?.reason ?? "")
 
 /**
  * The fault section of a report: the spec the run injected with (null: none) and, per candidate
- * and benchmark, the faults injected and the cells that ended in one, apart from the cells the
- * candidate failed itself.
+ * and benchmark, the faults injected, the cells that ended in one, and the failed cells apart:
+ * those that met a fault on the way and those that met none (the candidate's own failures).
  */
 export const faultSummary = (attempts: ReadonlyArray<Attempt>, spec: FaultSpec | null): Faults => {
   const candidates: Array<CandidateFaults> = []
@@ -176,7 +175,8 @@ export const faultSummary = (attempts: ReadonlyArray<Attempt>, spec: FaultSpec |
       injected: group.reduce((n, a) => n + a.faults.length, 0),
       cellsWithFaults: group.filter((a) => faultsOfAttempt(a).length > 0).length,
       endedInFault: group.filter(endedInFault).length,
-      failedByCandidate: group.filter(failedByCandidate).length
+      failedAfterFault: group.filter((a) => failed(a) && faultsOfAttempt(a).length > 0).length,
+      failedWithoutFault: group.filter((a) => failed(a) && faultsOfAttempt(a).length === 0).length
     })
   }
   return { spec, candidates }
