@@ -3,12 +3,16 @@ import { defineConfig } from "vitest/config"
 const shared = {
   // Benchmark data is read from ASSAY_DATA_DIR; the shared copy sits beside the checkout.
   env: { ASSAY_DATA_DIR: process.env.ASSAY_DATA_DIR ?? "../shared/data" },
+  // After each test file, the folders test/support/tempDirs.ts made for it are removed.
+  setupFiles: ["test/support/removeTempDirs.ts"],
   testTimeout: 60_000,
   hookTimeout: 60_000
 }
 
 export default defineConfig({
   test: {
+    // A temp folder of the run's own (TMPDIR); what the tests leave in it is listed, and fails CI.
+    globalSetup: ["test/support/tempFolders.ts"],
     pool: "forks",
     // Many tests wait on child processes (the command, agent CLIs, chromium): one worker per core
     // plus one keeps both cores busy.

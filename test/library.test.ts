@@ -2,12 +2,10 @@
  * A provider written against the library's public surface alone (src/index.ts), as a provider
  * author would: a counter benchmark with one write tool, run as an experiment in a fresh home.
  */
-import { mkdtempSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Agent, Capabilities, type Canonical, EnvironmentDef, evaluate, type Provider, Runner, Store, Tool, ToolLoop, World } from "../src/index.ts"
+import { tempDir } from "./support/tempDirs.ts"
 
 const VERSION = "1"
 const targets = [1, 3, 5]
@@ -95,7 +93,7 @@ describe("the library's public surface", () => {
       })
       expect(gold.verdict).toMatchObject({ reward: 1, checks: { reached: true } })
 
-      const home = mkdtempSync(join(tmpdir(), "assay-library-"))
+      const home = tempDir("assay-library-")
       const candidates = ["gold", "echo"].map((name): Runner.Candidate => ({
         def: counter.rosterDef(name),
         registryEntry: null,

@@ -9,6 +9,9 @@
  * /proc/PID/environ carries the token: SIGTERM first (a CLI may remove its temp files), SIGKILL
  * after a short grace, scanning again until none remain or a bound is reached.
  *
+ * The child's TMPDIR is a folder of the run's own, removed once every process is gone: what an
+ * agent CLI or a check leaves in its temp folder goes with the run.
+ *
  * What it cannot catch: a descendant that starts with a cleared environment (`env -i`) *and*
  * leaves the group *and* is orphaned before the sweep. Without /proc (macOS, BSD) only the group
  * is killed, as before.
@@ -16,13 +19,16 @@
 import { spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { Deferred, Effect, Option, Schema } from "effect"
 
 export interface ProcessSpec {
   readonly command: string
   readonly args: ReadonlyArray<string>
   readonly cwd: string
-  /** The complete environment of the child (nothing is inherited implicitly) but the run's token. */
+  /** The complete environment of the child (nothing is inherited implicitly) but the run's token
+   * (ASSAY_RUN_TOKEN) and temp folder (TMPDIR). */
   readonly env: Readonly<Record<string, string>>
   readonly timeoutMs: number
   /** Output kept per stream; the rest is dropped (counted in `truncated`). Default 8 MiB. */
@@ -145,14 +151,20 @@ const carriesToken = (pid: number, token: string): boolean => {
  * The live processes of a run, by pid and start time: the leader's group, every process carrying
  * the token, and every descendant of those (and of processes found before, while they live).
  */
-const membersOf = (leader: number, token: string, known: ReadonlyMap<number, string>): Map<number, string> => {
+const membersOf = (
+  leader: number,
+  leaderStart: number,
+  token: string,
+  known: ReadonlyMap<number, string>
+): Map<number, string> => {
   const stats = new Map<number, Stat>()
   for (const name of fs.readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue
     const pid = Number(name)
     if (pid === process.pid) continue
     const s = statOf(pid)
-    if (s !== undefined) stats.set(pid, s)
+    // Started before the leader: not of this run (and no environ to read, which is what costs).
+    if (s !== undefined && Number(s.start) >= leaderStart) stats.set(pid, s)
   }
   const members = new Map<number, string>()
   for (const [pid, s] of stats) {
@@ -180,7 +192,7 @@ const membersOf = (leader: number, token: string, known: ReadonlyMap<number, str
  * Ends every process of a run and waits until none is left (bounded by SWEEP_LIMIT_MS). Each
  * process found gets SIGTERM; once the grace is over, everything still found gets SIGKILL.
  */
-export const terminate = (leader: number, token: string): Effect.Effect<Termination> =>
+export const terminate = (leader: number, leaderStart: number, token: string): Effect.Effect<Termination> =>
   Effect.gen(function* () {
     const started = Date.now()
     if (!hasProc) {
@@ -188,14 +200,12 @@ export const terminate = (leader: number, token: string): Effect.Effect<Terminat
       signal(-leader, "SIGKILL")
       return { method: "group", signalled: 1, remaining: 0, ms: Date.now() - started }
     }
-    const signalled = new Map<number, string>()
     // The leader by its start time, so a pid reused after it was reaped is not taken for it.
-    const leaderStat = statOf(leader)
-    if (leaderStat !== undefined) signalled.set(leader, leaderStat.start)
+    const signalled = new Map<number, string>([[leader, String(leaderStart)]])
     let killing = false
     signal(-leader, "SIGTERM")
     for (;;) {
-      const members = membersOf(leader, token, signalled)
+      const members = membersOf(leader, leaderStart, token, signalled)
       const elapsed = Date.now() - started
       if (members.size === 0) return { method: "marker", signalled: signalled.size, remaining: 0, ms: elapsed }
       if (elapsed >= SWEEP_LIMIT_MS) {
@@ -217,6 +227,8 @@ export const terminate = (leader: number, token: string): Effect.Effect<Terminat
 
 interface Tree {
   readonly pid: number
+  /** The leader's start time (clock ticks since boot); 0 without /proc. */
+  readonly start: number
   /** The leader's exit; fails when the child reports an error after it started. */
   readonly exited: Deferred.Deferred<{ readonly code: number | null; readonly signal: string | null }, ProcessError>
   /** Both output pipes closed. */
@@ -227,7 +239,7 @@ interface Tree {
   swept: Termination | undefined
 }
 
-const spawnTree = (spec: ProcessSpec, token: string): Effect.Effect<Tree, ProcessError> =>
+const spawnTree = (spec: ProcessSpec, token: string, tmpDir: string): Effect.Effect<Tree, ProcessError> =>
   Effect.gen(function* () {
     const failed = (detail: string) => new ProcessError({ command: spec.command, reason: "spawn-failed", detail })
     const exited = yield* Deferred.make<{ code: number | null; signal: string | null }, ProcessError>()
@@ -237,7 +249,7 @@ const spawnTree = (spec: ProcessSpec, token: string): Effect.Effect<Tree, Proces
       try: () =>
         spawn(spec.command, [...spec.args], {
           cwd: spec.cwd,
-          env: { ...spec.env, [RUN_TOKEN_VARIABLE]: inherited === undefined ? token : `${inherited} ${token}` },
+          env: { ...spec.env, [RUN_TOKEN_VARIABLE]: inherited === undefined ? token : `${inherited} ${token}`, TMPDIR: tmpDir },
           detached: true,
           stdio: ["ignore", "pipe", "pipe"]
         }),
@@ -276,6 +288,9 @@ const spawnTree = (spec: ProcessSpec, token: string): Effect.Effect<Tree, Proces
     })
     return {
       pid,
+      // A leader already gone (or a zombie) has no stat to read: our own start time is a lower
+      // bound of every start time in its tree too.
+      start: hasProc ? Number(statOf(pid)?.start ?? statOf(process.pid)?.start ?? 0) : 0,
       exited,
       closed,
       output: () => ({
@@ -294,15 +309,23 @@ const spawnTree = (spec: ProcessSpec, token: string): Effect.Effect<Tree, Proces
 const sweep = (tree: Tree, token: string): Effect.Effect<Termination> =>
   tree.swept !== undefined
     ? Effect.succeed(tree.swept)
-    : terminate(tree.pid, token).pipe(Effect.tap((t) => Effect.sync(() => (tree.swept = t))))
+    : terminate(tree.pid, tree.start, token).pipe(Effect.tap((t) => Effect.sync(() => (tree.swept = t))))
 
 export const runProcess = (spec: ProcessSpec): Effect.Effect<ProcessOutcome, ProcessError> =>
   Effect.scoped(
     Effect.gen(function* () {
       const token = randomBytes(12).toString("hex")
       const started = Date.now()
+      // Released after the tree (scopes release in reverse): removed once nothing can write to it.
+      const tmpDir = yield* Effect.acquireRelease(
+        Effect.try({
+          try: () => fs.mkdtempSync(path.join(os.tmpdir(), "assay-run-")),
+          catch: (e) => new ProcessError({ command: spec.command, reason: "spawn-failed", detail: `temp folder: ${String(e)}` })
+        }),
+        (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+      )
       // Interrupted (a run cancelled, a budget exceeded): the release ends the whole tree.
-      const tree = yield* Effect.acquireRelease(spawnTree(spec, token), (t) => sweep(t, token))
+      const tree = yield* Effect.acquireRelease(spawnTree(spec, token, tmpDir), (t) => sweep(t, token))
       const first = yield* Effect.raceFirst(
         Deferred.await(tree.exited).pipe(Effect.map(Option.some)),
         wallSleep(spec.timeoutMs).pipe(Effect.as(Option.none()))

@@ -1,12 +1,12 @@
 import { spawn } from "node:child_process"
-import { mkdtempSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
+import { tempDir as sharedTempDir } from "../support/tempDirs.ts"
 
 export const root = resolve(import.meta.dirname, "..", "..")
 export const bin = join(root, "bin", "assay.js")
 
-export const tempDir = (prefix = "assay-cli-") => mkdtempSync(join(tmpdir(), prefix))
+// Removed after the test file (test/support/tempDirs.ts): homes hold SQLite stores and builds.
+export const tempDir = (prefix = "assay-cli-"): string => sharedTempDir(prefix)
 
 export interface Result {
   readonly code: number | null

@@ -1,3 +1,6 @@
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { runProcess } from "../../src/harness/Process.ts"
@@ -49,6 +52,22 @@ describe("process groups", () => {
       expect(pidsIn(o.stderr)).toHaveLength(1)
       expect(pidsIn(o.stderr).filter(isAlive)).toEqual([])
       expect(processesCarrying(o.token)).toEqual([])
+    }))
+})
+
+describe("a run's temp folder", () => {
+  it.live("what the child leaves in TMPDIR is removed with the run, also at a timeout", () =>
+    Effect.gen(function* () {
+      for (const [script, timeoutMs] of [["mktemp -d; mktemp", 10_000], ["mktemp -d; mktemp; sleep 300", 500]] as const) {
+        const o = yield* runProcess({ command: "sh", args: ["-c", script], cwd: "/", env, timeoutMs })
+        const left = o.stdout.trim().split("\n")
+        expect(left).toHaveLength(2)
+        for (const p of left) {
+          expect(p.startsWith(`${os.tmpdir()}/assay-run-`), p).toBe(true)
+          expect(fs.existsSync(p), p).toBe(false)
+        }
+        expect(fs.existsSync(path.dirname(left[0] ?? ""))).toBe(false)
+      }
     }))
 })
 
