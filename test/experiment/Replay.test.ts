@@ -144,6 +144,37 @@ describe("replaying a run", () => {
       })
     ), 60_000)
 
+  it.effect("an Attempt graded by a live judge is named as not replayable rather than judged again", () =>
+    inHome((home) =>
+      Effect.gen(function*() {
+        // A grader that asks a judge (outside WorldEffects, so no recording answers it).
+        let judgeCalls = 0
+        const judged: Provider = {
+          ...ledger,
+          capabilities: {
+            ...ledger.capabilities,
+            evaluator: {
+              ...ledger.capabilities.evaluator,
+              evaluate: (ctx) =>
+                Effect.map(ledger.capabilities.evaluator.evaluate(ctx), (grade) => {
+                  judgeCalls++
+                  return { ...grade, trust: "judge" as const, judging: { calls: 1, inputTokens: 100, outputTokens: 10, costUsd: 0.001 } }
+                })
+            }
+          }
+        }
+        const lanes: ReadonlyArray<Lane> = [{ provider: judged, environments: (yield* ledger.environments).slice(0, 2), candidates: [roster(judged, "gold")] }]
+        const { report } = yield* Effect.flatMap(makePlan(lanes, 1), (plan) =>
+          run(plan, { parallel: 1, maxUsd: null, handlers: {}, progress: silent, settings: {} })).pipe(Effect.provide(Store.layer(home)))
+        expect(judgeCalls).toBe(2)
+        const result = yield* replayRun(report.runId, { lanes }).pipe(Effect.provide(Store.layer(home)))
+        expect(judgeCalls).toBe(2)
+        expect(result).toMatchObject({ replayed: 0, same: 0, differ: [], missing: [] })
+        expect(result.notReplayable.map((n) => n.task)).toEqual(["ledger-01", "ledger-02"])
+        expect(result.notReplayable[0]?.reason).toContain("graded by a live judge")
+      })
+    ))
+
   it.scopedLive("an Attempt whose environment cannot be rebuilt is named, not replayed", () =>
     inHome((home) =>
       Effect.gen(function*() {
