@@ -5,7 +5,8 @@
  * TMPDIR points at a fresh `assay-vitest-*` folder before any worker starts, so every mkdtemp of a
  * test, of the command the tests run, and of the agent CLIs and browsers they start lands in it
  * (os.tmpdir(), mktemp and Chromium all honour TMPDIR). After the run, every entry still in it is
- * listed with its size, and the folder is removed, so a leak never stays in the shared /tmp. New
+ * listed with its size, and the folder is removed, so a leak never stays in the shared /tmp (a run
+ * that ended without teardown has its folder removed by the next run). New
  * `assay-*` entries directly in /tmp (something that ignored TMPDIR) are listed too, as possibly
  * another run's on a shared machine. Live processes still carrying the run's TMPDIR are listed
  * and ended: nothing a test started may outlive the run.
@@ -58,10 +59,29 @@ const processesWithTmpdir = (dir: string): ReadonlyArray<{ readonly pid: number;
 const assayEntriesOfTmp = (tmp: string): ReadonlySet<string> =>
   new Set(fs.readdirSync(tmp).filter((n) => n.startsWith("assay-")))
 
+const pidRunning = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return errnoOf(e) === "EPERM" // someone else's process: running
+  }
+}
+
+/** Folders of earlier runs that ended without their teardown (Ctrl-C, a killed vitest). */
+const removeAbandoned = (tmp: string): void => {
+  for (const name of fs.readdirSync(tmp)) {
+    const pid = /^assay-vitest-(\d+)-/.exec(name)?.[1]
+    if (pid !== undefined && !pidRunning(Number(pid))) fs.rmSync(path.join(tmp, name), { recursive: true, force: true })
+  }
+}
+
 export default function setup(): () => void {
   const sharedTmp = os.tmpdir()
+  removeAbandoned(sharedTmp)
   const before = assayEntriesOfTmp(sharedTmp)
-  const runTmp = fs.mkdtempSync(path.join(sharedTmp, "assay-vitest-"))
+  // Named with our pid, so a later run can tell an abandoned folder from a concurrent run's.
+  const runTmp = fs.mkdtempSync(path.join(sharedTmp, `assay-vitest-${process.pid}-`))
   // Workers are forked after globalSetup and inherit this; os.tmpdir() reads TMPDIR on each call.
   process.env.TMPDIR = runTmp
 
