@@ -3,22 +3,25 @@
  * Attempt, each run's settings and summary, skipped cells and preflight estimates. Each Attempt
  * is committed as it finishes, so a crash loses only the cells in flight.
  */
-import { mkdirSync } from "node:fs"
-import { join, resolve } from "node:path"
+import { resolve } from "node:path"
 import { Migrator, SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Context, Effect, Layer, Schema } from "effect"
 import * as ContentId from "../content/ContentId.ts"
+import * as Home from "./Home.ts"
 import { Attempt } from "../schema/Attempt.ts"
 import { type ExperimentDef, idOf as experimentIdOf } from "../schema/ExperimentDef.ts"
 import { ExperimentDef as ExperimentDefSchema } from "../schema/ExperimentDef.ts"
 
 export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
-  reason: Schema.Literal("open", "query", "decode", "unknown-run"),
+  // damaged: the store file is empty, not SQLite, truncated or corrupt (and was left as it is);
+  // read-only: the store can only be read, and reading it is not enough (its schema is older).
+  reason: Schema.Literal("open", "query", "decode", "unknown-run", "damaged", "read-only"),
   detail: Schema.String
 }) {
   override get message() {
-    return `store: ${this.reason}: ${this.detail}`
+    // A damaged or read-only store is told in a sentence that names the file and what to do.
+    return this.reason === "damaged" || this.reason === "read-only" ? this.detail : `store: ${this.reason}: ${this.detail}`
   }
 }
 
@@ -251,17 +254,53 @@ const rowToRun = (row: { id: string; experiment_id: string; settings: string; st
   summary: row.summary === null ? null : (JSON.parse(row.summary) as unknown)
 })
 
-/** The store of a home folder (created if absent), migrated to the current schema. */
-export const layer = (home: string): Layer.Layer<Store, StoreError> => {
-  const dir = resolve(home)
-  const client = Layer.suspend(() => {
-    mkdirSync(dir, { recursive: true })
-    return SqliteClient.layer({ filename: join(dir, "assay.sqlite") })
+export interface LayerOptions {
+  /**
+   * Open the store read-only: nothing is written, and it fails when the schema would need
+   * migrating. Absent, the store is read-only only when the folder or the file is not writable.
+   */
+  readonly readOnly?: boolean
+}
+
+/** A read-only store is read as it is: one made by an older assay cannot be migrated here. */
+const requireCurrentSchema = (file: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const known = yield* migrations
+    const needed = Math.max(0, ...known.map(([id]) => id))
+    const table = yield* sql<{ n: number }>`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'effect_sql_migrations'`
+    const rows = (table[0]?.n ?? 0) > 0 ? yield* sql<{ id: number | null }>`SELECT MAX(migration_id) AS id FROM effect_sql_migrations` : []
+    const current = rows[0]?.id ?? 0
+    if (current < needed) {
+      return yield* new StoreError({
+        reason: "read-only",
+        detail: `the store ${file} was written by an older assay (schema ${current}, this one reads ${needed}) and is opened read-only, ` +
+          `so it cannot be upgraded: run a writing command (assay run) on it once where it is writable`
+      })
+    }
   })
-  const migrated = Layer.effectDiscard(Migrator.make({})({ loader: migrations }))
-  return Layer.effect(Store, make(dir)).pipe(
-    Layer.provide(migrated),
-    Layer.provide(client),
-    Layer.mapError((e) => new StoreError({ reason: "open", detail: `cannot open the store in ${dir}: ${e.message}` }))
+
+/**
+ * The store of a home folder, migrated to the current schema (created if absent). A store file
+ * that is empty, not SQLite, truncated or corrupt fails with reason "damaged" and is left as it
+ * is. Read-only (asked for, or a folder or file that is not writable) reads without writing.
+ */
+export const layer = (home: string, options: LayerOptions = {}): Layer.Layer<Store, StoreError> => {
+  const dir = resolve(home)
+  return Layer.unwrapScoped(
+    Effect.map(Home.examineStore(dir, options), (access) => {
+      // A read-only connection must not switch the journal mode: that writes the file's header.
+      const client = SqliteClient.layer({ filename: access.filename, readonly: access.readonly, disableWAL: access.readonly })
+      const schema = Layer.effectDiscard(access.readonly ? requireCurrentSchema(access.file) : Migrator.make({})({ loader: migrations }))
+      return Layer.effect(Store, make(dir)).pipe(Layer.provide(schema), Layer.provide(client))
+    })
+  ).pipe(
+    Layer.mapError((e) =>
+      e instanceof StoreError
+        ? e
+        : e instanceof Home.HomeError
+        ? new StoreError({ reason: e.reason === "damaged" || e.reason === "read-only" ? e.reason : "open", detail: e.message })
+        : new StoreError({ reason: "open", detail: `cannot open the store in ${dir}: ${e.message}` })
+    )
   )
 }

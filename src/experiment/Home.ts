@@ -1,0 +1,514 @@
+/**
+ * A home folder: its store file (`assay.sqlite`) and the lock (`assay.lock`) that admits one
+ * writer at a time. Two runs on one home would each run every cell (and pay for it twice), so a
+ * writer takes the lock for as long as it writes; readers (plan, report) take none, since the
+ * store's WAL lets them read while a run writes. A store file that cannot be read as a sound
+ * SQLite database is named and left as it is, never taken for a new home.
+ */
+import { randomBytes } from "node:crypto"
+import {
+  accessSync,
+  closeSync,
+  constants,
+  copyFileSync,
+  existsSync,
+  fstatSync,
+  fsyncSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeSync
+} from "node:fs"
+import { hostname, tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { SqlClient } from "@effect/sql"
+import { SqliteClient } from "@effect/sql-sqlite-node"
+import { Context, Duration, Effect, Layer, Option, Schema, type Scope } from "effect"
+
+export class HomeError extends Schema.TaggedError<HomeError>()("HomeError", {
+  reason: Schema.Literal("locked", "timeout", "damaged", "read-only", "no-store", "io"),
+  home: Schema.String,
+  detail: Schema.String
+}) {
+  override get message() {
+    return this.detail
+  }
+}
+
+/** The store file of a home. */
+export const storeFile = (home: string): string => join(resolve(home), "assay.sqlite")
+
+/** The lock file of a home: present while a writer holds it. */
+export const lockFile = (home: string): string => join(resolve(home), "assay.lock")
+
+// ---------------------------------------------------------------------------------------------
+// The writer's lock
+
+/** Who holds a home's lock, as written in its lock file. */
+export const Holder = Schema.Struct({
+  pid: Schema.Number,
+  host: Schema.String,
+  since: Schema.String,
+  command: Schema.String,
+  // Tells this holder's file from a later one with the same pid: only its own is ever removed.
+  token: Schema.String
+})
+export type Holder = typeof Holder.Type
+
+const decodeHolder = Schema.decodeUnknownOption(Schema.parseJson(Holder))
+
+export interface LockOptions {
+  /** Wait for the lock: `true` without limit, a duration at most that long; absent, fail at once. */
+  readonly wait?: boolean | Duration.DurationInput
+  /** What the holder is doing, for the line another command prints (default: this command line). */
+  readonly command?: string
+  /** Called once when the lock is held by someone else and `wait` is set. */
+  readonly onWait?: (holder: Holder | null) => Effect.Effect<void>
+  /** How often a waiting taker looks again (default 500 ms). */
+  readonly pollInterval?: Duration.DurationInput
+}
+
+/** The lock held by this process on a home, for as long as its layer's scope is open. */
+export interface HomeLock {
+  readonly home: string
+  readonly holder: Holder
+}
+export const HomeLock = Context.GenericTag<HomeLock>("assay/HomeLock")
+
+/** A file's text, or null when it is absent. */
+const readIfPresent = (file: string): string | null => {
+  try {
+    return readFileSync(file, "utf8")
+  } catch (e) {
+    if (codeOf(e) === "ENOENT") return null
+    throw e
+  }
+}
+
+const codeOf = (e: unknown): string | undefined =>
+  typeof e === "object" && e !== null && "code" in e && typeof e.code === "string" ? e.code : undefined
+
+/**
+ * Whether the holder's process is certainly gone: only a process on this host can be asked; one
+ * on another host (a shared folder) counts as alive, since nothing here can tell.
+ */
+const isGone = (holder: Holder): boolean => {
+  if (holder.host !== hostname()) return false
+  // Our own pid with a token this process never used: an earlier process that had the same pid
+  // (a restarted container gives its command the same pid each time).
+  if (holder.pid === process.pid) return !ownTokens.has(holder.token)
+  try {
+    process.kill(holder.pid, 0)
+  } catch (e) {
+    // EPERM: the process exists and belongs to someone else.
+    return codeOf(e) === "ESRCH"
+  }
+  return isZombie(holder.pid)
+}
+
+/** A killed process that nobody has reaped yet still answers kill(pid, 0); on Linux, /proc tells. */
+const isZombie = (pid: number): boolean => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3)
+    return state === "Z" || state === "X"
+  } catch {
+    return false // no /proc (not Linux), or gone this instant: the next look decides
+  }
+}
+
+/** Tokens of the locks this process holds or is taking. */
+const ownTokens = new Set<string>()
+
+/** Writes `text` to a new file whose name nobody else uses, durably, so that linking it publishes it whole. */
+const writeFresh = (file: string, text: string): void => {
+  const fd = openSync(file, "wx")
+  try {
+    writeSync(fd, text)
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/**
+ * Publishes `staged` as `target` if `target` is absent: a hard link fails with EEXIST when it is
+ * present, so exactly one of several takers wins, and the file is never seen half-written. Where
+ * hard links are not supported, an exclusive create is the next best thing.
+ */
+const publish = (staged: string, target: string, text: string): boolean => {
+  try {
+    linkSync(staged, target)
+    return true
+  } catch (e) {
+    const code = codeOf(e)
+    if (code === "EEXIST") return false
+    if (code !== "EPERM" && code !== "ENOTSUP" && code !== "ENOSYS" && code !== "EOPNOTSUPP") throw e
+  }
+  try {
+    writeFresh(target, text)
+    return true
+  } catch (e) {
+    if (codeOf(e) === "EEXIST") return false
+    throw e
+  }
+}
+
+/** Removes `file` only if it still holds exactly `text` (another's lock is never removed). */
+const removeIfUnchanged = (file: string, text: string): void => {
+  if (readIfPresent(file) !== text) return
+  try {
+    unlinkSync(file)
+  } catch (e) {
+    if (codeOf(e) !== "ENOENT") throw e
+  }
+}
+
+type Attempt =
+  | { readonly _tag: "taken" }
+  | { readonly _tag: "held"; readonly holder: Holder | null }
+  | { readonly _tag: "retry" }
+
+/**
+ * One try at the lock. A lock whose process is gone is removed under a second, short-lived lock
+ * (`assay.lock.breaking`) and only if it is still the same file, so of two takers that both saw
+ * it stale, one removes it and then both race fairly for the free lock.
+ */
+const tryTake = (file: string, mine: Holder): Attempt => {
+  const text = JSON.stringify(mine)
+  const staged = `${file}.${mine.token}`
+  writeFresh(staged, text)
+  try {
+    if (publish(staged, file, text)) return { _tag: "taken" }
+    const current = readIfPresent(file)
+    if (current === null) return { _tag: "retry" } // released between our two steps
+    const holder = Option.getOrNull(decodeHolder(current))
+    if (holder === null || !isGone(holder)) return { _tag: "held", holder }
+    const breaker = `${file}.breaking`
+    if (!publish(staged, breaker, text)) {
+      // Another taker is removing the stale lock right now (it takes microseconds). A breaker
+      // left by a process killed in that instant is itself gone, and is removed the same way.
+      const other = readIfPresent(breaker)
+      const otherHolder = other === null ? null : Option.getOrNull(decodeHolder(other))
+      if (other !== null && otherHolder !== null && isGone(otherHolder)) removeIfUnchanged(breaker, other)
+      return { _tag: "retry" }
+    }
+    try {
+      removeIfUnchanged(file, current)
+    } finally {
+      removeIfUnchanged(breaker, text)
+    }
+    return { _tag: "retry" }
+  } finally {
+    unlinkSync(staged)
+  }
+}
+
+const describeHolder = (home: string, holder: Holder | null): string => {
+  const file = lockFile(home)
+  if (holder === null) {
+    return `the home ${resolve(home)} has a lock file that cannot be read (${file}): if no assay command is writing this home, remove that file`
+  }
+  const where = holder.host === hostname() ? `pid ${holder.pid} on ${holder.host}` : `pid ${holder.pid} on another host, ${holder.host}`
+  return `the home ${resolve(home)} is in use by \`${holder.command}\` (${where}, since ${holder.since}): ` +
+    `add --wait to wait for it, or if that process is gone, remove ${file}`
+}
+
+/** Who holds a home's lock now, if anyone (null: free). A lock file that cannot be read is `{ unreadable }`. */
+export const holderOf = (home: string): Effect.Effect<Holder | { readonly unreadable: string } | null, HomeError> =>
+  Effect.try({
+    try: () => {
+      const text = readIfPresent(lockFile(home))
+      if (text === null) return null
+      return Option.getOrElse(decodeHolder(text), () => ({ unreadable: lockFile(home) }))
+    },
+    catch: (e) => new HomeError({ reason: "io", home: resolve(home), detail: `cannot read ${lockFile(home)}: ${String(e)}` })
+  })
+
+/**
+ * Takes the writer's lock on a home (creating the folder) until the scope closes. Held by a live
+ * process, it fails at once with a line naming that process, or waits when `wait` says so. The
+ * lock of a process that is gone is taken over. Released when the scope closes (which includes
+ * the interruption that SIGINT and SIGTERM cause under NodeRuntime.runMain), and, as a last
+ * resort, when the process exits without closing it.
+ */
+export const lock = (home: string, options: LockOptions = {}): Effect.Effect<Holder, HomeError, Scope.Scope> => {
+  const dir = resolve(home)
+  const file = lockFile(dir)
+  const io = (doing: string) => (e: unknown) =>
+    codeOf(e) === "EROFS" || codeOf(e) === "EACCES" || codeOf(e) === "EPERM"
+      ? new HomeError({ reason: "read-only", home: dir, detail: `the home ${dir} is not writable (${codeOf(e)}), so nothing can run in it; plan and report can still read it` })
+      : new HomeError({ reason: "io", home: dir, detail: `${doing} ${file}: ${String(e)}` })
+  const base = {
+    pid: process.pid,
+    host: hostname(),
+    command: options.command ?? ["assay", ...process.argv.slice(2)].join(" "),
+    token: randomBytes(8).toString("hex")
+  }
+  const interval = options.pollInterval ?? Duration.millis(500)
+  const deadline = options.wait === undefined || options.wait === false
+    ? null
+    : options.wait === true
+    ? Number.POSITIVE_INFINITY
+    : Date.now() + Duration.toMillis(options.wait)
+
+  const take = Effect.gen(function*() {
+    ownTokens.add(base.token)
+    yield* Effect.try({ try: () => mkdirSync(dir, { recursive: true }), catch: io("cannot create the home for") })
+    let told = false
+    let retries = 0
+    for (;;) {
+      const mine: Holder = { ...base, since: new Date().toISOString() }
+      const attempt = yield* Effect.try({ try: () => tryTake(file, mine), catch: io("cannot take the lock") })
+      if (attempt._tag === "taken") return mine
+      if (attempt._tag === "retry") {
+        // A release or a takeover happened between two steps; it settles within milliseconds.
+        if (++retries > 200) return yield* new HomeError({ reason: "io", home: dir, detail: `cannot take the lock ${file}: it keeps changing` })
+        yield* Effect.sleep(Duration.millis(5))
+        continue
+      }
+      if (deadline === null) return yield* new HomeError({ reason: "locked", home: dir, detail: describeHolder(dir, attempt.holder) })
+      if (Date.now() >= deadline) {
+        return yield* new HomeError({ reason: "timeout", home: dir, detail: `gave up waiting: ${describeHolder(dir, attempt.holder)}` })
+      }
+      if (!told && options.onWait) yield* options.onWait(attempt.holder)
+      told = true
+      retries = 0
+      yield* Effect.sleep(Duration.min(Duration.decode(interval), Duration.millis(Math.max(1, deadline - Date.now()))))
+    }
+  })
+
+  return Effect.acquireRelease(
+    Effect.tap(Effect.onError(take, () => Effect.sync(() => ownTokens.delete(base.token))), (mine) =>
+      Effect.sync(() => {
+        const text = JSON.stringify(mine)
+        // On process exit with the scope never closed (process.exit mid-run), the lock goes
+        // with the process even where its pid cannot be checked (another host).
+        exitHooks.set(mine.token, () => removeIfUnchanged(file, text))
+        if (exitHooks.size === 1) process.on("exit", runExitHooks)
+      })),
+    (mine) =>
+      Effect.sync(() => {
+        exitHooks.delete(mine.token)
+        ownTokens.delete(mine.token)
+        if (exitHooks.size === 0) process.removeListener("exit", runExitHooks)
+      }).pipe(
+        Effect.zipRight(Effect.try({ try: () => removeIfUnchanged(file, JSON.stringify(mine)), catch: io("cannot release the lock") })),
+        // The scope is closing whatever happens; a lock left behind is taken over by the next taker's pid check.
+        Effect.catchAll((e) => Effect.logWarning(e.message))
+      )
+  )
+}
+
+const exitHooks = new Map<string, () => void>()
+const runExitHooks = () => {
+  for (const hook of exitHooks.values()) {
+    try {
+      hook()
+    } catch {
+      // The process is exiting: there is no one left to tell, and the next taker's pid check covers it.
+    }
+  }
+}
+
+/** The lock as a layer: the home is this process's to write for the layer's lifetime. */
+export const layerLock = (home: string, options: LockOptions = {}): Layer.Layer<HomeLock, HomeError> =>
+  Layer.scoped(HomeLock, Effect.map(lock(home, options), (holder) => ({ home: resolve(home), holder })))
+
+// ---------------------------------------------------------------------------------------------
+// The store file
+
+/** How the store of a home is to be opened, once its file has been found sound. */
+export interface StoreAccess {
+  /** The store file of the home. */
+  readonly file: string
+  /** What SQLite opens: the store file, or a snapshot of it when a read-only home cannot be opened in place. */
+  readonly filename: string
+  readonly readonly: boolean
+}
+
+const SQLITE_HEADER = Buffer.from("SQLite format 3\0", "latin1")
+const RECOVERY = "restore it from a backup, or move it aside to start a new home"
+
+const damaged = (dir: string, file: string, problem: string) =>
+  new HomeError({ reason: "damaged", home: dir, detail: `the store ${file} ${problem}: ${RECOVERY}; nothing was written` })
+
+const sizeOf = (file: string): number => {
+  try {
+    return statSync(file).size
+  } catch (e) {
+    if (codeOf(e) === "ENOENT") return 0
+    throw e
+  }
+}
+
+const writable = (path: string): boolean => {
+  try {
+    accessSync(path, constants.W_OK)
+    return true
+  } catch {
+    return false // EACCES, EROFS, EPERM: all mean this process cannot write there
+  }
+}
+
+/**
+ * What the first 100 bytes and the size of the file say, before SQLite sees it: an empty or
+ * foreign file would otherwise be opened as a new database, and a truncated one read as shorter.
+ * Null when nothing is wrong.
+ */
+const problemOfHeader = (file: string): string | null => {
+  const fd = openSync(file, "r")
+  try {
+    const size = fstatSync(fd).size
+    if (size === 0) return "is empty"
+    const header = Buffer.alloc(100)
+    const read = size >= 100 ? readSync(fd, header, 0, 100, 0) : 0
+    if (read < 100 || !header.subarray(0, 16).equals(SQLITE_HEADER)) return "is not a SQLite database"
+    const rawPageSize = header.readUInt16BE(16)
+    const pageSize = rawPageSize === 1 ? 65536 : rawPageSize
+    if (pageSize < 512 || (pageSize & (pageSize - 1)) !== 0) return "is not a SQLite database (its header is damaged)"
+    if (size % pageSize !== 0) return `is truncated (${size} bytes is not a whole number of ${pageSize}-byte pages)`
+    // The page count in the header is valid only while its version number matches the change counter.
+    const pages = header.readUInt32BE(28)
+    const countValid = header.readUInt32BE(92) === header.readUInt32BE(24) && pages > 0
+    // With a write-ahead log, the file may be mid-checkpoint and legitimately shorter for a moment.
+    if (countValid && sizeOf(`${file}-wal`) === 0 && size < pages * pageSize) {
+      return `is truncated (${size / pageSize} of its ${pages} pages)`
+    }
+    return null
+  } finally {
+    closeSync(fd)
+  }
+}
+
+type Probe = { readonly _tag: "sound" } | { readonly _tag: "damaged"; readonly problem: string } | { readonly _tag: "cannot-open" }
+
+/** The SQLite error code (SQLITE_CORRUPT, ...) behind a failure or a defect, if there is one. */
+const sqliteCodeOf = (e: unknown): string | undefined => {
+  const direct = codeOf(e)
+  if (direct !== undefined) return direct
+  return typeof e === "object" && e !== null && "cause" in e ? codeOf(e.cause) : undefined
+}
+
+const probeOutcome = (e: unknown): Effect.Effect<Probe, unknown> => {
+  const code = sqliteCodeOf(e)
+  if (code === "SQLITE_CANTOPEN") return Effect.succeed({ _tag: "cannot-open" })
+  if (code !== undefined && (code.startsWith("SQLITE_CORRUPT") || code.startsWith("SQLITE_NOTADB"))) {
+    const cause = typeof e === "object" && e !== null && "cause" in e && e.cause instanceof Error ? e.cause : e
+    return Effect.succeed({ _tag: "damaged", problem: `is corrupt: ${cause instanceof Error ? cause.message : String(cause)}` })
+  }
+  return Effect.fail(e)
+}
+
+/**
+ * Opens the file read-only and runs `PRAGMA quick_check`, which reads every page. The client is
+ * opened without switching to WAL (that would write the header), and closed before returning.
+ */
+const probe = (filename: string): Effect.Effect<Probe, unknown> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql.unsafe<{ quick_check: string }>("PRAGMA quick_check")
+    const first = rows[0]?.quick_check ?? "no answer"
+    if (first === "ok") return { _tag: "sound" as const }
+    // SQLite's first finding, on one line: "*** in database main ***\nTree 6 page 6: ...".
+    const finding = first.split("\n").filter((l) => l.trim() !== "" && !l.startsWith("***")).join("; ")
+    return { _tag: "damaged" as const, problem: `is corrupt: ${finding || first.replaceAll("\n", " ")}` }
+  }).pipe(
+    Effect.provide(SqliteClient.layer({ filename, readonly: true, disableWAL: true })),
+    Effect.catchAll(probeOutcome),
+    // better-sqlite3 throws from its constructor, which the client's layer turns into a defect.
+    Effect.catchAllDefect(probeOutcome)
+  )
+
+/** A new, empty store made aside and linked into place, so the store file is never seen empty. */
+const createStore = (file: string): Effect.Effect<void, unknown> => {
+  const staged = `${file}.new-${process.pid}-${randomBytes(4).toString("hex")}`
+  const removeStaged = Effect.sync(() => [staged, `${staged}-wal`, `${staged}-shm`].forEach((f) => rmSync(f, { force: true })))
+  return Effect.gen(function*() {
+    // The client switches the new file to WAL, and closes (checkpointing) before it is linked.
+    yield* Effect.provide(Effect.void, SqliteClient.layer({ filename: staged }))
+    yield* Effect.try(() => {
+      try {
+        linkSync(staged, file)
+      } catch (e) {
+        // Another process made the store first: theirs is used.
+        if (codeOf(e) !== "EEXIST") throw e
+      }
+    })
+  }).pipe(Effect.catchAllDefect(Effect.fail), Effect.ensuring(removeStaged))
+}
+
+/**
+ * Finds how a home's store can be opened, or why it cannot: absent (created, unless read-only),
+ * empty, not SQLite, truncated or corrupt (named, and left byte for byte as it was). Read-only
+ * when asked, or when the folder or the file is not writable. A read-only home whose store
+ * SQLite cannot open in place (a WAL store needs its `-shm` file, which a read-only folder
+ * cannot get) is read from a snapshot in a temporary folder, removed when the scope closes.
+ */
+export const examineStore = (
+  home: string,
+  options: { readonly readOnly?: boolean } = {}
+): Effect.Effect<StoreAccess, HomeError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const dir = resolve(home)
+    const file = storeFile(dir)
+    const fail = (doing: string) => (e: unknown) => new HomeError({ reason: "io", home: dir, detail: `cannot ${doing} ${file}: ${String(e)}` })
+    const present = existsSync(file)
+    const readonly = options.readOnly === true || (existsSync(dir) && !writable(dir)) || (present && !writable(file))
+    if (!present) {
+      if (readonly) return yield* new HomeError({ reason: "no-store", home: dir, detail: `no assay store at ${file}` })
+      yield* Effect.try(() => mkdirSync(dir, { recursive: true })).pipe(
+        Effect.zipRight(createStore(file)),
+        Effect.mapError(fail("create"))
+      )
+    }
+    const headerProblem = yield* Effect.try({ try: () => problemOfHeader(file), catch: fail("read") })
+    if (headerProblem !== null) return yield* damaged(dir, file, headerProblem)
+
+    const companions = [`${file}-wal`, `${file}-shm`]
+    const before = companions.map(existsSync)
+    const first = yield* probe(file).pipe(Effect.mapError(fail("check")))
+    if (first._tag === "damaged") {
+      // The read-only check made these beside a damaged file: take them away again, as nothing
+      // may be left behind. (Only files it made, and only while the log is empty.)
+      const logEmpty = sizeOf(`${file}-wal`) === 0
+      yield* Effect.try({
+        try: () => companions.forEach((f, i) => logEmpty && !before[i] && rmSync(f, { force: true })),
+        catch: fail("clean up beside")
+      })
+      return yield* damaged(dir, file, first.problem)
+    }
+    if (first._tag === "sound") return { file, filename: file, readonly }
+    // SQLite cannot open it in place: a read-only home with no -shm file beside its store.
+    if (!readonly) return yield* new HomeError({ reason: "io", home: dir, detail: `cannot open ${file}` })
+    if (existsSync(`${file}-wal`)) {
+      return yield* new HomeError({
+        reason: "read-only",
+        home: dir,
+        detail: `the store ${file} has a write-ahead log but no -shm file, and the home is read-only: copy the home somewhere writable to read it`
+      })
+    }
+    // No log, so no writer: a copy of the file alone is the whole store.
+    const copy = yield* Effect.acquireRelease(
+      Effect.try({
+        try: () => {
+          const folder = mkdtempSync(join(tmpdir(), "assay-readonly-"))
+          copyFileSync(file, join(folder, "assay.sqlite"))
+          return folder
+        },
+        catch: fail("copy")
+      }),
+      (folder) => Effect.sync(() => rmSync(folder, { recursive: true, force: true }))
+    )
+    const filename = join(copy, "assay.sqlite")
+    const second = yield* probe(filename).pipe(Effect.mapError(fail("check")))
+    if (second._tag === "damaged") return yield* damaged(dir, file, second.problem)
+    if (second._tag === "cannot-open") return yield* new HomeError({ reason: "io", home: dir, detail: `cannot open ${file}` })
+    return { file, filename, readonly: true }
+  })
