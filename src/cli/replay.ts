@@ -49,7 +49,7 @@ export const faultsOfSetting = (text: string): Effect.Effect<EffectsSpec, UsageE
   const kindList = Array.from(new Set(named.filter(Schema.is(FaultReason))))
   const seedN = Number(seed)
   const rateN = Number(rate)
-  if (extra.length > 0 || !Number.isSafeInteger(seedN) || !(rateN > 0 && rateN <= 1) || kindList.length !== named.length || !Arr.isNonEmptyReadonlyArray(kindList)) {
+  if (extra.length > 0 || !Number.isSafeInteger(seedN) || !(rateN >= 0 && rateN <= 1) || !named.every(Schema.is(FaultReason)) || !Arr.isNonEmptyReadonlyArray(kindList)) {
     return Effect.fail(new UsageError({ detail: `the run's faults setting ${JSON.stringify(text)} is not SEED:RATE[:KIND,...]` }))
   }
   return Effect.succeed({ admission: "all", faults: { seed: seedN, rate: rateN, only: null, kinds: kindList } })
