@@ -2,44 +2,162 @@
  * The assay command: plan, run, report, data, equivalence. Library errors arrive here typed
  * and leave as one clear line on stderr with a non-zero exit code.
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { accessSync, constants, copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
-import { Args, Command, Options } from "@effect/cli"
+import { Args, AutoCorrect, CliConfig, Command, CommandDescriptor, HelpDoc, Options, type Usage, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Cause, Console, Data, Effect, Layer, Option, Schema } from "effect"
+import { Array as Arr, Cause, Console, Data, Effect, Either, Inspectable, Layer, Option, Schema } from "effect"
 import * as ContentId from "../content/ContentId.ts"
 import { decodeJson, encodeJson, renderHtml, renderMarkdown, renderText, type Report } from "../experiment/Report.ts"
 import { fromNote, renderEstimate, runPilot } from "../experiment/Preflight.ts"
 import { classify, type Lane, makePlan, type Plan, run as runExperiment } from "../experiment/Runner.ts"
 import * as Store from "../experiment/Store.ts"
-import type { Handler } from "../world/WorldEffects.ts"
 import * as Registry from "../model/Registry.ts"
+import { Model } from "../model/Model.ts"
+import { liveModel } from "../model/ModelEffect.ts"
 import { type EffectsSpec, FaultReason, withEffects } from "../schema/EnvironmentDef.ts"
 import { benchmarkNames, loadBenchmark, UsageError } from "./benchmarks.ts"
 import { resolveCandidate } from "./candidates.ts"
+import { defaultAllowance } from "../harness/Allowance.ts"
+import { harnessNames } from "../harness/Harness.ts"
 import { harnessOptions, harnessRunOptions, isHarnessSelection, planHarness, runHarnesses } from "./harness.ts"
 import { stderrProgress } from "./progress.ts"
 
 /** An intended exit with a code (the plan printed without --yes exits 2). */
 class ExitWith extends Data.TaggedError("ExitWith")<{ readonly code: number }> {}
 
+/** A file the command was asked to write and cannot: exit 1, and nothing is written. */
+class OutputError extends Schema.TaggedError<OutputError>()("OutputError", {
+  path: Schema.String,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `cannot write ${this.path}: ${this.reason}`
+  }
+}
+
+const VERSION = "0.1.0"
+
+// ---------------------------------------------------------------------------------------------
+// Flag values, checked while the command line is parsed, so a bad one is refused before a home
+// is created or a model is probed. A refusal names the flag, the value given and what it takes.
+
+const shown = (value: string): string => (value === "" || /\s/.test(value) ? JSON.stringify(value) : value)
+
+const refused = (flag: string, value: string, expected: string): ValidationError.ValidationError =>
+  ValidationError.invalidValue(HelpDoc.p(`--${flag} ${shown(value)}: expected ${expected}`))
+
+// Number("") is 0 and Number("0x10") is 16: only plain decimal text is a number here.
+const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/
+const WHOLE = /^[+-]?\d+$/
+
+const decimalOf = (text: string): number => (DECIMAL.test(text) ? Number(text) : Number.NaN)
+
+/** A flag taking a finite number that `accept` admits; `expected` says which, in words. */
+const numberFlag = (name: string, expected: string, accept: (n: number) => boolean) =>
+  Options.text(name).pipe(
+    Options.mapEffect((text) => {
+      const n = decimalOf(text)
+      return Number.isFinite(n) && accept(n) ? Effect.succeed(n) : Effect.fail(refused(name, text, expected))
+    })
+  )
+
+/** A flag taking a whole number of at least `min`. */
+const wholeFlag = (name: string, min: number) =>
+  Options.text(name).pipe(
+    Options.mapEffect((text) => {
+      const n = WHOLE.test(text) ? Number(text) : Number.NaN
+      return Number.isSafeInteger(n) && n >= min ? Effect.succeed(n) : Effect.fail(refused(name, text, `a whole number, ${min} or more`))
+    })
+  )
+
+/** A flag taking one of a few words. */
+const choiceFlag = <const C extends ReadonlyArray<string>>(name: string, choices: C) =>
+  Options.text(name).pipe(
+    Options.mapEffect((text) =>
+      choices.includes(text)
+        ? Effect.succeed(text as C[number])
+        : Effect.fail(refused(name, text, `one of ${choices.join(", ")}`))
+    )
+  )
+
+const codeOf = (e: unknown): string => (e instanceof Error && "code" in e ? String(e.code) : e instanceof Error ? e.message : String(e))
+
+/** Why a path cannot be looked at, in words (the error code alone says little to most people). */
+const fsProblem = (e: unknown, path: string): string => {
+  const code = codeOf(e)
+  if (code === "ENOTDIR") return `a part of ${path} is a file, not a folder`
+  if (code === "EACCES" || code === "EPERM") return `${path} cannot be reached (${code})`
+  return e instanceof Error ? e.message : String(e)
+}
+
+/** A flag taking a path which, where something exists there, is a `kind` (a home need not exist yet). */
+const pathFlag = (name: string, kind: "file" | "folder") =>
+  Options.text(name).pipe(
+    Options.mapEffect((text) =>
+      Effect.try({ try: () => statSync(text, { throwIfNoEntry: false }), catch: (e) => refused(name, text, `a ${kind}: ${fsProblem(e, text)}`) }).pipe(
+        Effect.flatMap((stat) =>
+          stat === undefined || (kind === "folder" ? stat.isDirectory() : stat.isFile())
+            ? Effect.succeed(text)
+            : Effect.fail(refused(name, text, `a ${kind}, and ${text} is ${stat.isDirectory() ? "a folder" : stat.isFile() ? "a file" : "neither a file nor a folder"}`))
+        )
+      )
+    )
+  )
+
+const FAULTS_FORM = `SEED:RATE[:KIND,...] (an integer seed, a rate above 0 and at most 1, kinds among ${FaultReason.literals.join(", ")})`
+
+/** `SEED:RATE[:KIND,...]` as the faults layer takes it, or what is wrong with it. */
+const faultsOf = (text: string): Either.Either<EffectsSpec, string> => {
+  const parts = text.split(":")
+  const [seed = "", rate, kinds] = parts
+  if (rate === undefined) return Either.left("it has no rate")
+  if (parts.length > 3) return Either.left(`it has ${parts.length} parts, not 2 or 3`)
+  if (!WHOLE.test(seed) || !Number.isSafeInteger(Number(seed))) return Either.left(`the seed ${shown(seed)} is not an integer`)
+  const rateN = decimalOf(rate)
+  if (rate === "") return Either.left("the rate is missing")
+  if (!(rateN > 0 && rateN <= 1)) return Either.left(`the rate ${shown(rate)} is not above 0 and at most 1`)
+  const named = kinds === undefined ? FaultReason.literals : kinds.split(",")
+  const unknown = named.filter((k) => !Schema.is(FaultReason)(k))
+  if (unknown.length > 0) return Either.left(`${unknown.map(shown).join(", ")} is not a fault kind`)
+  const kindList = Array.from(new Set(named.filter(Schema.is(FaultReason))))
+  if (!Arr.isNonEmptyReadonlyArray(kindList)) return Either.left("it names no fault kind")
+  return Either.right({ admission: "all", faults: { seed: Number(seed), rate: rateN, only: null, kinds: kindList } })
+}
+
+const parseFaults = (text: string): Effect.Effect<EffectsSpec, UsageError> =>
+  Either.match(faultsOf(text), {
+    onLeft: (why) => Effect.fail(new UsageError({ detail: `--faults ${shown(text)}: expected ${FAULTS_FORM}; ${why}` })),
+    onRight: Effect.succeed
+  })
+
+// The flag stays the text given (the run's settings record it as typed); parsing it here refuses it early.
+const faultsFlag = Options.text("faults").pipe(
+  Options.mapEffect((text) =>
+    Either.match(faultsOf(text), {
+      onLeft: (why) => Effect.fail(refused("faults", text, `${FAULTS_FORM}; ${why}`)),
+      onRight: () => Effect.succeed(text)
+    })
+  )
+)
+
 // ---------------------------------------------------------------------------------------------
 // Options shared by plan and run
 
-const benchmark = Options.text("benchmark").pipe(Options.repeated, Options.withDescription("Benchmark to run (repeatable): " + benchmarkNames().join(", ")))
-const candidate = Options.text("candidate").pipe(
-  Options.repeated,
-  Options.withDescription(
-    "Candidate (repeatable): gold, echo, none (as the benchmark offers), PROVIDER:MODEL (tools offered), PROVIDER:MODEL+text (no tools: answers in text, BFCL's prompt mode), or harness:NAME[:MODEL] on the corpus"
-  )
-)
-const model = Options.text("model").pipe(Options.repeated, Options.withDescription("Model candidate PROVIDER:MODEL or PROVIDER:MODEL+text (repeatable; providers: openai, anthropic, google, ollama, or any in the registry); with --harness, HARNESS:MODEL"))
-const task = Options.text("task").pipe(Options.repeated, Options.withDescription("Only these task ids (repeatable)"))
-const reps = Options.integer("reps").pipe(Options.withDefault(1), Options.withDescription("Repetitions of each cell"))
-const judge = Options.text("judge").pipe(Options.optional, Options.withDescription("Judge model PROVIDER:MODEL"))
-const noJudge = Options.boolean("no-judge").pipe(Options.withDescription("Grade without a judge: judged checks are reported as not evaluated"))
-const home = Options.directory("home").pipe(Options.withDefault(".assay"), Options.withDescription("The experiment home (its SQLite store)"))
-const json = Options.boolean("json").pipe(Options.withDescription("Print one JSON document"))
+const DEFAULT_HOME = ".assay"
+const DEFAULT_REPS = 1
+const DEFAULT_PARALLEL = 4
+const REPORT_FORMATS = ["text", "md", "html"] as const
+
+const benchmark = Options.text("benchmark").pipe(Options.repeated)
+const candidate = Options.text("candidate").pipe(Options.repeated)
+const model = Options.text("model").pipe(Options.repeated)
+const task = Options.text("task").pipe(Options.repeated)
+const reps = wholeFlag("reps", 1).pipe(Options.withDefault(DEFAULT_REPS))
+const judge = Options.text("judge").pipe(Options.optional)
+const noJudge = Options.boolean("no-judge")
+const home = pathFlag("home", "folder").pipe(Options.withDefault(DEFAULT_HOME))
+const json = Options.boolean("json")
 
 const selection = { benchmark, candidate, model, task, reps, judge, noJudge, home, json, ...harnessOptions }
 
@@ -57,24 +175,117 @@ type Selection = {
   readonly family: ReadonlyArray<string>
 }
 
-const parseFaults = (text: string): Effect.Effect<EffectsSpec, UsageError> => {
-  const [seed, rate, kinds] = text.split(":")
-  const seedN = Number(seed)
-  const rateN = Number(rate)
-  const kindList = kinds ? kinds.split(",").filter((k) => k.length > 0) : ["rate-limit", "server-error", "timeout"]
-  const bad = kindList.filter((k) => !Schema.is(FaultReason)(k))
-  if (!Number.isInteger(seedN) || !(rateN >= 0 && rateN <= 1) || bad.length > 0 || kindList.length === 0) {
-    return Effect.fail(
-      new UsageError({
-        detail: `--faults ${text}: expected SEED:RATE[:KIND,...] with an integer seed, a rate in [0, 1] and kinds among rate-limit, server-error, timeout`
-      })
-    )
-  }
-  return Effect.succeed({
-    admission: "all",
-    faults: { seed: seedN, rate: rateN, only: null, kinds: kindList as unknown as readonly [FaultReason, ...Array<FaultReason>] }
-  })
+// ---------------------------------------------------------------------------------------------
+// What --help says. Which flags and arguments a command has, which take a value and which repeat
+// is read from the parser itself (see `shapeOf`), so help cannot list a flag the command lacks;
+// these are the words, and the defaults as the command applies them.
+
+interface FlagDoc {
+  /** The value's placeholder (USD, N, DIR); a switch has none. */
+  readonly value?: string
+  /** The default, when the flag has one. */
+  readonly fallback?: string
+  readonly about: string
 }
+
+interface CommandDoc {
+  readonly about: string
+  readonly args?: Readonly<Record<string, string>>
+  readonly flags?: Readonly<Record<string, FlagDoc>>
+}
+
+const selectionFlags = {
+  "--benchmark": { value: "B", about: `A benchmark to run: ${benchmarkNames().join(", ")}. Needed unless --harness is given` },
+  "--candidate": {
+    value: "C",
+    about: "A candidate: gold, echo, none (as the benchmark offers), PROVIDER:MODEL (the built-in agent, tools offered), PROVIDER:MODEL+text " +
+      "(no tools: it answers in text, BFCL's prompt mode), or harness:NAME[:MODEL] on the corpus. Default: the benchmark's own roster"
+  },
+  "--model": {
+    value: "P:M",
+    about: "A model candidate PROVIDER:MODEL or PROVIDER:MODEL+text (providers: openai, anthropic, google, ollama, or any in the registry); with --harness, HARNESS:MODEL"
+  },
+  "--task": { value: "ID", about: "Only this task id. Default: every task of the benchmark" },
+  "--reps": { value: "N", fallback: String(DEFAULT_REPS), about: "Repetitions of each cell, a whole number 1 or more" },
+  "--judge": {
+    value: "P:M",
+    about: "The judge model PROVIDER:MODEL of benchmarks graded by a judge (none when absent); with --harness also HARNESS:MODEL, " +
+      "and there the default is the candidate with the highest known output price"
+  },
+  "--no-judge": { about: "Grade without a judge: judged checks are reported as not evaluated" },
+  "--home": { value: "DIR", fallback: DEFAULT_HOME, about: "The experiment home (its SQLite store)" },
+  "--json": { about: "Print one JSON document" },
+  "--harness": { value: "NAME", about: `An agent CLI to benchmark on the corpus: ${harnessNames.join(", ")}, or all` },
+  "--family": { value: "F", about: "Only registry models of this family (harness runs)" }
+} satisfies Readonly<Record<string, FlagDoc>>
+
+// The harness runner's defaults (its DEFAULT_MAX_USD and DEFAULT_TIMEOUT_SECS), for the words of --help.
+const HARNESS_MAX_USD = 10
+const HARNESS_TIMEOUT_SECS = 600
+
+const docs = {
+  "": { about: "Evaluate LLM agents and agent harnesses on public benchmarks, reproducibly and at known cost." },
+  plan: {
+    about: "Show what a run would do: benchmarks, candidates, cells (new, kept, stale, faulted to run again), live model providers. " +
+      "Makes no model call and changes nothing.",
+    flags: selectionFlags
+  },
+  run: {
+    about: "Run an experiment (resuming it if the home has its cells) and print its Scorecards. Without --yes, print the plan and exit 2.",
+    flags: {
+      ...selectionFlags,
+      "--max-usd": {
+        value: "USD",
+        about: "No new cell starts once measured spend (the calls and their judging, at list price) reaches USD, a number 0 or more. " +
+          `Default: no cap; harness runs: ${HARNESS_MAX_USD}`
+      },
+      "--timeout-secs": { value: "S", about: `Wall-time limit of each Attempt, in seconds, more than 0. Default: none; harness runs: ${HARNESS_TIMEOUT_SECS}` },
+      "--parallel": { value: "N", fallback: String(DEFAULT_PARALLEL), about: "Cells run at once, a whole number 1 or more (harness runs run one at a time)" },
+      "--faults": {
+        value: "SEED:RATE[:KIND,...]",
+        about: `Inject faults into the effects of every cell: an integer seed, a rate above 0 and at most 1, kinds among ${FaultReason.literals.join(", ")} ` +
+          "(default: all). A faulty environment is another experiment. Model runs only"
+      },
+      "--preflight-usd": {
+        value: "USD",
+        about: "First run a pilot (one cell per candidate and stratum); stop with exit 3 if the conservative estimate of the rest exceeds USD, a number 0 or more"
+      },
+      "--yes": { about: "Run; without it the plan is printed and the command exits 2" },
+      "--preflight-share": {
+        value: "SHARE",
+        fallback: String(defaultAllowance.share),
+        about: "Harness runs on a subscription: first a pilot, then stop with exit 3 if the rest would take more than this share of any quota window; " +
+          `during the run no cell starts past it or past ${Math.round(defaultAllowance.pauseAt * 100)}% used`
+      }
+    }
+  },
+  report: {
+    about: "Re-render a stored run from the store alone: text, Markdown, JSON or one self-contained HTML file.",
+    args: { "RUN-ID": "A run id (r-...); the latest run when absent" },
+    flags: {
+      "--home": selectionFlags["--home"],
+      "--json": { about: "Print the report as one JSON document (instead of --format)" },
+      "--format": { value: REPORT_FORMATS.join("|"), fallback: REPORT_FORMATS[0], about: "Plain text, Markdown or one self-contained HTML file" },
+      "--out": { value: "FILE", about: "Write the report to FILE instead of stdout; its folder must exist" }
+    }
+  },
+  data: { about: "Benchmark data." },
+  "data pull": {
+    about: "Fetch a benchmark's pinned upstream files (checked by sha256) into ASSAY_DATA_DIR (default .assay/data).",
+    args: { BENCHMARK: `A benchmark: ${benchmarkNames().join(", ")}` },
+    flags: { "--from": { value: "DIR", about: "Copy from a local folder laid out like the data root instead of downloading" } }
+  },
+  equivalence: {
+    about: "Run the transcription over an upstream oracle corpus and print how many lines agree, and each disagreement.",
+    args: { BENCHMARK: `A benchmark: ${benchmarkNames().join(", ")}` },
+    flags: {
+      "--corpus": { value: "FILE", about: "An oracle corpus in the provider's line format. Default: the provider's own" },
+      "--json": selectionFlags["--json"]
+    }
+  }
+} satisfies Readonly<Record<string, CommandDoc>>
+
+const docOf = (path: ReadonlyArray<string>): CommandDoc | undefined => (docs as Readonly<Record<string, CommandDoc | undefined>>)[path.join(" ")]
 
 /** The lanes of a selection: each benchmark with its environments and candidates. */
 const lanesOf = (sel: Selection, faults: Option.Option<EffectsSpec>) =>
@@ -82,7 +293,6 @@ const lanesOf = (sel: Selection, faults: Option.Option<EffectsSpec>) =>
     if (sel.benchmark.length === 0) {
       return yield* new UsageError({ detail: `no benchmark: add --benchmark with one of ${benchmarkNames().join(", ")}` })
     }
-    if (sel.reps < 1) return yield* new UsageError({ detail: "--reps must be at least 1" })
     const lanes: Array<Lane> = []
     for (const name of sel.benchmark) {
       const provider = yield* loadBenchmark(name)
@@ -129,14 +339,17 @@ const planSummary = (sel: Selection, lanes: ReadonlyArray<Lane>, states: Readonl
   }
 })
 
-const planText = (summary: ReturnType<typeof planSummary>, models: ReadonlyArray<{ provider: string; status: string; reason: string; models: ReadonlyArray<string> }>) =>
+type ProviderLiveness = { readonly provider: string; readonly status: string; readonly reason: string; readonly models: ReadonlyArray<string> }
+
+const planText = (summary: ReturnType<typeof planSummary>, models: ReadonlyArray<ProviderLiveness>) =>
   [
     `experiment ${ContentId.short(summary.experimentId)} in ${summary.home}`,
     ...summary.benchmarks.map((b) => `  benchmark ${b.name} (v${b.version}): ${b.tasks} tasks`),
     `  candidates: ${summary.candidates.join(", ")}`,
     `  repetitions: ${summary.repetitions}; judge: ${summary.judge ?? "none"}`,
     `  cells: ${summary.cells.total} (${summary.cells.new} new, ${summary.cells.kept} kept, ${summary.cells.stale} stale${summary.cells.faulted > 0 ? `, ${summary.cells.faulted} faulted to run again` : ""})`,
-    `model providers:`,
+    // A heading with nothing under it reads as "no provider is live": it is shown only with content.
+    ...(models.length > 0 ? [`model providers:`] : []),
     ...models.map((m) => `  ${m.provider.padEnd(12)} ${m.status.padEnd(7)} ${m.reason}${m.status === "live" ? ` (${m.models.length} models)` : ""}`)
   ].join("\n")
 
@@ -151,20 +364,24 @@ const statesOf = (homeDir: string, plan: Plan) =>
 
 // The model clients load @effect/ai and its providers: seconds of start-up a run of scripted
 // candidates does not need, so they are loaded on first use.
-const modelCalls: Handler = (effect) =>
-  Effect.flatMap(Effect.promise(() => import("../model/ModelAgent.ts")), (m) => m.liveHandler(effect))
-
 const liveness = () => Effect.flatMap(Effect.promise(() => import("../model/Clients.ts")), (m) => m.liveness())
+
+/** The model providers the selection's model candidates call. */
+const modelProvidersOf = (lanes: ReadonlyArray<Lane>): ReadonlySet<string> =>
+  new Set(
+    lanes.flatMap((l) => l.candidates.filter((c) => c.def.kind === "llm").map((c) => (c.registryEntry as { provider?: string } | null)?.provider ?? ""))
+  )
+
+/** Liveness of the providers the selection calls (none probed when it calls none). */
+const livenessOf = (lanes: ReadonlyArray<Lane>) => {
+  const providers = modelProvidersOf(lanes)
+  return providers.size === 0 ? Effect.succeed([]) : Effect.map(liveness(), (all) => all.filter((p) => providers.has(p.provider)))
+}
 
 /** A model candidate whose provider is not live would fail every cell: refuse before any runs. */
 const requireLiveModels = (lanes: ReadonlyArray<Lane>) =>
   Effect.gen(function*() {
-    const providers = new Set(
-      lanes.flatMap((l) => l.candidates.filter((c) => c.def.kind === "llm").map((c) => (c.registryEntry as { provider?: string } | null)?.provider ?? ""))
-    )
-    if (providers.size === 0) return
-    const live = yield* liveness()
-    const absent = live.filter((p) => providers.has(p.provider) && p.status !== "live")
+    const absent = (yield* livenessOf(lanes)).filter((p) => p.status !== "live")
     if (absent.length > 0) {
       return yield* new UsageError({
         detail: absent.map((p) => `model provider ${p.provider} is not live: ${p.reason}`).join("; ") + " (nothing was run)"
@@ -188,22 +405,19 @@ const planCommand = Command.make("plan", selection, (sel) =>
       : null
     if (sel.json) yield* printJson({ ...summary, modelProviders: models, ...(previous ? { estimate: previous } : {}) })
     else yield* Console.log(planText(summary, models) + (previous ? "\n" + renderEstimate(previous) : ""))
-  })).pipe(Command.withDescription("Show what a run would do: benchmarks, candidates, cells (new, kept, stale, faulted to run again), live model providers. Makes no model call and changes nothing."))
+  })).pipe(Command.withDescription(docs["plan"].about))
 
 // ---------------------------------------------------------------------------------------------
 // run
 
 const runOptions = {
   ...selection,
-  maxUsd: Options.float("max-usd").pipe(Options.optional, Options.withDescription("No new cell starts once measured spend (the calls and their judging, at list price) reaches this")),
-  timeoutSecs: Options.float("timeout-secs").pipe(Options.optional, Options.withDescription("Wall-time limit of each Attempt")),
-  parallel: Options.integer("parallel").pipe(Options.withDefault(4), Options.withDescription("Cells run at once")),
-  faults: Options.text("faults").pipe(Options.optional, Options.withDescription("Inject faults SEED:RATE[:KIND,...] (kinds: rate-limit, server-error, timeout)")),
-  preflightUsd: Options.float("preflight-usd").pipe(
-    Options.optional,
-    Options.withDescription("First run a pilot (one cell per candidate and stratum); stop with exit 3 if the conservative estimate of the rest exceeds USD")
-  ),
-  yes: Options.boolean("yes").pipe(Options.withDescription("Run; without it the plan is printed and the command exits 2")),
+  maxUsd: numberFlag("max-usd", "a number of dollars, 0 or more", (n) => n >= 0).pipe(Options.optional),
+  timeoutSecs: numberFlag("timeout-secs", "a number of seconds, more than 0", (n) => n > 0).pipe(Options.optional),
+  parallel: wholeFlag("parallel", 1).pipe(Options.withDefault(DEFAULT_PARALLEL)),
+  faults: faultsFlag.pipe(Options.optional),
+  preflightUsd: numberFlag("preflight-usd", "a number of dollars, 0 or more", (n) => n >= 0).pipe(Options.optional),
+  yes: Options.boolean("yes"),
   ...harnessRunOptions
 }
 
@@ -224,15 +438,18 @@ const runCommand = Command.make("run", runOptions, (opts) =>
     if (!opts.yes) {
       const states = yield* statesOf(opts.home, plan)
       const summary = planSummary(opts, lanes, states, plan.experimentId)
-      if (opts.json) yield* printJson({ ...summary, ran: false, hint: "add --yes to run" })
-      else yield* Console.log(planText(summary, []) + "\nnot run: add --yes to run it")
+      // What --yes would need: the providers of the model candidates, as plan shows them.
+      const models = yield* livenessOf(lanes)
+      if (opts.json) yield* printJson({ ...summary, modelProviders: models, ran: false, hint: "add --yes to run" })
+      else yield* Console.log(planText(summary, models) + "\nnot run: add --yes to run it")
       return yield* new ExitWith({ code: 2 })
     }
     const runSettings = (pilot: boolean) => ({
         parallel: opts.parallel,
         maxUsd: Option.getOrNull(opts.maxUsd),
         timeoutSeconds: Option.getOrNull(opts.timeoutSecs),
-        handlers: { "model/generate": modelCalls },
+        // Model calls go to the Model service (provided at the edge), under the spend cap.
+        handlers: {},
         progress: stderrProgress(),
         settings: {
           benchmarks: opts.benchmark,
@@ -259,7 +476,25 @@ const runCommand = Command.make("run", runOptions, (opts) =>
     }
     const outcome = yield* withStore(opts.home, runExperiment(plan, runSettings(false)))
     yield* printReport(outcome.report, opts.json ? "json" : "text")
-  })).pipe(Command.withDescription("Run an experiment (resuming it if the home has its cells) and print its Scorecards."))
+  })).pipe(Command.withDescription(docs["run"].about))
+
+/**
+ * A file can be written where its folder exists and is writable. The folder is never created: a
+ * mistyped path should fail, not leave a new tree behind.
+ */
+const requireWritable = (file: string): Effect.Effect<void, OutputError> => {
+  const path = resolve(file)
+  const folder = dirname(path)
+  const refuse = (reason: string) => new OutputError({ path: file, reason })
+  return Effect.gen(function*() {
+    const stat = yield* Effect.try({ try: () => statSync(folder, { throwIfNoEntry: false }), catch: (e) => refuse(fsProblem(e, folder)) })
+    if (stat === undefined) return yield* refuse(`the folder ${folder} does not exist`)
+    if (!stat.isDirectory()) return yield* refuse(`${folder} is not a folder`)
+    const target = yield* Effect.try({ try: () => statSync(path, { throwIfNoEntry: false }), catch: (e) => refuse(fsProblem(e, path)) })
+    if (target?.isDirectory() === true) return yield* refuse(`${path} is a folder`)
+    yield* Effect.try({ try: () => accessSync(folder, constants.W_OK), catch: (e) => refuse(`the folder ${folder} is not writable (${codeOf(e)})`) })
+  })
+}
 
 const printReport = (report: Report, format: "json" | "text" | "md" | "html") =>
   format === "json"
@@ -272,14 +507,17 @@ const printReport = (report: Report, format: "json" | "text" | "md" | "html") =>
 const reportCommand = Command.make(
   "report",
   {
-    runId: Args.text({ name: "RUN-ID" }).pipe(Args.optional, Args.withDescription("A run id (r-...); the latest run when absent")),
+    runId: Args.text({ name: "RUN-ID" }).pipe(Args.optional),
     home,
     json,
-    format: Options.choice("format", ["text", "md", "html"]).pipe(Options.withDefault("text" as const)),
-    out: Options.file("out").pipe(Options.optional, Options.withDescription("Write the report to this file"))
+    format: choiceFlag("format", REPORT_FORMATS).pipe(Options.withDefault(REPORT_FORMATS[0])),
+    // Checked by requireWritable when the command runs: a report that cannot be written exits 1.
+    out: Options.text("out").pipe(Options.optional)
   },
   (opts) =>
     Effect.gen(function*() {
+      // Checked first: a report that cannot be written is refused before the store is opened.
+      if (Option.isSome(opts.out)) yield* requireWritable(opts.out.value)
       if (!existsSync(join(opts.home, "assay.sqlite"))) {
         return yield* new UsageError({ detail: `no assay home at ${resolve(opts.home)}: run an experiment first or pass --home` })
       }
@@ -300,14 +538,14 @@ const reportCommand = Command.make(
       const format = opts.json ? "json" : opts.format
       if (Option.isSome(opts.out)) {
         const text = format === "json" ? yield* encodeJson(report).pipe(Effect.orDie) : format === "md" ? renderMarkdown(report) : format === "html" ? renderHtml(report) : renderText(report)
-        mkdirSync(dirname(resolve(opts.out.value)), { recursive: true })
-        writeFileSync(opts.out.value, text)
+        const out = opts.out.value
+        yield* Effect.try({ try: () => writeFileSync(out, text), catch: (e) => new OutputError({ path: out, reason: e instanceof Error ? e.message : String(e) }) })
         yield* Console.error(`assay: wrote ${opts.out.value}`)
       } else {
         yield* printReport(report, format)
       }
     })
-).pipe(Command.withDescription("Re-render a stored run from the store alone: text, Markdown, JSON or one self-contained HTML file."))
+).pipe(Command.withDescription(docs["report"].about))
 
 // ---------------------------------------------------------------------------------------------
 // data
@@ -318,7 +556,7 @@ const pull = Command.make(
   "pull",
   {
     benchmark: Args.text({ name: "BENCHMARK" }),
-    from: Options.directory("from").pipe(Options.optional, Options.withDescription("Copy from a local folder laid out like the data root instead of downloading"))
+    from: pathFlag("from", "folder").pipe(Options.optional)
   },
   (opts) =>
     Effect.gen(function*() {
@@ -358,9 +596,11 @@ const pull = Command.make(
       }
       yield* Console.log(`${files.length} files of ${provider.name} in ${target}`)
     })
-).pipe(Command.withDescription("Fetch a benchmark's pinned upstream files (checked by sha256) into ASSAY_DATA_DIR (default .assay/data)."))
+).pipe(Command.withDescription(docs["data pull"].about))
 
-const dataCommand = Command.make("data").pipe(Command.withSubcommands([pull]), Command.withDescription("Benchmark data."))
+const dataCommands = [pull] as const
+
+const dataCommand = Command.make("data").pipe(Command.withSubcommands(dataCommands), Command.withDescription(docs["data"].about))
 
 // ---------------------------------------------------------------------------------------------
 // equivalence
@@ -369,7 +609,7 @@ const equivalenceCommand = Command.make(
   "equivalence",
   {
     benchmark: Args.text({ name: "BENCHMARK" }),
-    corpus: Options.file("corpus").pipe(Options.optional, Options.withDescription("An oracle corpus in the provider's line format")),
+    corpus: pathFlag("corpus", "file").pipe(Options.optional),
     json
   },
   (opts) =>
@@ -384,19 +624,323 @@ const equivalenceCommand = Command.make(
       }
       if (result.agree !== result.lines) return yield* new ExitWith({ code: 1 })
     })
-).pipe(Command.withDescription("Run the transcription over an upstream oracle corpus and print how many lines agree, and each disagreement."))
+).pipe(Command.withDescription(docs["equivalence"].about))
 
 // ---------------------------------------------------------------------------------------------
 
+const commands = [planCommand, runCommand, reportCommand, dataCommand, equivalenceCommand] as const
+
 const assay = Command.make("assay").pipe(
-  Command.withSubcommands([planCommand, runCommand, reportCommand, dataCommand, equivalenceCommand]),
-  Command.withDescription("Evaluate LLM agents and agent harnesses on public benchmarks, reproducibly and at known cost.")
+  Command.withSubcommands(commands),
+  Command.withDescription(docs[""].about)
 )
 
-const cli = Command.run(assay, { name: "assay", version: "0.1.0" })
+// ---------------------------------------------------------------------------------------------
+// Help and usage errors. @effect/cli's parser decides what a command line means; what it says is
+// ours: help that names `assay run`, shows defaults and has no escape codes off a terminal, and
+// every refused command line as one line on stderr, exit 2.
+
+interface FlagShape {
+  readonly name: string
+  readonly takesValue: boolean
+  readonly accepted: Option.Option<string>
+  readonly many: boolean
+}
+
+interface ArgShape {
+  readonly name: string
+  readonly many: boolean
+  readonly optional: boolean
+}
+
+/** The flags and arguments a command's parser accepts, in the order they were defined. */
+const shapeOf = (usage: Usage.Usage): { readonly flags: ReadonlyArray<FlagShape>; readonly args: ReadonlyArray<ArgShape> } => {
+  const flags: Array<FlagShape> = []
+  const args: Array<ArgShape> = []
+  const walk = (u: Usage.Usage, many: boolean, optional: boolean): void => {
+    switch (u._tag) {
+      case "Named": {
+        const name = u.names[0] ?? ""
+        if (name.startsWith("-")) flags.push({ name, takesValue: Option.isSome(u.acceptedValues), accepted: u.acceptedValues, many })
+        else if (name.startsWith("<")) args.push({ name: name.slice(1, -1), many, optional })
+        return
+      }
+      case "Optional":
+        return walk(u.usage, many, true)
+      case "Repeated":
+        return walk(u.usage, true, optional)
+      case "Alternation":
+      case "Concat":
+        walk(u.left, many, optional)
+        return walk(u.right, many, optional)
+      case "Empty":
+      case "Mixed":
+        return
+    }
+  }
+  walk(usage, false, false)
+  return { flags, args }
+}
+
+/** A command and its subcommands, in the order they are defined (the parser keeps no such tree). */
+interface CommandNode {
+  readonly name: string
+  readonly descriptor: CommandDescriptor.Command<unknown>
+  readonly children: ReadonlyArray<CommandNode>
+}
+
+const nodeOf = (command: { readonly descriptor: CommandDescriptor.Command<unknown> }, children: ReadonlyArray<CommandNode> = []): CommandNode => ({
+  name: Array.from(CommandDescriptor.getNames(command.descriptor))[0] ?? "",
+  descriptor: command.descriptor,
+  children
+})
+
+const commandTree: CommandNode = nodeOf(assay, commands.map((c) => (c === dataCommand ? nodeOf(c, dataCommands.map((d) => nodeOf(d))) : nodeOf(c))))
+
+/** The command named by the leading words of `args` (`data pull`). */
+const commandAt = (args: ReadonlyArray<string>): { readonly path: ReadonlyArray<string>; readonly node: CommandNode } => {
+  let node = commandTree
+  const path: Array<string> = []
+  for (const word of args) {
+    if (word.startsWith("-")) continue
+    const next = node.children.find((c) => c.name === word)
+    if (next === undefined) break
+    path.push(word)
+    node = next
+  }
+  return { path, node }
+}
+
+// Bold headings on a terminal only, and never under NO_COLOR (https://no-color.org).
+const styled = (): boolean => process.stdout.isTTY === true && (process.env["NO_COLOR"] ?? "") === ""
+const heading = (text: string) => (styled() ? `\x1b[1m${text}\x1b[0m` : text)
+
+const WIDTH = 100
+
+/** `text` in lines of at most WIDTH columns, each after `indent` spaces (the first after `first`). */
+const wrap = (text: string, indent: number, first = " ".repeat(indent)): string => {
+  const lines: Array<string> = []
+  let line = first
+  let fresh = true
+  for (const word of text.split(/\s+/).filter((w) => w.length > 0)) {
+    if (!fresh && line.length + 1 + word.length > WIDTH) {
+      lines.push(line)
+      line = " ".repeat(indent) + word
+    } else line = fresh ? line + word : `${line} ${word}`
+    fresh = false
+  }
+  lines.push(line.trimEnd())
+  return lines.join("\n")
+}
+
+const argForm = (a: ArgShape) => (a.optional ? `[${a.name}]` : a.name) + (a.many ? "..." : "")
+
+const flagValue = (f: FlagShape, doc: FlagDoc | undefined) => doc?.value ?? Option.getOrElse(f.accepted, () => "VALUE")
+
+// Every flag of assay's commands is optional: a bracket each, `...` after those that repeat.
+const flagForm = (f: FlagShape, doc: FlagDoc | undefined) => `[${f.name}${f.takesValue ? ` ${flagValue(f, doc)}` : ""}]${f.many ? "..." : ""}`
+
+const leavesOf = (path: ReadonlyArray<string>, node: CommandNode): ReadonlyArray<string> =>
+  node.children.length === 0 ? [path.join(" ")] : node.children.flatMap((c) => leavesOf([...path, c.name], c))
+
+const helpText = (path: ReadonlyArray<string>): string => {
+  const { node } = commandAt(path)
+  const doc = docOf(path)
+  const command = ["assay", ...path].join(" ")
+  const about = doc?.about ?? ""
+  if (node.children.length > 0) {
+    const leaves = leavesOf([], node)
+    const width = Math.max(...leaves.map((l) => l.length))
+    return [
+      wrap(`${command}${path.length === 0 ? ` ${VERSION}` : ""}: ${about}`, 2, ""),
+      "",
+      heading("Usage"),
+      `  ${command} COMMAND [FLAG]...`,
+      "",
+      heading("Commands"),
+      ...leaves.map((leaf) => wrap(docOf([...path, leaf])?.about ?? "", width + 4, `  ${leaf.padEnd(width)}  `)),
+      "",
+      wrap(`${command} COMMAND --help shows a command's flags${path.length === 0 ? "; assay --version prints the version" : ""}.`, 0),
+      ...(path.length === 0
+        ? ["Exit codes: 0 done, 1 failed (one line on stderr says why), 2 usage error or the plan shown without --yes, 3 stopped by preflight or a quota allowance."]
+            .map((l) => wrap(l, 0))
+        : [])
+    ].join("\n")
+  }
+  const shape = shapeOf(CommandDescriptor.getUsage(node.descriptor))
+  const flagDoc = (name: string) => doc?.flags?.[name]
+  const forms = [...shape.args.map(argForm), ...shape.flags.map((f) => flagForm(f, flagDoc(f.name)))]
+  const rows: Array<readonly [string, string]> = [
+    ...shape.args.map((a) => [argForm(a), doc?.args?.[a.name] ?? "(not described)"] as const),
+    ...shape.flags.map((f) => {
+      const d = flagDoc(f.name)
+      const extras = [f.many ? "Repeatable" : "", d?.fallback !== undefined ? `Default: ${d.fallback}` : ""].filter((x) => x.length > 0)
+      const about = [d?.about ?? "(not described)", ...extras].join(". ")
+      return [f.takesValue ? `${f.name} ${flagValue(f, d)}` : f.name, about] as const
+    }),
+    ["-h, --help", "Show this help"]
+  ]
+  const column = 28
+  return [
+    wrap(`${command}: ${about}`, 2, ""),
+    "",
+    heading("Usage"),
+    wrap(forms.join(" "), command.length + 3, `  ${command} `),
+    "",
+    heading("Flags and arguments"),
+    ...rows.map(([left, right]) =>
+      left.length + 2 <= column - 2 ? wrap(right, column, `  ${left.padEnd(column - 2)}`) : `  ${left}\n${wrap(right, column)}`
+    )
+  ].join("\n")
+}
+
+/** A HelpDoc as plain text on one line (its ANSI styling removed). */
+const plainText = (doc: HelpDoc.HelpDoc): string => oneLine(HelpDoc.toAnsiText(doc).replace(/\x1b\[[0-9;]*[A-Za-z]/g, ""))
+
+const oneLine = (text: string): string => text.replace(/\s*\n\s*/g, " ").trim()
+
+/** The closest of `names` to `given`, when close enough to be what was meant. */
+const nearest = (given: string, names: ReadonlyArray<string>): string | null => {
+  const bare = given.replace(/^-+/, "")
+  const prefixed = names.filter((n) => bare.length >= 3 && n.replace(/^-+/, "").startsWith(bare))
+  if (prefixed.length === 1) return prefixed[0]!
+  const scored = names.map((n) => [n, AutoCorrect.levensteinDistance(given, n, CliConfig.defaultConfig)] as const).sort((x, y) => x[1] - y[1])
+  const best = scored[0]
+  return best !== undefined && best[1] <= Math.max(1, Math.min(2, Math.floor(given.length / 3))) ? best[0] : null
+}
+
+const didYouMean = (given: string, names: ReadonlyArray<string>) => {
+  const n = nearest(given, names)
+  return n === null ? "" : ` (did you mean ${n}?)`
+}
+
+const seeHelp = (path: ReadonlyArray<string>) => `see ${["assay", ...path, "--help"].join(" ")}`
+
+const namedAs = (path: ReadonlyArray<string>) => (path.length === 0 ? "assay" : path.join(" "))
+
+/** A word or flag of the command line the command has no place for. */
+const unexpected = (word: string, args: ReadonlyArray<string>): UsageError => {
+  const { path, node } = commandAt(args)
+  const subs = node.children.map((c) => c.name)
+  const shape = shapeOf(CommandDescriptor.getUsage(node.descriptor))
+  const name = word.split("=")[0] ?? word
+  const say = (what: string) => new UsageError({ detail: `${what}; ${seeHelp(path)}` })
+  if (!word.startsWith("-")) {
+    if (subs.length > 0) {
+      return say(`unknown command ${[...path, word].join(" ")}${didYouMean(word, subs)}: ${namedAs(path)} takes ${subs.join(", ")}`)
+    }
+    const takes = shape.args.length === 0 ? "it takes no arguments" : `it takes ${shape.args.map(argForm).join(" ")}`
+    return say(`unexpected argument ${shown(word)} for ${namedAs(path)} (${takes})`)
+  }
+  const known = shape.flags.find((f) => f.name === name)
+  if (known === undefined) {
+    const names = [...shape.flags.map((f) => f.name), "--help"]
+    return say(`unknown flag ${name} for ${namedAs(path)}${didYouMean(name, names)}`)
+  }
+  const given = args.filter((a) => a === name || a.startsWith(`${name}=`)).length
+  if (given > 1 && !known.many) return say(`${name} is given ${given} times; it takes one`)
+  if (known.takesValue) return say(`${name} needs a value (${flagValue(known, docOf(path)?.flags?.[name])})`)
+  return say(`${name} takes no value`)
+}
+
+/** A command line @effect/cli refused, as one line saying what was wrong and what is accepted. */
+const usageErrorOf = (error: ValidationError.ValidationError, args: ReadonlyArray<string>): UsageError => {
+  const { path } = commandAt(args)
+  const text = plainText(error.error)
+  switch (error._tag) {
+    case "CommandMismatch":
+    case "MissingSubcommand": {
+      // The first word after the command found, or its first flag, is what did not match.
+      const rest = args.filter((a) => !path.includes(a))
+      const word = rest.find((a) => !a.startsWith("-")) ?? rest[0]
+      if (word !== undefined) return unexpected(word, args)
+      break
+    }
+    case "MissingValue": {
+      const missing = /<([^>]+)>/.exec(text)?.[1]
+      if (missing !== undefined) {
+        const about = docOf(path)?.args?.[missing]
+        const what = about === undefined ? "" : ` (${about.charAt(0).toLowerCase()}${about.slice(1)})`
+        return new UsageError({ detail: `${namedAs(path)} needs ${missing}${what}; ${seeHelp(path)}` })
+      }
+      break
+    }
+    case "InvalidValue": {
+      // Our own flags name themselves; a primitive's message ('x' is not a float) is given its flag.
+      const primitive = /^'(.*)' is not an? (\w+)/.exec(text)
+      if (primitive !== null) {
+        const [, value = "", kind = ""] = primitive
+        const at = args.findIndex((a, i) => (a === value && args[i - 1]?.startsWith("--") === true) || a.endsWith(`=${value}`))
+        const flag = at < 0 ? null : args[at] === value ? args[at - 1] : args[at]?.split("=")[0]
+        const expected = kind === "float" ? "a number" : kind === "integer" ? "a whole number" : `a ${kind}`
+        if (flag !== undefined && flag !== null) return new UsageError({ detail: `${flag} ${shown(value)}: expected ${expected}; ${seeHelp(path)}` })
+      }
+      break
+    }
+  }
+  return new UsageError({ detail: `${text.replace(/\.$/, "")}; ${seeHelp(path)}` })
+}
+
+/**
+ * The first word that looks like a flag and is none of the command's, or a flag that lacks its
+ * value. The parser can take either for a positional argument (`data pull --bogus` reads as the
+ * benchmark "--bogus", `report --out` as the run id "--out"): they are refused here.
+ */
+const strayFlag = (args: ReadonlyArray<string>): string | undefined => {
+  const { node } = commandAt(args)
+  const flags = new Map(shapeOf(CommandDescriptor.getUsage(node.descriptor)).flags.map((f) => [f.name, f]))
+  for (let i = 0; i < args.length; i++) {
+    const word = args[i] ?? ""
+    if (!/^--?[^-\d]/.test(word)) continue
+    const flag = flags.get(word.split("=")[0] ?? word)
+    if (flag === undefined) return word
+    if (flag.takesValue && !word.includes("=")) {
+      if (i + 1 >= args.length) return word
+      i++ // its value, whatever it looks like
+    }
+  }
+  return undefined
+}
+
+const isHelpRequested = (e: unknown): e is ValidationError.HelpRequested => ValidationError.isValidationError(e) && ValidationError.isHelpRequested(e)
+
+const cli = (argv: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const args = argv.slice(2)
+    // Parsed here rather than by Command.run, which prints its own multi-line messages first.
+    const directive = yield* CommandDescriptor.parse(assay.descriptor, ["assay", ...args], CliConfig.defaultConfig).pipe(
+      Effect.mapError((e) => usageErrorOf(e, args))
+    )
+    if (directive._tag === "BuiltIn") {
+      if (directive.option._tag === "ShowHelp") return yield* Console.log(helpText(commandAt(args).path))
+      if (directive.option._tag === "ShowVersion") return yield* Console.log(VERSION)
+      // Completions, the wizard and --log-level are @effect/cli's own: it runs them.
+      return yield* Command.run(assay, { name: "assay", version: VERSION })(argv)
+    }
+    const [extra] = directive.leftover
+    const stray = strayFlag(args)
+    if (stray !== undefined) return yield* unexpected(stray, args)
+    if (extra !== undefined) return yield* unexpected(extra, args)
+    // A command without a handler of its own (assay, assay data) asks for its help.
+    const handled: Effect.Effect<void, Effect.Effect.Error<ReturnType<typeof assay.handler>> | ValidationError.ValidationError, Effect.Effect.Context<ReturnType<typeof assay.handler>>> =
+      assay.handler(directive.value)
+    yield* handled.pipe(Effect.catchIf(isHelpRequested, () => Console.log(helpText(commandAt(args).path))))
+  })
+
+/** Any failure as one line: an Error's message, a refused command line's text, or the value shown. */
+const describeFailure = (error: unknown): string =>
+  oneLine(
+    ValidationError.isValidationError(error)
+      ? plainText(error.error)
+      : error instanceof Error
+      ? error.message
+      : typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
+      ? error.message
+      : Inspectable.toStringUnknown(error, 0)
+  )
 
 const program = Effect.suspend(() => cli(process.argv)).pipe(
-  Effect.provide(Layer.mergeAll(NodeContext.layer, Registry.layer)),
+  Effect.provide(Layer.mergeAll(NodeContext.layer, Registry.layer, Layer.succeed(Model, liveModel))),
   Effect.catchAllCause((cause) =>
     Effect.sync(() => {
       if (Cause.isInterruptedOnly(cause)) {
@@ -407,24 +951,18 @@ const program = Effect.suspend(() => cli(process.argv)).pipe(
       if (Option.isNone(failure)) {
         // A defect: a bug in assay or a dependency, still one line, with the cause for a report.
         const defect = Cause.squash(cause)
-        process.stderr.write(`assay: internal error: ${defect instanceof Error ? defect.message : String(defect)}\n`)
+        process.stderr.write(`assay: internal error: ${describeFailure(defect)}\n`)
         if (process.env["ASSAY_DEBUG"]) process.stderr.write(Cause.pretty(cause) + "\n")
         process.exitCode = 1
         return
       }
-      const error = failure.value
+      const error: unknown = failure.value
       if (error instanceof ExitWith) {
         process.exitCode = error.code
         return
       }
-      // @effect/cli has already printed its own message for a bad command line.
-      if (typeof error === "object" && error !== null && "_tag" in error && String(error._tag).startsWith("ValidationError")) {
-        process.exitCode = 2
-        return
-      }
-      const message = error instanceof Error ? error.message : String(error)
-      process.stderr.write(`assay: ${message}\n`)
-      process.exitCode = error instanceof UsageError ? 2 : 1
+      process.stderr.write(`assay: ${describeFailure(error)}\n`)
+      process.exitCode = error instanceof UsageError || ValidationError.isValidationError(error) ? 2 : 1
     })
   )
 )
