@@ -1,16 +1,17 @@
 /**
  * The experiment's wallet, the spend cap (`--max-usd`): every model call of a run (candidate,
  * simulated user, judge) reserves its worst case before it is sent and settles what it cost
- * after, so the cap holds at any parallelism. The reservation is one atomic update: however many
- * calls are in flight, what is spent plus what is reserved never passes the cap. A call that
- * cannot reserve is not sent; it fails with `SpendCapReached`, which ends its cell as skipped
- * (to run later with a larger cap), never as a model failure.
+ * after, so the cap holds at any parallelism. The reservation is one atomic transaction: however
+ * many calls are in flight, what is spent plus what is reserved never passes the cap. A call that
+ * cannot reserve even once the calls in flight have settled is not sent; it fails with
+ * `SpendCapReached`, which ends its cell as skipped (to run later with a larger cap), never as a
+ * model failure.
  *
  * A call whose price is unknown reserves nothing and is not bounded by the cap: its cost is
  * unknown, never 0, and the report says so.
  */
-import { Effect, Ref, Schema } from "effect"
-import type { ModelRequest, ModelResponse } from "../model/Clients.ts"
+import { Effect, Schema, STM, TRef } from "effect"
+import type { ModelRequest, ModelResponse } from "../model/Model.ts"
 import { costOf } from "../model/Cost.ts"
 import type { Model } from "../model/Model.ts"
 import type { ModelEntry } from "../model/Registry.ts"
@@ -50,30 +51,37 @@ export interface SpendCap {
   readonly state: Effect.Effect<CapState>
 }
 
-/** A cap of `capUsd` (null: none) over an experiment that has already spent `spentBefore`. */
+/**
+ * A cap of `capUsd` (null: none) over an experiment that has already spent `spentBefore`. A call
+ * that would fit once the calls in flight settle waits for them (an STM retry: it wakes when the
+ * state changes); a call that could not fit even then is refused at once.
+ */
 export const make = (capUsd: number | null, spentBefore = 0): Effect.Effect<SpendCap> =>
   Effect.map(
-    Ref.make<CapState>({ capUsd, spentUsd: spentBefore, reservedUsd: 0, unknownCalls: 0, refused: 0 }),
+    TRef.make<CapState>({ capUsd, spentUsd: spentBefore, reservedUsd: 0, unknownCalls: 0, refused: 0 }).pipe(STM.commit),
     (state): SpendCap => ({
       reserve: (usd) =>
-        Ref.modify(state, (s): [SpendCapReached | null, CapState] =>
-          s.capUsd !== null && s.spentUsd + s.reservedUsd + usd > s.capUsd
-            ? [new SpendCapReached({ capUsd: s.capUsd, spentUsd: s.spentUsd, reservedUsd: s.reservedUsd, neededUsd: usd }), {
-              ...s,
-              refused: s.refused + 1
-            }]
-            : [null, { ...s, reservedUsd: s.reservedUsd + usd }]
-        ).pipe(Effect.flatMap((refusal) => (refusal === null ? Effect.void : Effect.fail(refusal)))),
+        STM.gen(function*() {
+          const s = yield* TRef.get(state)
+          if (s.capUsd === null) return null
+          if (s.spentUsd + usd > s.capUsd) {
+            yield* TRef.set(state, { ...s, refused: s.refused + 1 })
+            return new SpendCapReached({ capUsd: s.capUsd, spentUsd: s.spentUsd, reservedUsd: s.reservedUsd, neededUsd: usd })
+          }
+          if (s.spentUsd + s.reservedUsd + usd > s.capUsd) return yield* STM.retry
+          yield* TRef.set(state, { ...s, reservedUsd: s.reservedUsd + usd })
+          return null
+        }).pipe(STM.commit, Effect.flatMap((refusal) => (refusal === null ? Effect.void : Effect.fail(refusal)))),
       settle: (reservedUsd, costUsd) =>
-        Ref.update(state, (s) => ({
+        TRef.update(state, (s) => ({
           ...s,
           // Floating sums may leave a hair below zero; a reservation is never negative.
           reservedUsd: Math.max(0, s.reservedUsd - reservedUsd),
           spentUsd: s.spentUsd + (costUsd ?? 0),
           unknownCalls: s.unknownCalls + (costUsd === null ? 1 : 0)
-        })),
-      charge: (usd) => Ref.update(state, (s) => ({ ...s, spentUsd: s.spentUsd + usd })),
-      state: Ref.get(state)
+        })).pipe(STM.commit),
+      charge: (usd) => TRef.update(state, (s) => ({ ...s, spentUsd: s.spentUsd + usd })).pipe(STM.commit),
+      state: TRef.get(state).pipe(STM.commit)
     })
   )
 

@@ -251,20 +251,35 @@ export const runPilot = (plan: Plan, settings: RunSettings, gate: Gate) =>
   Effect.gen(function*() {
     const store = yield* Store
     const pilot = pilotOf(plan.cells)
-    const pilotRun: RunOutcome = yield* run(plan, { ...settings, only: (cell) => pilot.has(cell) })
+    // The pilot is bounded by the preflight budget as a run is by its cap: no call is sent that
+    // could take the experiment's spend past it.
+    const maxUsd = gate.budgetUsd === null ? settings.maxUsd : settings.maxUsd === null ? gate.budgetUsd : Math.min(settings.maxUsd, gate.budgetUsd)
+    const pilotRun: RunOutcome = yield* run(plan, { ...settings, maxUsd, only: (cell) => pilot.has(cell) })
     const stored = yield* store.latestAttempts(Array.from(pilot, (c) => c.key))
     const attempts = Array.from(stored.values(), (s) => s.attempt)
     const states = yield* classify(plan)
     const left = states.filter((s) => s.state !== "kept" && !pilot.has(s.cell)).map((s) => s.cell)
-    const result = {
-      ...estimate({
+    // A pilot cell the budget could not pay for: the budget cannot cover the experiment.
+    const capped = (yield* store.skippedOfRun(pilotRun.report.runId)).filter((s) => s.reason.startsWith("spend cap"))
+    const estimated = estimate({
         pilot: attempts,
         left,
         budgetUsd: gate.budgetUsd,
         parallel: gate.parallel,
         ...(gate.readings ? { points: windowPoints(attempts, gate.readings) } : {}),
         ...(gate.allowance ? { allowance: yield* gate.allowance } : {})
-      }),
+      })
+    const result = {
+      ...estimated,
+      ...(capped.length > 0 && gate.budgetUsd !== null
+        ? {
+          verdict: "over-budget" as const,
+          reasons: [
+            `the pilot alone would pass the budget: ${capped.length} pilot cells were not run, since their calls could not be paid within ${usd(gate.budgetUsd)}`,
+            ...estimated.reasons.filter((r) => !r.startsWith("no pilot Attempt"))
+          ]
+        }
+        : {}),
       runId: pilotRun.report.runId
     }
     yield* store.putNote(pilotRun.report.runId, "estimate", result)

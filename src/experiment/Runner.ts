@@ -6,7 +6,7 @@
  */
 import { appendFileSync, mkdirSync } from "node:fs"
 import { join } from "node:path"
-import { Effect, Ref, Schema } from "effect"
+import { Effect, Option, Ref, Schema } from "effect"
 import type { Json } from "../content/Canonical.ts"
 import type { Agent } from "../evaluation/Agent.ts"
 import type { CapabilityError } from "../evaluation/Capabilities.ts"
@@ -16,7 +16,10 @@ import type { AgentDef } from "../schema/AgentDef.ts"
 import { Attempt as AttemptSchema, type Attempt } from "../schema/Attempt.ts"
 import { type EnvironmentDef, idOf as environmentIdOf } from "../schema/EnvironmentDef.ts"
 import { type ExperimentDef, idOf as experimentIdOf } from "../schema/ExperimentDef.ts"
-import type { Handlers } from "../world/WorldEffects.ts"
+import type { Handlers, Wrap } from "../world/WorldEffects.ts"
+import * as SpendCap from "../budget/SpendCap.ts"
+import { Model } from "../model/Model.ts"
+import { Registry } from "../model/Registry.ts"
 import { frontiers, type Report } from "./Report.ts"
 import { cellResults, comparisons, faultSummary, scorecards } from "./Scorecards.ts"
 import { type CellKey, cellKeyOf, Store, type StoreError } from "./Store.ts"
@@ -67,10 +70,21 @@ export const silent: Progress = { start: () => Effect.void, cell: () => Effect.v
 
 export interface RunSettings {
   readonly parallel: number
-  /** No new cell starts once measured spend reaches this. */
+  /**
+   * The experiment's spend cap in list-price dollars: what every run of this experiment in this
+   * home spends on model calls (candidate, simulated user, judge), earlier runs included, never
+   * passes it. Each call reserves its worst case before it is sent (SpendCap); a call that cannot
+   * is not sent and its cell is skipped, to run later with a larger cap. Calls of unknown price
+   * are not bounded by it. null: no cap.
+   */
   readonly maxUsd: number | null
-  /** Live handlers for model calls and HTTP, beside the providers' tools. */
+  /**
+   * Live handlers beside the providers' tools (http/request, ...). Model calls are answered by the
+   * `Model` service in the runner's context, unless a `model/generate` handler is given here.
+   */
   readonly handlers: Handlers
+  /** Wrapping layers of the caller's own around every Attempt's effects, outermost first. */
+  readonly wraps?: ReadonlyArray<Wrap>
   readonly progress: Progress
   /** Stored with the run, for the record (never secrets). */
   readonly settings: Json
@@ -124,8 +138,9 @@ export type CellState = "new" | "kept" | "stale" | "faulted"
 
 /**
  * Classify each cell against the store: kept when its newest Attempt has the predicted inputs id;
- * faulted (to run again) when that Attempt ended in a live fault: an outage says nothing of the
- * candidate. Where the environment injects faults, a faulted Attempt is its result and is kept.
+ * faulted (to run again) when that Attempt ended in a live fault: an outage (a rate limit, a
+ * server error, an unreachable endpoint) says nothing of the candidate. Where the environment
+ * injects faults, an Attempt ended by an injected fault is its result and is kept.
  */
 export const classify = (plan: Plan) =>
   Effect.gen(function*() {
@@ -137,7 +152,7 @@ export const classify = (plan: Plan) =>
         ? "new"
         : last.inputsId !== cell.predictedInputsId
         ? "stale"
-        : last.ended === "fault" && cell.env.world.effects.faults === null
+        : last.ended === "fault-live" || (last.ended === "fault" && cell.env.world.effects.faults === null)
         ? "faulted"
         : "kept"
       return { cell, state }
@@ -174,28 +189,43 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     const fresh: Array<Attempt> = []
     const unpredicted = yield* Ref.make<ReadonlyArray<string>>([])
     const skipped = yield* Ref.make(0)
+    const skip = (cell: Cell, reason: string) => Effect.zipRight(store.putSkipped(runId, cell.key, reason), Ref.update(skipped, (n) => n + 1))
+
+    // The experiment's wallet: what its earlier runs spent counts against the cap.
+    const before = yield* store.spendOf({ experimentId: plan.experimentId })
+    const cap = yield* SpendCap.make(settings.maxUsd, before.knownUsd)
+    const registry = yield* Effect.serviceOption(Registry)
+    const priceOf = (provider: string, model: string) =>
+      Option.isSome(registry) ? registry.value.file.providers[provider]?.models[model] : undefined
+    const model = yield* Effect.serviceOption(Model)
     yield* settings.progress.start({ total: plan.cells.length, toRun: toRun.length, kept: kept.length })
 
     const runCell = (cell: Cell) =>
       Effect.gen(function*() {
-        const now = yield* Ref.get(spent)
-        if (settings.maxUsd !== null && now.usd >= settings.maxUsd) {
-          yield* store.putSkipped(runId, cell.key, `spend cap: $${now.usd.toFixed(4)} of $${settings.maxUsd} spent`)
-          yield* Ref.update(skipped, (n) => n + 1)
+        const now = yield* cap.state
+        // What the cap metered per call, or what the finished Attempts say they cost (calls made
+        // through a handler of the caller's own, judging outside the Model service): the larger.
+        const spentUsd = Math.max(now.spentUsd, before.knownUsd + (yield* Ref.get(spent)).usd)
+        if (now.capUsd !== null && spentUsd >= now.capUsd) {
+          yield* skip(cell, `spend cap: $${spentUsd.toFixed(4)} of $${now.capUsd} spent by the experiment`)
           return
         }
         const refusal = settings.admit ? yield* settings.admit(cell) : null
         if (refusal !== null) {
-          yield* store.putSkipped(runId, cell.key, refusal)
-          yield* Ref.update(skipped, (n) => n + 1)
+          yield* skip(cell, refusal)
           return
         }
         const agent = yield* Effect.either(cell.candidate.agentFor(cell.env))
         if (agent._tag === "Left") {
-          yield* store.putSkipped(runId, cell.key, `no agent: ${agent.left.message}`)
-          yield* Ref.update(skipped, (n) => n + 1)
+          yield* skip(cell, `no agent: ${agent.left.message}`)
           return
         }
+        // This cell's model calls, under the cap, each written to the store as it completes.
+        const cellModel = Option.map(model, (inner) =>
+          SpendCap.wrapModel(cap, inner, {
+            priceOf,
+            onSpend: (spend) => Effect.orDie(store.putSpend(runId, plan.experimentId, cell.key, spend))
+          }))
         const attempt = yield* evaluate(cell.env, {
           capabilities: cell.lane.provider.capabilities,
           agentDef: cell.candidate.def,
@@ -203,8 +233,18 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
           repetition: cell.repetition,
           handlers: settings.handlers,
           registryEntry: cell.candidate.registryEntry,
-          timeoutSeconds: settings.timeoutSeconds ?? null
-        })
+          timeoutSeconds: settings.timeoutSeconds ?? null,
+          ...(settings.wraps ? { wraps: settings.wraps } : {})
+        }).pipe((e) => (Option.isSome(cellModel) ? Effect.provideService(e, Model, cellModel.value) : e))
+        // A call the cap refused leaves the cell unfinished: skipped, to run with a larger cap.
+        if (attempt.verdict.ended?.reason === "spend-cap") {
+          yield* skip(cell, attempt.verdict.ended.detail)
+          return
+        }
+        // An agent CLI's run is not metered per call through the Model service: its cost counts here.
+        if (cell.candidate.def.kind === "harness") {
+          yield* cap.charge((attempt.usage.costUsd ?? 0) + (attempt.judging?.costUsd ?? 0))
+        }
         yield* store.putAttempt(runId, attempt)
         appendFileSync(resultsFile, JSON.stringify(encodeLine(attempt)) + "\n")
         if (attempt.inputsId !== "" && attempt.inputsId !== cell.predictedInputsId) {

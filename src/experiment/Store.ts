@@ -70,6 +70,30 @@ export interface Store {
   readonly notesOfRun: (runId: string, kind: string) => Effect.Effect<ReadonlyArray<unknown>, StoreError>
   /** The newest note of a kind left by any run of an experiment. */
   readonly latestNote: (experimentId: string, kind: string) => Effect.Effect<unknown | null, StoreError>
+  /** One model call's spend, written as the call completes. */
+  readonly putSpend: (runId: string, experimentId: string, cell: CellKey, spend: SpendRow) => Effect.Effect<void, StoreError>
+  /** What every model call of an experiment (all its runs) cost, or of one run. */
+  readonly spendOf: (of: { readonly experimentId: string } | { readonly runId: string }) => Effect.Effect<SpendTotal, StoreError>
+}
+
+export interface SpendRow {
+  readonly provider: string
+  readonly model: string
+  readonly inputTokens: number
+  readonly outputTokens: number
+  readonly cacheReadTokens: number
+  readonly cacheWriteTokens: number
+  /** null: the model's price is unknown. */
+  readonly costUsd: number | null
+}
+
+export interface SpendTotal {
+  readonly calls: number
+  /** The sum of the calls of known price. */
+  readonly knownUsd: number
+  readonly unknownCalls: number
+  readonly inputTokens: number
+  readonly outputTokens: number
 }
 export const Store = Context.GenericTag<Store>("assay/Store")
 
@@ -101,6 +125,16 @@ const migrations = Migrator.fromRecord({
     const sql = yield* SqlClient.SqlClient
     yield* sql`ALTER TABLE attempts ADD COLUMN ended TEXT`
     yield* sql`UPDATE attempts SET ended = json_extract(record, '$.verdict.ended.reason')`
+  }),
+  // Every model call's cost as it completes, whatever becomes of its cell: a killed or capped
+  // cell's spend counts in the experiment's spend, in the cap and in the report.
+  "3_spend": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CREATE TABLE spend (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, experiment_id TEXT NOT NULL, cell TEXT NOT NULL,
+      provider TEXT NOT NULL, model TEXT NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
+      cache_read_tokens INTEGER NOT NULL, cache_write_tokens INTEGER NOT NULL, cost_usd REAL, created_at TEXT NOT NULL)`
+    yield* sql`CREATE INDEX spend_experiment ON spend (experiment_id)`
   })
 })
 
@@ -181,7 +215,7 @@ const make = (home: string) =>
           yield* sql`INSERT INTO attempts (id, run_id, cell, environment_id, candidate, repetition, inputs_id, reward, cost_usd, record, created_at, ended)
             VALUES (${id}, ${runId}, ${cell}, ${attempt.environmentId}, ${attempt.candidate}, ${attempt.repetition},
                     ${attempt.inputsId}, ${attempt.verdict.reward}, ${attempt.usage.costUsd}, ${record}, ${now()},
-                    ${attempt.verdict.ended?.reason ?? null})`.pipe(query("saving an attempt"))
+                    ${endedColumn(attempt)})`.pipe(query("saving an attempt"))
           return id as string
         }),
       latestInputs: (cells) =>
@@ -240,10 +274,53 @@ const make = (home: string) =>
           WHERE r.experiment_id = ${experimentId} AND n.kind = ${kind} ORDER BY n.rowid DESC LIMIT 1`.pipe(
           query("reading notes"),
           Effect.map((rows) => (rows[0] ? (JSON.parse(rows[0].note) as unknown) : null))
+        ),
+      putSpend: (runId, experimentId, cell, spend) =>
+        sql`INSERT INTO spend (run_id, experiment_id, cell, provider, model, input_tokens, output_tokens, cache_read_tokens,
+            cache_write_tokens, cost_usd, created_at)
+          VALUES (${runId}, ${experimentId}, ${cellKeyOf(cell)}, ${spend.provider}, ${spend.model}, ${spend.inputTokens},
+            ${spend.outputTokens}, ${spend.cacheReadTokens}, ${spend.cacheWriteTokens}, ${spend.costUsd}, ${now()})`.pipe(
+          Effect.asVoid,
+          query("saving a model call's spend")
+        ),
+      spendOf: (of) =>
+        ("runId" in of
+          ? sql<SpendSums>`SELECT count(*) AS calls, coalesce(sum(cost_usd), 0) AS known, count(*) - count(cost_usd) AS unknown,
+              coalesce(sum(input_tokens + cache_read_tokens + cache_write_tokens), 0) AS input, coalesce(sum(output_tokens), 0) AS output
+              FROM spend WHERE run_id = ${of.runId}`
+          : sql<SpendSums>`SELECT count(*) AS calls, coalesce(sum(cost_usd), 0) AS known, count(*) - count(cost_usd) AS unknown,
+              coalesce(sum(input_tokens + cache_read_tokens + cache_write_tokens), 0) AS input, coalesce(sum(output_tokens), 0) AS output
+              FROM spend WHERE experiment_id = ${of.experimentId}`).pipe(
+          query("reading spend"),
+          Effect.map((rows) => {
+            const r = rows[0]
+            return {
+              calls: Number(r?.calls ?? 0),
+              knownUsd: Number(r?.known ?? 0),
+              unknownCalls: Number(r?.unknown ?? 0),
+              inputTokens: Number(r?.input ?? 0),
+              outputTokens: Number(r?.output ?? 0)
+            }
+          })
         )
     }
     return store
   })
+
+/** How an Attempt ended, as classifying reads it: a fault met live (an outage) is told apart. */
+const endedColumn = (attempt: Attempt): string | null => {
+  const ended = attempt.verdict.ended
+  if (ended === null) return null
+  return ended.reason === "fault" && ended.injected === false ? "fault-live" : ended.reason
+}
+
+interface SpendSums {
+  readonly calls: number
+  readonly known: number
+  readonly unknown: number
+  readonly input: number
+  readonly output: number
+}
 
 const rowToRun = (row: { id: string; experiment_id: string; settings: string; started_at: string; finished_at: string | null; summary: string | null }): RunRecord => ({
   id: row.id,

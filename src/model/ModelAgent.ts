@@ -16,16 +16,10 @@ import type { AgentInput, AgentReply, Message } from "../evaluation/Conversation
 import * as WE from "../world/WorldEffects.ts"
 import { ModelRequest, ModelResponse } from "./Clients.ts"
 import { costOf } from "./Cost.ts"
-import type { Model } from "./Model.ts"
-import { modelHandler } from "./ModelEffect.ts"
+import { liveModel, modelHandler } from "./ModelEffect.ts"
 import type { ResolvedModel } from "./Registry.ts"
 
 const encodeRequest = Schema.encodeSync(ModelRequest)
-
-/** The live clients, loaded on the first call. */
-const liveModel: Model = {
-  generate: (request) => Effect.flatMap(Effect.promise(() => import("./Clients.ts")), (clients) => clients.generate(request))
-}
 
 /** The live handler of `model/generate`: a real call through the model clients. */
 export const liveHandler: WE.Handler = modelHandler(liveModel)

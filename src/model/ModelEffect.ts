@@ -11,7 +11,7 @@ import { Effect } from "effect"
 import type { Json } from "../content/Canonical.ts"
 import type { SpendCapReached } from "../budget/SpendCap.ts"
 import * as WE from "../world/WorldEffects.ts"
-import type { ModelError, ModelRequest } from "./Clients.ts"
+import type { ModelError, ModelRequest } from "./Model.ts"
 import type { Model } from "./Model.ts"
 
 const sorted = (effect: WE.EffectRequest) => (e: ModelError | SpendCapReached): WE.EffectError => {
@@ -36,3 +36,11 @@ export const modelHandler = (model: Model): WE.Handler => (effect) =>
     Effect.map((response) => response as unknown as Json),
     Effect.mapError(sorted(effect))
   )
+
+/**
+ * The live model service for the command: the clients (and @effect/ai) load on the first call,
+ * so a run of scripted candidates never pays their start-up.
+ */
+export const liveModel: Model = {
+  generate: (request) => Effect.flatMap(Effect.promise(() => import("./Clients.ts")), (clients) => clients.generate(request))
+}

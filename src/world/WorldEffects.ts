@@ -264,6 +264,8 @@ export const wrapFaults = (spec: FaultSpec, inner: WorldEffects, log: FaultLog, 
     perform: (effect) =>
       Effect.suspend(() => {
         if (spec.only !== null && !spec.only.includes(effect.kind)) return inner.perform(effect)
+        // Judging is verification, not the candidate's environment: a judge's calls never fault.
+        if (effect.key === "judge" || effect.key.startsWith("judge:")) return inner.perform(effect)
         const key = `${effect.kind}:${effect.key}`
         const occurrence = (counters.get(key) ?? 0) + 1
         counters.set(key, occurrence)

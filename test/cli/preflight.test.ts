@@ -6,6 +6,9 @@ import { assay, tempDir } from "./support.ts"
 const args = (home: string, budget: string) =>
   ["run", "--benchmark", "ledger", "--model", "openai:gpt-4o-mini", "--preflight-usd", budget, "--parallel", "2", "--yes", "--json", "--home", home]
 
+/** The model calls a server answered (a liveness probe is not one). */
+const calls = (server: LoopbackServer.LoopbackServer) => server.requests().filter((r) => r.method === "POST")
+
 describe("preflight through the command", { timeout: 300_000 }, () => {
   it("a budget far below the pilot's bills stops after the pilot with exit 3; a larger one resumes and pays no pilot cell twice", async () => {
     const home = tempDir()
@@ -15,12 +18,20 @@ describe("preflight through the command", { timeout: 300_000 }, () => {
           // Each cell: one call of 1,000 + 1,000 tokens = $0.00075 at gpt-4o-mini's list price.
           const server = yield* LoopbackServer.start([{ repeat: true, text: "done", usage: { input: 1000, output: 1000 } }])
           const env = { OPENAI_BASE_URL: server.openAiBaseUrl, OPENAI_API_KEY: "sk-test" }
-          const low = yield* Effect.promise(() => assay(args(home, "0.001"), env))
-          const afterPilot = server.requests().length
+          // A budget that cannot pay one call's worst case: not even the pilot is sent.
+          const none = yield* Effect.promise(() => assay(args(home, "0.0001"), env))
+          expect(none.code, none.stderr).toBe(3)
+          expect(JSON.parse(none.stdout)).toMatchObject({ stopped: "over-budget" })
+          expect(JSON.parse(none.stdout).estimate.reasons[0]).toContain("the pilot alone would pass the budget")
+          expect(calls(server)).toHaveLength(0)
+          // Each pilot call reserves its worst case (~$0.006: the request's bytes and 8,192 output
+          // tokens) and settles at $0.00075: the four pilot cells fit in $0.009, the rest does not.
+          const low = yield* Effect.promise(() => assay(args(home, "0.009"), env))
+          const afterPilot = calls(server).length
           const plan = yield* Effect.promise(() => assay(["plan", "--benchmark", "ledger", "--model", "openai:gpt-4o-mini", "--json", "--home", home], env))
-          expect(JSON.parse(plan.stdout).estimate).toMatchObject({ verdict: "over-budget", budgetUsd: 0.001 })
+          expect(JSON.parse(plan.stdout).estimate).toMatchObject({ verdict: "over-budget", budgetUsd: 0.009 })
           const high = yield* Effect.promise(() => assay(args(home, "5"), env))
-          return { low, high, requests: { afterPilot, total: server.requests().length } }
+          return { low, high, requests: { afterPilot, total: calls(server).length } }
         })
       )
     )
@@ -45,7 +56,7 @@ describe("preflight through the command", { timeout: 300_000 }, () => {
           Effect.gen(function*() {
             const server = yield* LoopbackServer.start(turns)
             const run = yield* Effect.promise(() => assay(argv, { OPENAI_BASE_URL: server.openAiBaseUrl, OPENAI_API_KEY: "sk-test" }))
-            return { run, requests: server.requests().length }
+            return { run, requests: calls(server).length }
           })
         )
       )

@@ -164,7 +164,8 @@ describe("experiments", () => {
         const sql = yield* SqlClient.SqlClient
         yield* sql`UPDATE attempts SET record = json_set(record, '$.verdict.ended', json('{"reason":"fault","detail":"server-error"}')) WHERE seq = 2`
         yield* sql`ALTER TABLE attempts DROP COLUMN ended`
-        yield* sql`DELETE FROM effect_sql_migrations WHERE migration_id = 2`
+        yield* sql`DROP TABLE spend`
+        yield* sql`DELETE FROM effect_sql_migrations WHERE migration_id >= 2`
       }).pipe(Effect.provide(SqliteClient.layer({ filename: join(home, "assay.sqlite") })), Effect.orDie, Effect.scoped)
       const again = yield* runLanes(home, lanes)
       expect(again.report.cells).toMatchObject({ total: 3, kept: 2, ran: 1 })

@@ -12,7 +12,9 @@
  * `termination:<reason>` for a premature end. Without a judge model the NL
  * assertions are listed in `notEvaluated` and left out of the product: never counted as passed.
  */
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
+import { Model } from "../../../src/model/Model.ts"
+import { liveModel } from "../../../src/model/ModelEffect.ts"
 import type { Json } from "../../../src/content/Canonical.ts"
 import { CapabilityError, type Grade } from "../../../src/evaluation/Capabilities.ts"
 import type { ModelRequest, ModelResponse } from "../../../src/model/Clients.ts"
@@ -26,9 +28,12 @@ import type { ConversationOutput, Tau2Message } from "./conversation.ts"
 /** A judge: one model call, made outside the Attempt (its wallet does not pay for it). */
 export type JudgeCall = (request: ModelRequest) => Effect.Effect<ModelResponse, { readonly message: string }>
 
-/** The judge through the model clients (loaded on first use). */
+/**
+ * The judge through the Model service of the run (so the experiment's spend cap covers it), or
+ * the live clients when the caller provides none.
+ */
 export const liveJudge: JudgeCall = (request) =>
-  Effect.flatMap(Effect.promise(() => import("../../../src/model/Clients.ts")), (Clients) => Clients.generate(request))
+  Effect.flatMap(Effect.serviceOption(Model), (model) => (Option.isSome(model) ? model.value : liveModel).generate(request))
 
 export interface Judge {
   readonly model: ResolvedModel

@@ -1,0 +1,119 @@
+/**
+ * The experiment's wallet: the spend cap holds at any parallelism, because every call reserves
+ * its worst case before it is sent.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Fiber, Ref } from "effect"
+import * as SpendCap from "../../src/budget/SpendCap.ts"
+import type { Model, ModelRequest, ModelResponse } from "../../src/model/Model.ts"
+
+// $1 per million tokens in and out, 100 output tokens at most.
+const entry = { cost: { input: 1, output: 1 }, limit: { context: 100_000, output: 100 } }
+const request: ModelRequest = {
+  provider: "p",
+  model: "m",
+  system: "You are terse.",
+  messages: [{ role: "user", content: "hello" }],
+  tools: [],
+  maxOutputTokens: 100
+}
+const worst = SpendCap.worstCaseUsd(request, entry)!
+
+/** A model whose every call costs exactly its worst case, counting what reached it. */
+const exactModel = (sent: Ref.Ref<number>, latency = Duration.millis(5)): Model => ({
+  generate: (r) =>
+    Effect.gen(function*() {
+      yield* Ref.update(sent, (n) => n + 1)
+      yield* Effect.sleep(latency)
+      return {
+        text: "ok",
+        toolCalls: [],
+        usage: { inputTokens: SpendCap.inputTokenBound(r), outputTokens: r.maxOutputTokens ?? 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+        finishReason: "stop",
+        model: r.model
+      } satisfies ModelResponse
+    })
+})
+
+describe("the spend cap", () => {
+  it.live("100 concurrent calls against a cap of ten calls' cost: exactly 10 are sent, the rest refused", () =>
+    Effect.gen(function*() {
+      const sent = yield* Ref.make(0)
+      const cap = yield* SpendCap.make(worst * 10)
+      const model = SpendCap.wrapModel(cap, exactModel(sent), { priceOf: () => entry })
+      const results = yield* Effect.forEach(Array.from({ length: 100 }), () => Effect.either(model.generate(request)), { concurrency: 100 })
+      expect(yield* Ref.get(sent)).toBe(10)
+      expect(results.filter((r) => r._tag === "Right")).toHaveLength(10)
+      const refused = results.filter((r) => r._tag === "Left")
+      expect(refused).toHaveLength(90)
+      expect(refused.every((r) => r._tag === "Left" && r.left._tag === "SpendCapReached")).toBe(true)
+      const state = yield* cap.state
+      expect(state.spentUsd).toBeCloseTo(worst * 10, 12)
+      expect(state.spentUsd).toBeLessThanOrEqual(worst * 10 * (1 + 1e-12))
+      expect(state.reservedUsd).toBeCloseTo(0, 12)
+    }))
+
+  it.live("a call that fits once the calls in flight settle waits for them instead of being refused", () =>
+    Effect.gen(function*() {
+      const sent = yield* Ref.make(0)
+      // Room for two calls' worst case, one in flight at a time; each costs a tenth of its worst.
+      const cheap: Model = {
+        generate: (r) =>
+          Effect.map(exactModel(sent, Duration.millis(20)).generate(r), (res) => ({
+            ...res,
+            usage: { ...res.usage, inputTokens: 1, outputTokens: 1 }
+          }))
+      }
+      const cap = yield* SpendCap.make(worst * 1.5)
+      const model = SpendCap.wrapModel(cap, cheap, { priceOf: () => entry })
+      const results = yield* Effect.forEach(Array.from({ length: 5 }), () => Effect.either(model.generate(request)), { concurrency: 5 })
+      expect(results.every((r) => r._tag === "Right")).toBe(true)
+      expect(yield* Ref.get(sent)).toBe(5)
+    }))
+
+  it.live("a call that cannot fit even with nothing in flight is refused at once and nothing is sent", () =>
+    Effect.gen(function*() {
+      const sent = yield* Ref.make(0)
+      const cap = yield* SpendCap.make(worst / 2)
+      const model = SpendCap.wrapModel(cap, exactModel(sent), { priceOf: () => entry })
+      const error = yield* Effect.flip(model.generate(request))
+      expect(error._tag).toBe("SpendCapReached")
+      expect(error.message).toContain("spend cap")
+      expect(yield* Ref.get(sent)).toBe(0)
+    }))
+
+  it.live("what earlier runs spent counts: a cap already reached sends nothing", () =>
+    Effect.gen(function*() {
+      const sent = yield* Ref.make(0)
+      const cap = yield* SpendCap.make(1, 1)
+      const model = SpendCap.wrapModel(cap, exactModel(sent), { priceOf: () => entry })
+      expect((yield* Effect.flip(model.generate(request)))._tag).toBe("SpendCapReached")
+      expect(yield* Ref.get(sent)).toBe(0)
+    }))
+
+  it.live("a call of unknown price is not bounded by the cap, and counts as unknown, never as $0", () =>
+    Effect.gen(function*() {
+      const sent = yield* Ref.make(0)
+      const cap = yield* SpendCap.make(0)
+      const spends: Array<SpendCap.CallSpend> = []
+      const model = SpendCap.wrapModel(cap, exactModel(sent), { priceOf: () => undefined, onSpend: (s) => Effect.sync(() => spends.push(s)) })
+      yield* model.generate(request)
+      expect(yield* Ref.get(sent)).toBe(1)
+      expect(spends).toHaveLength(1)
+      expect(spends[0]!.costUsd).toBeNull()
+      expect((yield* cap.state).unknownCalls).toBe(1)
+    }))
+
+  it.live("an interrupted call gives its reservation back", () =>
+    Effect.gen(function*() {
+      const sent = yield* Ref.make(0)
+      const cap = yield* SpendCap.make(worst * 1.5)
+      const model = SpendCap.wrapModel(cap, exactModel(sent, Duration.seconds(30)), { priceOf: () => entry })
+      const fiber = yield* Effect.fork(model.generate(request))
+      yield* Effect.sleep(Duration.millis(20))
+      expect((yield* cap.state).reservedUsd).toBeCloseTo(worst, 12)
+      yield* Fiber.interrupt(fiber)
+      expect((yield* cap.state).reservedUsd).toBe(0)
+      expect((yield* cap.state).spentUsd).toBe(0)
+    }))
+})
