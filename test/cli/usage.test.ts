@@ -1,0 +1,160 @@
+import { existsSync, rmSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { assay, type Result, tempDir } from "./support.ts"
+
+const temp = tempDir("assay-usage-")
+afterAll(() => rmSync(temp, { recursive: true, force: true }))
+
+/** A home that a refused command line must never create. */
+const untouched = join(temp, "never")
+
+/** Exit 2 and one line on stderr that starts with `assay: `, nothing on stdout. */
+const expectUsageError = (r: Result, ...mentions: ReadonlyArray<string>) => {
+  expect(r.code, r.stderr).toBe(2)
+  expect(r.stdout).toBe("")
+  const lines = r.stderr.trimEnd().split("\n")
+  expect(lines, r.stderr).toHaveLength(1)
+  expect(lines[0]).toMatch(/^assay: /)
+  expect(r.stderr).not.toContain("[object Object]")
+  expect(r.stderr).not.toContain("\x1b")
+  for (const m of mentions) expect(r.stderr).toContain(m)
+}
+
+/** Runs the command lines three at a time (the machine is small and shared). */
+const each = async (lines: ReadonlyArray<ReadonlyArray<string>>): Promise<ReadonlyArray<Result>> => {
+  const results: Array<Result> = []
+  for (let i = 0; i < lines.length; i += 3) results.push(...(await Promise.all(lines.slice(i, i + 3).map((l) => assay(l)))))
+  return results
+}
+
+/** The text --help gives one flag: its line and the lines under it, up to the next flag. */
+const entryOf = (help: string, flag: string): string => {
+  const lines = help.split("\n")
+  const start = lines.findIndex((l) => l.startsWith(`  ${flag} `) || l === `  ${flag}`)
+  if (start < 0) return ""
+  const end = lines.findIndex((l, i) => i > start && /^\s{2}-/.test(l))
+  return lines.slice(start, end < 0 ? undefined : end).join(" ").replace(/\s+/g, " ")
+}
+
+// A run that would go ahead (a benchmark, --yes, a home) if the bad flag were not refused first.
+const wouldRun = ["run", "--benchmark", "ledger", "--candidate", "gold", "--yes", "--home", untouched]
+
+// Each case starts the command once (about a second on a busy 2-core machine).
+describe("a command line assay cannot take is one line on stderr and exit 2", { timeout: 120_000 }, () => {
+  it("an unknown flag is named, with the flag meant when it is close", async () => {
+    expectUsageError(await assay(["run", "--bogus"]), "unknown flag --bogus for run", "assay run --help")
+    expectUsageError(await assay(["run", "--candidat", "gold"]), "unknown flag --candidat for run (did you mean --candidate?)")
+  })
+
+  it("an unknown command is named with the commands there are", async () => {
+    expectUsageError(await assay(["nope"]), "unknown command nope", "plan, run, report, data, equivalence")
+    expectUsageError(await assay(["view"]), "unknown command view")
+    expectUsageError(await assay(["data", "nope"]), "unknown command data nope", "pull")
+  })
+
+  it("a missing argument or value is named", async () => {
+    expectUsageError(await assay(["data", "pull"]), "data pull needs BENCHMARK", "ledger")
+    expectUsageError(await assay(["run", "--max-usd"]), "--max-usd needs a value")
+    expectUsageError(await assay(["report", "--out"]), "--out needs a value")
+  })
+
+  it("numbers out of range or not numbers are refused before a home is created", async () => {
+    const cases: ReadonlyArray<readonly [string, string, string]> = [
+      ["--reps", "abc", "a whole number, 1 or more"],
+      ["--reps", "0", "a whole number, 1 or more"],
+      ["--max-usd", "NaN", "0 or more"],
+      ["--max-usd", "Infinity", "0 or more"],
+      ["--max-usd", "-1", "0 or more"],
+      ["--parallel", "0", "a whole number, 1 or more"],
+      ["--parallel", "1.5", "a whole number, 1 or more"],
+      ["--timeout-secs", "0", "more than 0"],
+      ["--preflight-usd", "-1", "0 or more"]
+    ]
+    const results = await each(cases.map(([flag, value]) => [...wouldRun, flag, value]))
+    cases.forEach(([flag, value, expected], i) => expectUsageError(results[i]!, `${flag} ${value}: expected`, expected))
+    expect(existsSync(untouched)).toBe(false)
+  })
+
+  it("--faults takes exactly SEED:RATE[:KIND,...]", async () => {
+    const values = ["7:", "7", "7:0", "7:1.5", "x:0.3", "7:0.3:bogus", "7:0.3:"]
+    const results = await each(values.map((v) => [...wouldRun, "--faults", v]))
+    values.forEach((v, i) => expectUsageError(results[i]!, `--faults ${v}: expected SEED:RATE[:KIND,...]`))
+    expect(existsSync(untouched)).toBe(false)
+  })
+
+  it("values at the edges of what a flag takes are accepted", async () => {
+    const r = await assay([
+      "run", "--benchmark", "ledger", "--candidate", "gold", "--home", untouched,
+      "--max-usd", "0", "--parallel", "1", "--reps", "2", "--timeout-secs", "0.5", "--preflight-usd", "0", "--faults", "7:1:timeout,rate-limit"
+    ])
+    // The plan, printed without --yes: exit 2 with nothing on stderr, and nothing created.
+    expect(r.code, r.stderr).toBe(2)
+    expect(r.stderr).toBe("")
+    expect(r.stdout).toContain("not run: add --yes to run it")
+    expect(existsSync(untouched)).toBe(false)
+  })
+})
+
+describe("--help", { timeout: 120_000 }, () => {
+  it("assay run --help through a pipe names assay run, brackets every flag, shows the defaults and has no escape codes", async () => {
+    const r = await assay(["run", "--help"])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).not.toContain("\x1b")
+    expect(r.stdout).not.toContain("$ run")
+    expect(r.stdout).toContain("assay run [--benchmark B]... [--candidate C]...")
+    expect(r.stdout).toMatch(/\[--max-usd USD\]/)
+    expect(r.stdout).toMatch(/\[--yes\]/)
+    expect(entryOf(r.stdout, "--home")).toContain("Default: .assay")
+    expect(entryOf(r.stdout, "--parallel")).toContain("Default: 4")
+    expect(entryOf(r.stdout, "--reps")).toContain("Default: 1")
+    expect(entryOf(r.stdout, "--candidate")).toContain("Repeatable")
+    expect(r.stdout).not.toContain("(not described)")
+  })
+
+  it("every command's help describes every flag it has, and the top one lists the commands", async () => {
+    const commands = [["plan"], ["report"], ["data", "pull"], ["equivalence"]]
+    const results = await each(commands.map((c) => [...c, "--help"]))
+    for (const [i, command] of commands.entries()) {
+      const r = results[i]!
+      expect(r.code, r.stderr).toBe(0)
+      expect(r.stdout).toContain(`assay ${command.join(" ")}`)
+      expect(r.stdout).not.toContain("(not described)")
+      expect(r.stdout).not.toContain("\x1b")
+    }
+    const top = await assay(["--help"])
+    expect(top.code, top.stderr).toBe(0)
+    for (const c of ["plan", "run", "report", "data pull", "equivalence"]) expect(top.stdout).toContain(`  ${c} `)
+  })
+})
+
+describe("run without --yes", { timeout: 120_000 }, () => {
+  it("prints no model providers heading when no candidate calls a model", async () => {
+    const r = await assay(["run", "--benchmark", "ledger", "--candidate", "gold", "--home", untouched])
+    expect(r.code, r.stderr).toBe(2)
+    expect(r.stdout).not.toContain("model providers:")
+    expect(existsSync(untouched)).toBe(false)
+  })
+})
+
+describe("report --out", { timeout: 300_000 }, () => {
+  it("into a folder that does not exist fails with one line naming it, exit 1, and creates nothing", async () => {
+    const home = join(temp, "home")
+    const ran = await assay(["run", "--benchmark", "ledger", "--candidate", "gold", "--yes", "--home", home])
+    expect(ran.code, ran.stderr).toBe(0)
+
+    const r = await assay(["report", "--home", home, "--out", "/nonexistent-dir/x.txt"])
+    expect(r.code, r.stderr).toBe(1)
+    expect(r.stderr.trimEnd().split("\n")).toHaveLength(1)
+    expect(r.stderr).toContain("the folder /nonexistent-dir does not exist")
+    expect(existsSync("/nonexistent-dir")).toBe(false)
+
+    const nested = await assay(["report", "--home", home, "--out", join(home, "missing", "x.txt")])
+    expect(nested.code, nested.stderr).toBe(1)
+    expect(existsSync(join(home, "missing"))).toBe(false)
+
+    const folder = await assay(["report", "--home", home, "--out", home])
+    expect(folder.code, folder.stderr).toBe(1)
+    expect(folder.stderr).toContain("is a folder")
+  })
+})
