@@ -183,6 +183,22 @@ export const SkippedCell = Schema.Struct({
 })
 export type SkippedCell = typeof SkippedCell.Type
 
+/**
+ * What the model calls cost, written per call as each completed: a cell killed or refused half
+ * way counts too, so this can exceed the Scorecards' sum. `capUsd` bounds `experimentUsd`.
+ */
+export const Spend = Schema.Struct({
+  /** This run's calls at list price (those of known price). */
+  runUsd: Schema.Number,
+  /** Every run of the experiment in this home, this one included. */
+  experimentUsd: Schema.Number,
+  /** Calls of this run whose price is unknown: not in the sums, and not bounded by the cap. */
+  unknownCalls: Schema.Int,
+  calls: Schema.Int,
+  capUsd: Schema.NullOr(Schema.Number)
+})
+export type Spend = typeof Spend.Type
+
 export const Report = Schema.Struct({
   runId: Schema.String,
   experimentId: Schema.String,
@@ -206,7 +222,8 @@ export const Report = Schema.Struct({
    * Every cell the report counts, with its faults. Stored with the run so that `report` lists
    * exactly the cells it scored (kept ones too); printed only when asked (`--json --cells`).
    */
-  cellResults: Schema.optionalWith(Schema.Array(CellResult), { exact: true })
+  cellResults: Schema.optionalWith(Schema.Array(CellResult), { exact: true }),
+  spend: Schema.optionalWith(Spend, { exact: true })
 })
 export type Report = typeof Report.Type
 
@@ -514,6 +531,15 @@ const frontierLine = (cards: ReadonlyArray<Scorecard>): string => {
 // Text
 
 /** Aligned plain text for a terminal. */
+/** Spend in one line: this run, the experiment, the cap, and calls of unknown price. */
+export const formatSpend = (spend: Spend): string =>
+  [
+    `$${spend.runUsd.toFixed(4)} this run (${spend.calls} calls)`,
+    `$${spend.experimentUsd.toFixed(4)} for the experiment`,
+    ...(spend.capUsd !== null ? [`cap $${spend.capUsd}`] : []),
+    ...(spend.unknownCalls > 0 ? [`${spend.unknownCalls} calls of unknown price, not counted`] : [])
+  ].join(" · ")
+
 export const renderText = (report: Report): string => {
   const out: Array<string> = []
   out.push(
@@ -524,7 +550,8 @@ export const renderText = (report: Report): string => {
         ["experiment", report.experimentId],
         ["home", report.home],
         ["cells", formatCells(report.cells)],
-        ["faults", formatFaultSpec(report.faults)]
+        ["faults", formatFaultSpec(report.faults)],
+        ...(report.spend !== undefined ? [["spend", formatSpend(report.spend)]] : [])
       ]
     })
   )
@@ -569,6 +596,7 @@ export const renderMarkdown = (report: Report): string => {
   out.push(`- home: \`${report.home}\``)
   out.push(`- cells: ${formatCells(report.cells)}`)
   out.push(`- faults: ${markdownCell(formatFaultSpec(report.faults))}`)
+  if (report.spend !== undefined) out.push(`- spend: ${markdownCell(formatSpend(report.spend))}`)
   for (const warning of report.warnings ?? []) out.push("", `> **Warning:** ${markdownCell(warning)}`)
   for (const benchmark of benchmarksOf(report.scorecards)) {
     out.push("", `## ${markdownCell(benchmark)}`)
@@ -898,7 +926,9 @@ export const renderHtml = (report: Report): string => {
   body.push(
     `<dl class="meta"><dt>run</dt><dd>${escapeHtml(report.runId)}</dd><dt>experiment</dt><dd>${escapeHtml(
       report.experimentId
-    )}</dd><dt>home</dt><dd>${escapeHtml(report.home)}</dd><dt>faults</dt><dd>${escapeHtml(formatFaultSpec(report.faults))}</dd></dl>`
+    )}</dd><dt>home</dt><dd>${escapeHtml(report.home)}</dd><dt>faults</dt><dd>${escapeHtml(formatFaultSpec(report.faults))}</dd>${
+      report.spend !== undefined ? `<dt>spend</dt><dd>${escapeHtml(formatSpend(report.spend))}</dd>` : ""
+    }</dl>`
   )
   const c = report.cells
   body.push(

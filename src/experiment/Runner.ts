@@ -94,6 +94,11 @@ export interface RunSettings {
   readonly only?: (cell: Cell) => boolean
   /** Asked before a cell starts (after the spend cap): a reason refuses it, recorded as skipped. */
   readonly admit?: (cell: Cell) => Effect.Effect<string | null>
+  /**
+   * The report the run is finished with, from the runner's own and the run's current Attempts
+   * (kept and fresh, in plan order); asked once after the last cell, before the run is stored.
+   */
+  readonly finish?: (outcome: { readonly report: Report; readonly attempts: ReadonlyArray<Attempt> }) => Effect.Effect<Report>
 }
 
 export const makePlan = (lanes: ReadonlyArray<Lane>, repetitions: number) =>
@@ -298,6 +303,8 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
       ...(yield* store.skippedOfRun(runId)).map((s) => ({ ...s, task: taskOf.get(s.environmentId) ?? null })),
       ...pending.filter((s) => !running.has(s)).map(({ cell }) => ({ ...cell.key, task: cell.env.task, reason: "left for a later run" }))
     ]
+    const runSpend = yield* store.spendOf({ runId })
+    const experimentSpend = yield* store.spendOf({ experimentId: plan.experimentId })
     const faultSpec = plan.cells.find((c) => c.env.world.effects.faults !== null)?.env.world.effects.faults ?? null
     const report: Report = {
       runId,
@@ -318,8 +325,16 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
       ...(warnings.length > 0 ? { warnings } : {}),
       faults: faultSummary(current, faultSpec),
       skipped: skippedCells,
-      cellResults: cellResults(current)
+      cellResults: cellResults(current),
+      spend: {
+        runUsd: runSpend.knownUsd,
+        experimentUsd: experimentSpend.knownUsd,
+        unknownCalls: runSpend.unknownCalls,
+        calls: runSpend.calls,
+        capUsd: settings.maxUsd
+      }
     }
-    yield* store.finishRun(runId, report)
-    return { report, attempts: current, unpredicted: unpredictedCells, complete: unpredictedCells.length === 0 && skippedCount + deferred === 0 }
+    const finished = settings.finish ? yield* settings.finish({ report, attempts: current }) : report
+    yield* store.finishRun(runId, finished)
+    return { report: finished, attempts: current, unpredicted: unpredictedCells, complete: unpredictedCells.length === 0 && skippedCount + deferred === 0 }
   })
