@@ -11,7 +11,7 @@ const shared = {
 
 export default defineConfig({
   test: {
-    // A temp folder of the run's own (TMPDIR); what the tests leave in it is listed, and fails CI.
+    // A temp folder of the run's own (TMPDIR); what the tests leave in it is listed (ASSAY_TMP_LEAKS=fail: fails).
     globalSetup: ["test/support/tempFolders.ts"],
     pool: "forks",
     // Many tests wait on child processes (the command, agent CLIs, chromium): one worker per core
