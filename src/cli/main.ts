@@ -8,7 +8,9 @@ import { Args, AutoCorrect, CliConfig, Command, CommandDescriptor, HelpDoc, Opti
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Array as Arr, Cause, Console, Data, Effect, Either, Inspectable, Layer, Option, Schema } from "effect"
 import * as ContentId from "../content/ContentId.ts"
-import { decodeJson, encodeJson, renderHtml, renderMarkdown, renderText, type Report } from "../experiment/Report.ts"
+import { completeReport, decodeJson, encodeJson, renderHtml, renderMarkdown, renderText, type Report } from "../experiment/Report.ts"
+import * as Home from "../experiment/Home.ts"
+import { replayCommand } from "./replay.ts"
 import { fromNote, renderEstimate, runPilot } from "../experiment/Preflight.ts"
 import { classify, type Lane, makePlan, type Plan, run as runExperiment } from "../experiment/Runner.ts"
 import * as Store from "../experiment/Store.ts"
@@ -236,8 +238,10 @@ const docs = {
       ...selectionFlags,
       "--max-usd": {
         value: "USD",
-        about: "No new cell starts once measured spend (the calls and their judging, at list price) reaches USD, a number 0 or more. " +
-          `Default: no cap; harness runs: ${HARNESS_MAX_USD}`
+        about: "The experiment's spend cap: what all its runs in this home spend on model calls (candidate, simulated user, judge) at list price " +
+          "never passes USD, a number 0 or more. Each call reserves its worst case before it is sent; a cell whose call cannot is skipped, " +
+          "to run again with a larger cap. Calls of unknown price are not bounded by it. " +
+          `Default: no cap; harness runs: ${HARNESS_MAX_USD} (counting this command's runs and their judging)`
       },
       "--timeout-secs": { value: "S", about: `Wall-time limit of each Attempt, in seconds, more than 0. Default: none; harness runs: ${HARNESS_TIMEOUT_SECS}` },
       "--parallel": { value: "N", fallback: String(DEFAULT_PARALLEL), about: "Cells run at once, a whole number 1 or more (harness runs run one at a time)" },
@@ -251,6 +255,7 @@ const docs = {
         about: "First run a pilot (one cell per candidate and stratum); stop with exit 3 if the conservative estimate of the rest exceeds USD, a number 0 or more"
       },
       "--yes": { about: "Run; without it the plan is printed and the command exits 2" },
+      "--wait": { about: "If another command is running on this home, wait for it instead of exiting 1" },
       "--preflight-share": {
         value: "SHARE",
         fallback: String(defaultAllowance.share),
@@ -266,8 +271,15 @@ const docs = {
       "--home": selectionFlags["--home"],
       "--json": { about: "Print the report as one JSON document (instead of --format)" },
       "--format": { value: REPORT_FORMATS.join("|"), fallback: REPORT_FORMATS[0], about: "Plain text, Markdown or one self-contained HTML file" },
-      "--out": { value: "FILE", about: "Write the report to FILE instead of stdout; its folder must exist" }
+      "--out": { value: "FILE", about: "Write the report to FILE instead of stdout; its folder must exist" },
+      "--cells": { about: "With --json: every cell with its reward, how it ended and its faults (as cellResults)" }
     }
+  },
+  replay: {
+    about: "Re-evaluate every Attempt of a run from its recording with the current evaluators: no network, no key, $0. " +
+      "Prints how many verdicts are the same and each that differs; a changed verdict stores the replay as a run of its own.",
+    args: { "RUN-ID": "A run id (r-...); the latest run when absent" },
+    flags: { "--home": selectionFlags["--home"], "--json": selectionFlags["--json"] }
   },
   data: { about: "Benchmark data." },
   "data pull": {
@@ -418,11 +430,20 @@ const runOptions = {
   faults: faultsFlag.pipe(Options.optional),
   preflightUsd: numberFlag("preflight-usd", "a number of dollars, 0 or more", (n) => n >= 0).pipe(Options.optional),
   yes: Options.boolean("yes"),
+  wait: Options.boolean("wait"),
   ...harnessRunOptions
 }
 
 const runCommand = Command.make("run", runOptions, (opts) =>
   Effect.gen(function*() {
+    // One writer per home: held from here until the command ends (pilot and run alike).
+    if (opts.yes) {
+      yield* Home.lock(opts.home, {
+        wait: opts.wait,
+        command: `assay ${process.argv.slice(2).join(" ")}`,
+        onWait: (h) => Console.error(h ? `assay: waiting for pid ${h.pid} on ${h.host} (running since ${h.since})` : "assay: waiting for the home's lock")
+      })
+    }
     if (isHarnessSelection(opts)) {
       const code = yield* runHarnesses(opts)
       if (code !== 0) return yield* new ExitWith({ code })
@@ -476,7 +497,16 @@ const runCommand = Command.make("run", runOptions, (opts) =>
     }
     const outcome = yield* withStore(opts.home, runExperiment(plan, runSettings(false)))
     yield* printReport(outcome.report, opts.json ? "json" : "text")
-  })).pipe(Command.withDescription(docs["run"].about))
+    // An outage is not the candidates' failure: say so in one line, and that a rerun retries them.
+    const unreachable = outcome.attempts.filter((a) => a.verdict.ended?.reason === "fault" && a.verdict.ended.detail.includes("unreachable"))
+    if (unreachable.length > 0) {
+      yield* Console.error(
+        `assay: ${unreachable.length} cells ended as faults because the model endpoint could not be reached (${
+          unreachable[0]!.verdict.ended!.detail
+        }); they are not scored as the model's failures, and the next run retries them`
+      )
+    }
+  }).pipe(Effect.scoped)).pipe(Command.withDescription(docs["run"].about))
 
 /**
  * A file can be written where its folder exists and is writable. The folder is never created: a
@@ -512,7 +542,8 @@ const reportCommand = Command.make(
     json,
     format: choiceFlag("format", REPORT_FORMATS).pipe(Options.withDefault(REPORT_FORMATS[0])),
     // Checked by requireWritable when the command runs: a report that cannot be written exits 1.
-    out: Options.text("out").pipe(Options.optional)
+    out: Options.text("out").pipe(Options.optional),
+    cells: Options.boolean("cells")
   },
   (opts) =>
     Effect.gen(function*() {
@@ -532,17 +563,19 @@ const reportCommand = Command.make(
       if (runRecord.summary === null) {
         return yield* new UsageError({ detail: `run ${runRecord.id} did not finish: run the same command again to resume it` })
       }
-      const report = yield* decodeJson(JSON.stringify(runRecord.summary)).pipe(
+      const stored = yield* decodeJson(JSON.stringify(runRecord.summary)).pipe(
         Effect.mapError((e) => new UsageError({ detail: `the stored report of ${runRecord.id} cannot be read: ${e.message}` }))
       )
       const format = opts.json ? "json" : opts.format
+      if (opts.cells && format !== "json") return yield* new UsageError({ detail: "--cells lists the cells in the JSON report: add --json" })
+      const full = yield* withStore(opts.home, completeReport(stored, { cells: opts.cells }))
       if (Option.isSome(opts.out)) {
-        const text = format === "json" ? yield* encodeJson(report).pipe(Effect.orDie) : format === "md" ? renderMarkdown(report) : format === "html" ? renderHtml(report) : renderText(report)
+        const text = format === "json" ? yield* encodeJson(full, { cells: opts.cells }).pipe(Effect.orDie) : format === "md" ? renderMarkdown(full) : format === "html" ? renderHtml(full) : renderText(full)
         const out = opts.out.value
         yield* Effect.try({ try: () => writeFileSync(out, text), catch: (e) => new OutputError({ path: out, reason: e instanceof Error ? e.message : String(e) }) })
         yield* Console.error(`assay: wrote ${opts.out.value}`)
       } else {
-        yield* printReport(report, format)
+        yield* (format === "json" ? Effect.flatMap(encodeJson(full, { cells: opts.cells }).pipe(Effect.orDie), Console.log) : printReport(full, format))
       }
     })
 ).pipe(Command.withDescription(docs["report"].about))
@@ -628,7 +661,7 @@ const equivalenceCommand = Command.make(
 
 // ---------------------------------------------------------------------------------------------
 
-const commands = [planCommand, runCommand, reportCommand, dataCommand, equivalenceCommand] as const
+const commands = [planCommand, runCommand, reportCommand, replayCommand, dataCommand, equivalenceCommand] as const
 
 const assay = Command.make("assay").pipe(
   Command.withSubcommands(commands),
