@@ -22,7 +22,7 @@ import { benchmarkNames, loadBenchmark, UsageError } from "./benchmarks.ts"
 import { resolveCandidate } from "./candidates.ts"
 import { defaultAllowance } from "../harness/Allowance.ts"
 import { harnessNames } from "../harness/Harness.ts"
-import { harnessOptions, harnessRunOptions, isHarnessSelection, planHarness, runHarnesses } from "./harness.ts"
+import { DEFAULT_MAX_USD, DEFAULT_TIMEOUT_SECS, harnessOptions, harnessRunOptions, isHarnessSelection, planHarness, runHarnesses } from "./harness.ts"
 import { stderrProgress } from "./progress.ts"
 
 /** An intended exit with a code (the plan printed without --yes exits 2). */
@@ -221,10 +221,6 @@ const selectionFlags = {
   "--family": { value: "F", about: "Only registry models of this family (harness runs)" }
 } satisfies Readonly<Record<string, FlagDoc>>
 
-// The harness runner's defaults (its DEFAULT_MAX_USD and DEFAULT_TIMEOUT_SECS), for the words of --help.
-const HARNESS_MAX_USD = 10
-const HARNESS_TIMEOUT_SECS = 600
-
 const docs = {
   "": { about: "Evaluate LLM agents and agent harnesses on public benchmarks, reproducibly and at known cost." },
   plan: {
@@ -241,9 +237,9 @@ const docs = {
         about: "The experiment's spend cap: what all its runs in this home spend on model calls (candidate, simulated user, judge) at list price " +
           "never passes USD, a number 0 or more. Each call reserves its worst case before it is sent; a cell whose call cannot is skipped, " +
           "to run again with a larger cap. Calls of unknown price are not bounded by it. " +
-          `Default: no cap; harness runs: ${HARNESS_MAX_USD} (counting this command's runs and their judging)`
+          `Default: no cap; harness runs: ${DEFAULT_MAX_USD} (counting this command's runs and their judging)`
       },
-      "--timeout-secs": { value: "S", about: `Wall-time limit of each Attempt, in seconds, more than 0. Default: none; harness runs: ${HARNESS_TIMEOUT_SECS}` },
+      "--timeout-secs": { value: "S", about: `Wall-time limit of each Attempt, in seconds, more than 0. Default: none; harness runs: ${DEFAULT_TIMEOUT_SECS}` },
       "--parallel": { value: "N", fallback: String(DEFAULT_PARALLEL), about: "Cells run at once, a whole number 1 or more (harness runs run one at a time)" },
       "--faults": {
         value: "SEED:RATE[:KIND,...]",
