@@ -933,6 +933,12 @@ const strayFlag = (args: ReadonlyArray<string>): string | undefined => {
 
 const isHelpRequested = (e: unknown): e is ValidationError.HelpRequested => ValidationError.isValidationError(e) && ValidationError.isHelpRequested(e)
 
+/**
+ * A command without a handler of its own (assay, assay data) fails with HelpRequested, which
+ * @effect/cli leaves out of the handler's error type: widened here so that it can be caught.
+ */
+const mayAskForHelp = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | ValidationError.ValidationError, R> => effect
+
 const cli = (argv: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const args = argv.slice(2)
@@ -950,10 +956,7 @@ const cli = (argv: ReadonlyArray<string>) =>
     const stray = strayFlag(args)
     if (stray !== undefined) return yield* unexpected(stray, args)
     if (extra !== undefined) return yield* unexpected(extra, args)
-    // A command without a handler of its own (assay, assay data) asks for its help.
-    const handled: Effect.Effect<void, Effect.Effect.Error<ReturnType<typeof assay.handler>> | ValidationError.ValidationError, Effect.Effect.Context<ReturnType<typeof assay.handler>>> =
-      assay.handler(directive.value)
-    yield* handled.pipe(Effect.catchIf(isHelpRequested, () => Console.log(helpText(commandAt(args).path))))
+    yield* mayAskForHelp(assay.handler(directive.value)).pipe(Effect.catchIf(isHelpRequested, () => Console.log(helpText(commandAt(args).path))))
   })
 
 /** Any failure as one line: an Error's message, a refused command line's text, or the value shown. */
