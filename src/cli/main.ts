@@ -432,15 +432,15 @@ const runOptions = {
 
 const runCommand = Command.make("run", runOptions, (opts) =>
   Effect.gen(function*() {
-    // One writer per home: held from here until the command ends (pilot and run alike).
-    if (opts.yes) {
-      yield* Home.lock(opts.home, {
-        wait: opts.wait,
-        command: `assay ${process.argv.slice(2).join(" ")}`,
-        onWait: (h) => Console.error(h ? `assay: waiting for pid ${h.pid} on ${h.host} (running since ${h.since})` : "assay: waiting for the home's lock")
-      })
-    }
+    // One writer per home, held until the command ends (pilot and run alike). Taking it creates
+    // the home, so a model run takes it only once nothing is left to refuse.
+    const lockHome = Home.lock(opts.home, {
+      wait: opts.wait,
+      command: `assay ${process.argv.slice(2).join(" ")}`,
+      onWait: (h) => Console.error(h ? `assay: waiting for pid ${h.pid} on ${h.host} (running since ${h.since})` : "assay: waiting for the home's lock")
+    })
     if (isHarnessSelection(opts)) {
+      if (opts.yes) yield* lockHome
       const code = yield* runHarnesses(opts)
       if (code !== 0) return yield* new ExitWith({ code })
       return
@@ -461,6 +461,7 @@ const runCommand = Command.make("run", runOptions, (opts) =>
       else yield* Console.log(planText(summary, models) + "\nnot run: add --yes to run it")
       return yield* new ExitWith({ code: 2 })
     }
+    yield* lockHome
     const runSettings = (pilot: boolean) => ({
         parallel: opts.parallel,
         maxUsd: Option.getOrNull(opts.maxUsd),
