@@ -83,6 +83,19 @@ describe("a command line assay cannot take is one line on stderr and exit 2", { 
     expect(existsSync(untouched)).toBe(false)
   })
 
+  it("a run refused for what it names (benchmark, task, candidate) is one line and creates no home", async () => {
+    const run = ["run", "--yes", "--home", untouched]
+    const [benchmark, task, candidate] = await each([
+      [...run, "--benchmark", "nope"],
+      [...run, "--benchmark", "ledger", "--task", "nope"],
+      [...run, "--benchmark", "ledger", "--candidate", "nope"]
+    ])
+    expectUsageError(benchmark!, 'unknown benchmark "nope"')
+    expectUsageError(task!, "no task nope in ledger")
+    expectUsageError(candidate!, 'unknown candidate "nope"')
+    expect(existsSync(untouched)).toBe(false)
+  })
+
   it("values at the edges of what a flag takes are accepted", async () => {
     const r = await assay([
       "run", "--benchmark", "ledger", "--candidate", "gold", "--home", untouched,
