@@ -734,6 +734,12 @@ export const makeServer = (script: Script, options: StartOptions = {}): { server
     }
     if (turn.repeat !== true && turn.default !== true) consumed.add(index)
     if (turn.delayMs !== undefined) await sleep(turn.delayMs)
+    // A client that went away while the answer was delayed (killed) is not answered: what the
+    // server answered is what a client can have been billed for.
+    if (req.socket.destroyed) {
+      record({ body, stream: view.stream, turn: index, status: 499 })
+      return
+    }
     const status = turn.status ?? 200
     const extra = turn.headers ?? {}
     if (status < 200 || status >= 300) {

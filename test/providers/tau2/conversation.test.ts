@@ -82,7 +82,7 @@ describe("the tau2 conversation protocol", () => {
       expect(resultOf(attempt).terminationReason).toBe("user_stop")
       // Two user calls at 1000 + 10 tokens and two agent calls at 200 + 20, all on one wallet.
       expect(attempt.usage).toMatchObject({ calls: 4, inputTokens: 2400, outputTokens: 60 })
-      const userCalls = attempt.recording.filter((r) => r.kind === "model/generate" && r.key === "user:openai:gpt-4.1-2025-04-14")
+      const userCalls = attempt.recording.filter((r) => r.kind === "model/generate" && r.key === "user")
       expect(userCalls).toHaveLength(2)
       const first = userCalls[0]!.request as { system: string; messages: ReadonlyArray<{ role: string; content: string }> }
       expect(first.system).toBe(userPromptOf(prompts, task))

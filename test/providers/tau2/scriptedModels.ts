@@ -1,6 +1,6 @@
 /**
- * A `model/generate` handler for tau2 conversation tests: the simulated user's calls (keys
- * `user:...`) and the agent's are answered from two scripts in order, each call billed at a fixed
+ * A `model/generate` handler for tau2 conversation tests: the simulated user's calls (key
+ * `user`) and the agent's are answered from two scripts in order, each call billed at a fixed
  * usage (user 1,000 + 10 tokens, agent 200 + 20), so a test can check what the wallet paid.
  */
 import { Effect } from "effect"
@@ -20,7 +20,7 @@ export const scriptedModels = (userTurns: ReadonlyArray<Turn>, agentTurns: Reado
   let a = 0
   return (effect) =>
     Effect.sync(() => {
-      const fromUser = effect.key.startsWith("user:")
+      const fromUser = effect.key === "user"
       const turn = fromUser ? userTurns[u++]! : agentTurns[a++]!
       return { ...turn, usage: fromUser ? USER_USAGE : AGENT_USAGE, finishReason: "stop", model: "m" } as unknown as Json
     })

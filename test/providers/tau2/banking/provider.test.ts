@@ -175,7 +175,7 @@ describe("tau2-banking as a provider", () => {
       })
       // Nothing applied: the DB check fails, as upstream's would.
       expect(attempt.verdict).toMatchObject({ reward: 0, checks: { db: false } })
-      const userCalls = attempt.recording.filter((r) => r.kind === "model/generate" && r.key.startsWith("user:"))
+      const userCalls = attempt.recording.filter((r) => r.kind === "model/generate" && r.key === "user")
       const request = userCalls[0]!.request as { system: string; tools: ReadonlyArray<{ name: string }> }
       expect(request.system).toBe(userPromptOf(prompts, banking, task))
       expect(request.tools.map((t) => t.name)).toEqual(["apply_for_credit_card"])

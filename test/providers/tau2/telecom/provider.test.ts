@@ -156,7 +156,7 @@ describe("tau2-telecom as a provider", () => {
       expect(speed).toMatchObject({ requestor: "user", error: false })
       expect(speed?.role === "tool" ? speed.content : "").toContain("Excellent")
       // The user model got the tools guidelines, its 30 tools, and its own tool answers as tool messages.
-      const userCalls = attempt.recording.filter((r) => r.kind === "model/generate" && r.key.startsWith("user:"))
+      const userCalls = attempt.recording.filter((r) => r.kind === "model/generate" && r.key === "user")
       const request = userCalls[4]!.request as { system: string; tools: ReadonlyArray<{ name: string }>; messages: ReadonlyArray<{ role: string }> }
       expect(request.system).toBe(userPromptOf(prompts, task))
       expect(request.tools).toHaveLength(30)
