@@ -26,7 +26,7 @@ import { harnessNames, type HarnessName, isHarnessName } from "../harness/Harnes
 import { type JudgeRequest, judgeRefOf, planHarnessRuns } from "../harness/Plan.ts"
 import * as RunPolicy from "../harness/RunPolicy.ts"
 import * as Registry from "../model/Registry.ts"
-import type { Handler, Handlers } from "../world/WorldEffects.ts"
+import type { Handlers } from "../world/WorldEffects.ts"
 import { loadBenchmark, UsageError } from "./benchmarks.ts"
 import { resolveHarnessCandidate } from "./candidates.ts"
 import { stderrProgress } from "./progress.ts"
@@ -268,10 +268,6 @@ const endpointFromEnv = () => {
   return baseUrl === undefined || baseUrl === "" ? undefined : { baseUrl, apiKey: process.env["ASSAY_HARNESS_API_KEY"] ?? "sk-assay-local" }
 }
 
-// Loaded on first use: the model clients take seconds to load, and only a model judge calls them.
-const modelCalls: Handler = (effect) =>
-  Effect.flatMap(Effect.promise(() => import("../model/ModelAgent.ts")), (m) => m.liveHandler(effect))
-
 /** The options as the policy's limits: the defaults filled in, and each checked. */
 const limitsOf = (sel: HarnessRunSelection): Effect.Effect<RunPolicy.Limits, UsageError> => {
   const limits: RunPolicy.Limits = {
@@ -304,22 +300,17 @@ const runInStore = (sel: HarnessRunSelection, p: Prepared, limits: RunPolicy.Lim
       baseline: yield* store.latestNote(p.runnerPlan.experimentId, "quota-baseline"),
       judge: RunPolicy.judgeOf(p.plan, p.judgeRef)
     })
-    // The runner finishes a run with its own report; the policy's (with the recommendation, its
-    // Scorecards withheld when stopped) is the one kept, so the runner's write is held and the
-    // run is finished once, in `finish`. Goes once the runner takes a finishing hook.
-    const heldFinish: Store.Store = { ...store, finishRun: () => Effect.void }
-    const inRunner = <A, E>(effect: Effect.Effect<A, E, Store.Store>) => Effect.provideService(effect, Store.Store, heldFinish)
-    const finish = (outcome: RunOutcome) =>
+    // The run is finished once, by the runner, with the policy's report (the recommendation, its
+    // Scorecards withheld when stopped), the quota baseline noted beside it.
+    const finish = (outcome: Pick<RunOutcome, "report" | "attempts">) =>
       Effect.gen(function*() {
         const baseline = yield* policy.baseline
         if (baseline !== null) yield* store.putNote(outcome.report.runId, "quota-baseline", baseline)
-        const report = yield* policy.finish(outcome)
-        yield* store.finishRun(report.runId, report)
-        return report
+        return yield* policy.finish(outcome)
       })
     const progress = stderrProgress()
-    const settings = (pilot: boolean) =>
-      policy.settings({
+    const settings = (pilot: boolean) => ({
+      ...policy.settings({
         pilot,
         handlers,
         progress,
@@ -334,11 +325,13 @@ const runInStore = (sel: HarnessRunSelection, p: Prepared, limits: RunPolicy.Lim
           preflightShare: Option.getOrNull(sel.preflightShare),
           endpoint: endpointFromEnv() === undefined ? "harness login" : "ASSAY_HARNESS_BASE_URL"
         }
-      })
+      }),
+      finish
+    })
 
     if (Option.isSome(sel.preflightUsd) || Option.isSome(sel.preflightShare)) {
-      const { estimate: gate, pilotRun } = yield* inRunner(runPilot(p.runnerPlan, settings(true), policy.gate(Option.getOrNull(sel.preflightUsd))))
-      const pilotReport = yield* finish(pilotRun)
+      const { estimate: gate, pilotRun } = yield* runPilot(p.runnerPlan, settings(true), policy.gate(Option.getOrNull(sel.preflightUsd)))
+      const pilotReport = pilotRun.report
       if ((yield* policy.stopped) !== null) {
         yield* printReport(pilotReport, sel.json)
         return yield* policy.exitCode
@@ -351,7 +344,7 @@ const runInStore = (sel: HarnessRunSelection, p: Prepared, limits: RunPolicy.Lim
       }
       if (!sel.json) yield* Console.error(renderEstimate(gate))
     }
-    const report = yield* finish(yield* inRunner(runExperiment(p.runnerPlan, settings(false))))
+    const report = (yield* runExperiment(p.runnerPlan, settings(false))).report
     yield* printReport(report, sel.json)
     return yield* policy.exitCode
   })
@@ -375,8 +368,8 @@ export const runHarnesses = (sel: HarnessRunSelection) =>
     for (const d of p.plan.harnesses) if (d.liveness.status === "live" && d.binary !== undefined) binaries[d.harness] = d.binary
     const { spawnHandler } = yield* Effect.promise(() => import("../../providers/corpus/index.ts"))
     const handlers: Handlers = {
-      "process/spawn": spawnHandler({ binaries, endpoint: endpointFromEnv(), python: p.python, timeoutMs: limits.timeoutSecs * 1000 }),
-      "model/generate": modelCalls
+      // A model judge's calls go to the Model service (provided at the edge), metered per call.
+      "process/spawn": spawnHandler({ binaries, endpoint: endpointFromEnv(), python: p.python, timeoutMs: limits.timeoutSecs * 1000 })
     }
     return yield* Effect.provide(runInStore(sel, p, limits, handlers), Store.layer(sel.home))
   })

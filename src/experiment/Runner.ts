@@ -98,7 +98,7 @@ export interface RunSettings {
    * The report the run is finished with, from the runner's own and the run's current Attempts
    * (kept and fresh, in plan order); asked once after the last cell, before the run is stored.
    */
-  readonly finish?: (outcome: { readonly report: Report; readonly attempts: ReadonlyArray<Attempt> }) => Effect.Effect<Report>
+  readonly finish?: (outcome: { readonly report: Report; readonly attempts: ReadonlyArray<Attempt> }) => Effect.Effect<Report, StoreError>
 }
 
 export const makePlan = (lanes: ReadonlyArray<Lane>, repetitions: number) =>
@@ -246,9 +246,22 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
           yield* skip(cell, attempt.verdict.ended.detail)
           return
         }
-        // An agent CLI's run is not metered per call through the Model service: its cost counts here.
+        // An agent CLI's run is not metered per call through the Model service: its cost (and a
+        // harness judge's) counts here, and is written with the experiment's spend.
         if (cell.candidate.def.kind === "harness") {
-          yield* cap.charge((attempt.usage.costUsd ?? 0) + (attempt.judging?.costUsd ?? 0))
+          const judgedByHarness = cell.env.capabilities.models["judge"]?.startsWith("harness:") === true
+          const judging = judgedByHarness ? attempt.judging?.costUsd : 0
+          const costUsd = attempt.usage.costUsd === null || judging === null ? null : attempt.usage.costUsd + (judging ?? 0)
+          yield* cap.charge(costUsd ?? 0)
+          yield* store.putSpend(runId, plan.experimentId, cell.key, {
+            provider: "harness",
+            model: cell.candidate.def.model ?? cell.candidate.def.name,
+            inputTokens: attempt.usage.inputTokens,
+            outputTokens: attempt.usage.outputTokens,
+            cacheReadTokens: attempt.usage.cacheReadTokens,
+            cacheWriteTokens: attempt.usage.cacheWriteTokens,
+            costUsd
+          })
         }
         yield* store.putAttempt(runId, attempt)
         appendFileSync(resultsFile, JSON.stringify(encodeLine(attempt)) + "\n")
