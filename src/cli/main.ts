@@ -408,11 +408,21 @@ const planCommand = Command.make("plan", selection, (sel) =>
     const states = yield* statesOf(sel.home, plan)
     const summary = planSummary(sel, lanes, states, plan.experimentId)
     const models = yield* liveness()
-    const previous = existsSync(join(sel.home, "assay.sqlite"))
-      ? fromNote(yield* withStore(sel.home, Effect.flatMap(Store.Store, (s) => s.latestNote(plan.experimentId, "estimate"))))
+    const stored = existsSync(join(sel.home, "assay.sqlite"))
+      ? yield* withStore(
+        sel.home,
+        Effect.flatMap(Store.Store, (s) =>
+          Effect.all({ note: s.latestNote(plan.experimentId, "estimate"), spend: s.spendOf({ experimentId: plan.experimentId }) }))
+      )
       : null
-    if (sel.json) yield* printJson({ ...summary, modelProviders: models, ...(previous ? { estimate: previous } : {}) })
-    else yield* Console.log(planText(summary, models) + (previous ? "\n" + renderEstimate(previous) : ""))
+    const previous = stored === null ? null : fromNote(stored.note)
+    // What --max-usd bounds, in numbers: the experiment's spend so far, over all its runs here.
+    const spend = { experimentUsd: stored?.spend.knownUsd ?? 0, calls: stored?.spend.calls ?? 0, unknownCalls: stored?.spend.unknownCalls ?? 0 }
+    const spendLine = `  spent: $${spend.experimentUsd.toFixed(4)} on ${spend.calls} model calls by this experiment so far` +
+      (spend.unknownCalls > 0 ? ` (and ${spend.unknownCalls} calls of unknown price)` : "") +
+      "; run --max-usd caps this total, across runs; calls of unknown price are not counted in it or capped"
+    if (sel.json) yield* printJson({ ...summary, spend, modelProviders: models, ...(previous ? { estimate: previous } : {}) })
+    else yield* Console.log(planText(summary, models) + "\n" + spendLine + (previous ? "\n" + renderEstimate(previous) : ""))
   })).pipe(Command.withDescription(docs["plan"].about))
 
 // ---------------------------------------------------------------------------------------------
@@ -558,7 +568,14 @@ const reportCommand = Command.make(
           }))
       )
       if (runRecord.summary === null) {
-        return yield* new UsageError({ detail: `run ${runRecord.id} did not finish: run the same command again to resume it` })
+        // A run still going is told as such, so the advice does not send the user round in circles.
+        const holder = yield* Home.holderOf(opts.home)
+        if (holder !== null && "pid" in holder) {
+          return yield* new UsageError({
+            detail: `run ${runRecord.id} is still running (pid ${holder.pid} on ${holder.host}, since ${holder.since}): report it once it has finished`
+          })
+        }
+        return yield* new UsageError({ detail: `run ${runRecord.id} did not finish (it was stopped): run the same command again to resume it` })
       }
       const stored = yield* decodeJson(JSON.stringify(runRecord.summary)).pipe(
         Effect.mapError((e) => new UsageError({ detail: `the stored report of ${runRecord.id} cannot be read: ${e.message}` }))
