@@ -1,123 +1,48 @@
 /**
- * Model access as one effect: `generate(request)` turns plain JSON data into a model call and back.
- * OpenAI Responses and Anthropic messages go through @effect/ai's LanguageModel; OpenAI-compatible
- * servers that only have chat completions (Ollama, vLLM, LM Studio) use a small client of our own.
+ * The live model clients behind `Model.layerLive`: OpenAI Responses, chat completions (any
+ * OpenAI-compatible server), Anthropic messages and Gemini generateContent, each a small client of
+ * our own over the `HttpClient` in context (provided once, from outside). Their decoders are
+ * lenient, built once at module load, and read only what a ModelResponse needs: servers that call
+ * themselves compatible leave out fields the vendors always send (@effect/ai-openai's generated
+ * schema rejects a Responses body without `incomplete_details` or `metadata`), and @effect/ai
+ * rebuilt its response schema on every call. A transport failure is `network`, never `decode`.
  * Keys are read only from the environment; no error message ever carries one.
  */
-import { LanguageModel, Prompt, Tool, Toolkit } from "@effect/ai"
-import type * as AiError from "@effect/ai/AiError"
-import type * as Response from "@effect/ai/Response"
-import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
-import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
-import type * as Generated from "@effect/ai-openai/Generated"
-import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { NodeHttpClient } from "@effect/platform-node"
-import { Config, Duration, Effect, Layer, Option, Redacted, Schema, Stream } from "effect"
-import * as JsonText from "./JsonText.ts"
+import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import { Config, Duration, Effect, Either, Layer, Option, Redacted, Schema, Scope } from "effect"
 import * as Gemini from "./Gemini.ts"
+import * as JsonText from "./JsonText.ts"
+import {
+  type FinishReason,
+  type LiveOptions,
+  ModelError,
+  type ModelErrorReason,
+  type ModelRequest,
+  type ModelResponse,
+  type ToolCall,
+  type Usage
+} from "./Model.ts"
 import { type ApiType, type ProviderEntry, Registry } from "./Registry.ts"
 
-// ---------------------------------------------------------------------------------------------
-// Request and response: plain JSON data
-// ---------------------------------------------------------------------------------------------
-
-export const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
-
-export const ToolCall = Schema.Struct({
-  id: Schema.String,
-  name: Schema.String,
-  /** the parsed JSON object the model passed (JavaScript numbers: `5.0` and `5` are one value) */
-  arguments: JsonObject,
-  /**
-   * the arguments' JSON text as the server sent it: OpenAI Responses and chat completions
-   * `arguments`, Anthropic's `input_json_delta` (streaming) or the `input` slice of its message
-   * body. Python-semantics consumers read it to keep `5.0` (a float) apart from `5` (an int).
-   */
-  argumentsText: Schema.optional(Schema.String)
-})
-export type ToolCall = typeof ToolCall.Type
-
-export const UserMessage = Schema.Struct({ role: Schema.Literal("user"), content: Schema.String })
-export const AssistantMessage = Schema.Struct({
-  role: Schema.Literal("assistant"),
-  content: Schema.NullOr(Schema.String),
-  toolCalls: Schema.optional(Schema.Array(ToolCall))
-})
-export const ToolMessage = Schema.Struct({
-  role: Schema.Literal("tool"),
-  toolCallId: Schema.String,
-  /** name of the tool that was called */
-  name: Schema.String,
-  /** the result as text; JSON text is passed on as JSON */
-  content: Schema.String,
-  isError: Schema.optional(Schema.Boolean)
-})
-export const Message = Schema.Union(UserMessage, AssistantMessage, ToolMessage)
-export type Message = typeof Message.Type
-
-export const ToolSpec = Schema.Struct({
-  name: Schema.String,
-  description: Schema.String,
-  /** JSON schema of the arguments object */
-  parameters: JsonObject
-})
-export type ToolSpec = typeof ToolSpec.Type
-
-export const ModelRequest = Schema.Struct({
-  provider: Schema.String,
-  model: Schema.String,
-  system: Schema.String,
-  messages: Schema.Array(Message),
-  tools: Schema.Array(ToolSpec),
-  maxOutputTokens: Schema.optional(Schema.Number)
-})
-export type ModelRequest = typeof ModelRequest.Type
-
-/** Disjoint counts: `inputTokens` excludes prompt tokens read from or written to a cache. */
-export const Usage = Schema.Struct({
-  inputTokens: Schema.Number,
-  outputTokens: Schema.Number,
-  cacheReadTokens: Schema.Number,
-  cacheWriteTokens: Schema.Number
-})
-export type Usage = typeof Usage.Type
-
-export const FinishReason = Schema.Literal("stop", "tool-calls", "length", "content-filter", "error", "pause", "other", "unknown")
-export type FinishReason = typeof FinishReason.Type
-
-export const ModelResponse = Schema.Struct({
-  text: Schema.NullOr(Schema.String),
-  toolCalls: Schema.Array(ToolCall),
-  usage: Usage,
-  finishReason: FinishReason,
-  /** the model id the server says answered */
-  model: Schema.String
-})
-export type ModelResponse = typeof ModelResponse.Type
-
-export const ModelErrorReason = Schema.Literal("rate-limit", "server-error", "timeout", "bad-request", "auth", "decode", "network")
-export type ModelErrorReason = typeof ModelErrorReason.Type
-
-export class ModelError extends Schema.TaggedError<ModelError>()("ModelError", {
-  provider: Schema.String,
-  model: Schema.String,
-  reason: ModelErrorReason,
-  /** HTTP status, null when no response came back */
-  status: Schema.NullOr(Schema.Number),
-  /** what the server or client said, with anything key-like removed */
-  detail: Schema.String,
-  /** from a `retry-after` header, when the server sent one */
-  retryAfterSeconds: Schema.optional(Schema.Number)
-}) {
-  override get message() {
-    const status = this.status === null ? "" : ` (HTTP ${this.status})`
-    return `${this.reason} from ${this.provider}:${this.model}${status}: ${this.detail}`
-  }
-  /** rate limits, server errors, timeouts and network failures may pass when tried again */
-  get retryable(): boolean {
-    return this.reason === "rate-limit" || this.reason === "server-error" || this.reason === "timeout" || this.reason === "network"
-  }
-}
+// The request and response data live in Model.ts (which loads no client); re-exported for callers of this module.
+export {
+  AssistantMessage,
+  FinishReason,
+  JsonObject,
+  Message,
+  ModelError,
+  ModelErrorReason,
+  ModelRequest,
+  ModelResponse,
+  ToolCall,
+  ToolMessage,
+  ToolSpec,
+  Usage,
+  UserMessage
+} from "./Model.ts"
 
 export const reasonOfStatus = (status: number): ModelErrorReason =>
   status === 429
@@ -134,15 +59,28 @@ export const reasonOfStatus = (status: number): ModelErrorReason =>
 // Endpoints and keys
 // ---------------------------------------------------------------------------------------------
 
+/** An environment variable that may give the base URL, with the key variables that go with it. */
+export interface BaseUrlSource {
+  readonly name: string
+  readonly keyEnv: ReadonlyArray<string>
+}
+
 /** Where a provider is reached. Not part of a request, so a recording does not depend on a port. */
 export interface Endpoint {
   readonly api: ApiType
-  /** explicit base URL; else `<PROVIDER>_BASE_URL` from the environment; else the registry's */
+  /** explicit base URL; else from the environment (`baseUrlEnv`); else the registry's */
   readonly baseUrl?: string | undefined
   /** environment variables that may hold the key, first set one wins; empty for keyless servers */
   readonly keyEnv: ReadonlyArray<string>
   /** base URL when neither the explicit one nor the environment gives one */
   readonly defaultBaseUrl?: string | undefined
+  /** a key is sent when one is set, and none is needed (keyless local servers) */
+  readonly keyOptional?: boolean | undefined
+  /**
+   * where the environment may give the base URL, first set one wins, each with its own keys (a
+   * key is only sent to the base URL it was set beside); default `<PROVIDER>_BASE_URL` with `keyEnv`
+   */
+  readonly baseUrlEnv?: ReadonlyArray<BaseUrlSource> | undefined
 }
 
 const builtinEndpoints: Readonly<Record<string, Endpoint>> = {
@@ -153,45 +91,90 @@ const builtinEndpoints: Readonly<Record<string, Endpoint>> = {
 export const endpointOf = (provider: ProviderEntry): Endpoint => ({
   api: provider.api,
   keyEnv: provider.env,
-  defaultBaseUrl: provider.base_url
+  defaultBaseUrl: provider.base_url,
+  keyOptional: provider.key_optional,
+  baseUrlEnv: provider.base_url_env?.map((source) => ({ name: source.name, keyEnv: source.env }))
 })
 
 const baseUrlEnv = (provider: string): string => `${provider.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_BASE_URL`
 
 const optionalEnv = (name: string): Effect.Effect<Option.Option<string>> =>
-  Config.option(Config.string(name)).pipe(Effect.orElseSucceed(() => Option.none<string>()))
+  Config.option(Config.string(name)).pipe(
+    Effect.map(Option.filter((value) => value.length > 0)),
+    Effect.orElseSucceed(() => Option.none<string>())
+  )
 
 /** Reads the first key that is set among `names`. */
 export const keyFromEnv = (names: ReadonlyArray<string>): Effect.Effect<Option.Option<{ readonly name: string; readonly key: Redacted.Redacted }>> =>
   Effect.gen(function*() {
     for (const name of names) {
       const value = yield* optionalEnv(name)
-      if (Option.isSome(value) && value.value.length > 0) return Option.some({ name, key: Redacted.make(value.value) })
+      if (Option.isSome(value)) return Option.some({ name, key: Redacted.make(value.value) })
     }
     return Option.none()
   })
 
-export const baseUrlOf = (provider: string, endpoint: Endpoint): Effect.Effect<Option.Option<string>> =>
-  endpoint.baseUrl !== undefined
-    ? Effect.succeed(Option.some(endpoint.baseUrl))
-    : optionalEnv(baseUrlEnv(provider)).pipe(
-      Effect.map((env) => Option.orElse(env, () => Option.fromNullable(endpoint.defaultBaseUrl)))
-    )
+const sourcesOf = (provider: string, endpoint: Endpoint): ReadonlyArray<BaseUrlSource> =>
+  endpoint.baseUrlEnv ?? [{ name: baseUrlEnv(provider), keyEnv: endpoint.keyEnv }]
+
+/** Where a call goes and with which key, once the environment has been read. */
+export interface Connection {
+  readonly baseUrl: string
+  /** which variable the base URL came from, when it came from the environment */
+  readonly baseUrlFrom: Option.Option<string>
+  readonly key: Option.Option<{ readonly name: string; readonly key: Redacted.Redacted }>
+  /** the key variables that were looked at */
+  readonly keyEnv: ReadonlyArray<string>
+}
+
+/** Why no call can be made: a needed key is missing, or nothing says where to send it. */
+export type NotConnected =
+  | { readonly reason: "auth"; readonly keyEnv: ReadonlyArray<string> }
+  | { readonly reason: "bad-request"; readonly baseUrlEnv: ReadonlyArray<string> }
+
+const notConnectedDetail = (provider: string, why: NotConnected): string =>
+  why.reason === "auth" ? `no key: set ${why.keyEnv.join(" or ")}` : `no base URL for ${provider}: set ${why.baseUrlEnv.join(" or ")}`
+
+/** Reads the base URL and the key of a provider's endpoint from the environment. */
+export const connectionOf = (provider: string, endpoint: Endpoint): Effect.Effect<Either.Either<Connection, NotConnected>> =>
+  Effect.gen(function*() {
+    let found: { readonly baseUrl: string; readonly from: Option.Option<string>; readonly keyEnv: ReadonlyArray<string> } | undefined
+    if (endpoint.baseUrl !== undefined) found = { baseUrl: endpoint.baseUrl, from: Option.none(), keyEnv: endpoint.keyEnv }
+    const sources = sourcesOf(provider, endpoint)
+    for (const source of sources) {
+      if (found !== undefined) break
+      const value = yield* optionalEnv(source.name)
+      if (Option.isSome(value)) found = { baseUrl: value.value, from: Option.some(source.name), keyEnv: source.keyEnv }
+    }
+    if (found === undefined && endpoint.defaultBaseUrl !== undefined) {
+      found = { baseUrl: endpoint.defaultBaseUrl, from: Option.none(), keyEnv: endpoint.keyEnv }
+    }
+    const keyEnv = found?.keyEnv ?? endpoint.keyEnv
+    const key = yield* keyFromEnv(keyEnv)
+    if (Option.isNone(key) && keyEnv.length > 0 && endpoint.keyOptional !== true) {
+      return Either.left<NotConnected>({ reason: "auth", keyEnv })
+    }
+    if (found === undefined) {
+      return Either.left<NotConnected>({ reason: "bad-request", baseUrlEnv: sources.map((s) => s.name) })
+    }
+    return Either.right<Connection>({ baseUrl: found.baseUrl.replace(/\/+$/, ""), baseUrlFrom: found.from, key, keyEnv })
+  })
+
+/** The endpoint of a provider in a registry, else the built-in openai and anthropic ones. */
+const endpointIn = (registry: Option.Option<Registry>, provider: string): Option.Option<Endpoint> => {
+  const entry = Option.flatMapNullable(registry, (r) => r.file.providers[provider])
+  return Option.isSome(entry) ? Option.some(endpointOf(entry.value)) : Option.fromNullable(builtinEndpoints[provider])
+}
 
 /** The endpoint of a provider: the Registry's when one is in context, else the built-in openai and anthropic ones. */
 export const endpointFor = (provider: string): Effect.Effect<Option.Option<Endpoint>> =>
-  Effect.serviceOption(Registry).pipe(
-    Effect.map((registry) => {
-      const entry = Option.flatMapNullable(registry, (r) => r.file.providers[provider])
-      return Option.isSome(entry) ? Option.some(endpointOf(entry.value)) : Option.fromNullable(builtinEndpoints[provider])
-    })
-  )
+  Effect.map(Effect.serviceOption(Registry), (registry) => endpointIn(registry, provider))
 
 // ---------------------------------------------------------------------------------------------
 // Keeping keys out of messages
 // ---------------------------------------------------------------------------------------------
 
-const keyLike = /\b(sk-(?:ant-|proj-)?[A-Za-z0-9_*-]{4,}|AIza[0-9A-Za-z_-]{10,})/g
+const keyLike = /\b(sk-(?:ant-|proj-|or-)?[A-Za-z0-9_*-]{4,}|AIza[0-9A-Za-z_-]{10,}|gsk_[A-Za-z0-9]{10,})/g
 
 /** Removes the given secrets and anything shaped like an API key from `text`. */
 export const scrub = (text: string, secrets: ReadonlyArray<Redacted.Redacted>): string => {
@@ -250,313 +233,396 @@ const modelError = (
     ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {})
   })
 
-const fromAiError = (ctx: CallContext, error: AiError.AiError): ModelError => {
-  switch (error._tag) {
-    case "HttpResponseError": {
-      const status = error.response.status
-      if (error.reason !== "StatusCode" && status >= 200 && status < 300) {
-        return modelError(ctx, "decode", status, error.description ?? error.reason)
-      }
-      return modelError(
-        ctx,
-        reasonOfStatus(status),
-        status,
-        errorMessageOfBody(error.body) ?? error.description ?? error.reason,
-        retryAfterOf(error.response.headers)
-      )
-    }
-    case "HttpRequestError":
-      return modelError(ctx, error.reason === "Transport" ? "network" : "bad-request", null, error.description ?? error.reason)
-    case "MalformedOutput":
-      return modelError(ctx, "decode", null, error.description ?? "malformed output")
-    case "MalformedInput":
-      return modelError(ctx, "bad-request", null, error.description ?? "malformed input")
-    case "UnknownError":
-      return modelError(ctx, "network", null, error.description ?? "unknown error")
+// ---------------------------------------------------------------------------------------------
+// Infrastructure is not the model
+// ---------------------------------------------------------------------------------------------
+
+// Node's system errors (ECONNREFUSED, ECONNRESET, ENOTFOUND, EAI_AGAIN, ETIMEDOUT, EPROTO, ...),
+// undici's, and OpenSSL's certificate and handshake failures.
+const transportCode = /^(E[A-Z0-9_]+|UND_ERR_[A-Z_]+|ERR_TLS_[A-Z_]+|ERR_SSL_[A-Z0-9_]+|ERR_STREAM_PREMATURE_CLOSE|CERT_[A-Z_]+|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_[A-Z_]+|HOSTNAME_MISMATCH)$/
+const transportMessage = /socket hang up|^aborted$|premature close|other side closed|connection (?:reset|refused)/i
+
+/**
+ * What went wrong on the wire, when an error (or one of its causes) is a transport failure: a
+ * connection refused, a name that does not resolve, a TLS handshake that fails, a socket reset.
+ */
+export const transportFailureOf = (error: unknown): string | undefined => {
+  let current: unknown = error
+  for (let depth = 0; depth < 8 && typeof current === "object" && current !== null; depth++) {
+    const code = "code" in current ? (current as { code: unknown }).code : undefined
+    const message = "message" in current ? (current as { message: unknown }).message : undefined
+    const text = typeof message === "string" ? message : ""
+    if (typeof code === "string" && transportCode.test(code)) return text.includes(code) ? text : `${code}: ${text}`
+    if (transportMessage.test(text)) return text
+    current = "cause" in current ? (current as { cause: unknown }).cause : undefined
   }
+  return undefined
+}
+
+/** A request that got no response: the network unless the request itself could not be made. */
+const requestFailure = (ctx: CallContext, error: HttpClientError.HttpClientError): ModelError => {
+  if (error._tag === "RequestError") {
+    const where = `${error.request.method} ${error.request.url}`
+    if (error.reason === "Transport") {
+      return modelError(ctx, "network", null, `cannot reach ${where}: ${transportFailureOf(error.cause) ?? error.description ?? "transport failure"}`)
+    }
+    return modelError(ctx, "bad-request", null, `${where}: ${error.message}`)
+  }
+  const transport = transportFailureOf(error)
+  return transport !== undefined
+    ? modelError(ctx, "network", error.response.status, `the connection failed while reading the response: ${transport}`)
+    : modelError(ctx, "decode", error.response.status, error.message)
 }
 
 // ---------------------------------------------------------------------------------------------
-// @effect/ai clients (OpenAI Responses, Anthropic messages)
+// Shared by our own clients
 // ---------------------------------------------------------------------------------------------
 
-/** Arguments are any JSON object; the model sees the tool's own JSON schema through the annotation. */
-const toolOf = (spec: ToolSpec) =>
-  Tool.make(spec.name, { description: spec.description }).setParameters(
-    Schema.Struct({}, Schema.Record({ key: Schema.String, value: Schema.Unknown })).annotations({
-      jsonSchema: spec.parameters
-    })
-  )
+const parseArguments = (ctx: CallContext, name: string, text: string): Effect.Effect<Record<string, unknown>, ModelError> =>
+  Effect.try({
+    try: () => {
+      const parsed: unknown = text.trim().length === 0 ? {} : JSON.parse(text)
+      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("not a JSON object")
+      return parsed as Record<string, unknown>
+    },
+    catch: (e) => modelError(ctx, "decode", null, `arguments of tool call ${name} are not a JSON object: ${String(e)}`)
+  })
 
-/** Tool results that are JSON text go on as JSON, so the provider's JSON encoding gives the same text back. */
-const resultOf = (content: string): unknown => {
+/** A tool call from its arguments' text: the parsed arguments, and the text as the model wrote it (when not blank). */
+const toolCallOf = (ctx: CallContext, id: string, name: string, text: string): Effect.Effect<ToolCall, ModelError> =>
+  Effect.map(parseArguments(ctx, name, text), (args) => ({
+    id,
+    name,
+    arguments: args,
+    ...(text.trim().length > 0 ? { argumentsText: text } : {})
+  }))
+
+/** The `data:` payloads of a server-sent-events body, without the final [DONE]. */
+export const sseData = (body: string): Array<string> =>
+  body
+    .split(/\r?\n\r?\n/)
+    .map((event) =>
+      event
+        .split(/\r?\n/)
+        .filter((line) => line.startsWith("data:"))
+        .map((line) => line.slice(5).replace(/^ /, ""))
+        .join("\n")
+    )
+    .filter((data) => data.length > 0 && data !== "[DONE]")
+
+/** A JSON body decoded with `decode` (built once per schema, at module load). */
+const decodeJson = <A>(ctx: CallContext, decode: (u: unknown) => Either.Either<A, { readonly message: string }>, text: string): Effect.Effect<A, ModelError> => {
+  let json: unknown
   try {
-    return JSON.parse(content) as unknown
-  } catch {
-    return content
+    json = JSON.parse(text)
+  } catch (e) {
+    return Effect.fail(modelError(ctx, "decode", 200, `response is not JSON: ${String(e)}`))
   }
+  return Either.match(decode(json), {
+    onLeft: (e) => Effect.fail(modelError(ctx, "decode", 200, e.message)),
+    onRight: Effect.succeed
+  })
 }
-
-export const promptOf = (request: ModelRequest): Prompt.Prompt => {
-  const messages: Array<Prompt.MessageEncoded> = []
-  if (request.system.length > 0) messages.push({ role: "system", content: request.system })
-  for (const message of request.messages) {
-    switch (message.role) {
-      case "user":
-        messages.push({ role: "user", content: [{ type: "text", text: message.content }] })
-        break
-      case "assistant":
-        messages.push({
-          role: "assistant",
-          content: [
-            ...(message.content !== null && message.content.length > 0 ? [{ type: "text" as const, text: message.content }] : []),
-            ...(message.toolCalls ?? []).map((call) => ({
-              type: "tool-call" as const,
-              id: call.id,
-              name: call.name,
-              params: call.arguments,
-              providerExecuted: false
-            }))
-          ]
-        })
-        break
-      case "tool":
-        messages.push({
-          role: "tool",
-          content: [{
-            type: "tool-result",
-            id: message.toolCallId,
-            name: message.name,
-            isFailure: message.isError ?? false,
-            result: resultOf(message.content),
-            providerExecuted: false
-          }]
-        })
-        break
-    }
-  }
-  return Prompt.make(messages)
-}
-
-interface Collected {
-  text: Array<string>
-  toolCalls: Array<ToolCall>
-  /** streamed argument text by tool call id (Anthropic's input_json_delta, OpenAI's argument deltas) */
-  paramsText: Map<string, string>
-  /** arguments text by call id, as the OpenAI Responses function_call items (or Anthropic's tool_use inputs) carried it */
-  wireArguments: Map<string, string>
-  finish: Response.FinishPart | undefined
-  model: string | undefined
-}
-
-const usageOf = (api: ApiType, finish: Response.FinishPart | undefined): Usage => {
-  const input = finish?.usage.inputTokens ?? 0
-  const cached = finish?.usage.cachedInputTokens ?? 0
-  if (api === "anthropic-messages") {
-    // Anthropic's input_tokens already excludes cache reads and writes; writes are only in its raw usage.
-    const raw = finish?.metadata["anthropic"]?.["usage"]
-    const written = typeof raw === "object" && raw !== null && "cache_creation_input_tokens" in raw
-      ? Number((raw as { cache_creation_input_tokens: unknown }).cache_creation_input_tokens ?? 0)
-      : 0
-    return { inputTokens: input, outputTokens: finish?.usage.outputTokens ?? 0, cacheReadTokens: cached, cacheWriteTokens: written }
-  }
-  // OpenAI's input_tokens includes the cached ones.
-  return { inputTokens: input - cached, outputTokens: finish?.usage.outputTokens ?? 0, cacheReadTokens: cached, cacheWriteTokens: 0 }
-}
-
-const collectPart = (acc: Collected, part: Response.AnyPart): void => {
-  switch (part.type) {
-    case "text":
-      acc.text.push(part.text)
-      break
-    case "text-delta":
-      acc.text.push(part.delta)
-      break
-    case "tool-call":
-      if (!part.providerExecuted) {
-        const text = acc.wireArguments.get(part.id) ?? acc.paramsText.get(part.id)
-        acc.toolCalls.push({
-          id: part.id,
-          name: part.name,
-          arguments: part.params as Record<string, unknown>,
-          ...(text !== undefined && text.length > 0 ? { argumentsText: text } : {})
-        })
-      }
-      break
-    case "tool-params-delta":
-      acc.paramsText.set(part.id, (acc.paramsText.get(part.id) ?? "") + part.delta)
-      break
-    case "finish":
-      acc.finish = part
-      break
-    case "response-metadata":
-      if (Option.isSome(part.modelId)) acc.model = part.modelId.value
-      break
-    default:
-      break
-  }
-}
-
-const responseOf = (api: ApiType, request: ModelRequest, acc: Collected): ModelResponse => {
-  const text = acc.text.join("")
-  return {
-    text: text.length > 0 ? text : null,
-    toolCalls: acc.toolCalls,
-    usage: usageOf(api, acc.finish),
-    finishReason: acc.finish?.reason ?? "unknown",
-    model: acc.model ?? request.model
-  }
-}
-
-const keepFunctionCall = (into: Map<string, string>, item: typeof Generated.OutputItem.Type): void => {
-  if (item.type === "function_call") into.set(item.call_id, item.arguments)
-}
-
-/**
- * OpenAI's client with the function_call items' `arguments` text kept by call id. @effect/ai's
- * OpenAiLanguageModel hands on only the parsed params; the decoded response (or stream event)
- * it reads from still has the text, so the service is wrapped rather than the HTTP body re-read.
- */
-const openAiClientKeepingArguments = (
-  options: Parameters<typeof OpenAiClient.make>[0],
-  into: Map<string, string>
-): Layer.Layer<OpenAiClient.OpenAiClient, never, HttpClient.HttpClient> =>
-  Layer.scoped(
-    OpenAiClient.OpenAiClient,
-    Effect.map(OpenAiClient.make(options), (client) =>
-      OpenAiClient.OpenAiClient.of({
-        ...client,
-        createResponse: (request) =>
-          Effect.tap(client.createResponse(request), (response) => {
-            for (const item of response.output) keepFunctionCall(into, item)
-          }),
-        createResponseStream: (request) =>
-          Stream.tap(client.createResponseStream(request), (event) =>
-            Effect.sync(() => {
-              if (event.type === "response.output_item.done") keepFunctionCall(into, event.item)
-            }))
-      }))
-  )
-
-/**
- * Keeps the text of each `tool_use` block's `input` in a (non-streamed) Anthropic message body, by
- * id. The decoded message has `input` as an object already, where `5.0` is `5`; the body has it
- * as the server wrote it. Node's client caches the body text, so @effect/ai reads the same body.
- */
-const keepingToolUseInputs = (client: HttpClient.HttpClient, into: Map<string, string>): HttpClient.HttpClient =>
-  HttpClient.tap(client, (response) =>
-    response.status < 200 || response.status >= 300
-      ? Effect.void
-      : Effect.map(response.text, (body) => {
-        for (const block of JsonText.items(JsonText.member(JsonText.locate(body), "content"))) {
-          const id = JsonText.stringOf(JsonText.member(block, "id"))
-          const input = JsonText.member(block, "input")
-          if (JsonText.stringOf(JsonText.member(block, "type")) === "tool_use" && id !== undefined && input !== undefined) {
-            into.set(id, body.slice(input.start, input.end))
-          }
-        }
-      }))
 
 // Trace headers (b3, traceparent) are of no use to a model provider.
 const untraced = (client: HttpClient.HttpClient): HttpClient.HttpClient => HttpClient.withTracerPropagation(client, false)
 
-const viaLanguageModel = (
-  api: "openai-responses" | "anthropic-messages",
-  request: ModelRequest,
-  baseUrl: string,
-  key: Option.Option<Redacted.Redacted>,
-  stream: boolean
-): Effect.Effect<ModelResponse, AiError.AiError> => {
-  const tools = request.tools.map(toolOf)
-  const toolkit = Toolkit.make(...tools)
-  // Tool calls go back to the caller (the agent loop), so the handler is never invoked.
-  const withHandler: Toolkit.WithHandler<Record<string, Tool.Any>> = {
-    tools: toolkit.tools,
-    handle: (name) => Effect.dieMessage(`tool ${String(name)} is resolved by the caller, not by @effect/ai`)
-  }
-  const options = {
-    prompt: promptOf(request),
-    toolkit: withHandler,
-    disableToolCallResolution: true
-  } as const
-  const acc: Collected = { text: [], toolCalls: [], paramsText: new Map(), wireArguments: new Map(), finish: undefined, model: undefined }
-  const call: Effect.Effect<void, AiError.AiError, LanguageModel.LanguageModel> = stream
-    ? LanguageModel.streamText(options).pipe(
-      Stream.runForEach((part) => Effect.sync(() => collectPart(acc, part)))
-    )
-    : LanguageModel.generateText(options).pipe(
-      Effect.map((response) => response.content.forEach((part) => collectPart(acc, part)))
-    )
-  const apiKey = Option.getOrUndefined(key)
-  const model = api === "openai-responses"
-    ? OpenAiLanguageModel.layer({
-      model: request.model,
-      // strict: false so that any benchmark's JSON schema is accepted as given.
-      config: { strict: false, ...(request.maxOutputTokens !== undefined ? { max_output_tokens: request.maxOutputTokens } : {}) }
-    }).pipe(Layer.provide(openAiClientKeepingArguments(
-      { apiUrl: baseUrl, transformClient: untraced, ...(apiKey !== undefined ? { apiKey } : {}) },
-      acc.wireArguments
-    )))
-    : AnthropicLanguageModel.layer({
-      model: request.model,
-      config: { max_tokens: request.maxOutputTokens ?? 4096 }
-    }).pipe(Layer.provide(AnthropicClient.layer({
-      apiUrl: baseUrl,
-      // A streamed body must stay a stream: there the input_json_delta parts give the text.
-      transformClient: stream ? untraced : (client) => keepingToolUseInputs(untraced(client), acc.wireArguments),
-      ...(apiKey !== undefined ? { apiKey } : {})
-    })))
-  return call.pipe(
-    Effect.map(() => responseOf(api, request, acc)),
-    Effect.provide(model.pipe(Layer.provide(NodeHttpClient.layer)))
-  )
-}
+/** Sends a request and reads the whole body; a non-2xx status is a ModelError saying what the server said. */
+const bodyOfSuccess = (
+  ctx: CallContext,
+  client: HttpClient.HttpClient,
+  httpRequest: HttpClientRequest.HttpClientRequest
+): Effect.Effect<string, ModelError> =>
+  Effect.gen(function*() {
+    const response = yield* client.execute(httpRequest).pipe(Effect.mapError((e) => requestFailure(ctx, e)))
+    const body = yield* response.text.pipe(Effect.mapError((e) => requestFailure(ctx, e)))
+    if (response.status < 200 || response.status >= 300) {
+      const said = errorMessageOfBody(body) ?? "(no body)"
+      return yield* modelError(
+        ctx,
+        reasonOfStatus(response.status),
+        response.status,
+        `HTTP ${response.status} from ${httpRequest.method} ${httpRequest.url}: ${said}`,
+        retryAfterOf(response.headers)
+      )
+    }
+    return body
+  })
+
+const postJson = (url: string, body: unknown): HttpClientRequest.HttpClientRequest =>
+  HttpClientRequest.post(url).pipe(HttpClientRequest.acceptJson, HttpClientRequest.bodyUnsafeJson(body))
+
+const withBearer = (request: HttpClientRequest.HttpClientRequest, key: Option.Option<Redacted.Redacted>) =>
+  Option.isSome(key) ? HttpClientRequest.bearerToken(request, key.value) : request
+
+const openAiUsage = (input: number, output: number, cached: number): Usage => ({
+  // OpenAI counts cached prompt tokens inside the input tokens; ours are disjoint.
+  inputTokens: input - cached,
+  outputTokens: output,
+  cacheReadTokens: cached,
+  cacheWriteTokens: 0
+})
 
 // ---------------------------------------------------------------------------------------------
-// Chat completions (OpenAI-compatible servers)
+// OpenAI Responses (POST {base}/responses), lenient
+// ---------------------------------------------------------------------------------------------
+
+// Only what we read, each optional: OpenAI-compatible servers leave out incomplete_details,
+// metadata, usage details and more, and @effect/ai-openai's generated schema requires them.
+const opt = <S extends Schema.Schema.Any>(schema: S) => Schema.optional(Schema.NullOr(schema))
+
+const ResponsesItem = Schema.Struct({
+  type: Schema.String,
+  id: opt(Schema.String),
+  /** a message's content parts; read by hand, as servers differ in what a part holds */
+  content: Schema.optional(Schema.Unknown),
+  call_id: opt(Schema.String),
+  name: opt(Schema.String),
+  arguments: opt(Schema.String)
+})
+type ResponsesItem = typeof ResponsesItem.Type
+
+const ResponsesFields = Schema.Struct({
+  model: opt(Schema.String),
+  status: opt(Schema.String),
+  output: opt(Schema.Array(ResponsesItem)),
+  /** the SDKs' convenience field, which a few servers send in place of message items */
+  output_text: opt(Schema.String),
+  usage: opt(Schema.Struct({
+    input_tokens: opt(Schema.Number),
+    output_tokens: opt(Schema.Number),
+    input_tokens_details: opt(Schema.Struct({ cached_tokens: opt(Schema.Number) }))
+  })),
+  incomplete_details: opt(Schema.Struct({ reason: opt(Schema.String) })),
+  error: opt(Schema.Struct({ code: opt(Schema.String), message: opt(Schema.String) }))
+})
+
+/** A Responses body says what came out (or why nothing did): `{"hello": "world"}` is not one. */
+const ResponsesBody = ResponsesFields.pipe(
+  Schema.filter((body) =>
+    Array.isArray(body.output) || typeof body.output_text === "string" || (body.error !== undefined && body.error !== null) ||
+    "a Responses body with output, output_text or error"
+  )
+)
+type ResponsesBody = typeof ResponsesBody.Type
+
+const ResponsesEvent = Schema.Struct({
+  type: Schema.String,
+  delta: Schema.optional(Schema.Unknown),
+  item_id: opt(Schema.String),
+  item: opt(ResponsesItem),
+  response: opt(ResponsesFields),
+  code: opt(Schema.String),
+  message: opt(Schema.String)
+})
+
+const decodeResponsesBody = Schema.decodeUnknownEither(ResponsesBody)
+const decodeResponsesEvent = Schema.decodeUnknownEither(ResponsesEvent)
+
+export const responsesBody = (request: ModelRequest, stream: boolean): Record<string, unknown> => {
+  const input: Array<Record<string, unknown>> = []
+  if (request.system.length > 0) input.push({ role: "system", content: request.system })
+  for (const message of request.messages) {
+    switch (message.role) {
+      case "user":
+        input.push({ role: "user", content: [{ type: "input_text", text: message.content }] })
+        break
+      case "assistant":
+        if (message.content !== null && message.content.length > 0) {
+          input.push({ role: "assistant", content: [{ type: "output_text", text: message.content }] })
+        }
+        for (const call of message.toolCalls ?? []) {
+          // The model's own text when kept, so the history shows what it wrote.
+          input.push({ type: "function_call", call_id: call.id, name: call.name, arguments: call.argumentsText ?? JSON.stringify(call.arguments) })
+        }
+        break
+      case "tool":
+        input.push({ type: "function_call_output", call_id: message.toolCallId, output: message.content })
+        break
+    }
+  }
+  return {
+    model: request.model,
+    input,
+    ...(request.tools.length > 0
+      ? {
+        // strict: false so that any benchmark's JSON schema is accepted as given.
+        tools: request.tools.map((t) => ({ type: "function", name: t.name, description: t.description, parameters: t.parameters, strict: false })),
+        tool_choice: "auto"
+      }
+      : {}),
+    ...(request.maxOutputTokens !== undefined ? { max_output_tokens: request.maxOutputTokens } : {}),
+    ...(stream ? { stream: true } : {})
+  }
+}
+
+/** The text parts of a message item (`output_text`, or `text` as some servers name them). */
+const itemTexts = (item: ResponsesItem): Array<string> => {
+  if (item.type !== "message") return []
+  if (typeof item.content === "string") return [item.content]
+  if (!Array.isArray(item.content)) return []
+  const out: Array<string> = []
+  for (const part of item.content as ReadonlyArray<unknown>) {
+    if (typeof part !== "object" || part === null) continue
+    const { text, type } = part as { text?: unknown; type?: unknown }
+    if ((type === "output_text" || type === "text") && typeof text === "string") out.push(text)
+  }
+  return out
+}
+
+const responsesFinish = (body: ResponsesBody | undefined, hasToolCalls: boolean): FinishReason => {
+  const incomplete = body?.incomplete_details?.reason
+  if (incomplete !== undefined && incomplete !== null) {
+    return incomplete === "max_output_tokens" ? "length" : incomplete === "content_filter" ? "content-filter" : "other"
+  }
+  if (hasToolCalls) return "tool-calls"
+  return body?.status === "failed" ? "error" : "stop"
+}
+
+const responsesFailure = (ctx: CallContext, code: string | null | undefined, message: string | null | undefined): ModelError =>
+  modelError(
+    ctx,
+    code !== undefined && code !== null && /rate.?limit/i.test(code) ? "rate-limit" : "server-error",
+    null,
+    `the response failed${code !== undefined && code !== null ? ` (${code})` : ""}: ${message ?? "no message"}`
+  )
+
+const callsOfItems = (ctx: CallContext, items: ReadonlyArray<ResponsesItem>): Effect.Effect<Array<ToolCall>, ModelError> =>
+  Effect.forEach(
+    items.filter((item) => item.type === "function_call"),
+    (item, i) => toolCallOf(ctx, item.call_id ?? item.id ?? `call_${i}`, item.name ?? "", item.arguments ?? "")
+  )
+
+const viaResponses = (
+  ctx: CallContext,
+  client: HttpClient.HttpClient,
+  request: ModelRequest,
+  connection: Connection,
+  stream: boolean
+): Effect.Effect<ModelResponse, ModelError> =>
+  Effect.gen(function*() {
+    const httpRequest = withBearer(postJson(`${connection.baseUrl}/responses`, responsesBody(request, stream)), Option.map(connection.key, (k) => k.key))
+    const body = yield* bodyOfSuccess(ctx, client, httpRequest)
+    if (!stream) {
+      const response = yield* decodeJson(ctx, decodeResponsesBody, body)
+      if (response.status === "failed" || (response.error !== undefined && response.error !== null)) {
+        return yield* responsesFailure(ctx, response.error?.code, response.error?.message)
+      }
+      const output = response.output ?? []
+      const toolCalls = yield* callsOfItems(ctx, output)
+      const text = output.flatMap(itemTexts).join("") || (response.output_text ?? "")
+      return {
+        text: text.length > 0 ? text : null,
+        toolCalls,
+        usage: openAiUsage(response.usage?.input_tokens ?? 0, response.usage?.output_tokens ?? 0, response.usage?.input_tokens_details?.cached_tokens ?? 0),
+        finishReason: responsesFinish(response, toolCalls.length > 0),
+        model: response.model ?? request.model
+      }
+    }
+    // The stream is assembled once the body has ended: the caller wants one response, not deltas.
+    const deltas: Array<string> = []
+    const doneItems: Array<ResponsesItem> = []
+    // function calls announced (output_item.added) and their argument deltas, by item id, for servers that send no .done
+    const pending = new Map<string, { item: ResponsesItem; args: Array<string> }>()
+    let final: ResponsesBody | undefined
+    let model: string | undefined
+    for (const data of sseData(body)) {
+      const event = yield* decodeJson(ctx, decodeResponsesEvent, data)
+      if (event.response?.model) model = event.response.model
+      switch (event.type) {
+        case "response.output_text.delta":
+          if (typeof event.delta === "string") deltas.push(event.delta)
+          break
+        case "response.output_item.added":
+          if (event.item?.type === "function_call") pending.set(event.item.id ?? event.item.call_id ?? `item_${pending.size}`, { item: event.item, args: [] })
+          break
+        case "response.function_call_arguments.delta": {
+          const open = event.item_id !== undefined && event.item_id !== null ? pending.get(event.item_id) : undefined
+          if (open !== undefined && typeof event.delta === "string") open.args.push(event.delta)
+          break
+        }
+        case "response.output_item.done":
+          if (event.item !== undefined && event.item !== null) doneItems.push(event.item)
+          break
+        case "response.completed":
+        case "response.incomplete":
+          final = event.response ?? undefined
+          break
+        case "response.failed":
+          return yield* responsesFailure(ctx, event.response?.error?.code, event.response?.error?.message)
+        case "error":
+          return yield* responsesFailure(ctx, event.code, event.message)
+        default:
+          // Reasoning summaries, refusals, keep-alives, ...: nothing a ModelResponse carries.
+          break
+      }
+    }
+    const finalOutput = final?.output ?? []
+    // Whole items are what the server settled on; deltas and announced calls only stand in for missing ones.
+    const callItems = doneItems.some((i) => i.type === "function_call")
+      ? doneItems
+      : finalOutput.some((i) => i.type === "function_call")
+      ? finalOutput
+      : [...pending.values()].map(({ args, item }) => ({ ...item, arguments: item.arguments || args.join("") }))
+    const toolCalls = yield* callsOfItems(ctx, callItems)
+    const text = deltas.join("") || doneItems.flatMap(itemTexts).join("") || finalOutput.flatMap(itemTexts).join("") || (final?.output_text ?? "")
+    return {
+      text: text.length > 0 ? text : null,
+      toolCalls,
+      usage: openAiUsage(final?.usage?.input_tokens ?? 0, final?.usage?.output_tokens ?? 0, final?.usage?.input_tokens_details?.cached_tokens ?? 0),
+      finishReason: final === undefined ? (toolCalls.length > 0 ? "tool-calls" : "unknown") : responsesFinish(final, toolCalls.length > 0),
+      model: model ?? request.model
+    }
+  })
+
+// ---------------------------------------------------------------------------------------------
+// Chat completions (any OpenAI-compatible server)
 // ---------------------------------------------------------------------------------------------
 
 const ChatUsage = Schema.Struct({
-  prompt_tokens: Schema.Number,
-  completion_tokens: Schema.Number,
-  prompt_tokens_details: Schema.optional(Schema.NullOr(Schema.Struct({ cached_tokens: Schema.optional(Schema.NullOr(Schema.Number)) })))
+  prompt_tokens: opt(Schema.Number),
+  completion_tokens: opt(Schema.Number),
+  prompt_tokens_details: opt(Schema.Struct({ cached_tokens: opt(Schema.Number) }))
 })
 
 const ChatToolCall = Schema.Struct({
-  id: Schema.String,
-  function: Schema.Struct({ name: Schema.String, arguments: Schema.String })
+  id: opt(Schema.String),
+  function: Schema.Struct({ name: Schema.String, arguments: opt(Schema.String) })
 })
 
 const ChatCompletion = Schema.Struct({
-  model: Schema.optional(Schema.String),
+  model: opt(Schema.String),
   choices: Schema.Array(Schema.Struct({
     message: Schema.Struct({
-      content: Schema.optional(Schema.NullOr(Schema.String)),
-      tool_calls: Schema.optional(Schema.NullOr(Schema.Array(ChatToolCall)))
+      content: opt(Schema.String),
+      tool_calls: opt(Schema.Array(ChatToolCall))
     }),
-    finish_reason: Schema.optional(Schema.NullOr(Schema.String))
+    finish_reason: opt(Schema.String)
   })),
-  usage: Schema.optional(Schema.NullOr(ChatUsage))
+  usage: opt(ChatUsage)
 })
 
 const ChatChunk = Schema.Struct({
-  model: Schema.optional(Schema.String),
-  choices: Schema.Array(Schema.Struct({
-    delta: Schema.optional(Schema.NullOr(Schema.Struct({
-      content: Schema.optional(Schema.NullOr(Schema.String)),
-      tool_calls: Schema.optional(Schema.NullOr(Schema.Array(Schema.Struct({
-        index: Schema.Number,
-        id: Schema.optional(Schema.NullOr(Schema.String)),
-        function: Schema.optional(Schema.Struct({
-          name: Schema.optional(Schema.NullOr(Schema.String)),
-          arguments: Schema.optional(Schema.NullOr(Schema.String))
+  model: opt(Schema.String),
+  choices: Schema.optional(Schema.Array(Schema.Struct({
+    delta: opt(Schema.Struct({
+      content: opt(Schema.String),
+      tool_calls: opt(Schema.Array(Schema.Struct({
+        index: Schema.optional(Schema.Number),
+        id: opt(Schema.String),
+        function: opt(Schema.Struct({
+          name: opt(Schema.String),
+          arguments: opt(Schema.String)
         }))
-      }))))
-    }))),
-    finish_reason: Schema.optional(Schema.NullOr(Schema.String))
-  })),
-  usage: Schema.optional(Schema.NullOr(ChatUsage))
+      })))
+    })),
+    finish_reason: opt(Schema.String)
+  }))),
+  usage: opt(ChatUsage)
 })
+
+const decodeChatCompletion = Schema.decodeUnknownEither(ChatCompletion)
+const decodeChatChunk = Schema.decodeUnknownEither(ChatChunk)
 
 export const chatBody = (request: ModelRequest, stream: boolean): Record<string, unknown> => {
   const messages: Array<Record<string, unknown>> = []
@@ -623,97 +689,25 @@ const chatFinish = (reason: string | null | undefined, hasToolCalls: boolean): F
   }
 }
 
-const chatUsageOf = (usage: typeof ChatUsage.Type | null | undefined): Usage => {
-  const cached = usage?.prompt_tokens_details?.cached_tokens ?? 0
-  return {
-    inputTokens: (usage?.prompt_tokens ?? 0) - cached,
-    outputTokens: usage?.completion_tokens ?? 0,
-    cacheReadTokens: cached,
-    cacheWriteTokens: 0
-  }
-}
-
-const parseArguments = (ctx: CallContext, name: string, text: string): Effect.Effect<Record<string, unknown>, ModelError> =>
-  Effect.try({
-    try: () => {
-      const parsed: unknown = text.trim().length === 0 ? {} : JSON.parse(text)
-      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("not a JSON object")
-      return parsed as Record<string, unknown>
-    },
-    catch: (e) => modelError(ctx, "decode", null, `arguments of tool call ${name} are not a JSON object: ${String(e)}`)
-  })
-
-/** A chat completions tool call: the parsed arguments, and their text as the model wrote it (when not blank). */
-const toolCallOf = (ctx: CallContext, id: string, name: string, text: string): Effect.Effect<ToolCall, ModelError> =>
-  Effect.map(parseArguments(ctx, name, text), (args) => ({
-    id,
-    name,
-    arguments: args,
-    ...(text.trim().length > 0 ? { argumentsText: text } : {})
-  }))
-
-/** The `data:` payloads of a server-sent-events body, without the final [DONE]. */
-export const sseData = (body: string): Array<string> =>
-  body
-    .split(/\r?\n\r?\n/)
-    .map((event) =>
-      event
-        .split(/\r?\n/)
-        .filter((line) => line.startsWith("data:"))
-        .map((line) => line.slice(5).replace(/^ /, ""))
-        .join("\n")
-    )
-    .filter((data) => data.length > 0 && data !== "[DONE]")
-
-const decodeJson = <A, I>(ctx: CallContext, schema: Schema.Schema<A, I>, text: string): Effect.Effect<A, ModelError> =>
-  Effect.try({
-    try: () => JSON.parse(text) as unknown,
-    catch: (e) => modelError(ctx, "decode", 200, `response is not JSON: ${String(e)}`)
-  }).pipe(
-    Effect.flatMap(Schema.decodeUnknown(schema)),
-    Effect.mapError((e) => (e instanceof ModelError ? e : modelError(ctx, "decode", 200, e.message)))
-  )
-
-/** Sends a request and reads the whole body; a non-2xx status is a ModelError saying what the server said. */
-const bodyOfSuccess = (
-  ctx: CallContext,
-  client: HttpClient.HttpClient,
-  httpRequest: HttpClientRequest.HttpClientRequest
-): Effect.Effect<string, ModelError> =>
-  Effect.gen(function*() {
-    const response = yield* client.execute(httpRequest).pipe(
-      Effect.mapError((e) => modelError(ctx, e._tag === "RequestError" && e.reason === "Transport" ? "network" : "bad-request", null, e.message))
-    )
-    const body = yield* response.text.pipe(
-      Effect.mapError((e) => modelError(ctx, "network", response.status, `reading the body failed: ${e.message}`))
-    )
-    if (response.status < 200 || response.status >= 300) {
-      return yield* modelError(ctx, reasonOfStatus(response.status), response.status, errorMessageOfBody(body) ?? `HTTP ${response.status}`, retryAfterOf(response.headers))
-    }
-    return body
-  })
+const chatUsageOf = (usage: typeof ChatUsage.Type | null | undefined): Usage =>
+  openAiUsage(usage?.prompt_tokens ?? 0, usage?.completion_tokens ?? 0, usage?.prompt_tokens_details?.cached_tokens ?? 0)
 
 const viaChatCompletions = (
   ctx: CallContext,
+  client: HttpClient.HttpClient,
   request: ModelRequest,
-  baseUrl: string,
-  key: Option.Option<Redacted.Redacted>,
+  connection: Connection,
   stream: boolean
 ): Effect.Effect<ModelResponse, ModelError> =>
   Effect.gen(function*() {
-    const client = untraced(yield* HttpClient.HttpClient)
-    let httpRequest = HttpClientRequest.post(`${baseUrl.replace(/\/$/, "")}/chat/completions`).pipe(
-      HttpClientRequest.acceptJson,
-      HttpClientRequest.bodyUnsafeJson(chatBody(request, stream))
-    )
-    if (Option.isSome(key)) httpRequest = HttpClientRequest.bearerToken(httpRequest, key.value)
+    const httpRequest = withBearer(postJson(`${connection.baseUrl}/chat/completions`, chatBody(request, stream)), Option.map(connection.key, (k) => k.key))
     const body = yield* bodyOfSuccess(ctx, client, httpRequest)
     if (!stream) {
-      const completion = yield* decodeJson(ctx, ChatCompletion, body)
+      const completion = yield* decodeJson(ctx, decodeChatCompletion, body)
       const choice = completion.choices[0]
       const toolCalls: Array<ToolCall> = []
-      for (const call of choice?.message.tool_calls ?? []) {
-        toolCalls.push(yield* toolCallOf(ctx, call.id, call.function.name, call.function.arguments))
+      for (const [i, call] of (choice?.message.tool_calls ?? []).entries()) {
+        toolCalls.push(yield* toolCallOf(ctx, call.id ?? `call_${i}`, call.function.name, call.function.arguments ?? ""))
       }
       const content = choice?.message.content ?? null
       return {
@@ -731,26 +725,27 @@ const viaChatCompletions = (
     let usage: typeof ChatUsage.Type | null | undefined
     let model: string | undefined
     for (const data of sseData(body)) {
-      const chunk = yield* decodeJson(ctx, ChatChunk, data)
+      const chunk = yield* decodeJson(ctx, decodeChatChunk, data)
       model = chunk.model ?? model
       if (chunk.usage !== undefined && chunk.usage !== null) usage = chunk.usage
-      for (const choice of chunk.choices) {
+      for (const choice of chunk.choices ?? []) {
         if (choice.finish_reason !== undefined && choice.finish_reason !== null) finish = choice.finish_reason
         const delta = choice.delta
         if (delta === undefined || delta === null) continue
         if (typeof delta.content === "string") text.push(delta.content)
         for (const part of delta.tool_calls ?? []) {
-          const call = calls.get(part.index) ?? { id: "", name: "", args: [] }
+          const index = part.index ?? 0
+          const call = calls.get(index) ?? { id: "", name: "", args: [] }
           if (typeof part.id === "string" && part.id.length > 0) call.id = part.id
           if (typeof part.function?.name === "string" && part.function.name.length > 0) call.name = part.function.name
           if (typeof part.function?.arguments === "string") call.args.push(part.function.arguments)
-          calls.set(part.index, call)
+          calls.set(index, call)
         }
       }
     }
     const toolCalls: Array<ToolCall> = []
-    for (const [, call] of [...calls.entries()].sort(([a], [b]) => a - b)) {
-      toolCalls.push(yield* toolCallOf(ctx, call.id, call.name, call.args.join("")))
+    for (const [index, call] of [...calls.entries()].sort(([a], [b]) => a - b)) {
+      toolCalls.push(yield* toolCallOf(ctx, call.id.length > 0 ? call.id : `call_${index}`, call.name, call.args.join("")))
     }
     const joined = text.join("")
     return {
@@ -760,11 +755,13 @@ const viaChatCompletions = (
       finishReason: chatFinish(finish, toolCalls.length > 0),
       model: model ?? request.model
     }
-  }).pipe(Effect.provide(NodeHttpClient.layer))
+  })
 
 // ---------------------------------------------------------------------------------------------
 // Gemini (generateContent)
 // ---------------------------------------------------------------------------------------------
+
+const decodeGemini = Schema.decodeUnknownEither(Gemini.GenerateContentResponse)
 
 /** Each function call's `args` as written in one response (or stream chunk) text, in order. */
 const geminiArgumentTexts = (text: string): Array<string | undefined> => {
@@ -781,29 +778,254 @@ const geminiArgumentTexts = (text: string): Array<string | undefined> => {
 
 const viaGemini = (
   ctx: CallContext,
+  client: HttpClient.HttpClient,
   request: ModelRequest,
-  baseUrl: string,
-  key: Option.Option<Redacted.Redacted>,
+  connection: Connection,
   stream: boolean
 ): Effect.Effect<ModelResponse, ModelError> =>
   Effect.gen(function*() {
-    const client = untraced(yield* HttpClient.HttpClient)
     const method = stream ? "streamGenerateContent?alt=sse" : "generateContent"
-    let httpRequest = HttpClientRequest.post(`${baseUrl.replace(/\/$/, "")}/models/${encodeURIComponent(request.model)}:${method}`).pipe(
-      HttpClientRequest.acceptJson,
-      HttpClientRequest.bodyUnsafeJson(Gemini.bodyOf(request))
-    )
-    if (Option.isSome(key)) httpRequest = HttpClientRequest.setHeader(httpRequest, "x-goog-api-key", Redacted.value(key.value))
+    let httpRequest = postJson(`${connection.baseUrl}/models/${encodeURIComponent(request.model)}:${method}`, Gemini.bodyOf(request))
+    if (Option.isSome(connection.key)) httpRequest = HttpClientRequest.setHeader(httpRequest, "x-goog-api-key", Redacted.value(connection.key.value.key))
     const body = yield* bodyOfSuccess(ctx, client, httpRequest)
     // Function calls come whole (never split across chunks): their args' text is in one chunk.
     const texts = stream ? sseData(body) : [body]
-    const chunks = yield* Effect.forEach(texts, (t) => decodeJson(ctx, Gemini.GenerateContentResponse, t))
+    const chunks = yield* Effect.forEach(texts, (t) => decodeJson(ctx, decodeGemini, t))
     const argumentTexts = texts.flatMap(geminiArgumentTexts)
     return Gemini.responseFrom(chunks, request.model, (n) => argumentTexts[n])
-  }).pipe(Effect.provide(NodeHttpClient.layer))
+  })
 
 // ---------------------------------------------------------------------------------------------
-// generate
+// Anthropic messages (POST {base}/v1/messages)
+// ---------------------------------------------------------------------------------------------
+
+const AnthropicUsage = Schema.Struct({
+  input_tokens: opt(Schema.Number),
+  output_tokens: opt(Schema.Number),
+  cache_read_input_tokens: opt(Schema.Number),
+  cache_creation_input_tokens: opt(Schema.Number)
+})
+type AnthropicUsage = typeof AnthropicUsage.Type
+
+const AnthropicBlock = Schema.Struct({
+  type: Schema.String,
+  text: opt(Schema.String),
+  id: opt(Schema.String),
+  name: opt(Schema.String),
+  input: Schema.optional(Schema.Unknown)
+})
+
+const AnthropicMessage = Schema.Struct({
+  model: opt(Schema.String),
+  content: Schema.Array(AnthropicBlock),
+  stop_reason: opt(Schema.String),
+  usage: opt(AnthropicUsage)
+})
+
+const AnthropicEvent = Schema.Struct({
+  type: Schema.String,
+  index: opt(Schema.Number),
+  message: opt(Schema.Struct({ model: opt(Schema.String), usage: opt(AnthropicUsage) })),
+  content_block: opt(AnthropicBlock),
+  delta: opt(Schema.Struct({
+    type: opt(Schema.String),
+    text: opt(Schema.String),
+    partial_json: opt(Schema.String),
+    stop_reason: opt(Schema.String)
+  })),
+  usage: opt(AnthropicUsage),
+  error: opt(Schema.Struct({ type: opt(Schema.String), message: opt(Schema.String) }))
+})
+
+const decodeAnthropicMessage = Schema.decodeUnknownEither(AnthropicMessage)
+const decodeAnthropicEvent = Schema.decodeUnknownEither(AnthropicEvent)
+
+const ANTHROPIC_VERSION = "2023-06-01"
+
+export const anthropicBody = (request: ModelRequest, stream: boolean): Record<string, unknown> => {
+  const messages: Array<{ role: "user" | "assistant"; content: Array<Record<string, unknown>> }> = []
+  // Turns alternate: tool results (and a user message after them) join the user turn before them.
+  const push = (role: "user" | "assistant", blocks: Array<Record<string, unknown>>) => {
+    const last = messages.at(-1)
+    if (last !== undefined && last.role === role) last.content.push(...blocks)
+    else messages.push({ role, content: blocks })
+  }
+  for (const message of request.messages) {
+    switch (message.role) {
+      case "user":
+        push("user", [{ type: "text", text: message.content }])
+        break
+      case "assistant":
+        push("assistant", [
+          ...(message.content !== null && message.content.length > 0 ? [{ type: "text", text: message.content }] : []),
+          ...(message.toolCalls ?? []).map((call) => ({ type: "tool_use", id: call.id, name: call.name, input: call.arguments }))
+        ])
+        break
+      case "tool":
+        push("user", [{ type: "tool_result", tool_use_id: message.toolCallId, content: message.content, is_error: message.isError ?? false }])
+        break
+    }
+  }
+  return {
+    model: request.model,
+    max_tokens: request.maxOutputTokens ?? 4096,
+    ...(request.system.length > 0 ? { system: [{ type: "text", text: request.system }] } : {}),
+    messages,
+    ...(request.tools.length > 0
+      ? {
+        tools: request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })),
+        tool_choice: { type: "auto" }
+      }
+      : {}),
+    ...(stream ? { stream: true } : {})
+  }
+}
+
+const anthropicFinish = (reason: string | null | undefined, hasToolCalls: boolean): FinishReason => {
+  switch (reason) {
+    case "end_turn":
+    case "stop_sequence":
+      return hasToolCalls ? "tool-calls" : "stop"
+    case "tool_use":
+      return "tool-calls"
+    case "max_tokens":
+      return "length"
+    case "pause_turn":
+      return "pause"
+    case "refusal":
+      return "content-filter"
+    case null:
+    case undefined:
+      return hasToolCalls ? "tool-calls" : "unknown"
+    default:
+      return "other"
+  }
+}
+
+/** Anthropic's input_tokens already excludes cache reads and writes: its counts are disjoint, as ours. */
+const anthropicUsageOf = (usage: AnthropicUsage | null | undefined): Usage => ({
+  inputTokens: usage?.input_tokens ?? 0,
+  outputTokens: usage?.output_tokens ?? 0,
+  cacheReadTokens: usage?.cache_read_input_tokens ?? 0,
+  cacheWriteTokens: usage?.cache_creation_input_tokens ?? 0
+})
+
+const anthropicFailure = (ctx: CallContext, type: string | null | undefined, message: string | null | undefined): ModelError =>
+  modelError(
+    ctx,
+    type === "rate_limit_error" ? "rate-limit" : type === "overloaded_error" || type === "api_error" || type === undefined || type === null ? "server-error" : "bad-request",
+    null,
+    `the stream failed${type !== undefined && type !== null ? ` (${type})` : ""}: ${message ?? "no message"}`
+  )
+
+/** The text of each `tool_use` block's `input` in a message body, by id: the decoded object has `5.0` as `5`. */
+const toolUseInputTexts = (body: string): Map<string, string> => {
+  const out = new Map<string, string>()
+  for (const block of JsonText.items(JsonText.member(JsonText.locate(body), "content"))) {
+    const id = JsonText.stringOf(JsonText.member(block, "id"))
+    const input = JsonText.member(block, "input")
+    if (JsonText.stringOf(JsonText.member(block, "type")) === "tool_use" && id !== undefined && input !== undefined) {
+      out.set(id, body.slice(input.start, input.end))
+    }
+  }
+  return out
+}
+
+const viaAnthropic = (
+  ctx: CallContext,
+  client: HttpClient.HttpClient,
+  request: ModelRequest,
+  connection: Connection,
+  stream: boolean
+): Effect.Effect<ModelResponse, ModelError> =>
+  Effect.gen(function*() {
+    let httpRequest = postJson(`${connection.baseUrl}/v1/messages`, anthropicBody(request, stream)).pipe(
+      HttpClientRequest.setHeader("anthropic-version", ANTHROPIC_VERSION)
+    )
+    if (Option.isSome(connection.key)) httpRequest = HttpClientRequest.setHeader(httpRequest, "x-api-key", Redacted.value(connection.key.value.key))
+    const body = yield* bodyOfSuccess(ctx, client, httpRequest)
+    if (!stream) {
+      const message = yield* decodeJson(ctx, decodeAnthropicMessage, body)
+      const inputTexts = toolUseInputTexts(body)
+      const text: Array<string> = []
+      const toolCalls: Array<ToolCall> = []
+      for (const [i, block] of message.content.entries()) {
+        if (block.type === "text" && typeof block.text === "string") text.push(block.text)
+        if (block.type === "tool_use") {
+          const id = block.id ?? `toolu_${i}`
+          const name = block.name ?? ""
+          const written = inputTexts.get(id)
+          toolCalls.push(yield* toolCallOf(ctx, id, name, written ?? JSON.stringify(block.input ?? {})))
+        }
+      }
+      const joined = text.join("")
+      return {
+        text: joined.length > 0 ? joined : null,
+        toolCalls,
+        usage: anthropicUsageOf(message.usage),
+        finishReason: anthropicFinish(message.stop_reason, toolCalls.length > 0),
+        model: message.model ?? request.model
+      }
+    }
+    // The stream is assembled once the body has ended: the caller wants one response, not deltas.
+    const text: Array<string> = []
+    const blocks = new Map<number, { id: string; name: string; json: Array<string>; input: unknown }>()
+    let usage: AnthropicUsage = {}
+    let stop: string | null | undefined
+    let model: string | undefined
+    for (const data of sseData(body)) {
+      const event = yield* decodeJson(ctx, decodeAnthropicEvent, data)
+      switch (event.type) {
+        case "message_start":
+          model = event.message?.model ?? model
+          usage = { ...usage, ...withoutNulls(event.message?.usage) }
+          break
+        case "content_block_start":
+          if (event.content_block?.type === "tool_use") {
+            blocks.set(event.index ?? blocks.size, { id: event.content_block.id ?? "", name: event.content_block.name ?? "", json: [], input: event.content_block.input })
+          } else if (event.content_block?.type === "text" && typeof event.content_block.text === "string") {
+            text.push(event.content_block.text)
+          }
+          break
+        case "content_block_delta":
+          if (event.delta?.type === "text_delta" && typeof event.delta.text === "string") text.push(event.delta.text)
+          if (event.delta?.type === "input_json_delta" && typeof event.delta.partial_json === "string") {
+            blocks.get(event.index ?? 0)?.json.push(event.delta.partial_json)
+          }
+          break
+        case "message_delta":
+          stop = event.delta?.stop_reason ?? stop
+          // message_delta's counts are cumulative: they replace message_start's where given.
+          usage = { ...usage, ...withoutNulls(event.usage) }
+          break
+        case "error":
+          return yield* anthropicFailure(ctx, event.error?.type, event.error?.message)
+        default:
+          // ping, content_block_stop, message_stop, thinking deltas: nothing a ModelResponse carries.
+          break
+      }
+    }
+    const toolCalls: Array<ToolCall> = []
+    for (const [index, block] of [...blocks.entries()].sort(([a], [b]) => a - b)) {
+      const streamed = block.json.join("")
+      const startInput = typeof block.input === "object" && block.input !== null && Object.keys(block.input).length > 0 ? JSON.stringify(block.input) : ""
+      toolCalls.push(yield* toolCallOf(ctx, block.id.length > 0 ? block.id : `toolu_${index}`, block.name, streamed.length > 0 ? streamed : startInput))
+    }
+    const joined = text.join("")
+    return {
+      text: joined.length > 0 ? joined : null,
+      toolCalls,
+      usage: anthropicUsageOf(usage),
+      finishReason: anthropicFinish(stop, toolCalls.length > 0),
+      model: model ?? request.model
+    }
+  })
+
+const withoutNulls = (usage: AnthropicUsage | null | undefined): AnthropicUsage =>
+  Object.fromEntries(Object.entries(usage ?? {}).filter(([, v]) => v !== null && v !== undefined)) as AnthropicUsage
+
+// ---------------------------------------------------------------------------------------------
+// The live clients
 // ---------------------------------------------------------------------------------------------
 
 export interface GenerateOptions {
@@ -815,45 +1037,80 @@ export interface GenerateOptions {
   readonly timeout?: Duration.DurationInput | undefined
 }
 
-/** One model call. Fails only with ModelError, whose message never contains a key. */
-export const generate = (request: ModelRequest, options: GenerateOptions = {}): Effect.Effect<ModelResponse, ModelError> =>
+export interface LiveClients {
+  /** One model call. Fails only with ModelError, whose message never contains a key. */
+  readonly generate: (request: ModelRequest, options?: GenerateOptions) => Effect.Effect<ModelResponse, ModelError>
+}
+
+const makeWith = (defaults: LiveOptions, registry: Option.Option<Registry>): Effect.Effect<LiveClients, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
-    const base: CallContext = { provider: request.provider, model: request.model, secrets: [] }
-    const endpoint = options.endpoint ?? Option.getOrUndefined(yield* endpointFor(request.provider))
-    if (endpoint === undefined) {
-      return yield* modelError(base, "bad-request", null, `unknown provider "${request.provider}": not in the registry and no endpoint given`)
-    }
-    const key = yield* keyFromEnv(endpoint.keyEnv)
-    const ctx: CallContext = { ...base, secrets: Option.isSome(key) ? [key.value.key] : [] }
-    if (endpoint.keyEnv.length > 0 && Option.isNone(key)) {
-      return yield* modelError(ctx, "auth", null, `no key: set ${endpoint.keyEnv.join(" or ")}`)
-    }
-    const baseUrl = yield* baseUrlOf(request.provider, endpoint)
-    if (Option.isNone(baseUrl)) {
-      return yield* modelError(ctx, "bad-request", null, `no base URL for ${request.provider}: set ${baseUrlEnv(request.provider)}`)
-    }
-    const stream = options.stream ?? false
-    const apiKey = Option.map(key, (k) => k.key)
-    const call: Effect.Effect<ModelResponse, ModelError> = endpoint.api === "openai-chat"
-      ? viaChatCompletions(ctx, request, baseUrl.value, apiKey, stream)
-      : endpoint.api === "google"
-      ? viaGemini(ctx, request, baseUrl.value, apiKey, stream)
-      : viaLanguageModel(endpoint.api, request, baseUrl.value, apiKey, stream).pipe(
-        Effect.catchAll((e) => Effect.fail(fromAiError(ctx, e))),
-        // Many OpenAI-compatible servers (Ollama, vLLM, LM Studio) have no /responses: use chat completions there.
-        Effect.catchIf(
-          (e) => endpoint.api === "openai-responses" && (e.status === 404 || e.status === 405),
-          () => viaChatCompletions(ctx, request, baseUrl.value, apiKey, stream)
+    const http = untraced(yield* HttpClient.HttpClient)
+
+    const generate = (request: ModelRequest, options: GenerateOptions = {}): Effect.Effect<ModelResponse, ModelError> =>
+      Effect.gen(function*() {
+        const base: CallContext = { provider: request.provider, model: request.model, secrets: [] }
+        const endpoint = options.endpoint ??
+          Option.getOrUndefined(Option.isSome(registry) ? endpointIn(registry, request.provider) : yield* endpointFor(request.provider))
+        if (endpoint === undefined) {
+          return yield* modelError(base, "bad-request", null, `unknown provider "${request.provider}": not in the registry and no endpoint given`)
+        }
+        const connected = yield* connectionOf(request.provider, endpoint)
+        if (Either.isLeft(connected)) return yield* modelError(base, connected.left.reason, null, notConnectedDetail(request.provider, connected.left))
+        const connection = connected.right
+        const ctx: CallContext = { ...base, secrets: Option.isSome(connection.key) ? [connection.key.value.key] : [] }
+        const stream = options.stream ?? defaults.stream ?? false
+        const call: Effect.Effect<ModelResponse, ModelError> = endpoint.api === "openai-chat"
+          ? viaChatCompletions(ctx, http, request, connection, stream)
+          : endpoint.api === "google"
+          ? viaGemini(ctx, http, request, connection, stream)
+          : endpoint.api === "anthropic-messages"
+          ? viaAnthropic(ctx, http, request, connection, stream)
+          : viaResponses(ctx, http, request, connection, stream).pipe(
+            // Many OpenAI-compatible servers (Ollama, vLLM, LM Studio) have no /responses: use chat completions there.
+            Effect.catchIf(
+              (e) => e.status === 404 || e.status === 405,
+              () => viaChatCompletions(ctx, http, request, connection, stream)
+            )
+          )
+        const timeout = options.timeout ?? defaults.timeout ?? Duration.seconds(120)
+        return yield* call.pipe(
+          Effect.timeoutFail({
+            duration: timeout,
+            onTimeout: () => modelError(ctx, "timeout", null, `no answer within ${Duration.format(timeout)}`)
+          })
         )
-      )
-    const timeout = options.timeout ?? Duration.seconds(120)
-    return yield* call.pipe(
-      Effect.timeoutFail({
-        duration: timeout,
-        onTimeout: () => modelError(ctx, "timeout", null, `no answer within ${Duration.format(timeout)}`)
       })
-    )
+    return { generate }
   })
+
+/**
+ * The live clients over the HttpClient in context. Endpoints come from the Registry in context
+ * here when there is one, else from the one where a call is made.
+ */
+export const make = (options: LiveOptions = {}): Effect.Effect<LiveClients, never, HttpClient.HttpClient> =>
+  Effect.flatMap(Effect.serviceOption(Registry), (registry) => makeWith(options, registry))
+
+/** Node's HTTP client with one keep-alive agent: a run reuses its connections instead of a handshake per call. */
+export const nodeHttpClient: Layer.Layer<HttpClient.HttpClient> = NodeHttpClient.layerWithoutAgent.pipe(
+  Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: true }))
+)
+
+// One set of clients for the process, for callers that have no Model layer: built on the first
+// call, with no Registry of its own (each call's context gives it), and never closed.
+const shared: Effect.Effect<LiveClients> = Effect.runSync(Effect.cached(
+  Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    const context = yield* Layer.buildWithScope(nodeHttpClient, scope)
+    return yield* makeWith({}, Option.none()).pipe(Effect.provide(context))
+  })
+))
+
+/**
+ * One model call through the process's shared live clients (Node's HTTP client). Prefer the
+ * `Model` service (`Model.layerNode`, or `Model.layerLive` over your own HttpClient).
+ */
+export const generate = (request: ModelRequest, options: GenerateOptions = {}): Effect.Effect<ModelResponse, ModelError> =>
+  Effect.flatMap(shared, (clients) => clients.generate(request, options))
 
 // ---------------------------------------------------------------------------------------------
 // Liveness
@@ -868,42 +1125,37 @@ export interface Liveness {
   readonly models: ReadonlyArray<string>
 }
 
-const probe = (baseUrl: string, timeout: Duration.DurationInput): Effect.Effect<Option.Option<string>> =>
-  HttpClient.get(`${baseUrl.replace(/\/$/, "")}/models`).pipe(
-    Effect.flatMap((response) =>
-      response.status < 500 ? Effect.succeed(Option.none<string>()) : Effect.succeed(Option.some(`HTTP ${response.status}`))
-    ),
+const probe = (client: HttpClient.HttpClient, baseUrl: string, timeout: Duration.DurationInput): Effect.Effect<Option.Option<string>> =>
+  client.get(`${baseUrl}/models`).pipe(
+    Effect.map((response) => (response.status < 500 ? Option.none<string>() : Option.some(`HTTP ${response.status}`))),
     Effect.timeoutFail({ duration: timeout, onTimeout: () => "timed out" }),
-    Effect.catchAll((e) => Effect.succeed(Option.some(typeof e === "string" ? e : e.message))),
-    Effect.scoped,
-    Effect.provide(NodeHttpClient.layer)
+    Effect.catchAll((e) => Effect.succeed(Option.some(typeof e === "string" ? e : transportFailureOf(e) ?? e.message)))
   )
 
 /**
- * Which registry providers can be called now: a key is set, or (keyless providers) the endpoint
- * answers GET {base}/models. Absent ones say why.
+ * Which registry providers can be called now: a key is set, or (keyless providers, and those
+ * whose key is optional) the endpoint answers GET {base}/models. Absent ones say why.
  */
 export const liveness = (options: { readonly probeTimeout?: Duration.DurationInput } = {}): Effect.Effect<ReadonlyArray<Liveness>, never, Registry> =>
   Effect.gen(function*() {
     const registry = yield* Registry
+    const client = untraced(yield* HttpClient.HttpClient)
     return yield* Effect.forEach(registry.providers, (provider) =>
       Effect.gen(function*() {
         const models = Object.keys(provider.models)
         const result = (status: "live" | "absent", reason: string): Liveness => ({ provider: provider.id, api: provider.api, status, reason, models })
-        const endpoint = endpointOf(provider)
-        const baseUrl = yield* baseUrlOf(provider.id, endpoint)
-        if (provider.env.length > 0) {
-          const key = yield* keyFromEnv(provider.env)
-          if (Option.isNone(key)) return result("absent", `${provider.env.join(" or ")} not set`)
-          const where = Option.match(baseUrl, { onNone: () => "", onSome: (url) => ` (${url})` })
-          return result("live", `${key.value.name} is set${where}`)
+        const connected = yield* connectionOf(provider.id, endpointOf(provider))
+        if (Either.isLeft(connected)) {
+          const why = connected.left
+          return result("absent", why.reason === "auth" ? `${why.keyEnv.join(" or ")} not set` : `no base URL: set ${why.baseUrlEnv.join(" or ")}`)
         }
-        if (Option.isNone(baseUrl)) return result("absent", `no base URL: set ${baseUrlEnv(provider.id)}`)
-        const failure = yield* probe(baseUrl.value, options.probeTimeout ?? Duration.seconds(2))
+        const { baseUrl, key } = connected.right
+        if (Option.isSome(key) && provider.key_optional !== true) return result("live", `${key.value.name} is set (${baseUrl})`)
+        const failure = yield* probe(client, baseUrl, options.probeTimeout ?? Duration.seconds(2))
+        const keyNote = Option.match(key, { onNone: () => "", onSome: (k) => `; ${k.name} is set` })
         return Option.match(failure, {
-          onNone: () => result("live", `endpoint ${baseUrl.value} answered`),
-          onSome: (why) => result("absent", `endpoint ${baseUrl.value} did not answer: ${why}`)
+          onNone: () => result("live", `endpoint ${baseUrl} answered${keyNote}`),
+          onSome: (why) => result("absent", `endpoint ${baseUrl} did not answer: ${why}`)
         })
       }), { concurrency: "unbounded" })
-  })
-
+  }).pipe(Effect.provide(NodeHttpClient.layer))

@@ -4,13 +4,280 @@
  * `HttpClient` provided once from outside; the scripted layer answers from a script in memory (no
  * socket); replay never reaches it (recorded calls are answered by the effect handler). Wrapping
  * layers (the experiment's spend cap) take the inner service and return a new one.
+ *
+ * This module loads only `effect`: the request and response data live here, and the live
+ * clients (Clients.ts, @effect/platform) load when the live layer is built, so a run or a test of
+ * scripted candidates never pays their start-up.
  */
-import { Context, type Effect } from "effect"
+import type * as HttpClient from "@effect/platform/HttpClient"
+import { Context, type Duration, Effect, Layer, Schema } from "effect"
 import type { SpendCapReached } from "../budget/SpendCap.ts"
-import type { ModelError, ModelRequest, ModelResponse } from "./Clients.ts"
+
+// ---------------------------------------------------------------------------------------------
+// Request and response: plain JSON data
+// ---------------------------------------------------------------------------------------------
+
+export const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+export const ToolCall = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  /** the parsed JSON object the model passed (JavaScript numbers: `5.0` and `5` are one value) */
+  arguments: JsonObject,
+  /**
+   * the arguments' JSON text as the server sent it: OpenAI Responses and chat completions
+   * `arguments`, Anthropic's `input_json_delta` (streaming) or the `input` slice of its message
+   * body. Python-semantics consumers read it to keep `5.0` (a float) apart from `5` (an int).
+   */
+  argumentsText: Schema.optional(Schema.String)
+})
+export type ToolCall = typeof ToolCall.Type
+
+export const UserMessage = Schema.Struct({ role: Schema.Literal("user"), content: Schema.String })
+export const AssistantMessage = Schema.Struct({
+  role: Schema.Literal("assistant"),
+  content: Schema.NullOr(Schema.String),
+  toolCalls: Schema.optional(Schema.Array(ToolCall))
+})
+export const ToolMessage = Schema.Struct({
+  role: Schema.Literal("tool"),
+  toolCallId: Schema.String,
+  /** name of the tool that was called */
+  name: Schema.String,
+  /** the result as text; JSON text is passed on as JSON */
+  content: Schema.String,
+  isError: Schema.optional(Schema.Boolean)
+})
+export const Message = Schema.Union(UserMessage, AssistantMessage, ToolMessage)
+export type Message = typeof Message.Type
+
+export const ToolSpec = Schema.Struct({
+  name: Schema.String,
+  description: Schema.String,
+  /** JSON schema of the arguments object */
+  parameters: JsonObject
+})
+export type ToolSpec = typeof ToolSpec.Type
+
+export const ModelRequest = Schema.Struct({
+  provider: Schema.String,
+  model: Schema.String,
+  system: Schema.String,
+  messages: Schema.Array(Message),
+  tools: Schema.Array(ToolSpec),
+  maxOutputTokens: Schema.optional(Schema.Number)
+})
+export type ModelRequest = typeof ModelRequest.Type
+
+/** Disjoint counts: `inputTokens` excludes prompt tokens read from or written to a cache. */
+export const Usage = Schema.Struct({
+  inputTokens: Schema.Number,
+  outputTokens: Schema.Number,
+  cacheReadTokens: Schema.Number,
+  cacheWriteTokens: Schema.Number
+})
+export type Usage = typeof Usage.Type
+
+export const FinishReason = Schema.Literal("stop", "tool-calls", "length", "content-filter", "error", "pause", "other", "unknown")
+export type FinishReason = typeof FinishReason.Type
+
+export const ModelResponse = Schema.Struct({
+  text: Schema.NullOr(Schema.String),
+  toolCalls: Schema.Array(ToolCall),
+  usage: Usage,
+  finishReason: FinishReason,
+  /** the model id the server says answered */
+  model: Schema.String
+})
+export type ModelResponse = typeof ModelResponse.Type
+
+/**
+ * Why a call failed. `network` is the infrastructure (connection refused, DNS, TLS, a reset
+ * before an answer), never the model; `timeout` is no answer in time; `bad-request` and `auth`
+ * are what a 4xx says; `decode` is a 2xx whose body is not the API's shape.
+ */
+export const ModelErrorReason = Schema.Literal("rate-limit", "server-error", "timeout", "bad-request", "auth", "decode", "network")
+export type ModelErrorReason = typeof ModelErrorReason.Type
+
+export class ModelError extends Schema.TaggedError<ModelError>()("ModelError", {
+  provider: Schema.String,
+  model: Schema.String,
+  reason: ModelErrorReason,
+  /** HTTP status, null when no response came back */
+  status: Schema.NullOr(Schema.Number),
+  /** what the server or client said, with anything key-like removed */
+  detail: Schema.String,
+  /** from a `retry-after` header, when the server sent one */
+  retryAfterSeconds: Schema.optional(Schema.Number)
+}) {
+  override get message() {
+    const status = this.status === null ? "" : ` (HTTP ${this.status})`
+    return `${this.reason} from ${this.provider}:${this.model}${status}: ${this.detail}`
+  }
+  /** rate limits, server errors, timeouts and network failures may pass when tried again */
+  get retryable(): boolean {
+    return this.reason === "rate-limit" || this.reason === "server-error" || this.reason === "timeout" || this.reason === "network"
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The service
+// ---------------------------------------------------------------------------------------------
 
 export interface Model {
   /** Fails with SpendCapReached only under the experiment's spend cap (a call it could not cover). */
   readonly generate: (request: ModelRequest) => Effect.Effect<ModelResponse, ModelError | SpendCapReached>
 }
 export const Model = Context.GenericTag<Model>("assay/Model")
+
+// ---------------------------------------------------------------------------------------------
+// Live layers
+// ---------------------------------------------------------------------------------------------
+
+export interface LiveOptions {
+  /** use the streaming wire formats (each response is still returned whole); default false */
+  readonly stream?: boolean | undefined
+  /** per call; default 120 seconds */
+  readonly timeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * The live clients over the `HttpClient` in context, taken once when the layer is built (the
+ * decoders are built once, when the clients load). Endpoints come from the `Registry` in context
+ * where the layer is built, else from the one where a call is made, else the built-in openai and
+ * anthropic ones; base URLs and keys are read from the environment (Config) on each call.
+ */
+export const layerLiveWith = (options: LiveOptions = {}): Layer.Layer<Model, never, HttpClient.HttpClient> =>
+  Layer.effect(
+    Model,
+    Effect.flatMap(
+      Effect.promise(() => import("./Clients.ts")),
+      (clients) => Effect.map(clients.make(options), (live): Model => ({ generate: (request) => live.generate(request) }))
+    )
+  )
+
+export const layerLive: Layer.Layer<Model, never, HttpClient.HttpClient> = layerLiveWith()
+
+/** The live clients over Node's HTTP client (one keep-alive agent for the layer): what the command uses. */
+export const layerNode: Layer.Layer<Model> = layerLive.pipe(
+  Layer.provide(Layer.unwrapEffect(Effect.map(Effect.promise(() => import("./Clients.ts")), (clients) => clients.nodeHttpClient)))
+)
+
+// ---------------------------------------------------------------------------------------------
+// Scripted: deterministic, in memory, no socket
+// ---------------------------------------------------------------------------------------------
+
+export interface ScriptedToolCall {
+  /** default `call_<i>` (i: the call's place in the response) */
+  readonly id?: string | undefined
+  readonly name: string
+  /** default: `argumentsText` parsed, else `{}` */
+  readonly arguments?: Readonly<Record<string, unknown>> | undefined
+  /** kept exactly as given; default `JSON.stringify(arguments)`, as a wire client keeps what the server sent */
+  readonly argumentsText?: string | undefined
+}
+
+/** A reply to script: everything optional; a ModelResponse is one too. */
+export interface ScriptedReply {
+  readonly text?: string | null | undefined
+  readonly toolCalls?: ReadonlyArray<ScriptedToolCall> | undefined
+  /** missing counts are 0 */
+  readonly usage?: Partial<Usage> | undefined
+  /** default `tool-calls` when there are tool calls, else `stop` */
+  readonly finishReason?: FinishReason | undefined
+  /** default the requested model id (or `scripted` without a request) */
+  readonly model?: string | undefined
+}
+
+export type ScriptedTurn = ScriptedReply | ModelError
+
+/**
+ * A script: turns played in order (call n gets turn n), or a function of the request and `n`,
+ * the number of calls before this one (0 for the first), which may also return an effect (to
+ * delay, or to fail with a ModelError).
+ */
+export type Respond =
+  | ReadonlyArray<ScriptedTurn>
+  | ((request: ModelRequest, n: number) => ScriptedTurn | Effect.Effect<ScriptedReply, ModelError>)
+
+/** The ModelResponse a scripted reply stands for. */
+export const scriptedResponse = (reply: ScriptedReply, request?: ModelRequest): ModelResponse => {
+  const toolCalls = (reply.toolCalls ?? []).map((call, i): ToolCall => {
+    const args = call.arguments ?? (call.argumentsText !== undefined ? parseObject(call.argumentsText) : {})
+    return {
+      id: call.id ?? `call_${i}`,
+      name: call.name,
+      arguments: args,
+      argumentsText: call.argumentsText ?? JSON.stringify(args)
+    }
+  })
+  const text = reply.text ?? null
+  return {
+    text,
+    toolCalls,
+    usage: {
+      inputTokens: reply.usage?.inputTokens ?? 0,
+      outputTokens: reply.usage?.outputTokens ?? 0,
+      cacheReadTokens: reply.usage?.cacheReadTokens ?? 0,
+      cacheWriteTokens: reply.usage?.cacheWriteTokens ?? 0
+    },
+    finishReason: reply.finishReason ?? (toolCalls.length > 0 ? "tool-calls" : "stop"),
+    model: reply.model ?? request?.model ?? "scripted"
+  }
+}
+
+const parseObject = (text: string): Record<string, unknown> => {
+  const parsed: unknown = JSON.parse(text)
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new Error(`scripted argumentsText is not a JSON object: ${text}`)
+  }
+  return parsed as Record<string, unknown>
+}
+
+/** A scripted failure: what a server or the network would have made of a call. */
+export const scriptedError = (
+  reason: ModelErrorReason,
+  options: { readonly detail?: string; readonly status?: number | null; readonly retryAfterSeconds?: number; readonly provider?: string; readonly model?: string } = {}
+): ModelError =>
+  new ModelError({
+    provider: options.provider ?? "scripted",
+    model: options.model ?? "scripted",
+    reason,
+    status: options.status ?? null,
+    detail: options.detail ?? `scripted ${reason}`,
+    ...(options.retryAfterSeconds !== undefined ? { retryAfterSeconds: options.retryAfterSeconds } : {})
+  })
+
+/** A scripted model, with the requests it was sent (in order) for a test to look at. */
+export interface ScriptedModel extends Model {
+  readonly requests: () => ReadonlyArray<ModelRequest>
+}
+
+/** A scripted model service; each one counts its own calls. */
+export const scripted = (respond: Respond): ScriptedModel => {
+  const seen: Array<ModelRequest> = []
+  const turnOf = (request: ModelRequest, n: number): ScriptedTurn | Effect.Effect<ScriptedReply, ModelError> => {
+    if (typeof respond === "function") return respond(request, n)
+    const turn = respond[n]
+    if (turn === undefined) {
+      // A test bug, not a model failure: a defect, so no agent or verdict can absorb it.
+      throw new Error(`the scripted model has ${respond.length} turn(s); call #${n + 1} (${request.provider}:${request.model}) has none`)
+    }
+    return turn
+  }
+  return {
+    requests: () => seen.slice(),
+    generate: (request) =>
+      Effect.suspend(() => {
+        const n = seen.length
+        seen.push(request)
+        const turn = turnOf(request, n)
+        if (turn instanceof ModelError) return Effect.fail(turn)
+        if (Effect.isEffect(turn)) return Effect.map(turn, (reply) => scriptedResponse(reply, request))
+        return Effect.succeed(scriptedResponse(turn, request))
+      })
+  }
+}
+
+/** The scripted model as a layer: no socket, no clients loaded. */
+export const layerScripted = (respond: Respond): Layer.Layer<Model> => Layer.sync(Model, () => scripted(respond))

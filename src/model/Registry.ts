@@ -35,6 +35,20 @@ export const ModelEntry = Schema.Struct({
 })
 export type ModelEntry = typeof ModelEntry.Type
 
+/** An environment variable that may give a provider's base URL, with the key variables that go with it. */
+export const BaseUrlEnv = Schema.Struct({
+  name: Schema.String,
+  /** a key is only sent to the base URL it was set beside */
+  env: Schema.Array(Schema.String)
+})
+
+/** What a model id the registry does not list resolves to, for providers that take any model id. */
+export const AnyModel = Schema.Struct({
+  tool_call: Schema.Boolean,
+  reasoning: Schema.Boolean,
+  limit: Schema.Struct({ context: Schema.Number, output: Schema.Number })
+})
+
 export const ProviderEntry = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
@@ -42,6 +56,15 @@ export const ProviderEntry = Schema.Struct({
   /** Names of the environment variables that hold the key, first one wins. Empty for local servers. */
   env: Schema.Array(Schema.String),
   base_url: Schema.optional(Schema.String),
+  /** Where the environment gives the base URL, first set one wins; default `<ID>_BASE_URL` with `env`. */
+  base_url_env: Schema.optional(Schema.Array(BaseUrlEnv)),
+  /** A key is sent when one is set, and none is needed (keyless local servers). */
+  key_optional: Schema.optional(Schema.Boolean),
+  /**
+   * Present when the provider serves whatever model id it is given (an OpenAI-compatible server):
+   * an unlisted id resolves to an entry with these limits and no price (its cost is unknown).
+   */
+  any_model: Schema.optional(AnyModel),
   models: Schema.Record({ key: Schema.String, value: ModelEntry })
 })
 export type ProviderEntry = typeof ProviderEntry.Type
@@ -137,9 +160,23 @@ const entryOf = (provider: ProviderEntry, model: ModelEntry): ResolvedModel => (
   model
 })
 
+/** An id the provider does not list, on a provider that serves any model id: no price, so its cost is unknown. */
+const unlisted = (provider: ProviderEntry | undefined, modelId: string): ResolvedModel | undefined =>
+  provider?.any_model === undefined || modelId.trim().length === 0
+    ? undefined
+    : entryOf(provider, {
+      id: modelId,
+      name: modelId,
+      family: "",
+      release_date: "",
+      tool_call: provider.any_model.tool_call,
+      reasoning: provider.any_model.reasoning,
+      limit: provider.any_model.limit
+    })
+
 /**
- * Resolves "provider:model" (model id or an alias of that provider's model), an alias, or a bare
- * model id that exactly one provider has. Pure.
+ * Resolves "provider:model" (model id or an alias of that provider's model; any id on a provider
+ * with `any_model`), an alias, or a bare model id that exactly one provider lists. Pure.
  */
 export const resolveIn = (file: RegistryFile, ref: string): Either.Either<ResolvedModel, ModelNotFound> => {
   const lookup = (providerId: string, modelId: string): ResolvedModel | undefined => {
@@ -161,7 +198,7 @@ export const resolveIn = (file: RegistryFile, ref: string): Either.Either<Resolv
     // Model ids may contain ':' themselves (ollama's "llama3.1:8b"), so split at the first one only.
     const providerId = ref.slice(0, colon)
     const modelId = ref.slice(colon + 1)
-    found = lookup(providerId, modelId) ?? viaAlias(modelId, providerId)
+    found = lookup(providerId, modelId) ?? viaAlias(modelId, providerId) ?? unlisted(file.providers[providerId], modelId)
   }
   if (found === undefined) found = viaAlias(ref)
   if (found === undefined) {

@@ -19,7 +19,7 @@ describe("Registry", () => {
       const file = yield* Registry.fixture
       expect(file.source).toMatch(/models\.dev/)
       expect(file.snapshot_date).toMatch(/^\d{4}-\d{2}-\d{2}$/)
-      expect(Object.keys(file.providers).sort()).toEqual(["anthropic", "google", "ollama", "openai"])
+      expect(Object.keys(file.providers).sort()).toEqual(["anthropic", "google", "ollama", "openai", "openai-chat"])
     }))
 
   it("resolves provider:model refs, dated snapshots behind undated names, and family aliases", () => {
@@ -68,6 +68,36 @@ describe("Registry", () => {
     const local = resolveRef("ollama:gpt-oss:20b")
     expect(Either.isRight(retired) && retired.right.model.status).toBe("retired")
     expect(Either.isRight(local) && local.right.model.cost).toBeUndefined()
+  })
+
+  it("openai-chat resolves any model id, with no price (cost unknown, never 0) and generous limits", () => {
+    for (const id of ["meta-llama/Llama-3.1-8B-Instruct", "qwen2.5:7b", "llama-3.3-70b-versatile", "lmstudio-community/gpt-oss-20b-GGUF"]) {
+      const result = resolveRef(`openai-chat:${id}`)
+      if (Either.isLeft(result)) throw result.left
+      expect(result.right).toMatchObject({ ref: `openai-chat:${id}`, provider: "openai-chat", api: "openai-chat" })
+      expect(result.right.model.id).toBe(id)
+      expect(result.right.model.cost).toBeUndefined()
+      expect(result.right.model.tool_call).toBe(true)
+      expect(result.right.model.limit.context).toBeGreaterThanOrEqual(131072)
+      expect(result.right.model.limit.output).toBeGreaterThanOrEqual(8192)
+    }
+    // Only with the provider named: a bare unknown id is still not found, and an empty id never resolves.
+    expect(Either.isLeft(resolveRef("meta-llama/Llama-3.1-8B-Instruct"))).toBe(true)
+    expect(Either.isLeft(resolveRef("openai-chat:"))).toBe(true)
+  })
+
+  it("ollama resolves a model it does not list (any pulled tag) without a price, and a listed one as listed", () => {
+    const pulled = resolveRef("ollama:qwen3:8b")
+    if (Either.isLeft(pulled)) throw pulled.left
+    expect(pulled.right).toMatchObject({ ref: "ollama:qwen3:8b", api: "openai-chat" })
+    expect(pulled.right.model.cost).toBeUndefined()
+    const listed = resolveRef("ollama:llama3.1:8b")
+    expect(Either.isRight(listed) && listed.right.model.name).toBe("Llama 3.1 8B")
+  })
+
+  it("providers without any_model still refuse an unknown id and suggest near names", () => {
+    expect(Either.isLeft(resolveRef("anthropic:claude-sonet-4-5"))).toBe(true)
+    expect(Either.isLeft(resolveRef("google:gemini-9"))).toBe(true)
   })
 
   it.effect("every alias points at a model the registry has", () =>
