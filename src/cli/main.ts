@@ -493,16 +493,22 @@ const runCommand = Command.make("run", runOptions, (opts) =>
           pilot
         }
       })
-    if (Option.isSome(opts.preflightUsd)) {
-      const { estimate: gate } = yield* withStore(opts.home, runPilot(plan, runSettings(true), { budgetUsd: opts.preflightUsd.value, parallel: opts.parallel }))
-      if (gate.verdict !== "within-budget") {
-        if (opts.json) yield* printJson({ stopped: gate.verdict, runId: gate.runId, estimate: gate })
-        else yield* Console.log(renderEstimate(gate) + `\nstopped: ${gate.verdict}; run again with a larger --preflight-usd to resume after the pilot`)
-        return yield* new ExitWith({ code: 3 })
-      }
-      if (!opts.json) yield* Console.error(renderEstimate(gate))
-    }
-    const outcome = yield* withStore(opts.home, runExperiment(plan, runSettings(false)))
+    // The store is opened once for the pilot and the run.
+    const outcome = yield* withStore(
+      opts.home,
+      Effect.gen(function*() {
+        if (Option.isSome(opts.preflightUsd)) {
+          const { estimate: gate } = yield* runPilot(plan, runSettings(true), { budgetUsd: opts.preflightUsd.value, parallel: opts.parallel })
+          if (gate.verdict !== "within-budget") {
+            if (opts.json) yield* printJson({ stopped: gate.verdict, runId: gate.runId, estimate: gate })
+            else yield* Console.log(renderEstimate(gate) + `\nstopped: ${gate.verdict}; run again with a larger --preflight-usd to resume after the pilot`)
+            return yield* new ExitWith({ code: 3 })
+          }
+          if (!opts.json) yield* Console.error(renderEstimate(gate))
+        }
+        return yield* runExperiment(plan, runSettings(false))
+      })
+    )
     yield* printReport(outcome.report, opts.json ? "json" : "text")
     // An outage is not the candidates' failure: say so in one line, and that a rerun retries them.
     const unreachable = outcome.attempts.filter((a) => a.verdict.ended?.reason === "fault" && a.verdict.ended.detail.includes("unreachable"))
