@@ -14,7 +14,7 @@ import { fileURLToPath, pathToFileURL } from "node:url"
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const cache = join(root, "node_modules", ".assay")
 const manifestFile = join(cache, "manifest.json")
-const FORMAT = 3 // the layout of a build; a new one invalidates old builds
+const FORMAT = 4 // the layout of a build; a new one invalidates old builds
 
 const stamp = (file) => {
   const s = statSync(join(root, file), { throwIfNoEntry: false })
@@ -58,7 +58,9 @@ const rebuild = async () => {
   const outdir = join(cache, name)
   const result = await build({
     absWorkingDir: root,
-    entryPoints: { main: join(root, "src", "cli", "main.ts") },
+    // The library surface is a second entry: a provider loaded by path imports "assay" from it
+    // and so shares the command's own modules (chunks), not a second copy of them.
+    entryPoints: { main: join(root, "src", "cli", "main.ts"), index: join(root, "src", "index.ts") },
     bundle: true,
     splitting: true,
     platform: "node",
@@ -94,4 +96,7 @@ const rebuild = async () => {
 }
 
 mkdirSync(cache, { recursive: true })
-await import(pathToFileURL(current() ?? (await rebuild())).href)
+const entry = current() ?? (await rebuild())
+// Where the surface of this build is, for src/cli/benchmarks.ts (its import.meta.url is the source's).
+globalThis[Symbol.for("assay/library-url")] = pathToFileURL(join(dirname(entry), "index.js")).href
+await import(pathToFileURL(entry).href)

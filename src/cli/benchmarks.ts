@@ -1,7 +1,12 @@
 /**
  * The benchmarks the command knows, loaded on demand so that one benchmark's data is read only
- * when it is asked for.
+ * when it is asked for, and benchmarks outside assay: a path to a module (TypeScript or
+ * JavaScript) whose default export is a Provider, written against `import … from "assay"`.
  */
+import { existsSync, readFileSync, statSync } from "node:fs"
+import { register } from "node:module"
+import { dirname, join, resolve } from "node:path"
+import { pathToFileURL } from "node:url"
 import { Effect, Schema } from "effect"
 import type { Provider } from "../evaluation/Provider.ts"
 
@@ -25,10 +30,143 @@ const loaders: Record<string, () => Promise<Provider>> = {
 
 export const benchmarkNames = (): ReadonlyArray<string> => Object.keys(loaders)
 
+/** A benchmark given as a path (`./bench/provider.ts`, `/abs/index.js`) rather than a name. */
+export const isBenchmarkPath = (name: string): boolean => name.includes("/") || name.includes("\\") || /\.[cm]?[jt]sx?$/.test(name)
+
+/**
+ * What to keep of a `--benchmark` so that a later command (replay) finds it again: a name as
+ * it is, a path made absolute (against the working directory).
+ */
+export const benchmarkRef = (name: string): string => (isBenchmarkPath(name) ? resolve(name) : name)
+
+const MODULE_EXTENSIONS = ["ts", "mts", "js", "mjs"]
+
+/** The module file a path names: the file itself, or a folder's index.{ts,mts,js,mjs}. */
+const moduleFile = (path: string): string | undefined => {
+  const stat = statSync(path, { throwIfNoEntry: false })
+  if (stat === undefined) return undefined
+  if (!stat.isDirectory()) return path
+  return MODULE_EXTENSIONS.map((ext) => join(path, `index.${ext}`)).find((file) => existsSync(file))
+}
+
+/**
+ * The URL of the library surface (src/index.ts) this command runs with. bin/assay.js, which
+ * runs a bundle, builds the surface as a sibling entry of the command and says where it is;
+ * run from the sources (tsx), it is the source file itself.
+ */
+const surfaceUrl = (): string => {
+  const built = (globalThis as { readonly [k: symbol]: unknown })[Symbol.for("assay/library-url")]
+  return typeof built === "string" ? built : new URL("../index.ts", import.meta.url).href
+}
+
+/**
+ * Lets the process import TypeScript (tsx) and makes `import … from "assay"` in a provider
+ * resolve to the surface this command runs with, so a provider shares its modules and runs even
+ * where no "assay" package is installed; `effect` and `@effect/*`, when the provider's folder
+ * has none, are the ones assay itself uses. Once per process.
+ */
+let hooked: Promise<void> | undefined
+const hookLoaders = (): Promise<void> =>
+  (hooked ??= (async () => {
+    const { register: registerTsx } = await import("tsx/esm/api")
+    registerTsx()
+    // Registered after tsx, so it runs first: "assay" never reaches tsx's or node's resolution.
+    const surface = JSON.stringify(surfaceUrl())
+    const hook = `export async function resolve(specifier, context, next) {
+      if (specifier === "assay") return { url: ${surface}, shortCircuit: true }
+      const effectPackage = specifier === "effect" || specifier.startsWith("effect/") || specifier.startsWith("@effect/")
+      if (!effectPackage) return next(specifier, context)
+      try {
+        return await next(specifier, context)
+      } catch (e) {
+        if (e?.code !== "ERR_MODULE_NOT_FOUND") throw e
+        return next(specifier, { ...context, parentURL: ${surface} })
+      }
+    }`
+    register(`data:text/javascript,${encodeURIComponent(hook)}`)
+  })())
+
+const fields: ReadonlyArray<readonly [string, string]> = [
+  ["name", "string"],
+  ["version", "string"],
+  ["environments", "object"],
+  ["capabilities", "object"],
+  ["roster", "object"],
+  ["rosterDef", "function"],
+  ["scripted", "function"]
+]
+
+/** Why a module's default export is not a Provider, or undefined when it is one. */
+const notAProvider = (value: unknown): string | undefined => {
+  if (value === undefined) return "it has no default export"
+  if (typeof value !== "object" || value === null) return `its default export is a ${value === null ? "null" : typeof value}, not a Provider`
+  const record = value as Record<string, unknown>
+  const missing = fields.filter(([field, type]) => typeof record[field] !== type).map(([field]) => field)
+  const capabilities = record["capabilities"] as Record<string, unknown> | undefined
+  if (capabilities && typeof capabilities === "object") {
+    for (const c of ["worldSetup", "protocol", "evaluator"]) {
+      if (typeof capabilities[c] !== "object" || capabilities[c] === null) missing.push(`capabilities.${c}`)
+    }
+  }
+  if (!Array.isArray(record["roster"]) && !missing.includes("roster")) missing.push("roster")
+  return missing.length === 0 ? undefined : `its default export is not a Provider (no ${missing.join(", ")})`
+}
+
+/**
+ * A provider is an ES module. A .ts or .js file whose package.json does not say
+ * "type": "module" is CommonJS to node (and to tsx), and fails to load in ways that do not say so.
+ */
+const esmHint = (file: string): string => {
+  if (!/\.[jt]s$/.test(file)) return ""
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    const pkg = join(dir, "package.json")
+    if (existsSync(pkg)) {
+      let type: unknown
+      try {
+        type = (JSON.parse(readFileSync(pkg, "utf8")) as { readonly type?: unknown }).type
+      } catch {
+        return ""
+      }
+      return type === "module" ? "" : ` (a provider is an ES module: ${pkg} does not say "type": "module"; add it, or name the file .mts)`
+    }
+    if (dirname(dir) === dir) return ` (a provider is an ES module: no package.json above it says "type": "module"; add one, or name the file .mts)`
+  }
+}
+
+const firstLine = (e: unknown): string => (e instanceof Error ? e.message : String(e)).split("\n")[0] ?? ""
+
+const loadPath = (name: string): Effect.Effect<Provider, UsageError> =>
+  Effect.gen(function*() {
+    const path = resolve(name)
+    const file = moduleFile(path)
+    if (file === undefined) {
+      return yield* new UsageError({
+        detail: existsSync(path)
+          ? `benchmark ${name}: the folder has no index.${MODULE_EXTENSIONS.join("/")}`
+          : `benchmark ${name}: no such file (${path})`
+      })
+    }
+    const module = yield* Effect.tryPromise({
+      try: async () => {
+        await hookLoaders()
+        return (await import(pathToFileURL(file).href)) as { readonly default?: unknown }
+      },
+      catch: (e) => new UsageError({ detail: `cannot load benchmark ${name}: ${firstLine(e)}${esmHint(file)}` })
+    })
+    const why = notAProvider(module.default)
+    if (why !== undefined) return yield* new UsageError({ detail: `benchmark ${name}: ${why}` })
+    return module.default as Provider
+  })
+
 export const loadBenchmark = (name: string): Effect.Effect<Provider, UsageError> => {
+  if (isBenchmarkPath(name)) return loadPath(name)
   const load = loaders[name]
   if (!load) {
-    return Effect.fail(new UsageError({ detail: `unknown benchmark "${name}": choose one of ${benchmarkNames().join(", ")}` }))
+    return Effect.fail(
+      new UsageError({
+        detail: `unknown benchmark "${name}": choose one of ${benchmarkNames().join(", ")}, or give the path of a provider module (./my-benchmark/index.ts)`
+      })
+    )
   }
   return Effect.tryPromise({
     try: load,
