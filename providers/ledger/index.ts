@@ -4,15 +4,7 @@
  * for questions, on the answer.
  */
 import { Effect } from "effect"
-import type { Json } from "../../src/content/Canonical.ts"
-import * as ContentId from "../../src/content/ContentId.ts"
-import * as Agent from "../../src/evaluation/Agent.ts"
-import { CapabilityError, makeEvaluator, makeProtocol, makeWorldSetup } from "../../src/evaluation/Capabilities.ts"
-import type { Provider } from "../../src/evaluation/Provider.ts"
-import { lastAnswer, runToolLoop } from "../../src/evaluation/toolLoop.ts"
-import type { AgentDef } from "../../src/schema/AgentDef.ts"
-import { defaultEffects, type EnvironmentDef, noLimits } from "../../src/schema/EnvironmentDef.ts"
-import * as World from "../../src/world/World.ts"
+import { Agent, type AgentDef, Capabilities, type Canonical, ContentId, EnvironmentDef, type Provider, ToolLoop, World } from "../../src/index.ts"
 import { type LedgerTask, initialTables, tasks } from "./tasks.ts"
 import { tools } from "./tools.ts"
 
@@ -30,15 +22,15 @@ const initialWorld = World.make(initialTables)
 const byId = new Map(tasks.map((t) => [t.id, t]))
 const toolsByName = new Map(tools.map((t) => [t.spec.name, t]))
 
-const taskOf = (env: EnvironmentDef): Effect.Effect<LedgerTask, CapabilityError> => {
+const taskOf = (env: EnvironmentDef.EnvironmentDef): Effect.Effect<LedgerTask, Capabilities.CapabilityError> => {
   const task = byId.get(env.task)
-  return task ? Effect.succeed(task) : Effect.fail(new CapabilityError({ capability: "ledger", reason: "data", detail: `no ledger task ${env.task}` }))
+  return task ? Effect.succeed(task) : Effect.fail(new Capabilities.CapabilityError({ capability: "ledger", reason: "data", detail: `no ledger task ${env.task}` }))
 }
 
 /** The gold world of a task: its gold actions replayed on a fresh fork, computed once. */
 const goldWorlds = new Map<string, World.World>()
 export const goldWorld = (task: LedgerTask): World.World => {
-  const cacheKey = ContentId.ofUnsafe({ task: task.id, gold: task.gold as unknown as Json, initial: World.digest(initialWorld) })
+  const cacheKey = ContentId.ofUnsafe({ task: task.id, gold: task.gold as unknown as Canonical.Json, initial: World.digest(initialWorld) })
   const cached = goldWorlds.get(cacheKey)
   if (cached) return cached
   const world = World.replay(World.fork(initialWorld), task.gold, (w, action) => {
@@ -49,11 +41,11 @@ export const goldWorld = (task: LedgerTask): World.World => {
   return world
 }
 
-const environment = (task: LedgerTask): EnvironmentDef => ({
+const environment = (task: LedgerTask): EnvironmentDef.EnvironmentDef => ({
   benchmark: "ledger",
   task: task.id,
   stratum: task.stratum,
-  world: { isolation: "fork", settlement: "discard", effects: defaultEffects },
+  world: { isolation: "fork", settlement: "discard", effects: EnvironmentDef.defaultEffects },
   capabilities: {
     worldSetup: { name: "ledger/setup", version: VERSION },
     protocol: { name: "ledger/tool-loop", version: VERSION },
@@ -61,28 +53,28 @@ const environment = (task: LedgerTask): EnvironmentDef => ({
     upstream: null,
     models: {}
   },
-  limits: { ...noLimits, turns: MAX_TURNS }
+  limits: { ...EnvironmentDef.noLimits, turns: MAX_TURNS }
 })
 
-const specsDigest = ContentId.ofUnsafe(tools.map((t) => t.spec) as unknown as Json)
+const specsDigest = ContentId.ofUnsafe(tools.map((t) => t.spec) as unknown as Canonical.Json)
 
 export const capabilities = {
-  worldSetup: makeWorldSetup({
+  worldSetup: Capabilities.makeWorldSetup({
     name: "ledger/setup",
     version: VERSION,
     trust: "deterministic",
     setup: () => Effect.succeed({ world: initialWorld, evidence: { world: World.digest(initialWorld), tools: specsDigest }, tools })
   }),
-  protocol: makeProtocol({
+  protocol: Capabilities.makeProtocol({
     name: "ledger/tool-loop",
     version: VERSION,
     trust: "deterministic",
     inputs: () => Effect.succeed({ system, tools: tools.map((t) => t.spec) }),
     run: (ctx) =>
       Effect.flatMap(taskOf(ctx.env), (task) =>
-        runToolLoop(ctx, { firstMessage: task.instruction, tools, maxTurns: ctx.env.limits.turns ?? MAX_TURNS }))
+        ToolLoop.runToolLoop(ctx, { firstMessage: task.instruction, tools, maxTurns: ctx.env.limits.turns ?? MAX_TURNS }))
   }),
-  evaluator: makeEvaluator({
+  evaluator: Capabilities.makeEvaluator({
     name: "ledger/final-world",
     version: VERSION,
     trust: "deterministic",
@@ -90,16 +82,16 @@ export const capabilities = {
       Effect.map(taskOf(ctx.env), (task) => {
         const checks: Record<string, boolean> = { world: World.equals(ctx.final, goldWorld(task)) }
         if (task.answer !== undefined) {
-          checks["answer"] = (lastAnswer(ctx.transcript) ?? "").toLowerCase().includes(task.answer.toLowerCase())
+          checks["answer"] = (ToolLoop.lastAnswer(ctx.transcript) ?? "").toLowerCase().includes(task.answer.toLowerCase())
         }
         return { reward: Object.values(checks).every(Boolean) ? 1 : 0, checks }
       })
   })
 }
 
-const rosterDef = (name: string): AgentDef => Agent.referenceDef(name)
+const rosterDef = (name: string): AgentDef.AgentDef => Agent.referenceDef(name)
 
-export const provider: Provider = {
+export const provider: Provider.Provider = {
   name: "ledger",
   version: VERSION,
   description: "accounts, balances, transfers and holds: 20 tasks written for assay",

@@ -3,9 +3,9 @@
  * gold actions that fulfil it and, for questions, the text the answer must contain. Gold
  * actions stay in this module (private to the provider's capabilities).
  */
-import type { Json } from "../../src/content/Canonical.ts"
+import type { Canonical } from "../../src/index.ts"
 
-export const initialTables: Record<string, Record<string, Json>> = {
+export const initialTables: Record<string, Record<string, Canonical.Json>> = {
   accounts: {
     "ACC-1001": { id: "ACC-1001", owner: "Ada Lovelace", currency: "USD", balance: 250000, frozen: false },
     "ACC-1002": { id: "ACC-1002", owner: "Ada Lovelace", currency: "USD", balance: 1200000, frozen: false },
@@ -24,7 +24,7 @@ export const initialTables: Record<string, Record<string, Json>> = {
 
 export interface GoldAction {
   readonly name: string
-  readonly arguments: { readonly [key: string]: Json }
+  readonly arguments: { readonly [key: string]: Canonical.Json }
 }
 
 export interface LedgerTask {
@@ -36,7 +36,7 @@ export interface LedgerTask {
   readonly answer?: string
 }
 
-const t = (name: string, args: { readonly [key: string]: Json }): GoldAction => ({ name, arguments: args })
+const t = (name: string, args: { readonly [key: string]: Canonical.Json }): GoldAction => ({ name, arguments: args })
 
 export const tasks: ReadonlyArray<LedgerTask> = [
   {

@@ -2,9 +2,7 @@
  * The ledger's tools: accounts, balances (integer cents), transfers and holds. Each is a pure
  * function of the world; writes are returned, never made.
  */
-import type { Json } from "../../src/content/Canonical.ts"
-import { fail, ok, type Tool } from "../../src/world/Tool.ts"
-import * as World from "../../src/world/World.ts"
+import { type Canonical, Tool, World } from "../../src/index.ts"
 
 export interface Account {
   readonly id: string
@@ -32,12 +30,12 @@ const activeHolds = (world: World.World, accountId: string): number =>
 
 const available = (world: World.World, a: Account): number => a.balance - activeHolds(world, a.id)
 
-const str = (args: { readonly [k: string]: Json }, name: string): string | undefined => {
+const str = (args: { readonly [k: string]: Canonical.Json }, name: string): string | undefined => {
   const v = args[name]
   return typeof v === "string" ? v : undefined
 }
 
-const cents = (args: { readonly [k: string]: Json }, name: string): number | undefined => {
+const cents = (args: { readonly [k: string]: Canonical.Json }, name: string): number | undefined => {
   const v = args[name]
   return typeof v === "number" && Number.isInteger(v) && v > 0 ? v : undefined
 }
@@ -46,7 +44,7 @@ const nextId = (world: World.World, table: string, prefix: string): string => `$
 
 const view = (world: World.World, a: Account) => JSON.stringify({ ...a, available: available(world, a) })
 
-const objectSchema = (properties: Record<string, Json>, required: ReadonlyArray<string>) => ({
+const objectSchema = (properties: Record<string, Canonical.Json>, required: ReadonlyArray<string>) => ({
   type: "object",
   properties,
   required: [...required]
@@ -55,7 +53,7 @@ const objectSchema = (properties: Record<string, Json>, required: ReadonlyArray<
 const idParam = { type: "string", description: "The account id, e.g. ACC-1001." }
 const amountParam = { type: "integer", description: "Amount in cents, a positive integer." }
 
-export const tools: ReadonlyArray<Tool> = [
+export const tools: ReadonlyArray<Tool.Tool> = [
   {
     spec: {
       name: "get_account",
@@ -65,7 +63,7 @@ export const tools: ReadonlyArray<Tool> = [
     access: "read",
     run: (world, args) => {
       const a = account(world, str(args, "account_id") ?? "")
-      return a ? ok(view(world, a)) : fail("Error: account not found")
+      return a ? Tool.ok(view(world, a)) : Tool.fail("Error: account not found")
     }
   },
   {
@@ -80,7 +78,7 @@ export const tools: ReadonlyArray<Tool> = [
       const ids = World.entries(world, "accounts")
         .filter(([, a]) => (a as unknown as Account).owner.toLowerCase() === owner)
         .map(([id]) => id)
-      return ids.length > 0 ? ok(JSON.stringify(ids)) : fail("Error: no account for this owner")
+      return ids.length > 0 ? Tool.ok(JSON.stringify(ids)) : Tool.fail("Error: no account for this owner")
     }
   },
   {
@@ -92,11 +90,11 @@ export const tools: ReadonlyArray<Tool> = [
     access: "read",
     run: (world, args) => {
       const id = str(args, "account_id") ?? ""
-      if (!account(world, id)) return fail("Error: account not found")
+      if (!account(world, id)) return Tool.fail("Error: account not found")
       const holds = World.entries(world, "holds")
         .map(([, h]) => h as unknown as Hold)
         .filter((h) => h.account === id && h.active)
-      return ok(JSON.stringify(holds))
+      return Tool.ok(JSON.stringify(holds))
     }
   },
   {
@@ -109,11 +107,11 @@ export const tools: ReadonlyArray<Tool> = [
     run: (world, args) => {
       const a = account(world, str(args, "account_id") ?? "")
       const amount = cents(args, "amount")
-      if (!a) return fail("Error: account not found")
-      if (amount === undefined) return fail("Error: amount must be a positive integer number of cents")
-      if (a.frozen) return fail("Error: account is frozen")
+      if (!a) return Tool.fail("Error: account not found")
+      if (amount === undefined) return Tool.fail("Error: amount must be a positive integer number of cents")
+      if (a.frozen) return Tool.fail("Error: account is frozen")
       const next = { ...a, balance: a.balance + amount }
-      return ok(view(world, next), [{ table: "accounts", key: a.id, value: next as unknown as Json }])
+      return Tool.ok(view(world, next), [{ table: "accounts", key: a.id, value: next as unknown as Canonical.Json }])
     }
   },
   {
@@ -135,17 +133,17 @@ export const tools: ReadonlyArray<Tool> = [
       const from = account(world, str(args, "from_account") ?? "")
       const to = account(world, str(args, "to_account") ?? "")
       const amount = cents(args, "amount")
-      if (!from || !to) return fail("Error: account not found")
-      if (from.id === to.id) return fail("Error: cannot transfer to the same account")
-      if (amount === undefined) return fail("Error: amount must be a positive integer number of cents")
-      if (from.frozen || to.frozen) return fail("Error: account is frozen")
-      if (from.currency !== to.currency) return fail("Error: currencies differ")
-      if (available(world, from) < amount) return fail("Error: insufficient available balance")
+      if (!from || !to) return Tool.fail("Error: account not found")
+      if (from.id === to.id) return Tool.fail("Error: cannot transfer to the same account")
+      if (amount === undefined) return Tool.fail("Error: amount must be a positive integer number of cents")
+      if (from.frozen || to.frozen) return Tool.fail("Error: account is frozen")
+      if (from.currency !== to.currency) return Tool.fail("Error: currencies differ")
+      if (available(world, from) < amount) return Tool.fail("Error: insufficient available balance")
       const id = nextId(world, "transfers", "T")
       const transfer = { id, from: from.id, to: to.id, amount, memo: str(args, "memo") ?? "" }
-      return ok(JSON.stringify(transfer), [
-        { table: "accounts", key: from.id, value: { ...from, balance: from.balance - amount } as unknown as Json },
-        { table: "accounts", key: to.id, value: { ...to, balance: to.balance + amount } as unknown as Json },
+      return Tool.ok(JSON.stringify(transfer), [
+        { table: "accounts", key: from.id, value: { ...from, balance: from.balance - amount } as unknown as Canonical.Json },
+        { table: "accounts", key: to.id, value: { ...to, balance: to.balance + amount } as unknown as Canonical.Json },
         { table: "transfers", key: id, value: transfer }
       ])
     }
@@ -163,12 +161,12 @@ export const tools: ReadonlyArray<Tool> = [
     run: (world, args) => {
       const a = account(world, str(args, "account_id") ?? "")
       const amount = cents(args, "amount")
-      if (!a) return fail("Error: account not found")
-      if (amount === undefined) return fail("Error: amount must be a positive integer number of cents")
-      if (available(world, a) < amount) return fail("Error: insufficient available balance")
+      if (!a) return Tool.fail("Error: account not found")
+      if (amount === undefined) return Tool.fail("Error: amount must be a positive integer number of cents")
+      if (available(world, a) < amount) return Tool.fail("Error: insufficient available balance")
       const id = nextId(world, "holds", "H")
       const hold: Hold = { id, account: a.id, amount, reason: str(args, "reason") ?? "", active: true }
-      return ok(JSON.stringify(hold), [{ table: "holds", key: id, value: hold as unknown as Json }])
+      return Tool.ok(JSON.stringify(hold), [{ table: "holds", key: id, value: hold as unknown as Canonical.Json }])
     }
   },
   {
@@ -181,10 +179,10 @@ export const tools: ReadonlyArray<Tool> = [
     run: (world, args) => {
       const id = str(args, "hold_id") ?? ""
       const hold = World.get(world, "holds", id) as Hold | undefined
-      if (!hold) return fail("Error: hold not found")
-      if (!hold.active) return fail("Error: hold already released")
+      if (!hold) return Tool.fail("Error: hold not found")
+      if (!hold.active) return Tool.fail("Error: hold already released")
       const next = { ...hold, active: false }
-      return ok(JSON.stringify(next), [{ table: "holds", key: id, value: next as unknown as Json }])
+      return Tool.ok(JSON.stringify(next), [{ table: "holds", key: id, value: next as unknown as Canonical.Json }])
     }
   },
   {
@@ -196,10 +194,10 @@ export const tools: ReadonlyArray<Tool> = [
     access: "write",
     run: (world, args) => {
       const a = account(world, str(args, "account_id") ?? "")
-      if (!a) return fail("Error: account not found")
+      if (!a) return Tool.fail("Error: account not found")
       const frozen = args["frozen"] === true
       const next = { ...a, frozen }
-      return ok(view(world, next), [{ table: "accounts", key: a.id, value: next as unknown as Json }])
+      return Tool.ok(view(world, next), [{ table: "accounts", key: a.id, value: next as unknown as Canonical.Json }])
     }
   }
 ]
