@@ -1,0 +1,169 @@
+/**
+ * The pinned upstream airline files, read from `$ASSAY_DATA_DIR/tau2/airline/` and checked
+ * against the sha256 recorded here (from ../shared/data/tau2/airline/SOURCE.md), then decoded:
+ * db.json becomes the initial World, in db.json order, every record in pydantic field order.
+ */
+import { Effect, Either, ParseResult, Schema } from "effect"
+import type { Json } from "../../../src/content/Canonical.ts"
+import type { ToolSpec } from "../../../src/world/Tool.ts"
+import * as World from "../../../src/world/World.ts"
+import {
+  dataRoot,
+  pinnedErrorFields,
+  pinnedErrorMessage,
+  readPinnedFrom,
+  type PinnedDomain,
+  type PinnedFile,
+  upstreamRepository,
+  upstreamRevision
+} from "../common/pinned.ts"
+import { OpenAiTools, toolSpecsOf, ToolTypes } from "../common/toolFiles.ts"
+import { Flight, orderFlight, orderReservation, orderUser, Reservation, User } from "./model.ts"
+
+export { dataRoot, upstreamRepository, upstreamRevision }
+
+const rawUrl = (path: string): string => `https://raw.githubusercontent.com/${upstreamRepository}/${upstreamRevision}/${path}`
+
+/** A pinned file; its `name` is a path under `$ASSAY_DATA_DIR/`. */
+export type { PinnedFile }
+
+export const pinnedFiles = {
+  db: {
+    name: "tau2/airline/db.json",
+    url: rawUrl("data/tau2/domains/airline/db.json"),
+    sha256: "1af9fea6e03ca7ca15a22bb3fcaf3e351393e3fc9070b6777947da8996f7531b"
+  },
+  tasks: {
+    name: "tau2/airline/tasks.json",
+    url: rawUrl("data/tau2/domains/airline/tasks.json"),
+    sha256: "ccd8ba737b4cc371415af70151187788f728d6108d0916e73bb4317b40542052"
+  },
+  policy: {
+    name: "tau2/airline/policy.md",
+    url: rawUrl("data/tau2/domains/airline/policy.md"),
+    sha256: "10dc0525421521208be39cee235bba84a16e2bcba9899eb93d92cd81d2f62fc4"
+  },
+  splits: {
+    name: "tau2/airline/split_tasks.json",
+    url: rawUrl("data/tau2/domains/airline/split_tasks.json"),
+    sha256: "b22ced4d9a9850ac9aea31c53bdcb6d6009058140bd9acc7db37c1d36222ba8b"
+  },
+  // Generated from upstream code at the revision (tool.openai_schema, ToolType); see airline/oracle/README.md.
+  tools: {
+    name: "tau2/airline/tools.json",
+    url: null,
+    sha256: "253e8390342cad1e556cfb04caec41815dcf9fa788dbbf5f6db0c870c9983cbb"
+  },
+  toolTypes: {
+    name: "tau2/airline/tools-types.json",
+    url: null,
+    sha256: "2a0fdf9a0a4ca590f9cf8b7491ec177567d8fb96c44f9b4fc49ce9e70c147f0e"
+  }
+} as const satisfies Record<string, PinnedFile>
+
+const domain: PinnedDomain = {
+  pull: "tau2-airline",
+  folder: "tau2/airline/",
+  upstreamRevision,
+  pullOnMismatch: true
+}
+
+export class AirlineDataError extends Schema.TaggedError<AirlineDataError>()("AirlineDataError", pinnedErrorFields) {
+  override get message() {
+    return pinnedErrorMessage(domain, this)
+  }
+}
+
+/** One pinned file's text, its hash checked. */
+export const readPinned = (file: PinnedFile, dataDir?: string): Effect.Effect<string, AirlineDataError> =>
+  readPinnedFrom(dataRoot(dataDir), file, (fields) => new AirlineDataError(fields))
+
+const invalid = (file: PinnedFile, detail: string) => new AirlineDataError({ file: file.name, reason: "invalid", detail })
+
+const parseJson = (file: PinnedFile, text: string): Effect.Effect<unknown, AirlineDataError> =>
+  Effect.try({ try: () => JSON.parse(text) as unknown, catch: (e) => invalid(file, String(e)) })
+
+const isObject = (v: unknown): v is { readonly [key: string]: unknown } => v !== null && typeof v === "object" && !Array.isArray(v)
+
+/**
+ * db.json text to the initial World (tables flights, users, reservations). Flights and users keep
+ * db.json order (searches list flights in it); `JSON.parse` moves the one integer-like reservation
+ * id (`429815`) first, which nothing observes: no tool lists reservations and the hashes sort keys.
+ */
+export const worldFromDbText = (text: string): Either.Either<World.World, string> => {
+  let root: unknown
+  try {
+    root = JSON.parse(text)
+  } catch (e) {
+    return Either.left(`JSON syntax: ${String(e)}`)
+  }
+  if (!isObject(root)) return Either.left("the DB is not an object")
+  const tables = [
+    ["flights", Flight, orderFlight],
+    ["users", User, orderUser],
+    ["reservations", Reservation, orderReservation]
+  ] as const
+  let world = World.make({ flights: {}, users: {}, reservations: {} })
+  for (const [name, schema, order] of tables) {
+    const table = root[name]
+    if (!isObject(table)) return Either.left(`the DB needs an object ${name}`)
+    const decode = Schema.decodeUnknownEither(schema as Schema.Schema<unknown, unknown>)
+    for (const key of Object.keys(table)) {
+      const value = table[key]
+      if (!isObject(value)) return Either.left(`${name}.${key} is not an object`)
+      let record: unknown
+      try {
+        record = order(value)
+      } catch (e) {
+        return Either.left(`${name}.${key}: not a ${name} record (${String(e)})`)
+      }
+      const decoded = decode(record)
+      if (Either.isLeft(decoded)) return Either.left(`${name}.${key}: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`)
+      world = World.set(world, name, key, record as Json)
+    }
+  }
+  return Either.right(world)
+}
+
+const Splits = Schema.Struct({ train: Schema.Array(Schema.String), test: Schema.Array(Schema.String), base: Schema.Array(Schema.String) })
+export type Splits = typeof Splits.Type
+
+export interface AirlineData {
+  /** The DB as loaded: every Attempt forks it. */
+  readonly initialWorld: World.World
+  /** tasks.json, parsed but not decoded (tasks.ts decodes it). */
+  readonly tasksJson: unknown
+  readonly splits: Splits
+  readonly policy: string
+  /** tools.json in upstream order (what the agent is offered). */
+  readonly toolSpecs: ReadonlyArray<ToolSpec>
+  readonly toolTypes: ToolTypes
+}
+
+const decodeFile = <A, I>(file: PinnedFile, schema: Schema.Schema<A, I>, value: unknown): Effect.Effect<A, AirlineDataError> =>
+  Effect.mapError(Schema.decodeUnknown(schema)(value), (e) => invalid(file, ParseResult.TreeFormatter.formatErrorSync(e)))
+
+/** Every airline file, hash-checked and decoded. */
+export const loadAirlineData = (dataDir?: string): Effect.Effect<AirlineData, AirlineDataError> =>
+  Effect.gen(function*() {
+    const [dbText, tasksText, policy, splitsText, toolsText, typesText] = yield* Effect.all(
+      [
+        readPinned(pinnedFiles.db, dataDir),
+        readPinned(pinnedFiles.tasks, dataDir),
+        readPinned(pinnedFiles.policy, dataDir),
+        readPinned(pinnedFiles.splits, dataDir),
+        readPinned(pinnedFiles.tools, dataDir),
+        readPinned(pinnedFiles.toolTypes, dataDir)
+      ],
+      { concurrency: "unbounded" }
+    )
+    const initialWorld = yield* Either.mapLeft(worldFromDbText(dbText), (detail) => invalid(pinnedFiles.db, detail))
+    const tasksJson = yield* parseJson(pinnedFiles.tasks, tasksText)
+    const splits = yield* decodeFile(pinnedFiles.splits, Splits, yield* parseJson(pinnedFiles.splits, splitsText))
+    const tools = yield* decodeFile(pinnedFiles.tools, OpenAiTools, yield* parseJson(pinnedFiles.tools, toolsText))
+    const toolTypes = yield* decodeFile(pinnedFiles.toolTypes, ToolTypes, yield* parseJson(pinnedFiles.toolTypes, typesText))
+    return { initialWorld, tasksJson, splits, policy, toolSpecs: toolSpecsOf(tools), toolTypes }
+  })
+
+/** Cached per process: the 7 MB DB is parsed once. */
+export const airlineData: Effect.Effect<AirlineData, AirlineDataError> = Effect.runSync(Effect.cached(loadAirlineData()))

@@ -1,0 +1,122 @@
+/**
+ * What upstream's airline tools show an agent for arguments Python would refuse before the
+ * tool's own checks: CPython's keyword-binding texts and pydantic's validation texts for the
+ * models the tools build from their arguments (FlightInfo, Passenger, Payment, Reservation,
+ * Certificate). The shapes an agent plausibly sends (a missing key, a wrong literal, a string
+ * where an int belongs) are covered; exotic ones are approximations (see README.md).
+ */
+import type { Json } from "../../../src/content/Canonical.ts"
+import { pyRepr, pyType } from "../retail/python.ts"
+
+export { asKey, calculateArgumentError, pyRepr, pyStr, pyType } from "../retail/python.ts"
+
+const quoteList = (names: ReadonlyArray<string>): string => {
+  const q = names.map((n) => `'${n}'`)
+  if (q.length <= 1) return q.join("")
+  if (q.length === 2) return `${q[0]} and ${q[1]}`
+  return `${q.slice(0, -1).join(", ")}, and ${q[q.length - 1]}`
+}
+
+/**
+ * Binding keyword arguments to `AirlineTools.<name>(self, ...)`: an unknown keyword is reported
+ * first (in the order given), then the missing parameters, with CPython's wording.
+ */
+export const bindArguments = (toolName: string, params: ReadonlyArray<string>, args: { readonly [key: string]: Json }): string | undefined => {
+  const fn = `AirlineTools.${toolName}()`
+  for (const k of Object.keys(args)) if (!params.includes(k)) return `${fn} got an unexpected keyword argument '${k}'`
+  const missing = params.filter((p) => !Object.hasOwn(args, p))
+  if (missing.length > 0) {
+    return `${fn} missing ${missing.length} required positional argument${missing.length > 1 ? "s" : ""}: ${quoteList(missing)}`
+  }
+  return undefined
+}
+
+/** A field's kind, as pydantic validates it (lax mode). */
+export type FieldKind =
+  | { readonly kind: "str" }
+  | { readonly kind: "int" }
+  | { readonly kind: "float" }
+  | { readonly kind: "literal"; readonly values: ReadonlyArray<string> }
+
+export const str: FieldKind = { kind: "str" }
+export const int: FieldKind = { kind: "int" }
+export const floatField: FieldKind = { kind: "float" }
+export const literal = (...values: ReadonlyArray<string>): FieldKind => ({ kind: "literal", values })
+
+interface FieldError {
+  readonly loc: string
+  readonly message: string
+  readonly type: string
+  readonly input: Json | undefined
+}
+
+const INT_STRING = /^\s*[+-]?\d+(_\d+)*\s*$/
+
+/** One field's value as pydantic gives it to the model (ints from integral floats and numeric strings), or its error. */
+const validateField = (loc: string, kind: FieldKind, v: Json | undefined): { readonly value: Json } | FieldError => {
+  const error = (type: string, message: string): FieldError => ({ loc, type, message, input: v })
+  switch (kind.kind) {
+    case "str":
+      return typeof v === "string" ? { value: v } : error("string_type", "Input should be a valid string")
+    case "int":
+      if (typeof v === "number") {
+        return Number.isInteger(v) ? { value: v } : error("int_from_float", "Input should be a valid integer, got a number with a fractional part")
+      }
+      if (typeof v === "string") {
+        return INT_STRING.test(v) ? { value: Number(v.replaceAll("_", "").trim()) } : error("int_parsing", "Input should be a valid integer, unable to parse string as an integer")
+      }
+      return error("int_type", "Input should be a valid integer")
+    case "float":
+      if (typeof v === "number") return { value: v }
+      if (typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v))) return { value: Number(v) }
+      return typeof v === "string"
+        ? error("float_parsing", "Input should be a valid number, unable to parse string as a number")
+        : error("float_type", "Input should be a valid number")
+    case "literal": {
+      if (typeof v === "string" && kind.values.includes(v)) return { value: v }
+      const q = kind.values.map((x) => `'${x}'`)
+      const list = q.length <= 1 ? q.join("") : `${q.slice(0, -1).join(", ")} or ${q[q.length - 1]}`
+      return error("literal_error", `Input should be ${list}`)
+    }
+  }
+}
+
+/** pydantic's `input_value` text: Python's repr, cut in the middle past 50 characters. */
+const inputRepr = (v: Json | undefined): string => {
+  const r = pyRepr(v)
+  return r.length > 50 ? `${r.slice(0, 24)}...${r.slice(-24)}` : r
+}
+
+const errorText = (model: string, errors: ReadonlyArray<FieldError>): string => {
+  const lines = [`${errors.length} validation error${errors.length > 1 ? "s" : ""} for ${model}`]
+  for (const e of errors) {
+    lines.push(e.loc)
+    lines.push(`  ${e.message} [type=${e.type}, input_value=${inputRepr(e.input)}, input_type=${pyType(e.input)}]`)
+    lines.push(`    For further information visit https://errors.pydantic.dev/2.13/v/${e.type}`)
+  }
+  return lines.join("\n")
+}
+
+/**
+ * `Model(**kwargs)`: the validated fields (in the model's order), or pydantic's error text listing
+ * every failing field in field order. Extra keys are ignored, as pydantic's default.
+ */
+export const validateModel = (
+  model: string,
+  fields: ReadonlyArray<readonly [string, FieldKind]>,
+  input: { readonly [key: string]: Json | undefined }
+): { readonly ok: true; readonly value: Record<string, Json> } | { readonly ok: false; readonly message: string } => {
+  const errors: Array<FieldError> = []
+  const value: Record<string, Json> = {}
+  for (const [name, kind] of fields) {
+    if (!Object.hasOwn(input, name)) {
+      errors.push({ loc: name, type: "missing", message: "Field required", input: input as Json })
+      continue
+    }
+    const r = validateField(name, kind, input[name])
+    if ("value" in r) value[name] = r.value
+    else errors.push(r)
+  }
+  return errors.length === 0 ? { ok: true, value } : { ok: false, message: errorText(model, errors) }
+}
+
