@@ -1,14 +1,15 @@
 /**
- * Model calls as world effects: a `modelAgent` on the ledger, against the loopback model server
- * (127.0.0.1 only), recorded, replayed with the server gone, faulted and retried, and failing.
+ * Model calls as world effects: a `modelAgent` on the ledger, answered by the scripted Model
+ * service (in memory, no socket), recorded, replayed with no model at all, faulted and retried,
+ * and failing.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Either } from "effect"
+import { Effect, Either, Layer } from "effect"
 import type { Json } from "../../src/content/Canonical.ts"
 import type { Message } from "../../src/evaluation/Conversation.ts"
 import { evaluate } from "../../src/evaluation/evaluate.ts"
-import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
-import { liveHandler, modelAgent } from "../../src/model/ModelAgent.ts"
+import * as Model from "../../src/model/Model.ts"
+import { modelAgent } from "../../src/model/ModelAgent.ts"
 import * as Registry from "../../src/model/Registry.ts"
 import type { AgentDef } from "../../src/schema/AgentDef.ts"
 import type { Attempt } from "../../src/schema/Attempt.ts"
@@ -17,65 +18,56 @@ import * as WE from "../../src/world/WorldEffects.ts"
 import { provider } from "../../providers/ledger/index.ts"
 
 const REF = "openai:gpt-4o-mini-2024-07-18"
-const model = Effect.runSync(
+const model_ = Effect.runSync(
   Effect.flatMap(Registry.fixture, (file) =>
     Either.match(Registry.resolveIn(file, REF), { onLeft: (e) => Effect.dieMessage(e.message), onRight: Effect.succeed }))
 )
-const agentDef: AgentDef = { name: "openai:gpt-4o-mini", kind: "llm", model: model.ref, actionSpace: "tools", prompt: "", limits: noLimits }
+const agentDef: AgentDef = { name: "openai:gpt-4o-mini", kind: "llm", model: model_.ref, actionSpace: "tools", prompt: "", limits: noLimits }
 const ledger01: EnvironmentDef = Effect.runSync(provider.environments).find((e) => e.task === "ledger-01")!
 
 /** The model moves the money, then says so. */
-const ledgerScript: ReadonlyArray<LoopbackServer.ScriptTurn> = [
+const ledgerScript: ReadonlyArray<Model.ScriptedTurn> = [
   {
     toolCalls: [{ name: "transfer", arguments: { from_account: "ACC-1001", to_account: "ACC-1002", amount: 50000, memo: "savings" } }],
-    usage: { input: 480, output: 36 }
+    usage: { inputTokens: 480, outputTokens: 36 }
   },
-  { text: "Moved 500.00 USD to ACC-1002.", usage: { input: 620, output: 14 } }
+  { text: "Moved 500.00 USD to ACC-1002.", usage: { inputTokens: 620, outputTokens: 14 } }
 ]
 
-const against = (server: LoopbackServer.LoopbackServer) =>
-  Effect.withConfigProvider(
-    ConfigProvider.fromMap(new Map([["OPENAI_BASE_URL", server.openAiBaseUrl], ["OPENAI_API_KEY", "sk-test-loopback"]])).pipe(
-      ConfigProvider.orElse(() => ConfigProvider.fromEnv())
-    )
-  )
-
-const live = (env: EnvironmentDef, server: LoopbackServer.LoopbackServer) =>
+/** An Attempt whose model calls the given Model service answers. */
+const live = (env: EnvironmentDef, model: Model.Model) =>
   evaluate(env, {
     capabilities: provider.capabilities,
     agentDef,
-    agent: modelAgent(agentDef.name, model),
+    agent: modelAgent(agentDef.name, model_),
     repetition: 0,
-    handlers: { "model/generate": liveHandler },
-    registryEntry: model as unknown as Json
-  }).pipe(against(server))
+    registryEntry: model_ as unknown as Json
+  }).pipe(Effect.provide(Layer.succeed(Model.Model, model)))
 
+/** A replay, with a scripted model that has no turn at all: any call it made would be a defect. */
 const replay = (env: EnvironmentDef, recording: Attempt["recording"]) =>
   evaluate(env, {
     capabilities: provider.capabilities,
     agentDef,
-    agent: modelAgent(agentDef.name, model),
+    agent: modelAgent(agentDef.name, model_),
     repetition: 0,
     replay: recording,
-    registryEntry: model as unknown as Json
-  })
+    registryEntry: model_ as unknown as Json
+  }).pipe(Effect.provide(Model.layerScripted([])))
 
 const withoutWall = ({ wallSeconds: _, ...usage }: Attempt["usage"]) => usage
 const transcriptOf = (attempt: Attempt) => (attempt.output as { transcript: ReadonlyArray<Message> }).transcript
 
 describe("model calls recorded and replayed", () => {
-  it.live("a modelAgent run recorded against the loopback server replays with the server stopped: same verdict and usage", () =>
+  it.effect("a modelAgent run recorded with the scripted model replays with no model: same verdict, usage and transcript", () =>
     Effect.gen(function*() {
-      const recorded = yield* Effect.scoped(
-        Effect.gen(function*() {
-          const server = yield* LoopbackServer.start(ledgerScript)
-          const attempt = yield* live(ledger01, server)
-          expect(server.requests().filter((r) => r.api !== null)).toHaveLength(2)
-          expect(server.pendingTurns()).toEqual([])
-          return { attempt, url: server.openAiBaseUrl }
-        })
-      )
-      const { attempt } = recorded
+      const scripted = Model.scripted(ledgerScript)
+      const attempt = yield* live(ledger01, scripted)
+      // Both turns were played, to the agent, with the ledger's tools offered.
+      expect(scripted.requests()).toHaveLength(2)
+      expect(scripted.requests().map((r) => r.provider + ":" + r.model)).toEqual([model_.ref, model_.ref])
+      expect(scripted.requests()[0]?.tools.map((t) => t.name)).toContain("transfer")
+      expect(scripted.requests()[1]?.messages.at(-1)).toMatchObject({ role: "tool", name: "transfer" })
       expect(attempt.verdict.reward).toBe(1)
       expect(attempt.usage).toMatchObject({ calls: 2, inputTokens: 1100, outputTokens: 50, retries: 0 })
       expect(attempt.usage.costUsd).toBeCloseTo((1100 * 0.15 + 50 * 0.6) / 1e6, 12)
@@ -84,10 +76,11 @@ describe("model calls recorded and replayed", () => {
         "tool/write transfer",
         "model/generate agent"
       ])
+      // The recorded tool call keeps the arguments' text the model sent.
+      const first = attempt.recording[0]?.outcome as { ok?: { toolCalls?: ReadonlyArray<{ argumentsText?: string }> } }
+      expect(first.ok?.toolCalls?.[0]?.argumentsText).toBe(JSON.stringify({ from_account: "ACC-1001", to_account: "ACC-1002", amount: 50000, memo: "savings" }))
 
-      // The server is closed: a live call would fail; the replay makes none.
-      const closed = yield* Effect.either(Effect.tryPromise(() => fetch(recorded.url)))
-      expect(Either.isLeft(closed)).toBe(true)
+      // The replay's model has no turn: a call would die; the replay makes none.
       const replayed = yield* replay(ledger01, JSON.parse(JSON.stringify(attempt.recording)) as Attempt["recording"])
       expect(replayed.verdict).toEqual(attempt.verdict)
       expect(withoutWall(replayed.usage)).toEqual(withoutWall(attempt.usage))
@@ -110,33 +103,52 @@ describe("model call failures", () => {
   })()
   const faults: EffectsSpec = { admission: "all", faults: { seed, rate: 0.5, only: ["model/generate"], kinds: ["rate-limit"] } }
 
+  // live: the retry's backoff sleeps on the real clock
   it.live("a rate-limit fault on model/generate is retried and counted in usage.retries", () =>
     Effect.gen(function*() {
-      const server = yield* LoopbackServer.start(ledgerScript)
-      const attempt = yield* live(withEffects(ledger01, faults), server)
+      const scripted = Model.scripted(ledgerScript)
+      const attempt = yield* live(withEffects(ledger01, faults), scripted)
       expect(attempt.faults).toEqual([{ key, occurrence: 1, reason: "rate-limit" }])
       expect(attempt.verdict.ended).toBeNull()
       expect(attempt.verdict.reward).toBe(1)
       expect(attempt.usage).toMatchObject({ calls: 2, retries: 1, inputTokens: 1100 })
-      // The injected fault never reached the server.
-      expect(server.requests().filter((r) => r.api !== null)).toHaveLength(2)
-    }).pipe(Effect.scoped))
+      // The injected fault never reached the model.
+      expect(scripted.requests()).toHaveLength(2)
+    }))
 
-  it.live("a server that always answers 500 ends the Attempt with a verdict that says so", () =>
+  it.live("a model that always answers 500 ends the Attempt with a verdict that says so", () =>
     Effect.gen(function*() {
-      const server = yield* LoopbackServer.start([{ status: 500, text: "upstream exploded", repeat: true }])
-      const attempt = yield* live(ledger01, server)
+      const scripted = Model.scripted(() => Model.scriptedError("server-error", { status: 500, detail: "upstream exploded" }))
+      const attempt = yield* live(ledger01, scripted)
       expect(attempt.verdict.ended?.reason).toBe("fault")
       expect(attempt.verdict.ended?.detail).toContain("server-error")
       expect(attempt.verdict.ended?.detail).toContain("model/generate agent")
       expect(attempt.verdict.reward).toBe(0)
       // Tried, then retried three times; the failed call is one call, its retries in the usage.
-      expect(server.requests().filter((r) => r.api !== null)).toHaveLength(4)
+      expect(scripted.requests()).toHaveLength(4)
       expect(attempt.usage).toMatchObject({ calls: 1, retries: 3 })
       expect(transcriptOf(attempt).map((m) => m.role)).toEqual(["user"])
       // Each real failure is in the recording, so a replay meets the same end.
       expect(attempt.recording.every((r) => "error" in r.outcome && r.outcome.error.reason === "server-error")).toBe(true)
       const replayed = yield* replay(ledger01, attempt.recording)
       expect(replayed.verdict.ended?.reason).toBe("fault")
-    }).pipe(Effect.scoped), 30_000)
+    }), 30_000)
+
+  it.live("an endpoint that cannot be reached is an infrastructure fault, never the model's verdict", () =>
+    Effect.gen(function*() {
+      const scripted = Model.scripted(() => Model.scriptedError("network", { detail: "cannot reach POST http://127.0.0.1:9/v1/responses: ECONNREFUSED" }))
+      const attempt = yield* live(ledger01, scripted)
+      expect(attempt.verdict.ended?.reason).toBe("fault")
+      expect(attempt.verdict.ended?.detail).toContain("model/generate agent")
+      expect(attempt.usage.calls).toBe(1)
+    }), 30_000)
+
+  it.effect("a bad request is the model call failing, not a fault, and is not retried", () =>
+    Effect.gen(function*() {
+      const scripted = Model.scripted(() => Model.scriptedError("bad-request", { status: 400, detail: "max_tokens is too large" }))
+      const attempt = yield* live(ledger01, scripted)
+      expect(scripted.requests()).toHaveLength(1)
+      expect(attempt.verdict.ended?.reason).not.toBe("fault")
+      expect(attempt.verdict.reward).toBe(0)
+    }))
 })
