@@ -1,6 +1,6 @@
 /**
  * The eleven BFCL v4 single-turn Python categories (3,491 tasks), read from the pinned upstream
- * files under `$ASSAY_DATA_DIR/bfcl/v4/` and checked against their sha256.
+ * files under `bfcl/v4/` of the data root (src/evaluation/DataRoot.ts) and checked against their sha256.
  *
  * The files are JSON Lines despite `.json`; they are parsed with `pyjson` so that `5` and `5.0`
  * stay an int and a float, as upstream's `json.load` keeps them.
@@ -9,6 +9,7 @@ import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect, Schema } from "effect"
 import { sha256Hex } from "../../src/content/ContentId.ts"
+import { dataRoot, missingDataMessage } from "../../src/evaluation/DataRoot.ts"
 import { isDict, isList, parsePyJson, type PyDict, type PyList, type PyValue } from "./pyjson.ts"
 
 export const UPSTREAM_REPOSITORY = "ShishirPatil/gorilla"
@@ -72,6 +73,16 @@ export const PINNED_FILES: ReadonlyArray<PinnedFile> = [
   pin("README.md", 20277, "93119d83df28fee0a9f3ea41b0c6a947aad9f7ba4334ae89fef41c74b67b208d")
 ]
 
+/**
+ * The oracle corpus `assay equivalence bfcl` reads, under `bfcl/oracle/`: answers with the verdicts
+ * upstream's checker gives them (its README says how it was made). Made by running upstream's code,
+ * it has no upstream blob to download: a pull brings it only from a local copy (`--from DIR`).
+ */
+export const ORACLE_FILES: ReadonlyArray<{ readonly file: string; readonly sha256: string }> = [
+  { file: "verdicts-dev.jsonl", sha256: "c7b5aa63b354dcefa224782dfcf7635af141eadaa43853cf180eea2a3397d762" },
+  { file: "README.md", sha256: "2df03e2d57d71b1dc93188b364fad9c73bf5baf1f92d21ba50e5f8e53cd856ae" }
+]
+
 /** Tasks count per category at the pinned commit. */
 export const TASK_COUNTS: Readonly<Record<Category, number>> = {
   simple_python: 400,
@@ -121,12 +132,14 @@ export class BfclDataError extends Schema.TaggedError<BfclDataError>()("BfclData
   reason: Schema.Literal("missing", "hash-mismatch", "malformed"),
   expected: Schema.optional(Schema.String),
   actual: Schema.optional(Schema.String),
-  detail: Schema.optional(Schema.String)
+  detail: Schema.optional(Schema.String),
+  /** The data root the file was looked for in. */
+  root: Schema.optional(Schema.String)
 }) {
   override get message(): string {
     switch (this.reason) {
       case "missing":
-        return `BFCL data file ${this.file} is missing: run \`assay data pull bfcl\` or set ASSAY_DATA_DIR to a folder holding bfcl/v4/`
+        return `BFCL data file ${missingDataMessage("bfcl", "download", this.file, this.root ?? dataRoot())}`
       case "hash-mismatch":
         return `BFCL data file ${this.file} has sha256 ${this.actual ?? "?"}, expected ${this.expected ?? "?"}`
       case "malformed":
@@ -136,22 +149,23 @@ export class BfclDataError extends Schema.TaggedError<BfclDataError>()("BfclData
 }
 
 export interface DataOptions {
-  /** The data folder (the one holding `bfcl/`); defaults to `$ASSAY_DATA_DIR`. */
+  /** The data folder (the one holding `bfcl/`); defaults to the data root (`ASSAY_DATA_DIR`, else the default). */
   readonly dataDir?: string
 }
 
 const pinnedByFile = new Map(PINNED_FILES.map((p) => [p.file, p]))
 
-const dataRoot = (options: DataOptions | undefined): string =>
-  join(options?.dataDir ?? process.env["ASSAY_DATA_DIR"] ?? "../shared/data", "bfcl", "v4")
+/** The folder holding `bfcl/`: `options.dataDir`, else the data root. */
+export const rootOf = (options: DataOptions | undefined): string => options?.dataDir ?? dataRoot()
 
 /** Reads one pinned file and checks its sha256. */
 export const readPinned = (file: string, options?: DataOptions): Effect.Effect<string, BfclDataError> => {
-  const path = join(dataRoot(options), file)
+  const root = rootOf(options)
+  const path = join(root, "bfcl", "v4", file)
   return Effect.tryPromise({
     try: () => readFile(path),
     catch: (cause) =>
-      new BfclDataError({ file: path, reason: "missing", detail: cause instanceof Error ? cause.message : String(cause) })
+      new BfclDataError({ file: path, reason: "missing", detail: cause instanceof Error ? cause.message : String(cause), root })
   }).pipe(
     Effect.flatMap((bytes) => {
       const expected = pinnedByFile.get(file)?.sha256

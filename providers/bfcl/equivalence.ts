@@ -1,12 +1,13 @@
 /**
  * Equivalence with upstream: runs the checker over an oracle corpus (the line format of
- * `../shared/data/bfcl/oracle/verdicts-dev.jsonl`) and compares each verdict with upstream's.
+ * `bfcl/oracle/verdicts-dev.jsonl` of the data folder) and compares each verdict with upstream's.
  */
 import { readFile } from "node:fs/promises"
-import { join } from "node:path"
+import { join, resolve } from "node:path"
 import { Effect, Schema } from "effect"
 import { check, type DecodeOutcome, type Verdict } from "./checker.ts"
-import { type DataOptions, loadAll, type BfclDataError, type Task } from "./data.ts"
+import { describeDataRoot } from "../../src/evaluation/DataRoot.ts"
+import { type DataOptions, loadAll, rootOf, type BfclDataError, type Task } from "./data.ts"
 import { isDict, parsePyJson, pyEq, type PyValue } from "./pyjson.ts"
 
 export interface Disagreement {
@@ -119,16 +120,28 @@ export const compare = (
 /** Indexes tasks by id. */
 export const tasksById = (tasks: ReadonlyArray<Task>): ReadonlyMap<string, Task> => new Map(tasks.map((t) => [t.id, t]))
 
-/** The provider's own corpus: `$ASSAY_DATA_DIR/bfcl/oracle/verdicts-dev.jsonl`. */
-export const defaultCorpusPath = (options?: DataOptions): string =>
-  join(options?.dataDir ?? process.env["ASSAY_DATA_DIR"] ?? "../shared/data", "bfcl", "oracle", "verdicts-dev.jsonl")
+/** The provider's own corpus: `bfcl/oracle/verdicts-dev.jsonl` under the data root. */
+export const defaultCorpusPath = (options?: DataOptions): string => join(rootOf(options), "bfcl", "oracle", "verdicts-dev.jsonl")
+
+/** Where the oracle lives and how to get it, when the default corpus is not in the data folder. */
+const missingOracle = (options?: DataOptions): string =>
+  `the oracle corpus is not in the data folder ${describeDataRoot(rootOf(options))}. It has no download URL (its verdicts were made by ` +
+  "running upstream's checker), so a download pull leaves it out: run " +
+  "`assay data pull bfcl --from DIR` with DIR a local copy holding bfcl/oracle/verdicts-dev.jsonl, or pass --corpus FILE"
 
 /** Runs the checker over the corpus file, loading the tasks from the data folder. */
 export const runEquivalence = (corpusPath: string, options?: DataOptions): Effect.Effect<EquivalenceReport, CorpusError | BfclDataError> =>
   Effect.gen(function* () {
     const text = yield* Effect.tryPromise({
       try: () => readFile(corpusPath, "utf8"),
-      catch: (cause) => new CorpusError({ corpus: corpusPath, line: 0, detail: cause instanceof Error ? cause.message : String(cause) })
+      catch: (cause) =>
+        new CorpusError({
+          corpus: corpusPath,
+          line: 0,
+          detail: resolve(corpusPath) === resolve(defaultCorpusPath(options)) && (cause as { code?: unknown })?.code === "ENOENT"
+            ? missingOracle(options)
+            : cause instanceof Error ? cause.message : String(cause)
+        })
     })
     const entries = yield* parseCorpus(corpusPath, text)
     const tasks = tasksById(yield* loadAll(options))

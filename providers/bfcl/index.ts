@@ -27,6 +27,7 @@ import * as World from "../../src/world/World.ts"
 import { CHECK_NAMES, check, type Verdict } from "./checker.ts"
 import {
   loadAll,
+  ORACLE_FILES,
   PINNED_FILES,
   type Task,
   UNPASSABLE_TASKS,
@@ -298,8 +299,14 @@ const scripted = (name: string, env: EnvironmentDef): Effect.Effect<Agent.Agent,
 
 // ---------------------------------------------------------------------------------------------
 
-/** The pinned upstream files, under `bfcl/v4/` of the data root. */
-export const data: ReadonlyArray<PinnedFile> = PINNED_FILES.map((p) => ({ path: `bfcl/v4/${p.file}`, url: p.url, sha256: p.sha256 }))
+/**
+ * The pinned upstream files, under `bfcl/v4/` of the data root, and the oracle corpus equivalence
+ * reads, under `bfcl/oracle/` (no download URL: only a pull `--from DIR` brings it).
+ */
+export const data: ReadonlyArray<PinnedFile> = [
+  ...PINNED_FILES.map((p) => ({ path: `bfcl/v4/${p.file}`, url: p.url, sha256: p.sha256 })),
+  ...ORACLE_FILES.map((p) => ({ path: `bfcl/oracle/${p.file}`, url: "", sha256: p.sha256, oracle: true }))
+]
 
 const equivalence = (corpus: string | null) =>
   runEquivalence(corpus ?? defaultCorpusPath()).pipe(

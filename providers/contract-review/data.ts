@@ -1,11 +1,13 @@
 /**
  * The contract-review case set: CUAD contracts and their lawyer-annotated spans for eight clause
- * types, read from `$ASSAY_DATA_DIR/cuad/` (`contracts/<id>.txt` + `gold/<id>.json`). Any folder in
- * that layout is a valid case set; see `../shared/data/cuad/SOURCE.md` for how the gold was made.
+ * types, read from `cuad/` under the data root (`contracts/<id>.txt` + `gold/<id>.json`). Any folder in
+ * that layout is a valid case set; `upstream.ts` derives the gold from CUAD's CSV as
+ * `../shared/data/cuad/SOURCE.md` describes.
  */
 import { FileSystem, Path } from "@effect/platform"
-import { Config, Effect, Either, Option, ParseResult, Schema } from "effect"
+import { Effect, Either, ParseResult, Schema } from "effect"
 import { sha256Hex } from "../../src/content/ContentId.ts"
+import { dataEnvConfig, dataRoot, dataRootConfig, missingDataMessage } from "../../src/evaluation/DataRoot.ts"
 
 // ---------------------------------------------------------------------------------------------
 // The eight clause types
@@ -143,6 +145,8 @@ export class CaseSetError extends Schema.TaggedError<CaseSetError>()("CaseSetErr
   detail: Schema.String
 }) {
   override get message(): string {
+    // A missing case set's detail is already the whole sentence (the folder and the pull).
+    if (this.reason === "no-data-dir") return this.detail
     return `${this.file}: ${this.reason}: ${this.detail}`
   }
 }
@@ -254,18 +258,28 @@ export const loadCaseSetFrom = (
     return { dir, cases }
   })
 
-/** The data folder: `$ASSAY_DATA_DIR/cuad`. */
+/** The data folder: `cuad/` under the data root (`ASSAY_DATA_DIR`, else the default; see src/evaluation/DataRoot.ts). */
 export const dataDir: Effect.Effect<string, CaseSetError, Path.Path> = Effect.gen(function* () {
   const path = yield* Path.Path
-  const root = yield* Config.option(Config.string("ASSAY_DATA_DIR")).pipe(
-    Effect.mapError((e) => fail("ASSAY_DATA_DIR", "no-data-dir", String(e)))
-  )
-  if (Option.isNone(root)) return yield* fail("ASSAY_DATA_DIR", "no-data-dir", "the environment variable is not set")
-  return path.resolve(root.value, "cuad")
+  const root = yield* dataRootConfig.pipe(Effect.mapError((e) => fail("ASSAY_DATA_DIR", "no-data-dir", String(e))))
+  return path.join(root, "cuad")
 })
 
-/** Loads the case set from `$ASSAY_DATA_DIR/cuad`. */
-export const loadCaseSet: Effect.Effect<CaseSet, CaseSetError, FileSystem.FileSystem | Path.Path> = Effect.flatMap(
-  dataDir,
-  loadCaseSetFrom
-)
+/**
+ * Loads the case set from `cuad/` under the data root. A data root without the case set is
+ * `no-data-dir`, whose message names the folder looked in and the pull that fills it.
+ */
+export const loadCaseSet: Effect.Effect<CaseSet, CaseSetError, FileSystem.FileSystem | Path.Path> = Effect.gen(function* () {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const env = yield* dataEnvConfig.pipe(Effect.orElseSucceed(() => ({})))
+  const dir = path.join(dataRoot(env), "cuad")
+  for (const folder of ["gold", "contracts"]) {
+    const where = path.join(dir, folder)
+    const there = yield* fs.exists(where).pipe(Effect.orElseSucceed(() => false))
+    if (!there) {
+      return yield* fail(where, "no-data-dir", missingDataMessage("contract-review", "download", where, path.dirname(dir), env))
+    }
+  }
+  return yield* loadCaseSetFrom(dir)
+})

@@ -24,6 +24,7 @@ import { type Case, clauseTypes, loadCaseSet } from "./data.ts"
 import { goldReply, noneReply } from "./gold.ts"
 import * as Grader from "./grader.ts"
 import { answerJsonSchema, instructions, promptFor } from "./prompt.ts"
+import * as upstream from "./upstream.ts"
 
 const VERSION = "1"
 const BENCHMARK = "contract-review"
@@ -205,5 +206,8 @@ export const provider: Provider = {
   roster,
   rosterDef,
   scripted,
-  attribution
+  attribution,
+  // CUAD's CSV and the eight texts by URL; the gold is derived from the CSV (upstream.ts).
+  data: upstream.data,
+  derived: upstream.derived
 }

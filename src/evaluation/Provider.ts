@@ -2,7 +2,7 @@
  * A provider is one benchmark: its environments, its capabilities and its built-in candidates.
  * It is run by the path and never runs anything itself.
  */
-import type { Effect } from "effect"
+import type { Effect, Either } from "effect"
 import type { AgentDef } from "../schema/AgentDef.ts"
 import type { EnvironmentDef } from "../schema/EnvironmentDef.ts"
 import type { Agent } from "./Agent.ts"
@@ -11,8 +11,20 @@ import type { Capabilities, CapabilityError } from "./Capabilities.ts"
 /** An upstream file the provider reads, pinned by URL and sha256, at `path` under the data root. */
 export interface PinnedFile {
   readonly path: string
+  /** Where `assay data pull` downloads it; "" for a file made from upstream code (no upstream blob), which only `--from DIR` brings. */
   readonly url: string
   readonly sha256: string
+  /** Read only by `assay equivalence` (an oracle corpus): a pull that cannot bring it says so and goes on. */
+  readonly oracle?: boolean
+  /** Read only to derive `derived` files: a pull `--from DIR` that holds the derived files does not need it. */
+  readonly derivationInput?: boolean
+}
+
+/** Files `assay data pull` makes from the pinned ones (contract-review's gold from CUAD's CSV), each checked against its sha256. */
+export interface DerivedData {
+  readonly files: ReadonlyArray<{ readonly path: string; readonly sha256: string }>
+  /** The derived files' bytes by path, from the pinned files (`read` gives a pinned file's bytes, hash already checked). */
+  readonly derive: (read: (path: string) => Uint8Array) => Either.Either<ReadonlyMap<string, Uint8Array>, string>
 }
 
 /** What `assay equivalence` prints: agreement of the transcription with upstream's own output. */
@@ -45,6 +57,8 @@ export interface Provider {
   readonly attribution?: string
   /** The upstream files `assay data pull` fetches. */
   readonly data?: ReadonlyArray<PinnedFile>
+  /** Files the pull derives from `data`. */
+  readonly derived?: DerivedData
   /** Runs the transcription over an oracle corpus (the provider's own when null). */
   readonly equivalence?: (corpus: string | null) => Effect.Effect<EquivalenceResult, CapabilityError>
 }

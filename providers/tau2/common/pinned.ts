@@ -7,6 +7,7 @@ import { createHash } from "node:crypto"
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect, Schema } from "effect"
+import * as DataRoot from "../../../src/evaluation/DataRoot.ts"
 
 /** The upstream repository, and the revision every tau2 domain's files are pinned at. */
 export const upstreamRepository = "sierra-research/tau2-bench"
@@ -31,8 +32,8 @@ export interface PinnedDomain {
   readonly pullOnMismatch: boolean
 }
 
-/** `$ASSAY_DATA_DIR` (the default `../shared/data` is the layout of these machines). */
-export const dataRoot = (dataDir?: string): string => dataDir ?? process.env["ASSAY_DATA_DIR"] ?? "../shared/data"
+/** The data root: `dataDir` when given, else `ASSAY_DATA_DIR` or the default (src/evaluation/DataRoot.ts). */
+export const dataRoot = (dataDir?: string): string => dataDir ?? DataRoot.dataRoot()
 
 /** The fields of every domain's data error. */
 export const pinnedErrorFields = {
@@ -40,7 +41,9 @@ export const pinnedErrorFields = {
   reason: Schema.Literal("missing", "hash-mismatch", "invalid"),
   expected: Schema.optional(Schema.String),
   actual: Schema.optional(Schema.String),
-  detail: Schema.optional(Schema.String)
+  detail: Schema.optional(Schema.String),
+  /** The data root the file was looked for in. */
+  root: Schema.optional(Schema.String)
 }
 
 /**
@@ -50,10 +53,11 @@ export const pinnedErrorFields = {
 export const pinnedErrorMessage = (domain: PinnedDomain, e: Schema.Struct.Type<typeof pinnedErrorFields>): string => {
   switch (e.reason) {
     case "missing":
-      return `${e.file} is missing: run \`assay data pull ${domain.pull}\` or set ASSAY_DATA_DIR to a folder holding ${domain.folder} (${e.detail ?? ""})`
+      // Every tau2 domain has files made from upstream code (no upstream blob): only a local copy brings them.
+      return DataRoot.missingDataMessage(domain.pull, "local-copy", e.file, e.root ?? dataRoot())
     case "hash-mismatch":
       return `${e.file} has sha256 ${e.actual}, expected ${e.expected} (upstream ${domain.upstreamRevision})` +
-        (domain.pullOnMismatch ? `: run \`assay data pull ${domain.pull}\` to fetch the pinned file` : "")
+        (domain.pullOnMismatch ? `: run ${DataRoot.pullCommand(domain.pull, "local-copy")} to put the pinned file in place` : "")
     case "invalid":
       return `${e.file} is not what upstream's loader accepts: ${e.detail ?? ""}`
   }
@@ -66,19 +70,24 @@ export interface ReadFailure {
   readonly expected?: string
   readonly actual?: string
   readonly detail?: string
+  readonly root?: string
 }
 
-/** One pinned file's text from `root`, its hash checked; failures name the full path. */
+/**
+ * One pinned file's text from `folder`, its hash checked; failures name the full path and the data
+ * root (`folder` unless the caller's folder is under it).
+ */
 export const readPinnedFrom = <E>(
-  root: string,
+  folder: string,
   file: PinnedFile,
-  failure: (fields: ReadFailure) => E
+  failure: (fields: ReadFailure) => E,
+  root: string = folder
 ): Effect.Effect<string, E> =>
   Effect.gen(function* () {
-    const path = join(root, file.name)
+    const path = join(folder, file.name)
     const bytes = yield* Effect.tryPromise({
       try: () => readFile(path),
-      catch: (e) => failure({ file: path, reason: "missing", detail: String(e) })
+      catch: (e) => failure({ file: path, reason: "missing", detail: String(e), root })
     })
     const actual = createHash("sha256").update(bytes).digest("hex")
     if (actual !== file.sha256) return yield* Effect.fail(failure({ file: path, reason: "hash-mismatch", expected: file.sha256, actual }))

@@ -1,5 +1,5 @@
 /**
- * The prompt texts every tau2 domain shares, read from `$ASSAY_DATA_DIR/tau2/` and checked by
+ * The prompt texts every tau2 domain shares, read from `tau2/` under the data root and checked by
  * sha256: the agent's instruction and system template, the first agent message, the user
  * simulator's template and guidelines (with and without user tools). They are upstream's text,
  * so they are data, never copied into this repository.
@@ -9,7 +9,8 @@ import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { CapabilityError } from "../../../src/evaluation/Capabilities.ts"
-import { upstreamRepository, upstreamRevision } from "./pinned.ts"
+import * as DataRoot from "../../../src/evaluation/DataRoot.ts"
+import { dataRoot, upstreamRepository, upstreamRevision } from "./pinned.ts"
 
 export interface PromptFile {
   /** Path under `$ASSAY_DATA_DIR/tau2/`. */
@@ -49,14 +50,19 @@ export interface Prompts {
   readonly guidelinesTools: string
 }
 
-const tau2Dir = (dataDir?: string) => join(dataDir ?? process.env["ASSAY_DATA_DIR"] ?? "../shared/data", "tau2")
+const tau2Dir = (dataDir?: string) => join(dataRoot(dataDir), "tau2")
 
-const readChecked = (file: PromptFile, dataDir?: string): Effect.Effect<string, CapabilityError> =>
+const readChecked = (file: PromptFile, dataDir?: string, benchmark?: string): Effect.Effect<string, CapabilityError> =>
   Effect.gen(function*() {
     const path = join(tau2Dir(dataDir), file.name)
     const bytes = yield* Effect.tryPromise({
       try: () => readFile(path),
-      catch: (e) => new CapabilityError({ capability: "tau2/prompts", reason: "data", detail: `${path} is missing: ${String(e)}` })
+      catch: () =>
+        new CapabilityError({
+          capability: "tau2/prompts",
+          reason: "data",
+          detail: DataRoot.missingDataMessage(benchmark ?? "tau2-retail", "local-copy", path, dataRoot(dataDir))
+        })
     })
     const actual = createHash("sha256").update(bytes).digest("hex")
     if (actual !== file.sha256) {
@@ -65,15 +71,16 @@ const readChecked = (file: PromptFile, dataDir?: string): Effect.Effect<string, 
     return bytes.toString("utf8")
   })
 
-export const loadPrompts = (dataDir?: string): Effect.Effect<Prompts, CapabilityError> =>
+/** The shared prompts; `benchmark` is the domain a missing file's advice names (`assay data pull BENCHMARK`). */
+export const loadPrompts = (dataDir?: string, benchmark?: string): Effect.Effect<Prompts, CapabilityError> =>
   Effect.all(
     {
-      agentInstruction: readChecked(promptFiles.agentInstruction, dataDir),
-      agentTemplate: readChecked(promptFiles.agentTemplate, dataDir),
-      firstAgentMessage: readChecked(promptFiles.firstAgentMessage, dataDir),
-      userTemplate: readChecked(promptFiles.userTemplate, dataDir),
-      guidelines: readChecked(promptFiles.guidelines, dataDir),
-      guidelinesTools: readChecked(promptFiles.guidelinesTools, dataDir)
+      agentInstruction: readChecked(promptFiles.agentInstruction, dataDir, benchmark),
+      agentTemplate: readChecked(promptFiles.agentTemplate, dataDir, benchmark),
+      firstAgentMessage: readChecked(promptFiles.firstAgentMessage, dataDir, benchmark),
+      userTemplate: readChecked(promptFiles.userTemplate, dataDir, benchmark),
+      guidelines: readChecked(promptFiles.guidelines, dataDir, benchmark),
+      guidelinesTools: readChecked(promptFiles.guidelinesTools, dataDir, benchmark)
     },
     { concurrency: "unbounded" }
   )

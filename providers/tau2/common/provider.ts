@@ -134,10 +134,12 @@ export const promptDataFiles: ReadonlyArray<Tau2File> = Object.values(promptFile
 /**
  * The provider's file list from files named under the data root: each name once, where it first
  * stands. Files rendered from upstream code have no upstream blob: `assay data pull --from DIR`
- * copies them.
+ * copies them. Files under an `oracle/` folder are read only by `assay equivalence`.
  */
 export const providerFiles = (files: ReadonlyArray<Tau2File>): ReadonlyArray<PinnedFile> =>
-  Array.from(new Map(files.map((f) => [f.name, { path: f.name, url: f.url ?? "", sha256: f.sha256 }])).values())
+  Array.from(
+    new Map(files.map((f) => [f.name, { path: f.name, url: f.url ?? "", sha256: f.sha256, oracle: f.name.includes("/oracle/") }])).values()
+  )
 
 export const makeTau2Provider = <T extends { readonly id: string }, D extends DomainLoad<T>>(
   domain: Tau2Domain<T, D>
@@ -148,7 +150,7 @@ export const makeTau2Provider = <T extends { readonly id: string }, D extends Do
     Effect.cached(
       Effect.gen(function*() {
         const d = yield* Effect.mapError(domain.load, (e) => dataError(e.message))
-        const prompts = yield* loadPrompts()
+        const prompts = yield* loadPrompts(undefined, domain.benchmark)
         const derived = {
           byId: new Map(d.tasks.map((t) => [t.id, t])),
           prompts,

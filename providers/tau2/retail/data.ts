@@ -88,12 +88,12 @@ export class Tau2DataError extends Schema.TaggedError<Tau2DataError>()("Tau2Data
   }
 }
 
-/** `$ASSAY_DATA_DIR/tau2` (the default `../shared/data` is the layout of these machines). */
+/** `tau2/` under the data root. */
 export const tau2Dir = (dataDir?: string): string => join(dataRoot(dataDir), "tau2")
 
 /** One pinned file's text, its hash checked. */
 export const readPinned = (file: PinnedFile, dataDir?: string): Effect.Effect<string, Tau2DataError> =>
-  readPinnedFrom(tau2Dir(dataDir), file, (fields) => new Tau2DataError(fields))
+  readPinnedFrom(tau2Dir(dataDir), file, (fields) => new Tau2DataError(fields), dataRoot(dataDir))
 
 const invalid = (file: PinnedFile, detail: string) => new Tau2DataError({ file: file.name, reason: "invalid", detail })
 

@@ -143,12 +143,18 @@ describe("loading the case set", () => {
       expect(yield* failureOf(join(tmpdir(), "no-such-contract-review-dir"))).toMatchObject({ reason: "unreadable" })
     }).pipe(Effect.provide(NodeContext.layer)))
 
-  it.effect("without ASSAY_DATA_DIR the error says so", () =>
-    Effect.gen(function* () {
+  it.effect("without ASSAY_DATA_DIR it reads the default data folder, and a missing case set names the folder and the pull", () => {
+    const cache = mkdtempSync(join(tmpdir(), "contract-review-cache-"))
+    made.push(cache)
+    return Effect.gen(function* () {
       const result = yield* Effect.either(loadCaseSet)
       expect(Either.isLeft(result) && result.left.reason).toBe("no-data-dir")
+      const message = Either.isLeft(result) ? result.left.message : ""
+      expect(message).toContain(`${join(cache, "assay", "data")} (the default; ASSAY_DATA_DIR is not set)`)
+      expect(message).toContain("`assay data pull contract-review`")
     }).pipe(
-      Effect.withConfigProvider(ConfigProvider.fromMap(new Map())),
+      Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["XDG_CACHE_HOME", cache]]))),
       Effect.provide(NodeContext.layer)
-    ))
+    )
+  })
 })

@@ -1,0 +1,192 @@
+/**
+ * `assay data pull`: a benchmark's pinned files into the data folder, all or nothing. Every file is
+ * fetched (or copied from `--from DIR`) into a staging folder beside the data folder and checked
+ * against its sha256, the derived files are made and checked, and only then is each moved into
+ * place; a pull that fails before that leaves the data folder as it was.
+ */
+import { randomBytes } from "node:crypto"
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { basename, dirname, join, resolve } from "node:path"
+import { Effect, Either, Schema } from "effect"
+import { sha256Hex } from "../content/ContentId.ts"
+import { pullCommand } from "../evaluation/DataRoot.ts"
+import type { PinnedFile, Provider } from "../evaluation/Provider.ts"
+
+export class PullError extends Schema.TaggedError<PullError>()("PullError", {
+  benchmark: Schema.String,
+  detail: Schema.String
+}) {
+  override get message() {
+    return `data pull ${this.benchmark}: ${this.detail}; the data folder is unchanged`
+  }
+}
+
+export interface PullOptions {
+  /** The data folder (`dataRoot()`). */
+  readonly target: string
+  /** A local copy laid out like the data folder, instead of downloading. */
+  readonly from: string | null
+  /** A mirror of the upstream hosts: `https://HOST/PATH` is fetched from `MIRROR/HOST/PATH`. */
+  readonly mirror: string | null
+  readonly log: (line: string) => Effect.Effect<void>
+}
+
+/** Where a pinned URL is fetched from, given a mirror. */
+export const mirroredUrl = (url: string, mirror: string | null): string =>
+  mirror === null ? url : `${mirror.replace(/\/+$/, "")}/${url.replace(/^[a-z]+:\/\//, "")}`
+
+const download = (url: string): Effect.Effect<Uint8Array, string> =>
+  Effect.tryPromise({
+    try: async () => {
+      const response = await fetch(url)
+      if (!response.ok) throw new Error(`HTTP ${response.status}`)
+      return new Uint8Array(await response.arrayBuffer())
+    },
+    catch: (e) => `cannot download ${url}: ${e instanceof Error ? e.message : String(e)}`
+  })
+
+/** What the pull does with one pinned file. */
+type Step = { readonly file: PinnedFile; readonly action: "fetch" | "copy" } | { readonly file: PinnedFile; readonly action: "skip"; readonly why: string }
+
+/** Moves every staged file into the data folder; on a failure, puts back what it had replaced. */
+const moveIntoPlace = (staging: string, target: string, paths: ReadonlyArray<string>): Either.Either<void, string> => {
+  const previous = join(staging, ".previous")
+  const done: Array<{ readonly path: string; readonly replaced: boolean }> = []
+  try {
+    for (const path of paths) {
+      const dest = join(target, path)
+      mkdirSync(dirname(dest), { recursive: true })
+      const replaced = existsSync(dest)
+      if (replaced) {
+        mkdirSync(dirname(join(previous, path)), { recursive: true })
+        renameSync(dest, join(previous, path))
+      }
+      done.push({ path, replaced })
+      renameSync(join(staging, path), dest)
+    }
+    return Either.right(undefined)
+  } catch (e) {
+    for (const { path, replaced } of done.reverse()) {
+      try {
+        const dest = join(target, path)
+        if (existsSync(join(staging, path)) === false && existsSync(dest)) rmSync(dest, { force: true })
+        if (replaced) renameSync(join(previous, path), dest)
+      } catch {
+        // Best effort: the error below names the failure.
+      }
+    }
+    return Either.left(`cannot move the files into ${target}: ${e instanceof Error ? e.message : String(e)}`)
+  }
+}
+
+/** Pulls `provider`'s files into `options.target`; returns how many files are now in place. */
+export const pullData = (provider: Provider, options: PullOptions): Effect.Effect<number, PullError> =>
+  Effect.gen(function*() {
+    const fail = (detail: string) => new PullError({ benchmark: provider.name, detail })
+    const files = provider.data ?? []
+    const derived = provider.derived
+    if (files.length === 0 && derived === undefined) {
+      yield* options.log(`${provider.name} needs no upstream data`)
+      return 0
+    }
+    const { from, target } = options
+    const inFrom = (path: string) => from !== null && existsSync(join(from, path))
+
+    // What to do with each file, decided before anything is written.
+    const deriveHere = derived !== undefined &&
+      (from === null || files.filter((f) => f.derivationInput === true).every((f) => inFrom(f.path)) ||
+        !derived.files.every((f) => inFrom(f.path)))
+    const steps: Array<Step> = files.map((file): Step => {
+      if (file.derivationInput === true && !deriveHere) return { file, action: "skip", why: `not needed: ${from} holds the files derived from it` }
+      if (from !== null) {
+        if (inFrom(file.path)) return { file, action: "copy" }
+        return file.oracle === true
+          ? { file, action: "skip", why: `not in ${from} (only \`assay equivalence\` reads it)` }
+          : { file, action: "copy" } // reported missing below
+      }
+      if (file.url !== "") return { file, action: "fetch" }
+      return file.oracle === true
+        ? { file, action: "skip", why: "no download URL (made by running upstream's code): `assay equivalence` needs it, bring it with --from DIR" }
+        : { file, action: "fetch" } // refused below
+    })
+    if (from !== null) {
+      const missing = steps.filter((s) => s.action === "copy" && !inFrom(s.file.path)).map((s) => join(from, s.file.path))
+      if (missing.length > 0) {
+        return yield* fail(`${missing.length} file(s) missing from ${from}: ${missing.slice(0, 3).join(", ")}${missing.length > 3 ? ", ..." : ""}`)
+      }
+    } else {
+      const noUrl = steps.filter((s) => s.action === "fetch" && s.file.url === "").map((s) => s.file.path)
+      if (noUrl.length > 0) {
+        return yield* fail(
+          `${noUrl.length} of its files have no download URL (they are made from upstream code), e.g. ${noUrl.slice(0, 3).join(", ")}: run ` +
+            pullCommand(provider.name, "local-copy")
+        )
+      }
+    }
+
+    // Staging, beside the data folder so that the final moves are renames on one file system.
+    const parent = dirname(resolve(target))
+    yield* Effect.try({ try: () => mkdirSync(parent, { recursive: true }), catch: (e) => fail(`cannot create ${parent}: ${String(e)}`) })
+    const staging = join(parent, `.${basename(target)}.pull-${randomBytes(6).toString("hex")}`)
+    const removeStaging = Effect.sync(() => rmSync(staging, { recursive: true, force: true }))
+    const stage = (path: string, bytes: Uint8Array): Effect.Effect<void, string> =>
+      Effect.try({
+        try: () => {
+          mkdirSync(dirname(join(staging, path)), { recursive: true })
+          writeFileSync(join(staging, path), bytes)
+        },
+        catch: (e) => `cannot write ${join(staging, path)}: ${String(e)}`
+      })
+
+    const placed = yield* Effect.gen(function*() {
+      const wanted = steps.filter((s) => s.action !== "skip")
+      yield* Effect.forEach(
+        wanted,
+        (step) =>
+          Effect.gen(function*() {
+            const { file } = step
+            const source = step.action === "copy" ? join(from as string, file.path) : mirroredUrl(file.url, options.mirror)
+            const bytes = step.action === "copy"
+              ? yield* Effect.try({ try: () => new Uint8Array(readFileSync(source)), catch: (e) => `cannot read ${source}: ${String(e)}` })
+              : yield* download(source)
+            const actual = sha256Hex(bytes)
+            if (actual !== file.sha256) return yield* Effect.fail(`${file.path} (from ${source}) has sha256 ${actual}, the pinned sha256 is ${file.sha256}`)
+            yield* stage(file.path, bytes)
+          }),
+        // Copies are local reads, one at a time; downloads run eight at once.
+        { concurrency: from !== null ? 1 : 8, discard: true }
+      ).pipe(Effect.mapError(fail))
+      for (const step of steps) {
+        yield* options.log(step.action === "skip" ? `skipped ${step.file.path}: ${step.why}` : `ok ${step.file.path}`)
+      }
+      const paths = wanted.map((s) => s.file.path)
+
+      if (derived !== undefined) {
+        // Made from the staged files, or copied from a local copy that holds them and not what they are made from.
+        const made: ReadonlyMap<string, Uint8Array> = deriveHere
+          ? yield* Effect.try({
+            try: () => derived.derive((path) => new Uint8Array(readFileSync(join(staging, path)))),
+            catch: (e) => `cannot derive: ${e instanceof Error ? e.message : String(e)}`
+          }).pipe(Effect.flatMap((r) => r), Effect.mapError(fail))
+          : yield* Effect.try({
+            try: () => new Map(derived.files.map((f) => [f.path, new Uint8Array(readFileSync(join(from as string, f.path)))])),
+            catch: (e) => fail(`cannot read a derived file from ${from}: ${String(e)}`)
+          })
+        for (const f of derived.files) {
+          const bytes = made.get(f.path)
+          if (bytes === undefined) return yield* fail(`the derivation made no ${f.path}`)
+          const actual = sha256Hex(bytes)
+          const what = deriveHere ? `derived ${f.path}` : `${f.path} (from ${join(from as string, f.path)})`
+          if (actual !== f.sha256) return yield* fail(`${what} has sha256 ${actual}, the pinned sha256 is ${f.sha256}`)
+          yield* stage(f.path, bytes).pipe(Effect.mapError(fail))
+          paths.push(f.path)
+          yield* options.log(deriveHere ? `derived ${f.path}` : `ok ${f.path}`)
+        }
+      }
+
+      yield* Either.match(moveIntoPlace(staging, target, paths), { onLeft: (e) => Effect.fail(fail(e)), onRight: () => Effect.void })
+      return paths.length
+    }).pipe(Effect.ensuring(removeStaging))
+    yield* options.log(`${placed} files of ${provider.name} in ${target}`)
+    return placed
+  })
