@@ -4,14 +4,15 @@ import { join } from "node:path"
 import { SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect } from "effect"
+import { Effect } from "effect"
 import { provider as ledger } from "../../providers/ledger/index.ts"
 import type { Provider } from "../../src/evaluation/Provider.ts"
 import { type Candidate, type Lane, makePlan, run, silent } from "../../src/experiment/Runner.ts"
 import * as Store from "../../src/experiment/Store.ts"
-import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
-import { liveHandler, modelAgent } from "../../src/model/ModelAgent.ts"
+import * as Model from "../../src/model/Model.ts"
+import { modelAgent } from "../../src/model/ModelAgent.ts"
 import * as Registry from "../../src/model/Registry.ts"
+import { worstCaseUsd } from "../../src/budget/SpendCap.ts"
 import type { Json } from "../../src/content/Canonical.ts"
 import { noLimits } from "../../src/schema/EnvironmentDef.ts"
 
@@ -94,30 +95,67 @@ describe("experiments", () => {
       rmSync(home, { recursive: true, force: true })
     }))
 
-  it.scopedLive("no new cell starts once measured spend reaches --max-usd; the rest are recorded as skipped with the reason", () =>
+  /** The gpt-4o-mini candidate on the first ten ledger tasks; every call answers "done" with 1,000 + 1,000 tokens. */
+  const tenModelCells = Effect.gen(function*() {
+    const model = yield* Registry.resolve("openai:gpt-4o-mini").pipe(Effect.provide(Registry.layer))
+    const candidate: Candidate = {
+      def: { name: "openai:gpt-4o-mini", kind: "llm", model: model.ref, actionSpace: "tools", prompt: "", limits: noLimits },
+      registryEntry: model as unknown as Json,
+      agentFor: () => Effect.succeed(modelAgent("openai:gpt-4o-mini", model))
+    }
+    const environments = (yield* ledger.environments).slice(0, 10)
+    const plan = yield* makePlan([{ provider: ledger, environments, candidates: [candidate] }], 1)
+    const scripted = Model.scripted(() => ({ text: "done", usage: { inputTokens: 1000, outputTokens: 1000 } }))
+    return { model, plan, scripted }
+  })
+
+  it.effect("no new cell starts once measured spend reaches --max-usd; the rest are recorded as skipped with the reason", () =>
     Effect.gen(function*() {
       const home = tempHome()
-      // Every call answers at once with 1,000 + 1,000 tokens: $0.00075 at gpt-4o-mini's list price.
-      const server = yield* LoopbackServer.start([{ repeat: true, text: "done", usage: { input: 1000, output: 1000 } }])
-      const model = yield* Registry.resolve("openai:gpt-4o-mini").pipe(Effect.provide(Registry.layer))
-      const candidate: Candidate = {
-        def: { name: "openai:gpt-4o-mini", kind: "llm", model: model.ref, actionSpace: "tools", prompt: "", limits: noLimits },
-        registryEntry: model as unknown as Json,
-        agentFor: () => Effect.succeed(modelAgent("openai:gpt-4o-mini", model))
-      }
-      const environments = (yield* ledger.environments).slice(0, 10)
-      const plan = yield* makePlan([{ provider: ledger, environments, candidates: [candidate] }], 1)
-      const outcome = yield* run(plan, { ...settings, parallel: 1, maxUsd: 0.002, handlers: { "model/generate": liveHandler } }).pipe(
+      // $0.00075 a call at gpt-4o-mini's list price. No Registry in the runner's context: no price
+      // to reserve a worst case with, so what stops the run is the spend the Attempts measured.
+      const { plan, scripted } = yield* tenModelCells
+      const outcome = yield* run(plan, { ...settings, parallel: 1, maxUsd: 0.002 }).pipe(
         Effect.provide(Store.layer(home)),
-        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["OPENAI_BASE_URL", server.openAiBaseUrl], ["OPENAI_API_KEY", "sk-test"]])))
+        Effect.provideService(Model.Model, scripted)
       )
-      // Three cells reach $0.00225 >= $0.002; the other seven never start.
+      // Three cells reach $0.00225 >= $0.002; the other seven never start, and never call the model.
       expect(outcome.report.cells).toMatchObject({ total: 10, ran: 3, skipped: 7 })
+      expect(scripted.requests()).toHaveLength(3)
       expect(outcome.report.scorecards[0]!.costUsd).toBeCloseTo(3 * (1000 * 0.15 + 1000 * 0.6) / 1e6, 12)
       const skipped = yield* Effect.flatMap(Store.Store, (s) => s.skippedOfRun(outcome.report.runId)).pipe(Effect.provide(Store.layer(home)))
       expect(skipped).toHaveLength(7)
       expect(skipped.every((s) => s.reason.startsWith("spend cap"))).toBe(true)
       expect(outcome.complete).toBe(false)
+      rmSync(home, { recursive: true, force: true })
+    }))
+
+  it.effect("with prices known, a call whose worst case the cap cannot cover is never sent: the spend stays under --max-usd", () =>
+    Effect.gen(function*() {
+      const home = tempHome()
+      const { model, plan, scripted } = yield* tenModelCells
+      const maxUsd = 0.007
+      const outcome = yield* run(plan, { ...settings, parallel: 1, maxUsd }).pipe(
+        Effect.provide(Store.layer(home)),
+        Effect.provideService(Model.Model, scripted),
+        Effect.provide(Registry.layer)
+      )
+      // What the cap should have let through: each call reserves its worst case first, then costs $0.00075.
+      const sent = scripted.requests()
+      let spent = 0
+      let expected = 0
+      for (const request of [...sent, ...Array(10).fill(sent[0])]) {
+        if (spent + worstCaseUsd(request, model.model)! > maxUsd) break
+        spent += (1000 * 0.15 + 1000 * 0.6) / 1e6
+        expected++
+      }
+      expect(expected).toBeGreaterThan(0)
+      expect(expected).toBeLessThan(10)
+      expect(sent).toHaveLength(expected)
+      expect(outcome.report.cells).toMatchObject({ total: 10, ran: expected, skipped: 10 - expected })
+      expect(outcome.report.scorecards[0]!.costUsd).toBeLessThanOrEqual(maxUsd)
+      const skipped = yield* Effect.flatMap(Store.Store, (s) => s.skippedOfRun(outcome.report.runId)).pipe(Effect.provide(Store.layer(home)))
+      expect(skipped.every((s) => s.reason.includes("spend cap"))).toBe(true)
       rmSync(home, { recursive: true, force: true })
     }))
 
