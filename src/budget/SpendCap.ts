@@ -15,6 +15,7 @@ import type { ModelRequest, ModelResponse } from "../model/Model.ts"
 import { costOf } from "../model/Cost.ts"
 import type { Model } from "../model/Model.ts"
 import type { ModelEntry } from "../model/Registry.ts"
+import * as Tracing from "../observability/Tracing.ts"
 
 export class SpendCapReached extends Schema.TaggedError<SpendCapReached>()("SpendCapReached", {
   capUsd: Schema.Number,
@@ -149,7 +150,9 @@ export const wrapModel = (cap: SpendCap, inner: Model, options: WrapOptions): Mo
       return yield* inner.generate(request).pipe(
         Effect.tap((response) => {
           const spend = spendOf(response)
-          return Effect.zipRight(cap.settle(reserved, spend.costUsd), options.onSpend ? options.onSpend(spend) : Effect.void)
+          return Effect.zipRight(cap.settle(reserved, spend.costUsd), options.onSpend ? options.onSpend(spend) : Effect.void).pipe(
+            Effect.zipRight(Tracing.annotateModelCost(spend.costUsd))
+          )
         }),
         Effect.onError(() => cap.settle(reserved, 0))
       )

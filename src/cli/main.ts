@@ -17,6 +17,7 @@ import * as Store from "../experiment/Store.ts"
 import * as Registry from "../model/Registry.ts"
 import { Model } from "../model/Model.ts"
 import { liveModel } from "../model/ModelEffect.ts"
+import * as Tracing from "../observability/Tracing.ts"
 import { type EffectsSpec, FaultReason, withEffects } from "../schema/EnvironmentDef.ts"
 import { benchmarkNames, loadBenchmark, UsageError } from "./benchmarks.ts"
 import { resolveCandidate } from "./candidates.ts"
@@ -1020,7 +1021,9 @@ const program = Effect.suspend(() => cli(process.argv)).pipe(
       process.stderr.write(`assay: ${describeFailure(error)}\n`)
       process.exitCode = error instanceof UsageError || ValidationError.isValidationError(error) ? 2 : 1
     })
-  )
+  ),
+  // Outermost, so every span has ended when its scope closes and flushes them, before the exit.
+  Effect.provide(Tracing.layerFromEnv())
 )
 
 NodeRuntime.runMain(program, { disableErrorReporting: true, disablePrettyLogger: true })

@@ -10,6 +10,7 @@ import { BudgetExceeded, make as makeWallet, Wallet } from "../budget/Wallet.ts"
 import type { SpendCapReached } from "../budget/SpendCap.ts"
 import { Model } from "../model/Model.ts"
 import { modelHandler } from "../model/ModelEffect.ts"
+import * as Tracing from "../observability/Tracing.ts"
 import type { AgentDef } from "../schema/AgentDef.ts"
 import { type Attempt, type Judging, type RecordedEffect, noUsage } from "../schema/Attempt.ts"
 import { type EnvironmentDef, type FaultReason, type Limits, noLimits } from "../schema/EnvironmentDef.ts"
@@ -267,4 +268,12 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
       recording: ran.recording,
       ...(judging !== undefined ? { judging } : {})
     })
-  }).pipe(Effect.withSpan("assay.evaluate"))
+  }).pipe(
+    Tracing.attemptSpan({
+      benchmark: env.benchmark,
+      task: env.task,
+      stratum: env.stratum,
+      candidate: options.agentDef.name,
+      repetition: options.repetition
+    })
+  )

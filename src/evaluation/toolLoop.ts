@@ -6,6 +6,7 @@
  */
 import { Effect, Ref, Schema } from "effect"
 import type { Json } from "../content/Canonical.ts"
+import * as Tracing from "../observability/Tracing.ts"
 import type { Tool } from "../world/Tool.ts"
 import * as WE from "../world/WorldEffects.ts"
 import type { ProtocolContext } from "./Capabilities.ts"
@@ -37,6 +38,7 @@ export const callTool = (
   }
   return WE.perform({ kind, key: call.name, request }, ToolResult).pipe(
     Effect.map((r) => ({ content: r.output, error: r.error })),
+    Tracing.toolSpan({ tool: call.name, kind }),
     Effect.catchTags({
       EffectRefused: (e) => Effect.succeed({ content: `Error: ${e.message}`, error: true }),
       EffectFault: (e) => Effect.succeed({ content: `Error: ${e.message}`, error: true })

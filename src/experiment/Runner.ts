@@ -20,6 +20,7 @@ import type { Handlers, Wrap } from "../world/WorldEffects.ts"
 import * as SpendCap from "../budget/SpendCap.ts"
 import { Model } from "../model/Model.ts"
 import { Registry } from "../model/Registry.ts"
+import * as Tracing from "../observability/Tracing.ts"
 import { frontiers, type Report } from "./Report.ts"
 import { cellResults, comparisons, faultSummary, scorecards } from "./Scorecards.ts"
 import { type CellKey, cellKeyOf, Store, type StoreError } from "./Store.ts"
@@ -350,4 +351,4 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     const finished = settings.finish ? yield* settings.finish({ report, attempts: current }) : report
     yield* store.finishRun(runId, finished)
     return { report: finished, attempts: current, unpredicted: unpredictedCells, complete: unpredictedCells.length === 0 && skippedCount + deferred === 0 }
-  })
+  }).pipe(Tracing.runSpan(plan))

@@ -10,6 +10,7 @@
 import { Effect } from "effect"
 import type { Json } from "../content/Canonical.ts"
 import type { SpendCapReached } from "../budget/SpendCap.ts"
+import * as Tracing from "../observability/Tracing.ts"
 import * as WE from "../world/WorldEffects.ts"
 import type { ModelError, ModelRequest } from "./Model.ts"
 import type { Model } from "./Model.ts"
@@ -28,14 +29,17 @@ const sorted = (effect: WE.EffectRequest) => (e: ModelError | SpendCapReached): 
   }
 }
 
-/** Answers `model/generate` effects with the given model service. */
-export const modelHandler = (model: Model): WE.Handler => (effect) =>
+/** Answers `model/generate` effects with the given model service, each call an `assay.model` span. */
+export const modelHandler = (model: Model): WE.Handler => (effect) => {
   // The request was encoded from a ModelRequest by ModelAgent.call, whose encoding is the identity
   // on plain data: decoding it again here would load the clients' schemas for nothing.
-  model.generate(effect.request as unknown as ModelRequest).pipe(
-    Effect.map((response) => response as unknown as Json),
-    Effect.mapError(sorted(effect))
+  const request = effect.request as unknown as ModelRequest
+  return model.generate(request).pipe(
+    Effect.mapError(sorted(effect)),
+    Tracing.modelSpan({ role: effect.key, provider: request.provider, model: request.model }),
+    Effect.map((response) => response as unknown as Json)
   )
+}
 
 /**
  * The live model service for the command: the clients (and @effect/ai) load on the first call,
