@@ -2,7 +2,7 @@
  * The assay command: plan, run, report, data, equivalence. Library errors arrive here typed
  * and leave as one clear line on stderr with a non-zero exit code.
  */
-import { accessSync, constants, copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { accessSync, constants, existsSync, statSync, writeFileSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
 import { Args, AutoCorrect, CliConfig, Command, CommandDescriptor, HelpDoc, Options, type Usage, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
@@ -20,6 +20,8 @@ import { liveModel } from "../model/ModelEffect.ts"
 import * as Tracing from "../observability/Tracing.ts"
 import { type EffectsSpec, FaultReason, withEffects } from "../schema/EnvironmentDef.ts"
 import { benchmarkNames, loadBenchmark, UsageError } from "./benchmarks.ts"
+import { pullData } from "./pull.ts"
+import { dataRoot } from "../evaluation/DataRoot.ts"
 import { resolveCandidate } from "./candidates.ts"
 import { defaultAllowance } from "../harness/Allowance.ts"
 import { harnessNames } from "../harness/Harness.ts"
@@ -280,9 +282,13 @@ const docs = {
   },
   data: { about: "Benchmark data." },
   "data pull": {
-    about: "Fetch a benchmark's pinned upstream files (checked by sha256) into ASSAY_DATA_DIR (default .assay/data).",
+    about: "Fetch a benchmark's pinned upstream files (checked by sha256) into the data folder: ASSAY_DATA_DIR, " +
+      "default $XDG_CACHE_HOME/assay/data (~/.cache/assay/data). All or nothing: a failed pull leaves the folder as it was.",
     args: { BENCHMARK: `A benchmark: ${benchmarkNames().join(", ")}` },
-    flags: { "--from": { value: "DIR", about: "Copy from a local folder laid out like the data root instead of downloading" } }
+    flags: {
+      "--from": { value: "DIR", about: "Copy from a local folder laid out like the data folder instead of downloading" },
+      "--mirror": { value: "URL", about: "Download https://HOST/PATH from URL/HOST/PATH instead (a mirror of the upstream hosts)" }
+    }
   },
   equivalence: {
     about: "Run the transcription over an upstream oracle corpus and print how many lines agree, and each disagreement.",
@@ -604,51 +610,18 @@ const reportCommand = Command.make(
 // ---------------------------------------------------------------------------------------------
 // data
 
-const dataRoot = (): string => resolve(process.env["ASSAY_DATA_DIR"] ?? join(".assay", "data"))
-
 const pull = Command.make(
   "pull",
   {
     benchmark: Args.text({ name: "BENCHMARK" }),
-    from: pathFlag("from", "folder").pipe(Options.optional)
+    from: pathFlag("from", "folder").pipe(Options.optional),
+    mirror: Options.text("mirror").pipe(Options.optional)
   },
   (opts) =>
     Effect.gen(function*() {
       const provider = yield* loadBenchmark(opts.benchmark)
-      const files = provider.data ?? []
-      if (files.length === 0) {
-        yield* Console.log(`${provider.name} needs no upstream data`)
-        return
-      }
-      const target = dataRoot()
-      const from = Option.getOrNull(opts.from)
-      for (const file of files) {
-        const dest = join(target, file.path)
-        const bytes = from !== null
-          ? yield* Effect.try({
-            try: () => readFileSync(join(from, file.path)),
-            catch: () => new UsageError({ detail: `${join(from, file.path)} is missing` })
-          })
-          : yield* Effect.tryPromise({
-            try: async () => {
-              const response = await fetch(file.url)
-              if (!response.ok) throw new Error(`HTTP ${response.status}`)
-              return Buffer.from(await response.arrayBuffer())
-            },
-            catch: (e) => new UsageError({ detail: `cannot download ${file.url}: ${e instanceof Error ? e.message : String(e)} (use --from DIR with a local copy)` })
-          })
-        const actual = ContentId.sha256Hex(bytes)
-        if (actual !== file.sha256) {
-          return yield* new UsageError({ detail: `${file.path}: sha256 ${actual} differs from the pinned ${file.sha256}` })
-        }
-        if (from === null || resolve(from) !== target) {
-          mkdirSync(dirname(dest), { recursive: true })
-          if (from !== null) copyFileSync(join(from, file.path), dest)
-          else writeFileSync(dest, bytes)
-        }
-        yield* Console.log(`ok ${file.path}`)
-      }
-      yield* Console.log(`${files.length} files of ${provider.name} in ${target}`)
+      // The one data folder: where `run`, `plan` and `equivalence` read (src/evaluation/DataRoot.ts).
+      yield* pullData(provider, { target: dataRoot(), from: Option.getOrNull(opts.from), mirror: Option.getOrNull(opts.mirror), log: Console.log })
     })
 ).pipe(Command.withDescription(docs["data pull"].about))
 

@@ -1,0 +1,253 @@
+import { describe, expect, it } from "@effect/vitest"
+import { spawn } from "node:child_process"
+import { createHash } from "node:crypto"
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs"
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { dirname, join, resolve } from "node:path"
+import { data as bfclData } from "../../providers/bfcl/index.ts"
+import { csvPath, data as cuadData, derived as cuadDerived } from "../../providers/contract-review/upstream.ts"
+import type { PinnedFile } from "../../src/evaluation/Provider.ts"
+import { assay, bin, cardOf, type Result, tempDir } from "./support.ts"
+
+/** The shared copy of the upstream data (vitest.config.ts sets ASSAY_DATA_DIR to it). */
+const shared = resolve(process.env["ASSAY_DATA_DIR"] ?? "")
+
+/**
+ * The command as a user on a fresh machine runs it: in `cwd`, with HOME a folder of the test's own
+ * and no ASSAY_DATA_DIR (nor XDG_CACHE_HOME) in its environment at all.
+ */
+const assayIn = (cwd: string, home: string, args: ReadonlyArray<string>): Promise<Result> =>
+  new Promise((done, fail) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd, env: { PATH: process.env["PATH"] ?? "", HOME: home }, stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
+    child.on("error", fail)
+    child.on("close", (code) => done({ code, stdout, stderr }))
+  })
+
+/** A fresh user: a home folder, a working folder, and the data folder they get by default. */
+const freshUser = () => {
+  const home = tempDir("assay-data-home-")
+  const cwd = tempDir("assay-data-cwd-")
+  return { home, cwd, data: join(home, ".cache", "assay", "data") }
+}
+
+/** Every file under `dir` with its sha256 (a missing folder is empty), and every name beside it. */
+const snapshot = (dir: string): Record<string, string> => {
+  const out: Record<string, string> = {}
+  const walk = (d: string, prefix: string) => {
+    if (!existsSync(d)) return
+    for (const name of readdirSync(d)) {
+      const path = join(d, name)
+      if (statSync(path).isDirectory()) walk(path, `${prefix}${name}/`)
+      else out[`${prefix}${name}`] = createHash("sha256").update(readFileSync(path)).digest("hex")
+    }
+  }
+  walk(dir, "")
+  return out
+}
+
+/** A local copy of the bfcl files in which one file's bytes differ (the others link to the shared copy). */
+const copyWithOneFileChanged = (files: ReadonlyArray<PinnedFile>, changed: string): string => {
+  const dir = tempDir("assay-data-from-")
+  for (const f of files) {
+    const dest = join(dir, f.path)
+    mkdirSync(dirname(dest), { recursive: true })
+    if (f.path === changed) writeFileSync(dest, `${readFileSync(join(shared, f.path), "utf8")}\n`)
+    else symlinkSync(join(shared, f.path), dest)
+  }
+  return dir
+}
+
+/** A data folder already holding some files (another benchmark's, and an old copy of one bfcl file). */
+const populatedTarget = (): string => {
+  const target = join(tempDir("assay-data-target-"), "data")
+  mkdirSync(join(target, "tau2", "retail"), { recursive: true })
+  mkdirSync(join(target, "bfcl", "v4"), { recursive: true })
+  writeFileSync(join(target, "tau2", "retail", "policy.md"), "another benchmark's file")
+  writeFileSync(join(target, "bfcl", "v4", "BFCL_v4_multiple.json"), "an old copy")
+  return target
+}
+
+const sha256 = (bytes: Buffer | string) => createHash("sha256").update(bytes).digest("hex")
+
+/** A local HTTP server answering each pinned URL, as `--mirror` asks for it, with the file of `root`; `alter` changes some answers. */
+const serveMirror = async (
+  files: ReadonlyArray<PinnedFile>,
+  root: string,
+  alter: (path: string, bytes: Buffer) => Buffer = (_, b) => b
+): Promise<{ readonly url: string; readonly requests: Array<string>; readonly close: () => Promise<void> }> => {
+  const byRequest = new Map(files.filter((f) => f.url !== "").map((f) => {
+    const u = new URL(f.url)
+    return [`/${u.host}${u.pathname}`, f.path] as const
+  }))
+  const requests: Array<string> = []
+  const server: Server = createServer((req, res) => {
+    const path = byRequest.get(req.url ?? "")
+    requests.push(req.url ?? "")
+    if (path === undefined || !existsSync(join(root, path))) {
+      res.writeHead(404).end()
+      return
+    }
+    res.writeHead(200, { "content-type": "application/octet-stream" }).end(alter(path, readFileSync(join(root, path))))
+  })
+  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok))
+  const { port } = server.address() as AddressInfo
+  return { url: `http://127.0.0.1:${port}`, requests, close: () => new Promise((ok) => server.close(() => ok())) }
+}
+
+describe("assay data pull writes where run, plan and equivalence read", { timeout: 120_000 }, () => {
+  it("tau2-retail on a fresh machine: run names the folder and the pull, that pull fills it, then run works with no variable set", async () => {
+    const user = freshUser()
+    const before = await assayIn(user.cwd, user.home, ["run", "--benchmark", "tau2-retail", "--candidate", "gold", "--no-judge", "--yes"])
+    expect(before.code).not.toBe(0)
+    expect(before.stderr).toContain(`missing from the data folder ${user.data} (the default; ASSAY_DATA_DIR is not set)`)
+    expect(before.stderr).toContain("`assay data pull tau2-retail --from DIR`")
+    expect(before.stderr).not.toContain("shared/data")
+
+    const pull = await assayIn(user.cwd, user.home, ["data", "pull", "tau2-retail", "--from", shared])
+    expect(pull.code, pull.stderr).toBe(0)
+    expect(pull.stdout).toContain(`files of tau2-retail in ${user.data}`)
+    expect(existsSync(join(user.data, "tau2", "retail", "db.json"))).toBe(true)
+    expect(existsSync(join(user.cwd, ".assay", "data"))).toBe(false)
+
+    const run = await assayIn(user.cwd, user.home, ["run", "--benchmark", "tau2-retail", "--candidate", "gold", "--no-judge", "--yes", "--json"])
+    expect(run.code, run.stderr).toBe(0)
+    expect(cardOf(run.stdout, "gold")).toMatchObject({ n: 114, meanReward: 1 })
+    const plan = await assayIn(user.cwd, user.home, ["plan", "--benchmark", "tau2-retail", "--candidate", "gold", "--no-judge"])
+    expect(plan.code, plan.stderr).toBe(0)
+  })
+
+  it("contract-review: the pull brings the texts and the gold (byte for byte the shared gold), then run works with no variable set", async () => {
+    const user = freshUser()
+    const before = await assayIn(user.cwd, user.home, ["run", "--benchmark", "contract-review", "--candidate", "gold", "--no-judge", "--yes"])
+    expect(before.code).not.toBe(0)
+    expect(before.stderr).toContain(`${join(user.data, "cuad", "gold")} is missing from the data folder ${user.data}`)
+    expect(before.stderr).toContain("`assay data pull contract-review`")
+
+    const pull = await assayIn(user.cwd, user.home, ["data", "pull", "contract-review", "--from", shared])
+    expect(pull.code, pull.stderr).toBe(0)
+    expect(pull.stdout).not.toContain("needs no upstream data")
+    for (const f of cuadDerived.files) expect(readFileSync(join(user.data, f.path))).toEqual(readFileSync(join(shared, f.path)))
+
+    const run = await assayIn(user.cwd, user.home, ["run", "--benchmark", "contract-review", "--candidate", "gold", "--no-judge", "--yes", "--json"])
+    expect(run.code, run.stderr).toBe(0)
+    expect(cardOf(run.stdout, "gold")).toMatchObject({ n: 8, meanReward: 1 })
+  })
+
+  it("bfcl: the pull brings the oracle too, and equivalence agrees on every line with no variable set", async () => {
+    const user = freshUser()
+    const pull = await assayIn(user.cwd, user.home, ["data", "pull", "bfcl", "--from", shared])
+    expect(pull.code, pull.stderr).toBe(0)
+    expect(pull.stdout).toContain("ok bfcl/oracle/verdicts-dev.jsonl")
+    const started = Date.now()
+    const equivalence = await assayIn(user.cwd, user.home, ["equivalence", "bfcl", "--json"])
+    expect(equivalence.code, equivalence.stderr).toBe(0)
+    expect(JSON.parse(equivalence.stdout)).toMatchObject({ benchmark: "bfcl", lines: 17972, agree: 17972, disagree: [] })
+    expect(Date.now() - started).toBeLessThan(40_000)
+  })
+
+  it("a file whose sha256 differs leaves the data folder as it was and names the file and both hashes", async () => {
+    const third = bfclData[2]!
+    const from = copyWithOneFileChanged(bfclData, third.path)
+    const target = populatedTarget()
+    const before = snapshot(dirname(target))
+    const r = await assay(["data", "pull", "bfcl", "--from", from], { ASSAY_DATA_DIR: target })
+    expect(r.code).toBe(1)
+    const actual = sha256(readFileSync(join(from, third.path)))
+    expect(r.stderr).toContain(third.path)
+    expect(r.stderr).toContain(actual)
+    expect(r.stderr).toContain(third.sha256)
+    expect(r.stderr).toContain("the data folder is unchanged")
+    // Nothing replaced, nothing added, and no staging folder left beside the target.
+    expect(snapshot(dirname(target))).toEqual(before)
+    expect(readdirSync(dirname(target))).toEqual(["data"])
+  })
+
+  it("a file missing from --from leaves the data folder as it was and names it", async () => {
+    const from = tempDir("assay-data-from-")
+    cpSync(join(shared, "bfcl", "v4"), join(from, "bfcl", "v4"), { recursive: true })
+    const gone = join(from, "bfcl", "v4", "possible_answer", "BFCL_v4_live_simple.json")
+    rmSync(gone)
+    const target = populatedTarget()
+    const before = snapshot(dirname(target))
+    const r = await assay(["data", "pull", "bfcl", "--from", from], { ASSAY_DATA_DIR: target })
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain(gone)
+    expect(snapshot(dirname(target))).toEqual(before)
+  })
+
+  it("by URL (a local mirror): bfcl's upstream files, checked by sha256; equivalence then says where the oracle lives; --from adds it", async () => {
+    const mirror = await serveMirror(bfclData, shared)
+    try {
+      const target = populatedTarget()
+      const r = await assay(["data", "pull", "bfcl", "--mirror", mirror.url], { ASSAY_DATA_DIR: target })
+      expect(r.code, r.stderr).toBe(0)
+      expect(mirror.requests).toHaveLength(bfclData.filter((f) => f.url !== "").length)
+      expect(r.stdout).toMatch(/skipped bfcl\/oracle\/verdicts-dev\.jsonl: no download URL/)
+      for (const f of bfclData.filter((f) => f.url !== "")) expect(sha256(readFileSync(join(target, f.path)))).toBe(f.sha256)
+      expect(readFileSync(join(target, "tau2", "retail", "policy.md"), "utf8")).toBe("another benchmark's file")
+
+      const equivalence = await assay(["equivalence", "bfcl"], { ASSAY_DATA_DIR: target })
+      expect(equivalence.code).not.toBe(0)
+      expect(equivalence.stderr).toContain(`the oracle corpus is not in the data folder ${target} (ASSAY_DATA_DIR)`)
+      expect(equivalence.stderr).toContain("`assay data pull bfcl --from DIR`")
+
+      const oracle = await assay(["data", "pull", "bfcl", "--from", shared], { ASSAY_DATA_DIR: target })
+      expect(oracle.code, oracle.stderr).toBe(0)
+      const corpus = tempDir("assay-data-corpus-")
+      const lines = readFileSync(join(target, "bfcl", "oracle", "verdicts-dev.jsonl"), "utf8").split("\n").slice(0, 50).join("\n")
+      writeFileSync(join(corpus, "few.jsonl"), lines)
+      const few = await assay(["equivalence", "bfcl", "--corpus", join(corpus, "few.jsonl"), "--json"], { ASSAY_DATA_DIR: target })
+      expect(few.code, few.stderr).toBe(0)
+      expect(JSON.parse(few.stdout)).toMatchObject({ lines: 50, agree: 50 })
+    } finally {
+      await mirror.close()
+    }
+  })
+
+  it("by URL, a download whose sha256 differs leaves the data folder as it was and names the file and both hashes", async () => {
+    const third = bfclData[2]!
+    const mirror = await serveMirror(bfclData, shared, (path, bytes) => (path === third.path ? Buffer.concat([bytes, Buffer.from("\n")]) : bytes))
+    try {
+      const target = populatedTarget()
+      const before = snapshot(dirname(target))
+      const r = await assay(["data", "pull", "bfcl", "--mirror", mirror.url], { ASSAY_DATA_DIR: target })
+      expect(r.code).toBe(1)
+      expect(r.stderr).toContain(third.path)
+      expect(r.stderr).toContain(sha256(Buffer.concat([readFileSync(join(shared, third.path)), Buffer.from("\n")])))
+      expect(r.stderr).toContain(third.sha256)
+      expect(snapshot(dirname(target))).toEqual(before)
+      expect(readdirSync(dirname(target))).toEqual(["data"])
+    } finally {
+      await mirror.close()
+    }
+  })
+
+  it("a benchmark with files no URL can fetch is refused before anything is downloaded, naming the --from pull", async () => {
+    const target = join(tempDir("assay-data-target-"), "data")
+    const r = await assay(["data", "pull", "tau2-retail", "--mirror", "http://127.0.0.1:9"], { ASSAY_DATA_DIR: target })
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain("tau2/retail/tools.json")
+    expect(r.stderr).toContain("`assay data pull tau2-retail --from DIR`")
+    expect(existsSync(target)).toBe(false)
+  })
+
+  it.skipIf(!existsSync(join(shared, csvPath)))("contract-review by URL (a local mirror): the CSV and eight texts, the gold derived byte for byte", async () => {
+    const mirror = await serveMirror(cuadData, shared)
+    try {
+      const target = join(tempDir("assay-data-target-"), "data")
+      const r = await assay(["data", "pull", "contract-review", "--mirror", mirror.url], { ASSAY_DATA_DIR: target })
+      expect(r.code, r.stderr).toBe(0)
+      for (const f of cuadDerived.files) {
+        expect(r.stdout).toContain(`derived ${f.path}`)
+        expect(readFileSync(join(target, f.path))).toEqual(readFileSync(join(shared, f.path)))
+      }
+    } finally {
+      await mirror.close()
+    }
+  })
+})
