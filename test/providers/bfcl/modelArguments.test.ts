@@ -1,13 +1,15 @@
 /**
  * A model candidate's tool-call arguments reach the BFCL checker as the model wrote them: through
- * the loopback server, the model clients, the recorded `model/generate` effect and a replay.
+ * the loopback server, the live Model layer, the recorded `model/generate` effect and a replay.
+ * This test is about the text on the wire, so it keeps a real server where others script the Model.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Either } from "effect"
 import type { Json } from "../../../src/content/Canonical.ts"
 import { evaluate } from "../../../src/evaluation/evaluate.ts"
 import * as LoopbackServer from "../../../src/model/LoopbackServer.ts"
-import { liveHandler, modelAgent } from "../../../src/model/ModelAgent.ts"
+import * as Model from "../../../src/model/Model.ts"
+import { modelAgent } from "../../../src/model/ModelAgent.ts"
 import * as Registry from "../../../src/model/Registry.ts"
 import type { AgentDef } from "../../../src/schema/AgentDef.ts"
 import type { Attempt } from "../../../src/schema/Attempt.ts"
@@ -40,9 +42,8 @@ const answered = (task: string, name: string, argumentsText: string) =>
         agentDef,
         agent: modelAgent(agentDef.name, model),
         repetition: 0,
-        handlers: { "model/generate": liveHandler },
-        registryEntry: model as unknown as Json
-      }).pipe(against(server))
+          registryEntry: model as unknown as Json
+      }).pipe(Effect.provide(Model.layerNode), against(server))
     })
   )
 

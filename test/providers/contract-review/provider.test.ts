@@ -1,14 +1,14 @@
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Either } from "effect"
+import { Effect, Either } from "effect"
 import type { Json } from "../../../src/content/Canonical.ts"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import type { Agent } from "../../../src/evaluation/Agent.ts"
 import * as Agents from "../../../src/evaluation/Agent.ts"
 import { evaluate } from "../../../src/evaluation/evaluate.ts"
-import * as LoopbackServer from "../../../src/model/LoopbackServer.ts"
-import { liveHandler, modelAgent } from "../../../src/model/ModelAgent.ts"
+import * as Model from "../../../src/model/Model.ts"
+import { modelAgent } from "../../../src/model/ModelAgent.ts"
 import * as Registry from "../../../src/model/Registry.ts"
 import type { AgentDef } from "../../../src/schema/AgentDef.ts"
 import { type EnvironmentDef, noLimits } from "../../../src/schema/EnvironmentDef.ts"
@@ -174,13 +174,13 @@ describe("the contract-review provider", () => {
     }))
 })
 
-describe("a model candidate through the loopback model server", () => {
+describe("a model candidate answered by the Model service", () => {
   const model = Registry.fixture.pipe(Effect.flatMap((file) => Either.match(Registry.resolveIn(file, "openai:gpt-4o-mini-2024-07-18"), {
     onLeft: (e) => Effect.dieMessage(e.message),
     onRight: Effect.succeed
   })))
 
-  it.scopedLive("its reply is graded through the whole path, with tokens and cost in the usage", () =>
+  it.effect("its reply is graded through the whole path, with tokens and cost in the usage", () =>
     Effect.gen(function*() {
       const env = yield* envOf("glumobile-content-license-2")
       const { cases } = yield* loadCaseSet.pipe(Effect.provide(NodeContext.layer))
@@ -189,25 +189,20 @@ describe("a model candidate through the loopback model server", () => {
       // Exclusivity is the only present type: quote its first span inside a fenced block, as models do.
       const span = c.clauses["Exclusivity"].spans[0]?.text ?? ""
       const answer = byClauseType((t) => (t === "Exclusivity" ? { present: true, quotes: [span] } : { present: false, quotes: [] }))
-      const server = yield* LoopbackServer.start([{
-        match: { lastUser: "<contract>", system: "reviewing a commercial contract" },
+      const scripted = Model.scripted([{
         text: `Here is my review.\n\n\`\`\`json\n${replyFor(answer)}\n\`\`\``,
-        usage: { input: 3200, output: 410 }
+        usage: { inputTokens: 3200, outputTokens: 410 }
       }])
       const resolved = yield* model
       const name = "openai:gpt-4o-mini"
-      const config = ConfigProvider.fromMap(new Map([["OPENAI_BASE_URL", server.openAiBaseUrl], ["OPENAI_API_KEY", "sk-test-loopback"]])).pipe(
-        ConfigProvider.orElse(() => ConfigProvider.fromEnv())
-      )
       const attempt = yield* evaluate(env, {
         capabilities: provider.capabilities,
         agentDef: { name, kind: "llm", model: resolved.ref, actionSpace: "text", prompt: "", limits: noLimits },
         agent: modelAgent(name, resolved),
         repetition: 0,
-        handlers: { "model/generate": liveHandler },
         // A ResolvedModel is plain JSON (Registry.ts); its optional fields keep it from being typed as Json.
         registryEntry: resolved as unknown as Json
-      }).pipe(Effect.withConfigProvider(config))
+      }).pipe(Effect.provideService(Model.Model, scripted))
 
       expect(attempt.verdict.ended).toBeNull()
       expect(attempt.verdict.reward).toBe(1)
@@ -216,12 +211,13 @@ describe("a model candidate through the loopback model server", () => {
       // gpt-4o-mini list price: $0.15 per million input tokens, $0.60 per million output tokens.
       expect(attempt.usage.costUsd).toBeCloseTo((3200 * 0.15 + 410 * 0.6) / 1e6, 12)
       expect(attempt.recording.map((r) => r.kind)).toEqual(["model/generate"])
-      // What reached the server: the instructions and the whole contract, no tools.
-      const [request] = server.requests()
-      const body = JSON.stringify(request?.body)
-      expect(request?.turn).toBe(0)
-      expect(body).toContain(JSON.stringify("You are reviewing a commercial contract").slice(1, -1))
-      expect(body).toContain(JSON.stringify(c.text.slice(0, 2000)).slice(1, -1))
-      expect(server.pendingTurns()).toEqual([])
+      // What the model was asked: the instructions and the whole contract, no tools.
+      const [request, ...more] = scripted.requests()
+      expect(more).toEqual([])
+      expect(request).toMatchObject({ provider: "openai", model: "gpt-4o-mini-2024-07-18", tools: [] })
+      expect(request!.system).toContain("You are reviewing a commercial contract")
+      const asked = request!.messages.at(-1)
+      expect(asked?.role === "user" && asked.content).toContain("<contract>")
+      expect(asked?.role === "user" && asked.content).toContain(c.text.slice(0, 2000))
     }))
 })

@@ -2,8 +2,8 @@ import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect } from "effect"
-import * as LoopbackServer from "../../../src/model/LoopbackServer.ts"
+import { Effect } from "effect"
+import * as Model from "../../../src/model/Model.ts"
 import type { Capabilities } from "../../../src/evaluation/Capabilities.ts"
 import { evaluate } from "../../../src/evaluation/evaluate.ts"
 import type { ModelRequest } from "../../../src/model/Clients.ts"
@@ -114,20 +114,22 @@ describe("tau2-retail as a provider", () => {
       expect(unreadable.verdict.ended?.reason).toBe("evaluator-failed")
     }))
 
-  it.effect("the default judge calls the judge model through the model clients (loopback server as the judge)", () =>
-    Effect.scoped(
-      Effect.gen(function*() {
-        const env = withJudge(environments.find((e) => e.task === "36")!)
-        const verdict = JSON.stringify({ results: [true, false].map((m) => ({ reasoning: "r", metExpectation: m })) })
-        const server = yield* LoopbackServer.start([{ match: { system: "expected outcome" }, text: verdict, usage: { input: 500, output: 30 } }])
-        const attempt = yield* run("gold", env).pipe(
-          Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["OPENAI_BASE_URL", server.openAiBaseUrl], ["OPENAI_API_KEY", "sk-test"]])))
-        )
-        expect(attempt.verdict).toMatchObject({ reward: 0, checks: { db: true, "nl:0": true, "nl:1": false }, notEvaluated: [] })
-        expect(server.requests()).toHaveLength(1)
-        expect(attempt.usage.calls).toBe(0)
-      })
-    ))
+  it.effect("the default judge calls the judge model through the Model service of the run (a scripted judge)", () =>
+    Effect.gen(function*() {
+      const env = withJudge(environments.find((e) => e.task === "36")!)
+      const verdict = JSON.stringify({ results: [true, false].map((m) => ({ reasoning: "r", metExpectation: m })) })
+      const judge = Model.scripted([{ text: verdict, usage: { inputTokens: 500, outputTokens: 30 } }])
+      const attempt = yield* run("gold", env).pipe(Effect.provideService(Model.Model, judge))
+      expect(attempt.verdict).toMatchObject({ reward: 0, checks: { db: true, "nl:0": true, "nl:1": false }, notEvaluated: [] })
+      // One call, to the judge model, with upstream's judge prompt; none of the candidate's.
+      const [request, ...more] = judge.requests()
+      expect(more).toEqual([])
+      expect(request).toMatchObject({ provider: "openai", model: "gpt-4o-mini-2024-07-18", tools: [] })
+      expect(request!.system).toMatch(/expected outcome/)
+      expect(attempt.usage.calls).toBe(0)
+      const price = Effect.runSync(Registry.resolve("openai:gpt-4o-mini").pipe(Effect.provide(Registry.layer))).model.cost!
+      expect(attempt.judging).toEqual({ calls: 1, inputTokens: 500, outputTokens: 30, costUsd: costAt(price, { inputTokens: 500, outputTokens: 30 }) })
+    }))
 
   it.effect("a judge reply that leaves an assertion out fails it", () =>
     Effect.gen(function*() {

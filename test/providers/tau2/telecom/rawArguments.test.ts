@@ -1,14 +1,16 @@
 /**
  * A model agent's tool-call arguments reach the telecom tools as the model wrote them: `2.0` is a
  * float there, so refuel_data says "2.0 GB" as upstream's Python does. Through the loopback
- * server (agent and simulated user), the model clients, the recording and a replay.
+ * server (agent and simulated user), the live Model layer, the recording and a replay: this test
+ * is about the text on the wire, so it keeps a real server where others script the Model.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Either } from "effect"
 import type { Json } from "../../../../src/content/Canonical.ts"
 import { evaluate } from "../../../../src/evaluation/evaluate.ts"
 import * as LoopbackServer from "../../../../src/model/LoopbackServer.ts"
-import { liveHandler, modelAgent } from "../../../../src/model/ModelAgent.ts"
+import * as Model from "../../../../src/model/Model.ts"
+import { modelAgent } from "../../../../src/model/ModelAgent.ts"
 import * as Registry from "../../../../src/model/Registry.ts"
 import type { AgentDef } from "../../../../src/schema/AgentDef.ts"
 import type { Attempt } from "../../../../src/schema/Attempt.ts"
@@ -49,9 +51,10 @@ const live = Effect.scoped(
       agentDef,
       agent: modelAgent(agentDef.name, model),
       repetition: 0,
-      handlers: { "model/generate": liveHandler },
       registryEntry: model as unknown as Json
     }).pipe(
+      // The live Model layer the command runs with: these arguments come through a real wire.
+      Effect.provide(Model.layerNode),
       Effect.withConfigProvider(
         ConfigProvider.fromMap(new Map([["OPENAI_BASE_URL", server.openAiBaseUrl], ["OPENAI_API_KEY", "sk-test-loopback"]]))
       )
