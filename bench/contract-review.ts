@@ -5,6 +5,7 @@
 import { NodeContext } from "@effect/platform-node"
 import { Effect } from "effect"
 import { join } from "node:path"
+import { dataRoot } from "../src/evaluation/DataRoot.ts"
 import { byClauseType, type Case, clauseTypes, loadCaseSetFrom } from "../providers/contract-review/data.ts"
 import { goldReply } from "../providers/contract-review/gold.ts"
 import { gradeReply, indexContract, locateQuote } from "../providers/contract-review/grader.ts"
@@ -37,7 +38,7 @@ const longCase = (others: ReadonlyArray<Case>, last: Case): Case => {
 }
 
 export const run = async (): Promise<void> => {
-  const dir = join(process.env["ASSAY_DATA_DIR"] ?? "../shared/data", "cuad")
+  const dir = join(dataRoot(), "cuad")
   const { cases } = await Effect.runPromise(loadCaseSetFrom(dir).pipe(Effect.provide(NodeContext.layer)))
   const withSpans = cases.find((c) => c.id === "dynamex-transportation") ?? cases[0]
   if (withSpans === undefined) throw new Error(`no contracts in ${dir}`)
