@@ -25,6 +25,7 @@ const loaders: Record<string, () => Promise<Provider>> = {
   "tau2-retail": async () => (await import("../../providers/tau2/retail/index.ts")).provider,
   "tau2-telecom": async () => (await import("../../providers/tau2/telecom/index.ts")).provider,
   "tau2-banking": async () => (await import("../../providers/tau2/banking/index.ts")).provider,
+  "tau2-airline": async () => (await import("../../providers/tau2/airline/index.ts")).provider,
   corpus: async () => (await import("../../providers/corpus/index.ts")).provider
 }
 
