@@ -5,6 +5,8 @@ import * as WE from "../../src/world/WorldEffects.ts"
 
 interface Recorded {
   readonly name: string
+  readonly spanId: string
+  readonly parentId: string | null
   readonly attributes: Map<string, unknown>
   exit?: Exit.Exit<unknown, unknown>
 }
@@ -16,12 +18,13 @@ const recording = () => {
   const tracer = Tracer.make({
     span: (name, parent, context, links, startTime, kind) => {
       const attributes = new Map<string, unknown>()
-      const recorded: Recorded = { name, attributes }
+      const spanId = String(next++)
+      const recorded: Recorded = { name, spanId, parentId: Option.isSome(parent) ? parent.value.spanId : null, attributes }
       spans.push(recorded)
       const span: Tracer.Span = {
         _tag: "Span",
         name,
-        spanId: String(next++),
+        spanId,
         traceId: "t",
         parent,
         context,
@@ -145,6 +148,24 @@ describe("spans", () => {
     expect(Tracing.failureOf(Cause.die(new Error("x")))).toBe("defect")
     expect(Tracing.failureOf(Cause.interrupt(Option.none() as never))).toBe("interrupted")
   })
+})
+
+describe("what is sent", () => {
+  it.effect("only assay's spans reach the exporter; one made under a library's span is parented to the nearest assay span", () =>
+    Effect.gen(function*() {
+      const inner = recording()
+      yield* Effect.void.pipe(
+        Effect.withSpan("assay.tool"),
+        Effect.withSpan("sql.transaction", { attributes: { "db.query.text": "INSERT ..." } }),
+        Effect.zipLeft(Effect.withSpan(Effect.void, "http.client GET", { attributes: { "url.full": `https://x.test/?key=${SECRET}` } })),
+        Effect.withSpan("assay.attempt"),
+        Effect.provide(Layer.unwrapEffect(Effect.map(Effect.tracer, (t) => Layer.setTracer(Tracing.onlyAssaySpans(t))))),
+        Effect.provide(inner.layer)
+      )
+      expect(inner.spans.map((s) => s.name)).toEqual(["assay.attempt", "assay.tool"])
+      expect(inner.spans[1]!.parentId).toBe(inner.spans[0]!.spanId)
+      expect(JSON.stringify(inner.spans.map((s) => [...s.attributes]))).not.toContain(SECRET)
+    }))
 })
 
 describe("the exporter's settings", () => {
