@@ -80,9 +80,9 @@ const serveMirror = async (
   root: string,
   alter: (path: string, bytes: Buffer) => Buffer = (_, b) => b
 ): Promise<{ readonly url: string; readonly requests: Array<string>; readonly close: () => Promise<void> }> => {
-  const byRequest = new Map(files.filter((f) => f.url !== "").map((f) => {
+  const byRequest = new Map<string, string>(files.filter((f) => f.url !== "").map((f) => {
     const u = new URL(f.url)
-    return [`/${u.host}${u.pathname}`, f.path] as const
+    return [`/${u.host}${u.pathname}`, f.path]
   }))
   const requests: Array<string> = []
   const server: Server = createServer((req, res) => {
