@@ -8,7 +8,7 @@
  * the next request as Gemini's thinking models require.
  */
 import { Schema } from "effect"
-import type { FinishReason, Message, ModelRequest, ModelResponse, ToolCall, Usage } from "./Clients.ts"
+import type { FinishReason, Message, ModelRequest, ModelResponse, ToolCall, Usage } from "./Model.ts"
 
 export const FunctionCall = Schema.Struct({
   name: Schema.String,
