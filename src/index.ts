@@ -3,7 +3,12 @@
  * per concept. A provider is a `Provider.Provider`: its environments, three capabilities made
  * with `Capabilities.makeWorldSetup` / `makeProtocol` / `makeEvaluator`, and the candidates it
  * plays itself. `evaluate` runs one Attempt; `Runner` and `Store` run and keep experiments.
- * providers/ledger is the smallest complete example.
+ * `DataRoot` is where pinned upstream data is read from; `Model`, `ModelEffect` and `Cost` are
+ * for a provider that calls a model itself (a judge, a user simulator).
+ * providers/ledger is the smallest complete example; examples/counter is one outside the repo.
+ *
+ * Published as the package's "exports" (compiled to dist/ by `npm pack`'s prepack), so another
+ * project writes `import { Capabilities, Provider, World } from "assay"`.
  */
 export * as Canonical from "./content/Canonical.ts"
 export * as ContentId from "./content/ContentId.ts"
@@ -22,6 +27,7 @@ export * as Wallet from "./budget/Wallet.ts"
 export * as Agent from "./evaluation/Agent.ts"
 export * as Capabilities from "./evaluation/Capabilities.ts"
 export * as Conversation from "./evaluation/Conversation.ts"
+export * as DataRoot from "./evaluation/DataRoot.ts"
 export { evaluate, predictInputsId } from "./evaluation/evaluate.ts"
 export * as Provider from "./evaluation/Provider.ts"
 export * as ToolLoop from "./evaluation/toolLoop.ts"
@@ -32,6 +38,9 @@ export * as Runner from "./experiment/Runner.ts"
 export * as Store from "./experiment/Store.ts"
 
 export * as Clients from "./model/Clients.ts"
+export * as Cost from "./model/Cost.ts"
 export * as LoopbackServer from "./model/LoopbackServer.ts"
+export * as Model from "./model/Model.ts"
 export * as ModelAgent from "./model/ModelAgent.ts"
+export * as ModelEffect from "./model/ModelEffect.ts"
 export * as Registry from "./model/Registry.ts"
