@@ -8,6 +8,7 @@ import { appendFileSync, mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, Option, Ref, Schema } from "effect"
 import type { Json } from "../content/Canonical.ts"
+import * as ContentId from "../content/ContentId.ts"
 import type { Agent } from "../evaluation/Agent.ts"
 import type { CapabilityError } from "../evaluation/Capabilities.ts"
 import { evaluate, LIBRARY_VERSION, predictInputsId } from "../evaluation/evaluate.ts"
@@ -21,8 +22,15 @@ import * as SpendCap from "../budget/SpendCap.ts"
 import { Model } from "../model/Model.ts"
 import { Registry } from "../model/Registry.ts"
 import * as Tracing from "../observability/Tracing.ts"
-import { frontiers, type Report } from "./Report.ts"
-import { cellResults, comparisons, faultSummary, scorecards } from "./Scorecards.ts"
+import { Comparison, frontiers, type Report, Scorecard } from "./Report.ts"
+import {
+  type CellSummary,
+  cellResultsOfCells,
+  comparisonsOfCells,
+  faultSummaryOfCells,
+  scorecardsOfCells,
+  summaryOf
+} from "./Scorecards.ts"
 import { type CellKey, cellKeyOf, Store, type StoreError } from "./Store.ts"
 
 export interface Candidate {
@@ -167,7 +175,13 @@ export const classify = (plan: Plan) =>
 
 export interface RunOutcome {
   readonly report: Report
+  /**
+   * The Attempts this run made. Kept cells are not decoded from the store for the outcome (a
+   * finished experiment of 10,000 cells would decode them all to run nothing): `cells` has them.
+   */
   readonly attempts: ReadonlyArray<Attempt>
+  /** The current cells, kept and fresh, in plan order: what the report's figures were made from. */
+  readonly cells: ReadonlyArray<CellSummary>
   readonly unpredicted: ReadonlyArray<string>
   readonly complete: boolean
 }
@@ -193,6 +207,7 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     const spent = yield* Ref.make<{ usd: number; unknown: boolean; done: number; passed: number }>({ usd: 0, unknown: false, done: 0, passed: 0 })
     // Appended from many fibers; a plain array (push is atomic between yields) avoids copying.
     const fresh: Array<Attempt> = []
+    const freshIds = new Map<Attempt, string>()
     const unpredicted = yield* Ref.make<ReadonlyArray<string>>([])
     const skipped = yield* Ref.make(0)
     const skip = (cell: Cell, reason: string) => Effect.zipRight(store.putSkipped(runId, cell.key, reason), Ref.update(skipped, (n) => n + 1))
@@ -264,7 +279,7 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
             costUsd
           })
         }
-        yield* store.putAttempt(runId, attempt)
+        freshIds.set(attempt, yield* store.putAttempt(runId, attempt))
         appendFileSync(resultsFile, JSON.stringify(encodeLine(attempt)) + "\n")
         if (attempt.inputsId !== "" && attempt.inputsId !== cell.predictedInputsId) {
           yield* Ref.update(unpredicted, (u) => [...u, cellKeyOf(cell.key)])
@@ -291,11 +306,20 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     yield* settings.progress.end
 
     const ran = fresh
-    const keptAttempts = yield* store.latestAttempts(kept.map((s) => s.cell.key))
-    // In plan order, so the same cells give the same report however they were run or kept.
+    // Kept cells are read from the store's per-cell index, never their records: a finished
+    // experiment run again has nothing to decode. In plan order, so the same cells give the same
+    // report however they were run or kept.
+    const keptCells = yield* store.latestCells(kept.map((s) => s.cell.key))
     const position = new Map(plan.cells.map((c, i) => [cellKeyOf(c.key), i]))
-    const rank = (a: Attempt) => position.get(cellKeyOf({ environmentId: a.environmentId, candidate: a.candidate, repetition: a.repetition })) ?? 0
-    const current = [...Array.from(keptAttempts.values(), (s) => s.attempt), ...ran].sort((a, b) => rank(a) - rank(b))
+    const current: ReadonlyArray<Current> = [
+      ...Array.from(keptCells, ([key, c]) => ({ key, id: c.id, summary: c.summary })),
+      ...ran.map((a) => ({
+        key: cellKeyOf({ environmentId: a.environmentId, candidate: a.candidate, repetition: a.repetition }),
+        id: freshIds.get(a) ?? "",
+        summary: summaryOf(a)
+      }))
+    ].sort((a, b) => (position.get(a.key) ?? 0) - (position.get(b.key) ?? 0))
+    const cells = current.map((c) => c.summary)
     const unpredictedCells = yield* Ref.get(unpredicted)
     const skippedCount = yield* Ref.get(skipped)
     const warnings: Array<string> = []
@@ -304,12 +328,13 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     if (deferred > 0) warnings.push(`${deferred} cells were left for a later run`)
     const retried = states.filter((s) => s.state === "faulted" && (!settings.only || settings.only(s.cell))).length
     const apart = new Set(plan.cells.flatMap((c) => Array.from(c.lane.provider.impassable ?? [], (task) => `${c.lane.provider.name}/${task}`)))
-    const impassable = (a: Attempt) => apart.has(`${a.benchmark}/${a.task}`)
+    const impassable = (a: CellSummary) => apart.has(`${a.benchmark}/${a.task}`)
     const notes = [
       ...(retried > 0 ? [`${retried} cells whose last Attempt ended in a fault (an outage, not the candidate) ran again`] : []),
       ...new Set(plan.cells.map((c) => c.lane.provider.attribution).filter((a): a is string => a !== undefined))
     ]
-    const cards = scorecards(current, impassable)
+    const figures = yield* figuresOf(current, impassable)
+    const cards = figures.scorecards
     // Skipped and deferred cells are listed with their reasons; the store knows environments by id only.
     const taskOf = new Map(plan.cells.map((c) => [c.key.environmentId, c.env.task]))
     const running = new Set(toRun)
@@ -333,13 +358,13 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
         faulted: ran.filter((a) => a.verdict.ended?.reason === "fault").length
       },
       scorecards: cards,
-      comparisons: comparisons(current, impassable),
+      comparisons: figures.comparisons,
       frontier: frontiers(cards),
       ...(notes.length > 0 ? { notes } : {}),
       ...(warnings.length > 0 ? { warnings } : {}),
-      faults: faultSummary(current, faultSpec),
+      faults: faultSummaryOfCells(cells, faultSpec),
       skipped: skippedCells,
-      cellResults: cellResults(current),
+      cellResults: cellResultsOfCells(cells),
       spend: {
         runUsd: runSpend.knownUsd,
         experimentUsd: experimentSpend.knownUsd,
@@ -348,7 +373,63 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
         capUsd: settings.maxUsd
       }
     }
-    const finished = settings.finish ? yield* settings.finish({ report, attempts: current }) : report
+    const finished = settings.finish ? yield* settings.finish({ report, attempts: yield* currentAttempts(current, ran, kept.map((s) => s.cell.key)) }) : report
     yield* store.finishRun(runId, finished)
-    return { report: finished, attempts: current, unpredicted: unpredictedCells, complete: unpredictedCells.length === 0 && skippedCount + deferred === 0 }
+    return { report: finished, attempts: ran, cells, unpredicted: unpredictedCells, complete: unpredictedCells.length === 0 && skippedCount + deferred === 0 }
   }).pipe(Tracing.runSpan(plan))
+
+/** A current cell: its key, the content id of its Attempt, and the Attempt's summary. */
+interface Current {
+  readonly key: string
+  readonly id: string
+  readonly summary: CellSummary
+}
+
+/**
+ * Bump when scorecards or comparisons compute something else from the same cells: figures stored
+ * under an older version are not read back.
+ */
+const FIGURES_VERSION = 1
+
+const Figures = Schema.parseJson(Schema.Struct({ scorecards: Schema.Array(Scorecard), comparisons: Schema.Array(Comparison) }))
+const decodeFigures = Schema.decodeUnknownOption(Figures)
+const encodeFigures = Schema.encode(Figures)
+
+/**
+ * Scorecards and comparisons of the current cells. Their bootstrap intervals are what costs
+ * (2,000 resamples of every group); they are a function of the Attempts, in order, and of which of
+ * them are impassable, so they are stored under the digest of exactly that and read back while
+ * it is unchanged: an experiment run again with nothing to run computes none of them.
+ */
+const figuresOf = (current: ReadonlyArray<Current>, impassable: (c: CellSummary) => boolean) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const cells = current.map((c) => c.summary)
+    // Fresh Attempts always have an id (putAttempt returns it); "" would only name an unstored one.
+    const cacheable = current.every((c) => c.id !== "")
+    const key = ContentId.sha256Hex(
+      JSON.stringify([FIGURES_VERSION, LIBRARY_VERSION, current.map((c) => c.id), current.flatMap((c, i) => (impassable(c.summary) ? [i] : []))])
+    )
+    if (cacheable) {
+      const stored = yield* store.derived(key)
+      if (stored !== null) {
+        const figures = decodeFigures(stored)
+        if (Option.isSome(figures)) return figures.value
+      }
+    }
+    const figures = { scorecards: scorecardsOfCells(cells, impassable), comparisons: comparisonsOfCells(cells, impassable) }
+    if (cacheable) yield* store.putDerived(key, yield* Effect.orDie(encodeFigures(figures)))
+    return figures
+  })
+
+/** The current Attempts in full, in plan order: the kept ones decoded from the store. */
+const currentAttempts = (current: ReadonlyArray<Current>, ran: ReadonlyArray<Attempt>, keptKeys: ReadonlyArray<CellKey>) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const fresh = new Map(ran.map((a) => [cellKeyOf({ environmentId: a.environmentId, candidate: a.candidate, repetition: a.repetition }), a]))
+    const kept = yield* store.latestAttempts(keptKeys)
+    return current.flatMap((c) => {
+      const a = fresh.get(c.key) ?? kept.get(c.key)?.attempt
+      return a === undefined ? [] : [a]
+    })
+  })

@@ -1,30 +1,95 @@
 /**
  * Scorecards and paired comparisons from the Attempts that count: one per cell, current (not
  * stale). Intervals are seeded, so the same Attempts always give the same report.
+ *
+ * Everything here reads a cell's Attempt only through its summary (`CellSummary`): the store
+ * keeps one per cell beside the record, so a report of 10,000 kept cells needs no Attempt decoded.
  */
-import { Array as Arr, Option } from "effect"
+import { Array as Arr, Option, Schema } from "effect"
 import type { Attempt } from "../schema/Attempt.ts"
+import { Judging } from "../schema/Attempt.ts"
 import { failuresOf } from "../schema/Verdict.ts"
 import type { FaultSpec } from "../schema/EnvironmentDef.ts"
 import type { CandidateFaults, CellFault, CellResult, Comparison, Faults, Scorecard } from "./Report.ts"
 import { bootstrapMean, mean, pairedBootstrap, passHatK, wilson } from "./Statistics.ts"
+
+/**
+ * What scorecards, comparisons, the fault section and the cell list read of one Attempt. Written
+ * to the store with the Attempt (its `cells` table), so they can be computed without the record.
+ */
+export const CellSummary = Schema.Struct({
+  environmentId: Schema.String,
+  benchmark: Schema.String,
+  task: Schema.String,
+  stratum: Schema.NullOr(Schema.String),
+  candidate: Schema.String,
+  repetition: Schema.Int,
+  reward: Schema.Number,
+  /** The checks the verdict failed. */
+  failures: Schema.Array(Schema.String),
+  /** `verdict.ended.reason`; null when the Attempt was evaluated. */
+  ended: Schema.NullOr(Schema.String),
+  /** Faults injected into the Attempt's effects (its `faults`). */
+  injected: Schema.Int,
+  /** Every fault the Attempt met, injected and live. */
+  faults: Schema.Array(Schema.Struct({ effect: Schema.String, occurrence: Schema.Int, reason: Schema.String, injected: Schema.Boolean })),
+  usage: Schema.Struct({
+    inputTokens: Schema.Int,
+    outputTokens: Schema.Int,
+    costUsd: Schema.NullOr(Schema.Number),
+    wallSeconds: Schema.Number
+  }),
+  judging: Schema.optionalWith(Judging, { exact: true })
+})
+export type CellSummary = typeof CellSummary.Type
+
+/** The summary of one Attempt: what the functions below read of it. */
+export const summaryOf = (a: Attempt): CellSummary => ({
+  environmentId: a.environmentId,
+  benchmark: a.benchmark,
+  task: a.task,
+  stratum: a.stratum,
+  candidate: a.candidate,
+  repetition: a.repetition,
+  reward: a.verdict.reward,
+  failures: failuresOf(a.verdict),
+  ended: a.verdict.ended?.reason ?? null,
+  injected: a.faults.length,
+  faults: faultsOfAttempt(a),
+  usage: { inputTokens: a.usage.inputTokens, outputTokens: a.usage.outputTokens, costUsd: a.usage.costUsd, wallSeconds: a.usage.wallSeconds },
+  ...(a.judging !== undefined ? { judging: a.judging } : {})
+})
+
+/**
+ * Summaries of Attempts, and a predicate on Attempts read on their summaries: the Attempt-taking
+ * functions below are the summary-taking ones after this.
+ */
+const summarize = (attempts: ReadonlyArray<Attempt>, impassable: (a: Attempt) => boolean) => {
+  const apart = new Set<CellSummary>()
+  const cells = attempts.map((a) => {
+    const c = summaryOf(a)
+    if (impassable(a)) apart.add(c)
+    return c
+  })
+  return { cells, impassable: (c: CellSummary) => apart.has(c) }
+}
 
 const SEED = 20261130
 
 /** Candidates the provider plays itself are calibration references, not contenders. */
 export const isReference = (candidate: string): boolean => ["gold", "echo", "none"].includes(candidate)
 
-const scorecardOf = (candidate: string, benchmark: string, stratum: string | null, attempts: ReadonlyArray<Attempt>): Scorecard => {
-  const rewards = attempts.map((a) => a.verdict.reward)
+const scorecardOf = (candidate: string, benchmark: string, stratum: string | null, cells: ReadonlyArray<CellSummary>): Scorecard => {
+  const rewards = cells.map((a) => a.reward)
   const passes = rewards.filter((r) => r >= 1).length
   const failures: Record<string, number> = {}
-  for (const a of attempts) for (const check of failuresOf(a.verdict)) failures[check] = (failures[check] ?? 0) + 1
+  for (const a of cells) for (const check of a.failures) failures[check] = (failures[check] ?? 0) + 1
   let cost: number | null = 0
   let input = 0
   let output = 0
   let wall = 0
   let judging: { calls: number; tokens: { input: number; output: number }; costUsd: number | null } | undefined
-  for (const a of attempts) {
+  for (const a of cells) {
     if (a.judging !== undefined) {
       const j = judging ?? { calls: 0, tokens: { input: 0, output: 0 }, costUsd: 0 }
       judging = {
@@ -40,9 +105,9 @@ const scorecardOf = (candidate: string, benchmark: string, stratum: string | nul
   }
   // pass^k per task needs repetitions: count trials and successes per environment.
   const byTask = new Map<string, { n: number; c: number }>()
-  for (const a of attempts) {
+  for (const a of cells) {
     const t = byTask.get(a.environmentId) ?? { n: 0, c: 0 }
-    byTask.set(a.environmentId, { n: t.n + 1, c: t.c + (a.verdict.reward >= 1 ? 1 : 0) })
+    byTask.set(a.environmentId, { n: t.n + 1, c: t.c + (a.reward >= 1 ? 1 : 0) })
   }
   const minReps = Math.min(...Array.from(byTask.values()).map((t) => t.n))
   const passHat = minReps >= 2
@@ -90,8 +155,17 @@ export const scorecards = (
   attempts: ReadonlyArray<Attempt>,
   impassable: (a: Attempt) => boolean = () => false
 ): ReadonlyArray<Scorecard> => {
+  const s = summarize(attempts, impassable)
+  return scorecardsOfCells(s.cells, s.impassable)
+}
+
+/** `scorecards` of cells' summaries, in the same order. */
+export const scorecardsOfCells = (
+  cells: ReadonlyArray<CellSummary>,
+  impassable: (c: CellSummary) => boolean = () => false
+): ReadonlyArray<Scorecard> => {
   const out: Array<Scorecard> = []
-  for (const [, all] of groupBy(attempts, (a) => `${a.benchmark}\u0000${a.candidate}`)) {
+  for (const [, all] of groupBy(cells, (a) => `${a.benchmark}\u0000${a.candidate}`)) {
     const first = all[0]!
     const apart = all.filter(impassable)
     const group = apart.length > 0 ? all.filter((a) => !impassable(a)) : all
@@ -112,19 +186,28 @@ export const comparisons = (
   attempts: ReadonlyArray<Attempt>,
   impassable: (a: Attempt) => boolean = () => false
 ): ReadonlyArray<Comparison> => {
+  const s = summarize(attempts, impassable)
+  return comparisonsOfCells(s.cells, s.impassable)
+}
+
+/** `comparisons` of cells' summaries. */
+export const comparisonsOfCells = (
+  cells: ReadonlyArray<CellSummary>,
+  impassable: (c: CellSummary) => boolean = () => false
+): ReadonlyArray<Comparison> => {
   const out: Array<Comparison> = []
-  for (const [benchmark, group] of groupBy(attempts.filter((a) => !impassable(a)), (a) => a.benchmark)) {
+  for (const [benchmark, group] of groupBy(cells.filter((a) => !impassable(a)), (a) => a.benchmark)) {
     const byCandidate = groupBy(group, (a) => a.candidate)
     const names = [...byCandidate.keys()]
     for (let i = 0; i < names.length; i++) {
       for (let j = i + 1; j < names.length; j++) {
         const a = names[i]!
         const b = names[j]!
-        const bCells = new Map(byCandidate.get(b)!.map((x) => [`${x.environmentId}|${x.repetition}`, x.verdict.reward]))
+        const bCells = new Map(byCandidate.get(b)!.map((x) => [`${x.environmentId}|${x.repetition}`, x.reward]))
         const pairs: Array<readonly [number, number]> = []
         for (const x of byCandidate.get(a)!) {
           const other = bCells.get(`${x.environmentId}|${x.repetition}`)
-          if (other !== undefined) pairs.push([x.verdict.reward, other])
+          if (other !== undefined) pairs.push([x.reward, other])
         }
         if (!Arr.isNonEmptyReadonlyArray(pairs)) continue
         const d = pairedBootstrap(pairs, { seed: SEED })
@@ -153,43 +236,50 @@ export const faultsOfAttempt = (attempt: Attempt): ReadonlyArray<CellFault> => [
   )
 ]
 
-const endedInFault = (attempt: Attempt): boolean => attempt.verdict.ended?.reason === "fault"
+const endedInFault = (cell: CellSummary): boolean => cell.ended === "fault"
 
 /** Ends that are not the candidate's doing: an outage, the spend cap, a broken setup or grader. */
 const notTheCandidates = new Set(["fault", "spend-cap", "setup-failed", "evaluator-failed"])
-const failed = (attempt: Attempt): boolean => attempt.verdict.reward < 1 && !notTheCandidates.has(attempt.verdict.ended?.reason ?? "")
+const failed = (cell: CellSummary): boolean => cell.reward < 1 && !notTheCandidates.has(cell.ended ?? "")
 
 /**
  * The fault section of a report: the spec the run injected with (null: none) and, per candidate
  * and benchmark, the faults injected, the cells that ended in one, and the failed cells apart:
  * those that met a fault on the way and those that met none (the candidate's own failures).
  */
-export const faultSummary = (attempts: ReadonlyArray<Attempt>, spec: FaultSpec | null): Faults => {
+export const faultSummary = (attempts: ReadonlyArray<Attempt>, spec: FaultSpec | null): Faults =>
+  faultSummaryOfCells(attempts.map(summaryOf), spec)
+
+/** `faultSummary` of cells' summaries. */
+export const faultSummaryOfCells = (cells: ReadonlyArray<CellSummary>, spec: FaultSpec | null): Faults => {
   const candidates: Array<CandidateFaults> = []
-  for (const [, group] of groupBy(attempts, (a) => `${a.benchmark}\u0000${a.candidate}`)) {
+  for (const [, group] of groupBy(cells, (a) => `${a.benchmark}\u0000${a.candidate}`)) {
     const first = group[0]!
     candidates.push({
       candidate: first.candidate,
       benchmark: first.benchmark,
       cells: group.length,
-      injected: group.reduce((n, a) => n + a.faults.length, 0),
-      cellsWithFaults: group.filter((a) => faultsOfAttempt(a).length > 0).length,
+      injected: group.reduce((n, a) => n + a.injected, 0),
+      cellsWithFaults: group.filter((a) => a.faults.length > 0).length,
       endedInFault: group.filter(endedInFault).length,
-      failedAfterFault: group.filter((a) => failed(a) && faultsOfAttempt(a).length > 0).length,
-      failedWithoutFault: group.filter((a) => failed(a) && faultsOfAttempt(a).length === 0).length
+      failedAfterFault: group.filter((a) => failed(a) && a.faults.length > 0).length,
+      failedWithoutFault: group.filter((a) => failed(a) && a.faults.length === 0).length
     })
   }
   return { spec, candidates }
 }
 
 /** Each cell with its reward, how it ended and its faults: the `--cells` list. */
-export const cellResults = (attempts: ReadonlyArray<Attempt>): ReadonlyArray<CellResult> =>
-  attempts.map((a) => ({
+export const cellResults = (attempts: ReadonlyArray<Attempt>): ReadonlyArray<CellResult> => cellResultsOfCells(attempts.map(summaryOf))
+
+/** `cellResults` of cells' summaries. */
+export const cellResultsOfCells = (cells: ReadonlyArray<CellSummary>): ReadonlyArray<CellResult> =>
+  cells.map((a) => ({
     benchmark: a.benchmark,
     task: a.task,
     candidate: a.candidate,
     repetition: a.repetition,
-    reward: a.verdict.reward,
-    ended: a.verdict.ended?.reason ?? null,
-    faults: faultsOfAttempt(a)
+    reward: a.reward,
+    ended: a.ended,
+    faults: a.faults
   }))

@@ -10,6 +10,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import * as ContentId from "../content/ContentId.ts"
 import * as Home from "./Home.ts"
 import { Attempt } from "../schema/Attempt.ts"
+import { CellSummary, summaryOf } from "./Scorecards.ts"
 import { type ExperimentDef, idOf as experimentIdOf } from "../schema/ExperimentDef.ts"
 import { ExperimentDef as ExperimentDefSchema } from "../schema/ExperimentDef.ts"
 
@@ -58,9 +59,13 @@ export interface Store {
   readonly getRun: (runId: string) => Effect.Effect<RunRecord, StoreError>
   readonly latestRun: Effect.Effect<RunRecord | null, StoreError>
   readonly putAttempt: (runId: string, attempt: Attempt) => Effect.Effect<string, StoreError>
-  /** The inputs id of the newest Attempt of each given cell: enough to decide what runs. */
   /** Each given cell's newest Attempt in brief: its inputs id and how it ended (null: evaluated). */
   readonly latestInputs: (cells: ReadonlyArray<CellKey>) => Effect.Effect<ReadonlyMap<string, LatestInputs>, StoreError>
+  /**
+   * Each given cell's newest Attempt as the per-cell index has it (ids, inputs id, how it ended and
+   * the summary scorecards read), with no Attempt record decoded.
+   */
+  readonly latestCells: (cells: ReadonlyArray<CellKey>) => Effect.Effect<ReadonlyMap<string, StoredCell>, StoreError>
   /** The newest Attempt of each given cell, whatever run made it. */
   readonly latestAttempts: (cells: ReadonlyArray<CellKey>) => Effect.Effect<ReadonlyMap<string, StoredAttempt>, StoreError>
   readonly attemptsOfRun: (runId: string) => Effect.Effect<ReadonlyArray<StoredAttempt>, StoreError>
@@ -74,6 +79,22 @@ export interface Store {
   readonly putSpend: (runId: string, experimentId: string, cell: CellKey, spend: SpendRow) => Effect.Effect<void, StoreError>
   /** What every model call of an experiment (all its runs) cost, or of one run. */
   readonly spendOf: (of: { readonly experimentId: string } | { readonly runId: string }) => Effect.Effect<SpendTotal, StoreError>
+  /** What was stored under a key of derived figures (see `putDerived`), or null. */
+  readonly derived: (key: string) => Effect.Effect<string | null, StoreError>
+  /**
+   * Figures computed from a set of Attempts, stored under a key that names that set (the ids of
+   * the Attempts, in order, and what else they were computed with), so the same set is not
+   * computed again. The text is the caller's.
+   */
+  readonly putDerived: (key: string, text: string) => Effect.Effect<void, StoreError>
+}
+
+/** A cell's newest Attempt as the per-cell index has it. */
+export interface StoredCell extends LatestInputs {
+  /** The Attempt's content id. */
+  readonly id: string
+  readonly runId: string
+  readonly summary: CellSummary
 }
 
 export interface SpendRow {
@@ -135,12 +156,77 @@ const migrations = Migrator.fromRecord({
       provider TEXT NOT NULL, model TEXT NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
       cache_read_tokens INTEGER NOT NULL, cache_write_tokens INTEGER NOT NULL, cost_usd REAL, created_at TEXT NOT NULL)`
     yield* sql`CREATE INDEX spend_experiment ON spend (experiment_id)`
+  }),
+  // A small per-cell index of the newest Attempt (what classifying and scorecards read), so a run
+  // with nothing left to do decodes no Attempt record; figures derived from a set of Attempts,
+  // keyed by that set; spend per run read by index. Built from the records already stored (tables
+  // dropped first: a test may rewind the migrations of a home to an older layout).
+  "4_cells": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`DROP TABLE IF EXISTS cells`
+    yield* sql`DROP TABLE IF EXISTS derived`
+    yield* sql`CREATE TABLE cells (
+      cell TEXT PRIMARY KEY, seq INTEGER NOT NULL, attempt_id TEXT NOT NULL, run_id TEXT NOT NULL,
+      inputs_id TEXT NOT NULL, ended TEXT, reward REAL NOT NULL, cost_usd REAL,
+      input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, summary TEXT NOT NULL)`
+    yield* sql`CREATE TABLE derived (key TEXT PRIMARY KEY, value TEXT NOT NULL, created_at TEXT NOT NULL)`
+    yield* sql`CREATE INDEX IF NOT EXISTS spend_run ON spend (run_id)`
+    yield* indexAttemptsAfter(sql, 0)
   })
 })
+
+interface AttemptRow {
+  readonly seq: number
+  readonly id: string
+  readonly run_id: string
+  readonly record: string
+}
+
+/** The row of the per-cell index for one stored Attempt. */
+const cellRow = (seq: number, id: string, runId: string, attempt: Attempt) => ({
+  cell: cellKeyOf({ environmentId: attempt.environmentId, candidate: attempt.candidate, repetition: attempt.repetition }),
+  seq,
+  attempt_id: id,
+  run_id: runId,
+  inputs_id: attempt.inputsId,
+  ended: endedColumn(attempt),
+  reward: attempt.verdict.reward,
+  cost_usd: attempt.usage.costUsd,
+  input_tokens: attempt.usage.inputTokens,
+  output_tokens: attempt.usage.outputTokens,
+  summary: JSON.stringify(summaryOf(attempt))
+})
+
+/** A cell's row, unless the index already has a newer Attempt of that cell. */
+const upsertCell = (sql: SqlClient.SqlClient, row: ReturnType<typeof cellRow>) =>
+  sql`INSERT INTO cells ${sql.insert(row)}
+    ON CONFLICT (cell) DO UPDATE SET seq = excluded.seq, attempt_id = excluded.attempt_id, run_id = excluded.run_id,
+      inputs_id = excluded.inputs_id, ended = excluded.ended, reward = excluded.reward, cost_usd = excluded.cost_usd,
+      input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens, summary = excluded.summary
+    WHERE excluded.seq > cells.seq`
+
+/**
+ * Indexes the Attempts stored after `seq` (all of them when building the index; afterwards only
+ * those an older assay wrote without indexing them), a few hundred records at a time.
+ */
+const indexAttemptsAfter = (sql: SqlClient.SqlClient, after: number) =>
+  Effect.gen(function*() {
+    let from = after
+    for (;;) {
+      const rows = yield* sql<AttemptRow>`SELECT seq, id, run_id, record FROM attempts WHERE seq > ${from} ORDER BY seq LIMIT 500`
+      if (rows.length === 0) return
+      for (const row of rows) {
+        const attempt = yield* decodeAttempt(row.record).pipe(Effect.mapError((e) => new StoreError({ reason: "decode", detail: `attempt ${row.id}: ${e.message}` })))
+        yield* upsertCell(sql, cellRow(row.seq, row.id, row.run_id, attempt))
+      }
+      from = rows[rows.length - 1]!.seq
+    }
+  })
 
 const query = (detail: string) => Effect.mapError((e: unknown) => new StoreError({ reason: "query", detail: `${detail}: ${String(e)}` }))
 
 const decodeAttempt = Schema.decodeUnknown(Schema.parseJson(Attempt))
+const decodeSummary = Schema.decodeUnknown(Schema.parseJson(CellSummary))
 const encodeAttempt = Schema.encode(Schema.parseJson(Attempt))
 
 const splitCell = (cell: string): CellKey => {
@@ -151,13 +237,33 @@ const splitCell = (cell: string): CellKey => {
 /** Run ids are made here and only these are accepted back: `r-` + 16 hex digits. */
 const runIdPattern = /^r-[0-9a-f]{16}$/
 
-const make = (home: string) =>
+const make = (home: string, readOnly: boolean) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     // WAL with NORMAL sync: a committed Attempt survives the process being killed; only a power
     // loss may take the last few, and it saves an fsync per Attempt.
     yield* sql`PRAGMA synchronous = NORMAL`.pipe(query("setting up the store"))
     const now = () => new Date().toISOString()
+    // Attempts written by an assay that did not keep the per-cell index (an older one on the same
+    // home) are indexed when it is next read; none, normally: one cheap look at the newest seq.
+    // A read-only store cannot write them: it reads what it has.
+    const catchUp = Effect.gen(function*() {
+      const top = yield* sql<{ a: number | null; c: number | null }>`
+        SELECT (SELECT MAX(seq) FROM attempts) AS a, (SELECT MAX(seq) FROM cells) AS c`
+      const a = top[0]?.a ?? 0
+      const c = top[0]?.c ?? 0
+      if (a > c && !readOnly) yield* indexAttemptsAfter(sql, c).pipe(sql.withTransaction)
+    }).pipe(query("indexing attempts"))
+    const readCells = (cells: ReadonlyArray<CellKey>) =>
+      Effect.gen(function*() {
+        const wanted = new Set(cells.map(cellKeyOf))
+        if (wanted.size === 0) return new Map<string, CellIndexRow>()
+        yield* catchUp
+        const rows = yield* sql<CellIndexRow>`SELECT cell, attempt_id, run_id, inputs_id, ended, summary FROM cells`.pipe(query("reading the cell index"))
+        const out = new Map<string, CellIndexRow>()
+        for (const row of rows) if (wanted.has(row.cell)) out.set(row.cell, row)
+        return out
+      })
     const store: Store = {
       home,
       putExperiment: (def) => {
@@ -212,30 +318,39 @@ const make = (home: string) =>
           const id = ContentId.ofUnsafe(Schema.encodeSync(Attempt)(attempt))
           const record = yield* encodeAttempt(attempt).pipe(Effect.mapError((e) => new StoreError({ reason: "decode", detail: e.message })))
           const cell = cellKeyOf({ environmentId: attempt.environmentId, candidate: attempt.candidate, repetition: attempt.repetition })
-          yield* sql`INSERT INTO attempts (id, run_id, cell, environment_id, candidate, repetition, inputs_id, reward, cost_usd, record, created_at, ended)
-            VALUES (${id}, ${runId}, ${cell}, ${attempt.environmentId}, ${attempt.candidate}, ${attempt.repetition},
-                    ${attempt.inputsId}, ${attempt.verdict.reward}, ${attempt.usage.costUsd}, ${record}, ${now()},
-                    ${endedColumn(attempt)})`.pipe(query("saving an attempt"))
+          // The record and the cell's index row together: the index never lags the records.
+          yield* Effect.gen(function*() {
+            const inserted = yield* sql<{ seq: number }>`INSERT INTO attempts (id, run_id, cell, environment_id, candidate, repetition, inputs_id, reward, cost_usd, record, created_at, ended)
+              VALUES (${id}, ${runId}, ${cell}, ${attempt.environmentId}, ${attempt.candidate}, ${attempt.repetition},
+                      ${attempt.inputsId}, ${attempt.verdict.reward}, ${attempt.usage.costUsd}, ${record}, ${now()},
+                      ${endedColumn(attempt)}) RETURNING seq`
+            yield* upsertCell(sql, cellRow(inserted[0]!.seq, id, runId, attempt))
+          }).pipe(sql.withTransaction, query("saving an attempt"))
           return id as string
         }),
       latestInputs: (cells) =>
-        Effect.gen(function*() {
-          const wanted = new Set(cells.map(cellKeyOf))
-          const rows = yield* sql<{ cell: string; inputs_id: string; ended: string | null }>`
-            SELECT a.cell, a.inputs_id, a.ended FROM attempts a
-            JOIN (SELECT cell, MAX(seq) AS seq FROM attempts GROUP BY cell) m ON a.seq = m.seq`.pipe(query("reading attempts"))
+        Effect.map(readCells(cells), (rows) => {
           const out = new Map<string, LatestInputs>()
-          for (const row of rows) if (wanted.has(row.cell)) out.set(row.cell, { inputsId: row.inputs_id, ended: row.ended })
+          for (const [cell, row] of rows) out.set(cell, { inputsId: row.inputs_id, ended: row.ended })
+          return out
+        }),
+      latestCells: (cells) =>
+        Effect.gen(function*() {
+          const out = new Map<string, StoredCell>()
+          for (const [cell, row] of yield* readCells(cells)) {
+            const summary = yield* decodeSummary(row.summary).pipe(Effect.mapError((e) => new StoreError({ reason: "decode", detail: `cell ${cell}: ${e.message}` })))
+            out.set(cell, { id: row.attempt_id, runId: row.run_id, inputsId: row.inputs_id, ended: row.ended, summary })
+          }
           return out
         }),
       latestAttempts: (cells) =>
         Effect.gen(function*() {
           const wanted = new Set(cells.map(cellKeyOf))
           if (wanted.size === 0) return new Map()
-          // One scan of the newest row per cell; filtering in memory beats a 10,000-term IN list.
+          yield* catchUp
+          // The newest row per cell from the index; filtering in memory beats a 10,000-term IN list.
           const rows = yield* sql<{ id: string; run_id: string; cell: string; record: string }>`
-            SELECT a.id, a.run_id, a.cell, a.record FROM attempts a
-            JOIN (SELECT cell, MAX(seq) AS seq FROM attempts GROUP BY cell) m ON a.seq = m.seq`.pipe(query("reading attempts"))
+            SELECT a.id, a.run_id, a.cell, a.record FROM cells c JOIN attempts a ON a.seq = c.seq`.pipe(query("reading attempts"))
           const out = new Map<string, StoredAttempt>()
           for (const row of rows) {
             if (!wanted.has(row.cell)) continue
@@ -302,10 +417,26 @@ const make = (home: string) =>
               outputTokens: Number(r?.output ?? 0)
             }
           })
-        )
+        ),
+      derived: (key) =>
+        sql<{ value: string }>`SELECT value FROM derived WHERE key = ${key}`.pipe(
+          query("reading derived figures"),
+          Effect.map((rows) => rows[0]?.value ?? null)
+        ),
+      putDerived: (key, text) =>
+        sql`INSERT OR REPLACE INTO derived (key, value, created_at) VALUES (${key}, ${text}, ${now()})`.pipe(Effect.asVoid, query("saving derived figures"))
     }
     return store
   })
+
+interface CellIndexRow {
+  readonly cell: string
+  readonly attempt_id: string
+  readonly run_id: string
+  readonly inputs_id: string
+  readonly ended: string | null
+  readonly summary: string
+}
 
 /** How an Attempt ended, as classifying reads it: a fault met live (an outage) is told apart. */
 const endedColumn = (attempt: Attempt): string | null => {
@@ -369,7 +500,7 @@ export const layer = (home: string, options: LayerOptions = {}): Layer.Layer<Sto
       // A read-only connection must not switch the journal mode: that writes the file's header.
       const client = SqliteClient.layer({ filename: access.filename, readonly: access.readonly, disableWAL: access.readonly })
       const schema = Layer.effectDiscard(access.readonly ? requireCurrentSchema(access.file) : Migrator.make({})({ loader: migrations }))
-      return Layer.effect(Store, make(dir)).pipe(Layer.provide(schema), Layer.provide(client))
+      return Layer.effect(Store, make(dir, access.readonly)).pipe(Layer.provide(schema), Layer.provide(client))
     })
   ).pipe(
     Layer.mapError((e) =>
