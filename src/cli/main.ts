@@ -377,7 +377,7 @@ const statesOf = (homeDir: string, plan: Plan) =>
     ? withStore(homeDir, classify(plan))
     : Effect.succeed(plan.cells.map((cell) => ({ cell, state: "new" as const })))
 
-// The model clients load @effect/ai and its providers: seconds of start-up a run of scripted
+// The model clients and the HTTP client: start-up a run of scripted
 // candidates does not need, so they are loaded on first use.
 const liveness = () => Effect.flatMap(Effect.promise(() => import("../model/Clients.ts")), (m) => m.liveness())
 

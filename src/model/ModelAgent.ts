@@ -25,8 +25,8 @@ const encodeRequest = Schema.encodeSync(ModelRequest)
 export const liveHandler: WE.Handler = modelHandler(liveModel)
 
 /**
- * What the built-in agent asks for at most per reply, when the registry allows more: it bounds a
- * call's worst case, which the spend cap reserves before the call is sent.
+ * What the built-in agent asks for at most per reply on a priced model, when the registry allows
+ * more: it bounds a call's worst case, which the spend cap reserves before the call is sent.
  */
 export const DEFAULT_MAX_OUTPUT_TOKENS = 8192
 
@@ -95,7 +95,11 @@ export const requestOf = (model: ResolvedModel, input: AgentInput): ModelRequest
   system: input.system,
   messages: toModelMessages(input.messages),
   tools: input.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
-  maxOutputTokens: model.model.limit.output > 0 ? Math.min(model.model.limit.output, DEFAULT_MAX_OUTPUT_TOKENS) : DEFAULT_MAX_OUTPUT_TOKENS
+  // Bounded where a price makes it matter (the spend cap reserves it); a model of unknown price
+  // (any id on a local server) gets the server's default, which a small context may need.
+  ...(model.model.cost !== undefined
+    ? { maxOutputTokens: model.model.limit.output > 0 ? Math.min(model.model.limit.output, DEFAULT_MAX_OUTPUT_TOKENS) : DEFAULT_MAX_OUTPUT_TOKENS }
+    : {})
 })
 
 /**

@@ -5,7 +5,7 @@
  * a model verdict); a call the spend cap refused is a refusal; anything else (a bad request, a
  * missing key, a malformed answer) fails the handler with the reason.
  *
- * This module loads no model client: the command reaches @effect/ai only on the first real call.
+ * This module loads no model client: the command loads the clients only on the first real call.
  */
 import { Effect } from "effect"
 import type { Json } from "../content/Canonical.ts"
@@ -42,7 +42,7 @@ export const modelHandler = (model: Model): WE.Handler => (effect) => {
 }
 
 /**
- * The live model service for the command: the clients (and @effect/ai) load on the first call,
+ * The live model service for the command: the clients load on the first call (and are built once),
  * so a run of scripted candidates never pays their start-up.
  */
 export const liveModel: Model = {
