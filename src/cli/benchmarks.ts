@@ -71,10 +71,11 @@ const hookLoaders = (): Promise<void> =>
   (hooked ??= (async () => {
     const { register: registerTsx } = await import("tsx/esm/api")
     registerTsx()
-    // Registered after tsx, so it runs first: "assay" never reaches tsx's or node's resolution.
+    // Registered after tsx, so it runs first: "assay" is replaced by the surface's URL, which the
+    // hooks after it (tsx's) then resolve and load as they would any file.
     const surface = JSON.stringify(surfaceUrl())
     const hook = `export async function resolve(specifier, context, next) {
-      if (specifier === "assay") return { url: ${surface}, shortCircuit: true }
+      if (specifier === "assay") return next(${surface}, context)
       const effectPackage = specifier === "effect" || specifier.startsWith("effect/") || specifier.startsWith("@effect/")
       if (!effectPackage) return next(specifier, context)
       try {

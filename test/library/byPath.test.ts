@@ -2,6 +2,7 @@
  * A benchmark outside assay runs with the command, unchanged: `--benchmark PATH` names a module
  * whose default export is a Provider (examples/counter, written against `import … from "assay"`).
  */
+import { spawnSync } from "node:child_process"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
@@ -58,6 +59,17 @@ describe("a provider given by path", { timeout: 180_000 }, () => {
     const run = await assay(["run", "--benchmark", file, "--candidate", "gold", "--yes", "--json", "--home", join(dir, "home")])
     expect(run.code, run.stderr).toBe(0)
     expect(cardOf(run.stdout, "gold")).toMatchObject({ n: 4, meanReward: 1 })
+  })
+
+  it("runs from the sources too (npm run assay: tsx src/cli/main.ts), where \"assay\" is src/index.ts", () => {
+    const home = join(tempDir("assay-bypath-"), "home")
+    const r = spawnSync(process.execPath, [join(root, "node_modules/tsx/dist/cli.mjs"), "src/cli/main.ts", "run", "--benchmark", example, "--candidate", "gold", "--yes", "--json", "--home", home], {
+      cwd: root,
+      encoding: "utf8",
+      env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp" }
+    })
+    expect(r.status, r.stderr).toBe(0)
+    expect(cardOf(r.stdout, "gold")).toMatchObject({ n: 4, meanReward: 1 })
   })
 
   it("that is missing, or whose module is not a Provider, is one line and exit 2, and creates no home", async () => {
