@@ -39,7 +39,6 @@ export * as Store from "./experiment/Store.ts"
 
 export * as Clients from "./model/Clients.ts"
 export * as Cost from "./model/Cost.ts"
-export * as LoopbackServer from "./model/LoopbackServer.ts"
 export * as Model from "./model/Model.ts"
 export * as ModelAgent from "./model/ModelAgent.ts"
 export * as ModelEffect from "./model/ModelEffect.ts"

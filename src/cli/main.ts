@@ -19,7 +19,7 @@ import { Model } from "../model/Model.ts"
 import { liveModel } from "../model/ModelEffect.ts"
 import * as Tracing from "../observability/Tracing.ts"
 import { type EffectsSpec, FaultReason, withEffects } from "../schema/EnvironmentDef.ts"
-import { benchmarkNames, loadBenchmark, UsageError } from "./benchmarks.ts"
+import { benchmarkNames, benchmarkRef, loadBenchmark, UsageError } from "./benchmarks.ts"
 import { pullData } from "./pull.ts"
 import { dataRoot } from "../evaluation/DataRoot.ts"
 import { resolveCandidate } from "./candidates.ts"
@@ -200,7 +200,10 @@ interface CommandDoc {
 }
 
 const selectionFlags = {
-  "--benchmark": { value: "B", about: `A benchmark to run: ${benchmarkNames().join(", ")}. Needed unless --harness is given` },
+  "--benchmark": {
+    value: "B",
+    about: `A benchmark to run: ${benchmarkNames().join(", ")}, or the path of a provider module (./bench/index.ts). Needed unless --harness is given`
+  },
   "--candidate": {
     value: "C",
     about: "A candidate: gold, echo, none (as the benchmark offers), PROVIDER:MODEL (the built-in agent, tools offered), PROVIDER:MODEL+text " +
@@ -284,7 +287,7 @@ const docs = {
   "data pull": {
     about: "Fetch a benchmark's pinned upstream files (checked by sha256) into the data folder: ASSAY_DATA_DIR, " +
       "default $XDG_CACHE_HOME/assay/data (~/.cache/assay/data). All or nothing: a failed pull leaves the folder as it was.",
-    args: { BENCHMARK: `A benchmark: ${benchmarkNames().join(", ")}` },
+    args: { BENCHMARK: `A benchmark: ${benchmarkNames().join(", ")}, or the path of a provider module` },
     flags: {
       "--from": { value: "DIR", about: "Copy from a local folder laid out like the data folder instead of downloading" },
       "--mirror": { value: "URL", about: "Download https://HOST/PATH from URL/HOST/PATH instead (a mirror of the upstream hosts)" }
@@ -292,7 +295,7 @@ const docs = {
   },
   equivalence: {
     about: "Run the transcription over an upstream oracle corpus and print how many lines agree, and each disagreement.",
-    args: { BENCHMARK: `A benchmark: ${benchmarkNames().join(", ")}` },
+    args: { BENCHMARK: `A benchmark: ${benchmarkNames().join(", ")}, or the path of a provider module` },
     flags: {
       "--corpus": { value: "FILE", about: "An oracle corpus in the provider's line format. Default: the provider's own" },
       "--json": selectionFlags["--json"]
@@ -487,7 +490,8 @@ const runCommand = Command.make("run", runOptions, (opts) =>
         handlers: {},
         progress: stderrProgress(),
         settings: {
-          benchmarks: opts.benchmark,
+          // A provider given by path is stored absolute, so replay finds it from anywhere.
+          benchmarks: opts.benchmark.map(benchmarkRef),
           candidates: [...opts.candidate, ...opts.model],
           tasks: opts.task,
           reps: opts.reps,
