@@ -171,8 +171,12 @@ export const orderReservation = (r: Obj): Record<string, unknown> => ({
 // ---------------------------------------------------------------------------------------------
 // model_dump
 
-/** A JSON value as a Python value: objects as dicts in their key order, numbers as ints. */
+/**
+ * A JSON value as a Python value: objects as dicts in their key order, integral numbers as ints
+ * and the others as floats (a non-integral count an agent sent is stored as given).
+ */
 export const pyOf = (v: unknown): PyValue => {
+  if (typeof v === "number") return Number.isInteger(v) ? v : float(v)
   if (v === null || typeof v !== "object") return v as PyValue
   if (Array.isArray(v)) return v.map(pyOf)
   return dict(Object.entries(v).map(([k, x]) => [k, pyOf(x)] as const))

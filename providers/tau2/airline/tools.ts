@@ -38,6 +38,8 @@ import {
   literal,
   pyRepr,
   pyStr,
+  type FieldKind,
+  models,
   pyType,
   str,
   validateModel
@@ -115,39 +117,42 @@ const flightInfoFields = [["flight_number", str], ["date", str]] as const
 const passengerFields = [["first_name", str], ["last_name", str], ["dob", str]] as const
 const paymentFields = [["payment_id", str], ["amount", int]] as const
 
+const isDict = (v: Json | undefined): v is { readonly [key: string]: Json } => v !== null && typeof v === "object" && !Array.isArray(v)
+
+/** What `for x in v` visits: a list's items, a string's characters, a dict's keys; undefined when Python cannot iterate it. */
+const iterate = (v: Json | undefined): ReadonlyArray<Json> | undefined =>
+  Array.isArray(v) ? (v as ReadonlyArray<Json>) : typeof v === "string" ? Array.from(v) : isDict(v) ? Object.keys(v) : undefined
+
+/** `len(v)` of a list, string or dict (what a reservation's unvalidated passengers may be). */
+const pyLen = (v: Json | undefined): Step<number> => {
+  const items = iterate(v)
+  return items === undefined ? raise(`object of type '${pyType(v)}' has no len()`) : Either.right(items.length)
+}
+
 /**
- * `if all(isinstance(x, dict) for x in xs): xs = [Model(**x) for x in xs]`: the validated
- * models, in the model's field order. A list holding other values is refused where upstream
- * would first touch an element's attribute (approximated here, at conversion).
+ * `if all(isinstance(x, dict) for x in xs): xs = [Model(**x) for x in xs]`: the validated models
+ * (in the model's field order), or the value as given when some element is not a dict (upstream
+ * then goes on with it unconverted).
  */
-const modelsOf = (
-  v: Json | undefined,
-  model: string,
-  fields: ReadonlyArray<readonly [string, Parameters<typeof validateModel>[1][number][1]]>,
-  attribute: string
-): Step<ReadonlyArray<Record<string, Json>>> => {
-  if (typeof v === "string" && v.length === 0) return Either.right([])
-  if (!Array.isArray(v)) {
-    if (typeof v === "string") return raise(`'str' object has no attribute '${attribute}'`)
-    if (v !== null && typeof v === "object") return Object.keys(v).length === 0 ? Either.right([]) : raise(`'str' object has no attribute '${attribute}'`)
-    return raise(`'${pyType(v)}' object is not iterable`)
-  }
-  const items = v as ReadonlyArray<Json>
-  const nonDict = items.find((x) => x === null || typeof x !== "object" || Array.isArray(x))
-  if (nonDict !== undefined) return raise(`'${pyType(nonDict)}' object has no attribute '${attribute}'`)
-  const out: Array<Record<string, Json>> = []
+type Converted<A> = { readonly models: ReadonlyArray<A> } | { readonly raw: Json }
+
+const convert = <A>(v: Json | undefined, model: string, fields: ReadonlyArray<readonly [string, FieldKind]>): Step<Converted<A>> => {
+  const items = iterate(v)
+  if (items === undefined) return raise(`'${pyType(v)}' object is not iterable`)
+  if (!items.every(isDict)) return Either.right({ raw: v as Json })
+  const out: Array<A> = []
   for (const item of items) {
     const r = validateModel(model, fields, item as { readonly [key: string]: Json })
     if (!r.ok) return raise(r.message)
-    out.push(r.value)
+    out.push(r.value as unknown as A)
   }
-  return Either.right(out)
+  return Either.right({ models: out })
 }
 
-const flightInfosOf = (v: Json | undefined) =>
-  modelsOf(v, "FlightInfo", flightInfoFields, "flight_number") as Step<ReadonlyArray<{ readonly flight_number: string; readonly date: string }>>
-const passengersOf = (v: Json | undefined) => modelsOf(v, "Passenger", passengerFields, "first_name") as Step<ReadonlyArray<Passenger>>
-const paymentsOf = (v: Json | undefined) => modelsOf(v, "Payment", paymentFields, "payment_id") as Step<ReadonlyArray<Payment>>
+/** The AttributeError of reading `attribute` of the first element of an unconverted list. */
+const attributeError = (raw: Json, attribute: string): string => `'${pyType(iterate(raw)![0])}' object has no attribute '${attribute}'`
+
+type FlightInfo = { readonly flight_number: string; readonly date: string }
 
 const isAvailable = (d: Flight["dates"][string]): d is AvailableDate => d.status === "available"
 
@@ -276,13 +281,13 @@ const implementations: Record<string, Implementation> = {
     params: ["user_id", "origin", "destination", "flight_type", "cabin", "flights", "passengers", "payment_methods", "total_baggages", "nonfree_baggages", "insurance"],
     run: (ctx, a) =>
       Either.gen(function*() {
-        const flights = yield* flightInfosOf(a["flights"])
-        const passengers = yield* passengersOf(a["passengers"])
-        const payments = yield* paymentsOf(a["payment_methods"])
+        const flightsIn = yield* convert<FlightInfo>(a["flights"], "FlightInfo", flightInfoFields)
+        const passengersIn = yield* convert<Passenger>(a["passengers"], "Passenger", passengerFields)
+        const paymentsIn = yield* convert<Payment>(a["payment_methods"], "Payment", paymentFields)
         const user = yield* getUser(ctx, a["user_id"])
         const reservationId = NEW_RESERVATION_IDS.find((id) => read(ctx, "reservations", id) === undefined)
         if (reservationId === undefined) return yield* raise("Too many reservations")
-        // Reservation(...): the scalar fields, validated as pydantic does (models were validated above).
+        // Reservation(...), validated as pydantic does: unconverted passenger or payment lists fail here.
         const validated = validateModel(
           "Reservation",
           [
@@ -291,14 +296,24 @@ const implementations: Record<string, Implementation> = {
             ["destination", str],
             ["flight_type", literal("round_trip", "one_way")],
             ["cabin", literal("business", "economy", "basic_economy")],
+            ["passengers", models("Passenger", passengerFields)],
+            ["payment_history", models("Payment", paymentFields)],
             ["total_baggages", int],
             ["nonfree_baggages", int],
             ["insurance", literal("yes", "no")]
           ],
-          a
+          {
+            ...a,
+            passengers: "models" in passengersIn ? (passengersIn.models as unknown as Json) : passengersIn.raw,
+            payment_history: "models" in paymentsIn ? (paymentsIn.models as unknown as Json) : paymentsIn.raw
+          }
         )
         if (!validated.ok) return yield* raise(validated.message)
         const v = validated.value
+        const passengers = v["passengers"] as unknown as ReadonlyArray<Passenger>
+        const payments = v["payment_history"] as unknown as ReadonlyArray<Payment>
+        if ("raw" in flightsIn) return yield* raise(attributeError(flightsIn.raw, "flight_number"))
+        const flights = flightsIn.models
         const cabin = v["cabin"] as string
         const n = passengers.length
 
@@ -316,6 +331,8 @@ const implementations: Record<string, Implementation> = {
           total += price * n
         }
         if (v["insurance"] === "yes") total += 30 * n
+        // The argument as given (the validated copy is the reservation's): a string cannot be added.
+        if (typeof a["nonfree_baggages"] === "string") return yield* raise("unsupported operand type(s) for +=: 'int' and 'str'")
         total += 50 * (v["nonfree_baggages"] as number)
 
         for (const payment of payments) {
@@ -484,11 +501,13 @@ const implementations: Record<string, Implementation> = {
     params: ["reservation_id", "cabin", "flights", "payment_id"],
     run: (ctx, a) =>
       Either.gen(function*() {
-        const infos = yield* flightInfosOf(a["flights"])
+        const infosIn = yield* convert<FlightInfo>(a["flights"], "FlightInfo", flightInfoFields)
         const reservation = yield* getReservation(ctx, a["reservation_id"])
         const user = yield* getUser(ctx, reservation.user_id)
         const cabin = a["cabin"]
-        const n = reservation.passengers.length
+        const n = yield* pyLen(reservation.passengers as unknown as Json)
+        if ("raw" in infosIn && iterate(infosIn.raw)!.length > 0) return yield* raise(attributeError(infosIn.raw, "flight_number"))
+        const infos = "models" in infosIn ? infosIn.models : []
         let total = 0
         const flights: Array<ReservationFlight> = []
         for (const info of infos) {
@@ -527,10 +546,14 @@ const implementations: Record<string, Implementation> = {
     params: ["reservation_id", "passengers"],
     run: (ctx, a) =>
       Either.gen(function*() {
-        const passengers = yield* passengersOf(a["passengers"])
+        const passengersIn = yield* convert<Passenger>(a["passengers"], "Passenger", passengerFields)
         const reservation = yield* getReservation(ctx, a["reservation_id"])
-        if (passengers.length !== reservation.passengers.length) return yield* raise("Number of passengers does not match")
-        const updated: Reservation = { ...reservation, passengers: [...passengers] }
+        // Unconverted passengers (some element not a dict) are counted and stored as given.
+        const passengers = "models" in passengersIn ? (passengersIn.models as unknown as Json) : passengersIn.raw
+        if ((yield* pyLen(passengers)) !== (yield* pyLen(reservation.passengers as unknown as Json))) {
+          return yield* raise("Number of passengers does not match")
+        }
+        const updated: Reservation = { ...reservation, passengers: passengers as unknown as ReadonlyArray<Passenger> }
         put(ctx, "reservations", reservation.reservation_id, updated)
         return modelText(dumpReservation(updated))
       })

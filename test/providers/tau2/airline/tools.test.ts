@@ -188,6 +188,20 @@ describe("airline tools: surprising behaviours kept from upstream", () => {
     )
   })
 
+  it("goes on with lists it could not convert and stores counts as given, as upstream's unvalidated assignments do", () => {
+    const { outcomes } = run(
+      ["update_reservation_passengers", { reservation_id: "Q69X3R", passengers: ["x"] }],
+      ["update_reservation_baggages", { reservation_id: "Q69X3R", total_baggages: 2.5, nonfree_baggages: 0, payment_id: "credit_card_7891819" }],
+      ["update_reservation_flights", { reservation_id: "Q69X3R", cabin: "economy", flights: [{ flight_number: "HAT001", date: "2024-05-20" }, "x"], payment_id: "credit_card_7891819" }],
+      ["send_certificate", { user_id: "raj_sanchez_7340", amount: "1_0" }]
+    )
+    expect(outcomes[0]!.output).toContain('"passengers": ["x"], ')
+    expect(outcomes[1]!.output).toContain('"total_baggages": 2.5, "nonfree_baggages": 0, ')
+    expect(outcomes[2]!.output).toBe("Error: 'dict' object has no attribute 'flight_number'")
+    // pydantic reads "1_0" as 10.0; the message prints the argument.
+    expect(outcomes[3]!.output).toBe("Certificate certificate_3221322 added to user raj_sanchez_7340 with amount 1_0.")
+  })
+
   it("offers the 14 tools of tools.json with read/write access from tools-types.json; failed calls other than the KeyError write nothing", () => {
     const tools = makeAirlineTools(data.toolSpecs, data.toolTypes)
     expect(tools.map((t) => t.spec.name)).toEqual(airlineToolNames)
