@@ -1,11 +1,16 @@
 /**
- * BFCL checker throughput over the dev oracle corpus (parse excluded and included), next to
- * upstream's ~38,000 answers/s in one Python process; the gold check of all 3,491 tasks; and the
- * gold run of all 3,491 tasks through the experiment runner (plan, Attempts, store, scorecards).
+ * BFCL checker throughput over the dev oracle corpus (parse excluded and included); the gold
+ * check of all 3,491 tasks; and the gold run of all 3,491 tasks through the experiment runner
+ * (plan, Attempts, store, scorecards).
+ *
+ * The checker keeps memos for the life of the process (normal forms of strings, per-task answer
+ * types), so the first pass over the corpus is shown apart from the later ones, which reuse them.
+ * Upstream's own rate is a reference figure from another machine (README's table); no ratio to it
+ * is printed here.
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { readFile } from "node:fs/promises"
-import { cpus, loadavg, tmpdir } from "node:os"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { provider } from "../providers/bfcl/index.ts"
@@ -16,9 +21,7 @@ import { loadAll } from "../providers/bfcl/data.ts"
 import { type CorpusEntry, parseCorpus, tasksById } from "../providers/bfcl/equivalence.ts"
 import { goldAnswer } from "../providers/bfcl/gold.ts"
 import { parsePyJson } from "../providers/bfcl/pyjson.ts"
-
-const UPSTREAM_PER_SECOND = 38_000
-const TARGET_PER_SECOND = 150_000
+import { machine } from "./support.ts"
 
 const median = (xs: ReadonlyArray<number>): number => {
   const s = [...xs].sort((a, b) => a - b)
@@ -92,11 +95,16 @@ export const run = async (): Promise<void> => {
     })
   )
   const rate = (ms: number): number => (entries.length / ms) * 1000
-  const row = (label: string, ps: ReadonlyArray<Pass>): void =>
+  // Only the first pass of the first row meets empty memos (when the section runs alone); every
+  // later pass reuses what the earlier ones kept, as grading many answers in one process does.
+  const row = (label: string, ps: ReadonlyArray<Pass>, cold: boolean): void => {
+    const later = cold ? ps.slice(1) : ps
     console.log(
-      `  ${label.padEnd(26)}${fmt(rate(wall(ps))).padStart(9)} answers/s wall (${wall(ps).toFixed(1)} ms/pass), ` +
-        `${fmt(rate(cpu(ps))).padStart(9)} per CPU-second = ${(rate(cpu(ps)) / UPSTREAM_PER_SECOND).toFixed(1)}x upstream`
+      `  ${label.padEnd(24)}` +
+        (cold ? `first pass (empty memos) ${fmt(rate(ps[0]!.wallMs))} answers/s wall (${ps[0]!.wallMs.toFixed(1)} ms); then ` : "") +
+        `median ${fmt(rate(wall(later)))} answers/s wall (${wall(later).toFixed(1)} ms/pass), ${fmt(rate(cpu(later)))} per CPU-second`
     )
+  }
 
   const goldPasses = (
     passes(5, () => {
@@ -104,11 +112,10 @@ export const run = async (): Promise<void> => {
     })
   )
 
-  console.log(`bfcl checker over the dev oracle corpus (${fmt(entries.length)} answers), median of 9 passes; load average ${loadavg()[0]?.toFixed(1)} on ${cpus().length} CPUs`)
-  row("check only", checkOnlyPasses)
-  row("check + error strings", withErrorsPasses)
-  row("parse line + check", withParsePasses)
-  console.log(`  upstream (Python 3.11, one process): ~${fmt(UPSTREAM_PER_SECOND)} answers/s; target ${fmt(TARGET_PER_SECOND)}`)
+  console.log(`bfcl checker over the dev oracle corpus (${fmt(entries.length)} answers), 9 passes each, in the order run; ${machine()}`)
+  row("parse line + check", withParsePasses, true)
+  row("check only", checkOnlyPasses, false)
+  row("check + error strings", withErrorsPasses, false)
   console.log("bfcl gold (all tasks)")
   console.log(`  load 11 categories          ${loadMs.toFixed(0)} ms (${fmt(tasks.length)} tasks, sha256 checked)`)
   console.log(`  gold build + check          ${wall(goldPasses).toFixed(1)} ms wall, ${cpu(goldPasses).toFixed(1)} ms CPU (${((wall(goldPasses) * 1000) / tasks.length).toFixed(2)} µs/task wall)`)

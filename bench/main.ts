@@ -1,10 +1,19 @@
 /**
- * `npm run bench`: every benchmark script in this folder, in turn. Figures are ratios or
- * per-item costs, never pass/fail thresholds; `npm run bench -- NAME` runs one.
+ * `npm run bench`: every section in this folder, in turn; `npm run bench -- NAME...` runs those.
+ * Figures are costs measured end to end in this run (commands the user waits on are timed as
+ * child processes); never a ratio to a figure from another machine (those are in the README's
+ * table of reference figures, with their sources). On a shared machine wall times include
+ * waiting for a CPU: each section prints the load average beside its figures.
  */
-const scripts: Record<string, () => Promise<{ readonly run: () => Promise<void> }>> = {
+import { existsSync } from "node:fs"
+import { join } from "node:path"
+import { machine, root } from "./support.ts"
+
+const sections: Record<string, () => Promise<{ readonly run: () => Promise<void> }>> = {
   world: () => import("./world.ts"),
   runner: () => import("./runner.ts"),
+  "nothing-to-run": () => import("./nothing-to-run.ts"),
+  slots: () => import("./slots.ts"),
   bfcl: () => import("./bfcl.ts"),
   tau2: () => import("./tau2.ts"),
   "tau2-conversation": () => import("./tau2-conversation.ts"),
@@ -17,15 +26,18 @@ const scripts: Record<string, () => Promise<{ readonly run: () => Promise<void> 
   harness: () => import("./harness.ts")
 }
 
+// The pinned upstream data of this machine, as tests and .ci/run use it, unless told otherwise.
+const shared = join(root, "..", "shared", "data")
+if (process.env["ASSAY_DATA_DIR"] === undefined && existsSync(shared)) process.env["ASSAY_DATA_DIR"] = shared
+
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"))
-const names = wanted.length > 0 ? wanted : Object.keys(scripts)
-for (const name of names) {
-  const load = scripts[name]
-  if (!load) {
-    process.stderr.write(`bench: no script "${name}" (have ${Object.keys(scripts).join(", ")})\n`)
-    process.exitCode = 2
-    continue
-  }
-  process.stdout.write(`\n== ${name}\n`)
-  await (await load()).run()
+const unknown = wanted.filter((name) => !(name in sections))
+if (unknown.length > 0) {
+  process.stderr.write(`bench: no section ${unknown.map((n) => `"${n}"`).join(", ")} (have ${Object.keys(sections).join(", ")})\n`)
+  process.exit(2)
+}
+if (globalThis.gc === undefined) process.stderr.write("bench: run with node --expose-gc (npm run bench does) for memory figures\n")
+for (const name of wanted.length > 0 ? wanted : Object.keys(sections)) {
+  process.stdout.write(`\n== ${name} (${machine()})\n`)
+  await (await sections[name]!()).run()
 }
