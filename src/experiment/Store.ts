@@ -243,7 +243,6 @@ const parseSummary = (text: string): CellSummary | null => {
     Array.isArray(v.failures) && Array.isArray(v.faults) && typeof v.usage === "object" && v.usage !== null
   return ok ? (value as CellSummary) : null
 }
-const encodeAttempt = Schema.encode(Schema.parseJson(Attempt))
 
 const splitCell = (cell: string): CellKey => {
   const [environmentId = "", candidate = "", rep = "0"] = cell.split("|")
@@ -332,8 +331,12 @@ const make = (home: string, readOnly: boolean) =>
       ),
       putAttempt: (runId, attempt) =>
         Effect.gen(function*() {
-          const id = ContentId.ofUnsafe(Schema.encodeSync(Attempt)(attempt))
-          const record = yield* encodeAttempt(attempt).pipe(Effect.mapError((e) => new StoreError({ reason: "decode", detail: e.message })))
+          // Encoded once: its canonical form names it, its JSON is the record (the same text
+          // Schema.parseJson(Attempt) would write). At --parallel 100 every encode is CPU the
+          // slots wait on.
+          const encoded = yield* Schema.encode(Attempt)(attempt).pipe(Effect.mapError((e) => new StoreError({ reason: "decode", detail: e.message })))
+          const id = ContentId.ofUnsafe(encoded)
+          const record = JSON.stringify(encoded)
           const cell = cellKeyOf({ environmentId: attempt.environmentId, candidate: attempt.candidate, repetition: attempt.repetition })
           // The record and the cell's index row together: the index never lags the records.
           yield* Effect.gen(function*() {
