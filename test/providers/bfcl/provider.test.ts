@@ -180,14 +180,17 @@ describe("bfcl provider", () => {
       expect(failedChecks(missing.verdict.checks)).toEqual(["relevance"])
     }))
 
-  it("lists every pinned file under bfcl/v4/ with the hash of the file in the data folder", () => {
+  it("lists every pinned upstream file under bfcl/v4/, and the oracle corpus under bfcl/oracle/, with the hash of the file in the data folder", () => {
     const root = process.env["ASSAY_DATA_DIR"] ?? "../shared/data"
-    expect(provider.data?.length).toBe(PINNED_FILES.length)
-    for (const f of provider.data ?? []) {
+    const upstream = (provider.data ?? []).filter((f) => f.oracle !== true)
+    const oracle = (provider.data ?? []).filter((f) => f.oracle === true)
+    expect(upstream.length).toBe(PINNED_FILES.length)
+    expect(oracle.map((f) => f.path).sort()).toEqual(["bfcl/oracle/README.md", "bfcl/oracle/verdicts-dev.jsonl"])
+    for (const f of upstream) {
       expect(f.path.startsWith("bfcl/v4/")).toBe(true)
       expect(f.url).toMatch(/^https:\/\/raw\.githubusercontent\.com\/ShishirPatil\/gorilla\/6ea57973/)
-      expect(sha256Hex(readFileSync(join(root, f.path)))).toBe(f.sha256)
     }
+    for (const f of provider.data ?? []) expect(sha256Hex(readFileSync(join(root, f.path)))).toBe(f.sha256)
   })
 
   it.effect("equivalence over the default dev corpus agrees on all 17,972 lines; a missing corpus is a data error", () =>
