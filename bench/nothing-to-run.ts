@@ -57,11 +57,11 @@ export const run = async (): Promise<void> => {
     const first = JSON.parse(built.stdout) as { cells: { total: number; ran: number } }
     console.log(`assay run again on a finished experiment of ${count(first.cells.total)} cells (gold and echo on ledger, ${reps} reps); ${machine()}`)
     console.log(`  building the home (the first run, --parallel 4): ${seconds(built.wallMs)} wall for ${count(first.cells.ran)} cells`)
-    // The second run stores the report's figures under the set of Attempts; later runs read them.
+    // The first run stored the report's figures under its set of Attempts; every later run reads them.
     const again = succeeded(await timeAssay(["run", ...selection, "--yes", "--json"]), "running again")
     const cells = (JSON.parse(again.stdout) as { cells: { total: number; ran: number; kept: number } }).cells
     if (cells.ran !== 0 || cells.kept !== cells.total) throw new Error(`running again ran ${cells.ran} cells and kept ${cells.kept} of ${cells.total}`)
-    console.log(`  the first run again (figures computed and stored): ${seconds(again.wallMs)} wall, ${seconds(again.cpuMs)} CPU`)
+    console.log(`  the first run again (untimed warm-up): ${seconds(again.wallMs)} wall, ${seconds(again.cpuMs)} CPU`)
     const version = await timed(["--version"], "assay --version")
     const plan = await timed(["plan", ...selection, "--json"], "assay plan")
     const runs = await timed(["run", ...selection, "--yes", "--json"], "assay run (nothing to run)")
