@@ -1,5 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { existsSync, readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
@@ -9,6 +8,7 @@ import { provider as ledger } from "../../providers/ledger/index.ts"
 import type { Provider } from "../../src/evaluation/Provider.ts"
 import { type Candidate, type Lane, makePlan, run, silent } from "../../src/experiment/Runner.ts"
 import * as Store from "../../src/experiment/Store.ts"
+import { tempDir } from "../support/tempDirs.ts"
 import * as Model from "../../src/model/Model.ts"
 import { modelAgent } from "../../src/model/ModelAgent.ts"
 import * as Registry from "../../src/model/Registry.ts"
@@ -16,7 +16,8 @@ import { worstCaseUsd } from "../../src/budget/SpendCap.ts"
 import type { Json } from "../../src/content/Canonical.ts"
 import { noLimits } from "../../src/schema/EnvironmentDef.ts"
 
-const tempHome = () => mkdtempSync(join(tmpdir(), "assay-test-"))
+// Removed after this file (test/support/tempDirs.ts), whatever the test did.
+const tempHome = () => tempDir("assay-test-")
 
 const roster = (p: Provider, name: string, prompt = ""): Candidate => ({
   def: { ...p.rosterDef(name), prompt },
