@@ -159,3 +159,94 @@ const ordered: BuildersOf<OrderedJson> = {
 export const parseOrdered = (text: string): Either.Either<OrderedJson, JsonSyntaxError> => parseJsonWith<OrderedJson>(text, ordered)
 
 export const isOrderedObject = (v: OrderedJson): v is OrderedObject => v instanceof Map
+
+/** The index after the JSON string whose opening quote is at `i`; -1 when it is not closed. */
+const stringEnd = (text: string, i: number): number => {
+  let j = i + 1
+  for (;;) {
+    if (j >= text.length) return -1
+    const c = text.charCodeAt(j)
+    if (c === 0x22) return j + 1
+    j += c === 0x5c ? 2 : 1
+  }
+}
+
+/**
+ * The index after the JSON value that starts at `i`, by strings and brackets only (nothing else
+ * is checked: a caller parses the slice); -1 when no value's end is found.
+ */
+const valueEnd = (text: string, i: number): number => {
+  const c = text.charCodeAt(i)
+  if (c === 0x22) return stringEnd(text, i)
+  if (c !== 0x7b && c !== 0x5b) {
+    let j = i
+    for (;;) {
+      const d = text.charCodeAt(j)
+      if (j >= text.length || d === 0x2c || d === 0x7d || d === 0x5d || d === 0x20 || d === 0x0a || d === 0x0d || d === 0x09) return j > i ? j : -1
+      j++
+    }
+  }
+  let depth = 0
+  let j = i
+  while (j < text.length) {
+    const d = text.charCodeAt(j)
+    if (d === 0x22) {
+      j = stringEnd(text, j)
+      if (j < 0) return -1
+      continue
+    }
+    if (d === 0x7b || d === 0x5b) depth++
+    else if (d === 0x7d || d === 0x5d) {
+      depth--
+      if (depth === 0) return j + 1
+    }
+    j++
+  }
+  return -1
+}
+
+/** One member of an object scanned by `objectMembers`: its key and where its value's text stands. */
+export interface MemberSpan {
+  readonly key: string
+  readonly start: number
+  readonly end: number
+}
+
+/**
+ * The members of the JSON object at `i`, in file order, their values left as text spans, with
+ * the index after the object; undefined when the text is not plainly such an object (a caller
+ * then takes the full parse, which says where it fails). Keys are decoded as `JSON.parse` does.
+ */
+export const objectMembers = (
+  text: string,
+  i: number
+): { readonly members: ReadonlyArray<MemberSpan>; readonly end: number } | undefined => {
+  let j = skipWhitespace(text, i)
+  if (text.charCodeAt(j) !== 0x7b) return undefined
+  j = skipWhitespace(text, j + 1)
+  const members: Array<MemberSpan> = []
+  if (text.charCodeAt(j) === 0x7d) return { members, end: j + 1 }
+  for (;;) {
+    if (text.charCodeAt(j) !== 0x22) return undefined
+    const keyEnd = stringEnd(text, j)
+    if (keyEnd < 0) return undefined
+    const raw = text.slice(j + 1, keyEnd - 1)
+    let key: string
+    try {
+      key = raw.includes("\\") ? (JSON.parse(text.slice(j, keyEnd)) as string) : raw
+    } catch {
+      return undefined
+    }
+    j = skipWhitespace(text, keyEnd)
+    if (text.charCodeAt(j) !== 0x3a) return undefined
+    const start = skipWhitespace(text, j + 1)
+    const end = valueEnd(text, start)
+    if (end < 0) return undefined
+    members.push({ key, start, end })
+    j = skipWhitespace(text, end)
+    const c = text.charCodeAt(j)
+    if (c === 0x7d) return { members, end: j + 1 }
+    if (c !== 0x2c) return undefined
+    j = skipWhitespace(text, j + 1)
+  }
+}

@@ -8,7 +8,7 @@ import { Effect, Either, ParseResult, Schema } from "effect"
 import * as World from "../../../src/world/World.ts"
 import type { ToolSpec } from "../../../src/world/Tool.ts"
 import type { Json } from "../../../src/content/Canonical.ts"
-import { isOrderedObject, parseOrdered, type OrderedJson } from "../common/orderedJson.ts"
+import { isOrderedObject, type MemberSpan, objectMembers, type OrderedJson, type OrderedObject, parseOrdered, skipWhitespace } from "../common/orderedJson.ts"
 import {
   dataRoot,
   pinnedErrorFields,
@@ -129,13 +129,22 @@ const toPlain = (v: OrderedJson, path: string): Either.Either<Json, string> => {
 const decodeRecord = <A, I>(schema: Schema.Schema<A, I>, value: Json, where: string): Either.Either<A, string> =>
   Either.mapLeft(Schema.decodeUnknownEither(schema)(value), (e) => `${where}: ${ParseResult.TreeFormatter.formatErrorSync(e)}`)
 
-/** db.json text to the initial World (tables products, users, orders in db.json order). */
-export const worldFromDbText = (text: string): Either.Either<World.World, string> => {
+/** A record's plain JSON, or why it has none (the message the load reports). */
+type PlainRecord = () => Either.Either<Json, string>
+
+/** db.json's three tables: products as parsed (their variants are keyed by item id), users and orders as plain records. */
+interface DbTables {
+  readonly products: OrderedObject
+  readonly users: ReadonlyArray<readonly [string, PlainRecord]>
+  readonly orders: ReadonlyArray<readonly [string, PlainRecord]>
+}
+
+/** The tables from the full ordered parse: every error says where the text or the DB is wrong. */
+const orderedTables = (text: string): Either.Either<DbTables, string> => {
   const parsed = parseOrdered(text)
   if (Either.isLeft(parsed)) return Either.left(`JSON syntax at offset ${parsed.left.offset}: expected ${parsed.left.expected}`)
   const root = parsed.right
   if (root === null || !isOrderedObject(root)) return Either.left("the DB is not an object")
-  let world = World.make({ products: {}, users: {}, orders: {} })
   const table = (name: string) => {
     const t = root.get(name)
     return t !== undefined && t !== null && isOrderedObject(t) ? t : undefined
@@ -144,6 +153,79 @@ export const worldFromDbText = (text: string): Either.Either<World.World, string
   const users = table("users")
   const orders = table("orders")
   if (!products || !users || !orders) return Either.left("the DB needs objects products, users and orders")
+  const plain = (name: string, t: OrderedObject) => Array.from(t, ([id, v]) => [id, () => toPlain(v, `${name}.${id}`)] as const)
+  return Either.right({ products, users: plain("users", users), orders: plain("orders", orders) })
+}
+
+/** JSON.parse's value keeps the file's key order, and toPlain's: no integer-like key, no `__proto__`. */
+const keepsOrder = (v: unknown): boolean => {
+  if (v === null || typeof v !== "object") return true
+  if (Array.isArray(v)) return v.every(keepsOrder)
+  for (const k in v) {
+    if (k === "__proto__" || /^\d+$/.test(k)) return false
+    if (!keepsOrder((v as Record<string, unknown>)[k])) return false
+  }
+  return true
+}
+
+const parsePlain = (text: string): { readonly value: Json } | undefined => {
+  try {
+    return { value: JSON.parse(text) as Json }
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The same tables, most of the text read by the platform's JSON.parse: the top level and the
+ * users' and orders' keys are scanned in file order, each user and order record parsed on its
+ * own (its keys cannot be reordered: none is integer-like), products by the ordered parse.
+ * Undefined whenever anything is unusual (a syntax error, a repeated key, an integer-like key):
+ * the full ordered parse then runs, so results and errors are exactly its own.
+ */
+const fastTables = (text: string): DbTables | undefined => {
+  const top = objectMembers(text, 0)
+  if (top === undefined || skipWhitespace(text, top.end) !== text.length) return undefined
+  const spans = new Map<string, MemberSpan>()
+  for (const m of top.members) {
+    if (spans.has(m.key)) return undefined
+    spans.set(m.key, m)
+  }
+  const productsSpan = spans.get("products")
+  const usersSpan = spans.get("users")
+  const ordersSpan = spans.get("orders")
+  if (!productsSpan || !usersSpan || !ordersSpan) return undefined
+  for (const [name, span] of spans) {
+    if (name !== "products" && name !== "users" && name !== "orders" && parsePlain(text.slice(span.start, span.end)) === undefined) return undefined
+  }
+  const products = parseOrdered(text.slice(productsSpan.start, productsSpan.end))
+  if (Either.isLeft(products) || products.right === null || !isOrderedObject(products.right)) return undefined
+  const records = (span: MemberSpan): Array<readonly [string, PlainRecord]> | undefined => {
+    const object = objectMembers(text, span.start)
+    if (object === undefined || object.end !== span.end) return undefined
+    const seen = new Set<string>()
+    const out: Array<readonly [string, PlainRecord]> = []
+    for (const m of object.members) {
+      if (seen.has(m.key)) return undefined
+      seen.add(m.key)
+      const parsed = parsePlain(text.slice(m.start, m.end))
+      if (parsed === undefined || !keepsOrder(parsed.value)) return undefined
+      const value = Either.right(parsed.value)
+      out.push([m.key, () => value])
+    }
+    return out
+  }
+  const users = records(usersSpan)
+  const orders = users && records(ordersSpan)
+  return users && orders ? { products: products.right, users, orders } : undefined
+}
+
+/** db.json text to the initial World (tables products, users, orders in db.json order). */
+export const worldFromDbText = (text: string): Either.Either<World.World, string> => {
+  const tables = fastTables(text) ?? orderedTables(text)
+  if (Either.isEither(tables) && Either.isLeft(tables)) return Either.left(tables.left)
+  const { orders, products, users } = Either.isEither(tables) ? tables.right : tables
+  const productRecords: Array<readonly [string, Json]> = []
   for (const [id, p] of products) {
     if (p === null || !isOrderedObject(p)) return Either.left(`products.${id} is not an object`)
     const variants = p.get("variants")
@@ -158,26 +240,28 @@ export const worldFromDbText = (text: string): Either.Either<World.World, string
     }
     const record = decodeRecord(Product, { name: p.get("name") as Json, product_id: p.get("product_id") as Json, variants: list }, `products.${id}`)
     if (Either.isLeft(record)) return Either.left(record.left)
-    world = World.set(world, "products", id, asJson(record.right))
+    productRecords.push([id, asJson(record.right)])
   }
+  const userRecords: Array<readonly [string, Json]> = []
   for (const [id, u] of users) {
-    const plain = toPlain(u, `users.${id}`)
+    const plain = u()
     if (Either.isLeft(plain)) return Either.left(plain.left)
     const record = decodeRecord(User, plain.right, `users.${id}`)
     if (Either.isLeft(record)) return Either.left(record.left)
     // Keep the file's own objects: the decoded copy may list fields in schema order.
-    world = World.set(world, "users", id, plain.right)
+    userRecords.push([id, plain.right])
   }
+  const orderRecords: Array<readonly [string, Json]> = []
   for (const [id, o] of orders) {
-    const plain = toPlain(o, `orders.${id}`)
+    const plain = o()
     if (Either.isLeft(plain)) return Either.left(plain.left)
     const filled: Record<string, Json> = { ...(plain.right as Record<string, Json>) }
     for (const field of optionalOrderFields) if (!(field in filled)) filled[field] = null
     const record = decodeRecord(Order, filled, `orders.${id}`)
     if (Either.isLeft(record)) return Either.left(record.left)
-    world = World.set(world, "orders", id, filled)
+    orderRecords.push([id, filled])
   }
-  return Either.right(world)
+  return Either.right(World.fromEntries([["products", productRecords], ["users", userRecords], ["orders", orderRecords]]))
 }
 
 export type { ToolTypes }
