@@ -28,7 +28,7 @@ import {
 import { hostname, tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { SqlClient } from "@effect/sql"
-import { SqliteClient } from "@effect/sql-sqlite-node"
+import * as Sqlite from "./Sqlite.ts"
 import { Context, Duration, Effect, Layer, Option, Schema, type Scope } from "effect"
 
 export class HomeError extends Schema.TaggedError<HomeError>()("HomeError", {
@@ -420,7 +420,7 @@ const probe = (filename: string): Effect.Effect<Probe, unknown> =>
     const finding = first.split("\n").filter((l) => l.trim() !== "" && !l.startsWith("***")).join("; ")
     return { _tag: "damaged" as const, problem: `is corrupt: ${finding || first.replaceAll("\n", " ")}` }
   }).pipe(
-    Effect.provide(SqliteClient.layer({ filename, readonly: true, disableWAL: true })),
+    Effect.provide(Sqlite.layer({ filename, readonly: true, disableWAL: true })),
     Effect.catchAll(probeOutcome),
     // better-sqlite3 throws from its constructor, which the client's layer turns into a defect.
     Effect.catchAllDefect(probeOutcome)
@@ -432,7 +432,7 @@ const createStore = (file: string): Effect.Effect<void, unknown> => {
   const removeStaged = Effect.sync(() => [staged, `${staged}-wal`, `${staged}-shm`].forEach((f) => rmSync(f, { force: true })))
   return Effect.gen(function*() {
     // The client switches the new file to WAL, and closes (checkpointing) before it is linked.
-    yield* Effect.provide(Effect.void, SqliteClient.layer({ filename: staged }))
+    yield* Effect.provide(Effect.void, Sqlite.layer({ filename: staged }))
     yield* Effect.try(() => {
       try {
         linkSync(staged, file)

@@ -5,7 +5,7 @@
  */
 import { resolve } from "node:path"
 import { Migrator, SqlClient } from "@effect/sql"
-import { SqliteClient } from "@effect/sql-sqlite-node"
+import * as Sqlite from "./Sqlite.ts"
 import { Context, Effect, Layer, Schema } from "effect"
 import * as ContentId from "../content/ContentId.ts"
 import * as Home from "./Home.ts"
@@ -523,7 +523,7 @@ export const layer = (home: string, options: LayerOptions = {}): Layer.Layer<Sto
   return Layer.unwrapScoped(
     Effect.map(Home.examineStore(dir, options), (access) => {
       // A read-only connection must not switch the journal mode: that writes the file's header.
-      const client = SqliteClient.layer({ filename: access.filename, readonly: access.readonly, disableWAL: access.readonly })
+      const client = Sqlite.layer({ filename: access.filename, readonly: access.readonly, disableWAL: access.readonly })
       const schema = Layer.effectDiscard(access.readonly ? requireCurrentSchema(access.file) : Migrator.make({})({ loader: migrations }))
       return Layer.effect(Store, make(dir, access.readonly)).pipe(Layer.provide(schema), Layer.provide(client))
     })
