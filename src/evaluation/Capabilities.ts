@@ -11,7 +11,7 @@ import type { EnvironmentDef } from "../schema/EnvironmentDef.ts"
 import type { Trust } from "../schema/Verdict.ts"
 import type { Tool, ToolSpec } from "../world/Tool.ts"
 import type * as World from "../world/World.ts"
-import type { AttemptWorld, EffectError, WorldEffects } from "../world/WorldEffects.ts"
+import type { AttemptWorld, EffectError, Handlers, WorldEffects } from "../world/WorldEffects.ts"
 import type { Agent, AgentFailure } from "./Agent.ts"
 import type { Message } from "./Conversation.ts"
 
@@ -33,6 +33,12 @@ export interface SetupResult {
   readonly evidence: Json
   /** The tools this world answers to; the live handler runs them. */
   readonly tools: ReadonlyArray<Tool>
+  /**
+   * Live handlers of effects this world answers beyond its tools (coding-repair's commands as
+   * `process/spawn`), under admission, faults and recording like any handler; a replay answers
+   * from the recording instead. A caller's own handlers for the same kind take precedence.
+   */
+  readonly handlers?: Handlers
 }
 
 export interface WorldSetup {

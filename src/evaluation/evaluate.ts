@@ -171,7 +171,7 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
     const modelHandlers: WE.Handlers = Option.isSome(model) ? { "model/generate": modelHandler(model.value) } : {}
     const handler = options.replay
       ? WE.layerReplay(options.replay)
-      : WE.layerLive({ ...modelHandlers, ...options.handlers, ...WE.toolHandlers(setup.tools, world) })
+      : WE.layerLive({ ...modelHandlers, ...setup.handlers, ...options.handlers, ...WE.toolHandlers(setup.tools, world) })
     const stack = WE.attemptStack(env.world.effects, `${env.benchmark}/${env.task}`, handler, options.wraps ?? [])
     const wallet = yield* makeWallet(limits)
     const attemptServices = Context.make(WE.AttemptWorld, world).pipe(
