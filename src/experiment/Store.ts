@@ -2,11 +2,16 @@
  * The home's store: one SQLite file (WAL) holding experiment definitions, every certified
  * Attempt, each run's settings and summary, skipped cells and preflight estimates. Each Attempt
  * is committed as it finishes, so a crash loses only the cells in flight.
+ *
+ * The same store can live in Postgres instead (`layerPostgres`, `--store postgres://…`), so that
+ * workers on several machines share it: the migrations and queries are the same, written in the
+ * SQL both speak; where the dialects differ (an auto-increment key, SQLite's implicit rowid, JSON
+ * paths, float width) `dialect` below says how, in one place.
  */
 import { resolve } from "node:path"
 import { Migrator, SqlClient } from "@effect/sql"
 import * as Sqlite from "./Sqlite.ts"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Redacted, Schema } from "effect"
 import * as ContentId from "../content/ContentId.ts"
 import * as Home from "./Home.ts"
 import { Attempt } from "../schema/Attempt.ts"
@@ -124,37 +129,60 @@ export interface LatestInputs {
   readonly ended: string | null
 }
 
+/**
+ * What the two dialects spell differently in the schema. SQLite's tables keep their implicit
+ * rowid, which the queries order by; Postgres has none, so its tables that are read in insertion
+ * order get a column of that name. SQLite's REAL is a double; Postgres's is 4 bytes.
+ */
+const dialect = (sql: SqlClient.SqlClient) =>
+  sql.onDialectOrElse({
+    pg: () => ({
+      serial: sql.literal("SERIAL PRIMARY KEY"),
+      real: sql.literal("DOUBLE PRECISION"),
+      rowid: sql.literal("rowid SERIAL, "),
+      endedOfRecord: sql.literal("(record::jsonb #>> '{verdict,ended,reason}')")
+    }),
+    orElse: () => ({
+      serial: sql.literal("INTEGER PRIMARY KEY AUTOINCREMENT"),
+      real: sql.literal("REAL"),
+      rowid: sql.literal(""),
+      endedOfRecord: sql.literal("json_extract(record, '$.verdict.ended.reason')")
+    })
+  })
+
 const migrations = Migrator.fromRecord({
   "1_init": Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const d = dialect(sql)
     yield* sql`CREATE TABLE experiments (id TEXT PRIMARY KEY, def TEXT NOT NULL, created_at TEXT NOT NULL)`
-    yield* sql`CREATE TABLE runs (
+    yield* sql`CREATE TABLE runs (${d.rowid}
       id TEXT PRIMARY KEY, experiment_id TEXT NOT NULL, settings TEXT NOT NULL,
       started_at TEXT NOT NULL, finished_at TEXT, summary TEXT)`
     yield* sql`CREATE TABLE attempts (
-      seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL, run_id TEXT NOT NULL, cell TEXT NOT NULL,
+      seq ${d.serial}, id TEXT NOT NULL, run_id TEXT NOT NULL, cell TEXT NOT NULL,
       environment_id TEXT NOT NULL, candidate TEXT NOT NULL, repetition INTEGER NOT NULL,
-      inputs_id TEXT NOT NULL, reward REAL NOT NULL, cost_usd REAL, record TEXT NOT NULL, created_at TEXT NOT NULL)`
+      inputs_id TEXT NOT NULL, reward ${d.real} NOT NULL, cost_usd ${d.real}, record TEXT NOT NULL, created_at TEXT NOT NULL)`
     yield* sql`CREATE INDEX attempts_cell ON attempts (cell, seq)`
     yield* sql`CREATE INDEX attempts_run ON attempts (run_id)`
     yield* sql`CREATE TABLE skipped (run_id TEXT NOT NULL, cell TEXT NOT NULL, reason TEXT NOT NULL)`
-    yield* sql`CREATE TABLE notes (run_id TEXT NOT NULL, kind TEXT NOT NULL, note TEXT NOT NULL)`
+    yield* sql`CREATE TABLE notes (${d.rowid}run_id TEXT NOT NULL, kind TEXT NOT NULL, note TEXT NOT NULL)`
   }),
   // How an Attempt ended, beside its inputs id: a resumed run retries cells whose last Attempt
   // ended in a live fault without reading every record.
   "2_ended": Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql`ALTER TABLE attempts ADD COLUMN ended TEXT`
-    yield* sql`UPDATE attempts SET ended = json_extract(record, '$.verdict.ended.reason')`
+    yield* sql`UPDATE attempts SET ended = ${dialect(sql).endedOfRecord}`
   }),
   // Every model call's cost as it completes, whatever becomes of its cell: a killed or capped
   // cell's spend counts in the experiment's spend, in the cap and in the report.
   "3_spend": Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const d = dialect(sql)
     yield* sql`CREATE TABLE spend (
-      seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, experiment_id TEXT NOT NULL, cell TEXT NOT NULL,
+      seq ${d.serial}, run_id TEXT NOT NULL, experiment_id TEXT NOT NULL, cell TEXT NOT NULL,
       provider TEXT NOT NULL, model TEXT NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
-      cache_read_tokens INTEGER NOT NULL, cache_write_tokens INTEGER NOT NULL, cost_usd REAL, created_at TEXT NOT NULL)`
+      cache_read_tokens INTEGER NOT NULL, cache_write_tokens INTEGER NOT NULL, cost_usd ${d.real}, created_at TEXT NOT NULL)`
     yield* sql`CREATE INDEX spend_experiment ON spend (experiment_id)`
   }),
   // A small per-cell index of the newest Attempt (what classifying and scorecards read), so a run
@@ -163,11 +191,12 @@ const migrations = Migrator.fromRecord({
   // dropped first: a test may rewind the migrations of a home to an older layout).
   "4_cells": Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const d = dialect(sql)
     yield* sql`DROP TABLE IF EXISTS cells`
     yield* sql`DROP TABLE IF EXISTS derived`
     yield* sql`CREATE TABLE cells (
       cell TEXT PRIMARY KEY, seq INTEGER NOT NULL, attempt_id TEXT NOT NULL, run_id TEXT NOT NULL,
-      inputs_id TEXT NOT NULL, ended TEXT, reward REAL NOT NULL, cost_usd REAL,
+      inputs_id TEXT NOT NULL, ended TEXT, reward ${d.real} NOT NULL, cost_usd ${d.real},
       input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, summary TEXT NOT NULL)`
     // The newest seq the index has seen, looked up on every read to catch up with older writers.
     yield* sql`CREATE INDEX cells_seq ON cells (seq)`
@@ -225,7 +254,14 @@ const indexAttemptsAfter = (sql: SqlClient.SqlClient, after: number) =>
     }
   })
 
-const query = (detail: string) => Effect.mapError((e: unknown) => new StoreError({ reason: "query", detail: `${detail}: ${String(e)}` }))
+/** An error's message and its cause's (an SqlError's own says only "Failed to execute statement"). */
+const withCause = (e: unknown): string => {
+  const message = e instanceof Error ? e.message : String(e)
+  const cause = e instanceof Error && "cause" in e && e.cause instanceof Error ? e.cause.message : null
+  return cause === null || cause === message ? message : `${message}: ${cause}`
+}
+
+const query = (detail: string) => Effect.mapError((e: unknown) => new StoreError({ reason: "query", detail: `${detail}: ${withCause(e)}` }))
 
 const decodeAttempt = Schema.decodeUnknown(Schema.parseJson(Attempt))
 /**
@@ -257,7 +293,7 @@ const make = (home: string, readOnly: boolean) =>
     const sql = yield* SqlClient.SqlClient
     // WAL with NORMAL sync: a committed Attempt survives the process being killed; only a power
     // loss may take the last few, and it saves an fsync per Attempt.
-    yield* sql`PRAGMA synchronous = NORMAL`.pipe(query("setting up the store"))
+    yield* sql.onDialectOrElse({ sqlite: () => sql`PRAGMA synchronous = NORMAL`, orElse: () => Effect.void }).pipe(query("setting up the store"))
     const now = () => new Date().toISOString()
     // Attempts written by an assay that did not keep the per-cell index (an older one on the same
     // home) are indexed when it is next read; none, normally: one cheap look at the newest seq.
@@ -284,7 +320,8 @@ const make = (home: string, readOnly: boolean) =>
       home,
       putExperiment: (def) => {
         const id = experimentIdOf(def)
-        return sql`INSERT OR IGNORE INTO experiments (id, def, created_at) VALUES (${id}, ${JSON.stringify(Schema.encodeSync(ExperimentDefSchema)(def))}, ${now()})`.pipe(
+        return sql`INSERT INTO experiments (id, def, created_at) VALUES (${id}, ${JSON.stringify(Schema.encodeSync(ExperimentDefSchema)(def))}, ${now()})
+          ON CONFLICT (id) DO NOTHING`.pipe(
           Effect.as(id as string),
           query("saving the experiment")
         )
@@ -449,7 +486,8 @@ const make = (home: string, readOnly: boolean) =>
           Effect.map((rows) => rows[0]?.value ?? null)
         ),
       putDerived: (key, text) =>
-        sql`INSERT OR REPLACE INTO derived (key, value, created_at) VALUES (${key}, ${text}, ${now()})`.pipe(Effect.asVoid, query("saving derived figures"))
+        sql`INSERT INTO derived (key, value, created_at) VALUES (${key}, ${text}, ${now()})
+          ON CONFLICT (key) DO UPDATE SET value = excluded.value, created_at = excluded.created_at`.pipe(Effect.asVoid, query("saving derived figures"))
     }
     return store
   })
@@ -501,7 +539,10 @@ const requireCurrentSchema = (file: string) =>
     const sql = yield* SqlClient.SqlClient
     const known = yield* migrations
     const needed = Math.max(0, ...known.map(([id]) => id))
-    const table = yield* sql<{ n: number }>`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'effect_sql_migrations'`
+    const table = yield* sql.onDialectOrElse({
+      pg: () => sql<{ n: number }>`SELECT CASE WHEN to_regclass('effect_sql_migrations') IS NULL THEN 0 ELSE 1 END AS n`,
+      orElse: () => sql<{ n: number }>`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'effect_sql_migrations'`
+    })
     const rows = (table[0]?.n ?? 0) > 0 ? yield* sql<{ id: number | null }>`SELECT MAX(migration_id) AS id FROM effect_sql_migrations` : []
     const current = rows[0]?.id ?? 0
     if (current < needed) {
@@ -537,3 +578,67 @@ export const layer = (home: string, options: LayerOptions = {}): Layer.Layer<Sto
     )
   )
 }
+
+/** Whether a `--store` value names a Postgres server (the only kind of URL a store can be). */
+export const isPostgresUrl = (location: string): boolean => /^postgres(ql)?:\/\//.test(location)
+
+/** A Postgres URL as it may be shown: the password, if any, replaced. */
+export const redactUrl = (url: string): string => {
+  try {
+    const u = new URL(url)
+    if (u.password !== "") u.password = "***"
+    return u.toString()
+  } catch {
+    return "postgres://(an unreadable URL)"
+  }
+}
+
+/** The connection pool of a Postgres store; a worker's cluster tables share the same server. */
+export const postgresClient = (url: string) =>
+  Layer.unwrapEffect(
+    Effect.map(Effect.promise(() => import("@effect/sql-pg")), (m) =>
+      m.PgClient.layer({ url: Redacted.make(url), applicationName: "assay", maxConnections: 20, connectTimeout: "10 seconds" }))
+  )
+
+/**
+ * Migrations on a shared server: two workers starting at once must not both create the tables.
+ * The Migrator locks its own table, which does not exist yet on a fresh database, so an advisory
+ * lock (held to the end of the transaction) comes first, and the table is made under it, in the
+ * Migrator's own shape (its probe for the table would otherwise fail and abort the transaction).
+ */
+const migratePostgres = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* Effect.gen(function*() {
+    yield* sql`SELECT pg_advisory_xact_lock(4242001)`
+    yield* sql`CREATE TABLE IF NOT EXISTS effect_sql_migrations (
+      migration_id integer primary key, created_at timestamp with time zone not null default now(), name text not null)`
+    yield* Migrator.make({})({ loader: migrations })
+  }).pipe(sql.withTransaction)
+})
+
+/**
+ * The store in a Postgres database (`postgres://user:password@host:port/db`), migrated to the
+ * current schema. `home` is the local folder for what is kept beside the store (each run's
+ * results.jsonl). Read-only: nothing is written, and it fails when the schema would need migrating.
+ */
+export const layerPostgres = (url: string, home: string, options: LayerOptions = {}): Layer.Layer<Store, StoreError> => {
+  const shown = redactUrl(url)
+  const schema = Layer.effectDiscard(options.readOnly === true ? requireCurrentSchema(shown) : migratePostgres)
+  return Layer.effect(Store, make(resolve(home), options.readOnly === true)).pipe(
+    Layer.provide(schema),
+    Layer.provide(postgresClient(url)),
+    Layer.mapError((e) =>
+      e instanceof StoreError ? e : new StoreError({ reason: "open", detail: `cannot open the store at ${shown}: ${withCause(e)}` })
+    )
+  )
+}
+
+/** Where a command's store is: a Postgres URL (`--store`, `ASSAY_STORE`), else the home's SQLite file. */
+export interface Location {
+  readonly home: string
+  readonly store?: string | null | undefined
+}
+
+/** The store a command names: Postgres when given a URL, else the home's own SQLite file. */
+export const layerAt = (at: Location, options: LayerOptions = {}): Layer.Layer<Store, StoreError> =>
+  at.store !== undefined && at.store !== null && at.store !== "" ? layerPostgres(at.store, at.home, options) : layer(at.home, options)
