@@ -1,0 +1,8 @@
+/** A URL slug of a title: lower case letters and digits, words joined by single dashes. */
+export function slugify(text) {
+  return text
+    .toLowerCase()
+    .trim()
+    .replace(" ", "-")
+    .replace(/[^a-z0-9-]/g, "")
+}
