@@ -630,7 +630,7 @@ export const renderMarkdown = (report: Report): string => {
 // ---------------------------------------------------------------------------------------------
 // HTML with SVG plots
 
-const escapeHtml = (text: string): string =>
+export const escapeHtml = (text: string): string =>
   text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c)
 
 /** Colour-blind-safe colours (Okabe–Ito first), one per candidate across every plot. */
@@ -799,9 +799,12 @@ const costPlot = (cards: ReadonlyArray<Scorecard>, colorOf: (c: string) => strin
     parts.push(svgText(left + plotWidth / 2, top + plotHeight / 2, "no candidate has a known cost", `class="empty" text-anchor="middle"`))
   }
   parts.push(`</svg>`)
-  const legend = `<p class="caption">★ on the score–cost frontier (dashed staircase): no other candidate scores higher for less.${
-    unknown.length > 0 ? ` Cost unknown, not placed: ${unknown.map((c) => escapeHtml(c.candidate)).join(", ")}.` : ""
-  }</p>`
+  // The caption names the staircase only when one is drawn: scripted references and unknown costs are never on it.
+  const legend = `<p class="caption">${
+    steps.length > 0
+      ? "★ on the score–cost frontier (dashed staircase): no other candidate scores higher for less."
+      : "No frontier drawn: no candidate with a known cost is on it (scripted references such as gold and echo are left out)."
+  }${unknown.length > 0 ? ` Cost unknown, not placed: ${unknown.map((c) => escapeHtml(c.candidate)).join(", ")}.` : ""}</p>`
   return parts.join("") + legend
 }
 
@@ -918,7 +921,27 @@ td.unknown { color: var(--muted); font-style: italic; }
  * One self-contained HTML file: inline CSS and inline SVG, no script, no font or anything else
  * fetched, so it opens offline and can be mailed or archived as it is.
  */
-export const renderHtml = (report: Report): string => {
+export const renderHtml = (report: Report): string =>
+  `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<title>assay report ${escapeHtml(report.runId)}</title>
+<style>${css}</style>
+</head>
+<body>
+${renderHtmlBody(report)}
+</body>
+</html>
+`
+
+/** The report's stylesheet, for a page that shows the report's sections (assay view). */
+export const htmlCss = css
+
+/** The HTML report's sections without the page around them: what `assay view` shows of a run. */
+export const renderHtmlBody = (report: Report): string => {
   const candidates = candidatesOf(report)
   const colorOf = (candidate: string): string => palette[candidates.indexOf(candidate) % palette.length] ?? "#444"
   const body: Array<string> = []
@@ -1004,18 +1027,5 @@ export const renderHtml = (report: Report): string => {
   if ((report.notes ?? []).length > 0) {
     body.push(`<section class="notes"><h2>Notes</h2><ul>${(report.notes ?? []).map((n) => `<li>${escapeHtml(n)}</li>`).join("")}</ul></section>`)
   }
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
-<title>assay report ${escapeHtml(report.runId)}</title>
-<style>${css}</style>
-</head>
-<body>
-${body.join("\n")}
-</body>
-</html>
-`
+  return body.join("\n")
 }
