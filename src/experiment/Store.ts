@@ -63,6 +63,8 @@ export interface Store {
   readonly finishRun: (runId: string, summary: unknown) => Effect.Effect<void, StoreError>
   readonly getRun: (runId: string) => Effect.Effect<RunRecord, StoreError>
   readonly latestRun: Effect.Effect<RunRecord | null, StoreError>
+  /** Every run of the store, newest first (what `assay view` lists). */
+  readonly runs: Effect.Effect<ReadonlyArray<RunRecord>, StoreError>
   readonly putAttempt: (runId: string, attempt: Attempt) => Effect.Effect<string, StoreError>
   /** Each given cell's newest Attempt in brief: its inputs id and how it ended (null: evaluated). */
   readonly latestInputs: (cells: ReadonlyArray<CellKey>) => Effect.Effect<ReadonlyMap<string, LatestInputs>, StoreError>
@@ -366,6 +368,8 @@ const make = (home: string, readOnly: boolean) =>
         query("reading the latest run"),
         Effect.map((rows) => (rows[0] ? rowToRun(rows[0]) : null))
       ),
+      runs: sql<{ id: string; experiment_id: string; settings: string; started_at: string; finished_at: string | null; summary: string | null }>`
+          SELECT * FROM runs ORDER BY started_at DESC, rowid DESC`.pipe(query("reading the runs"), Effect.map((rows) => rows.map(rowToRun))),
       putAttempt: (runId, attempt) =>
         Effect.gen(function*() {
           // Encoded once: its canonical form names it, its JSON is the record (the same text
