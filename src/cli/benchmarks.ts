@@ -27,7 +27,8 @@ const loaders: Record<string, () => Promise<Provider>> = {
   "tau2-banking": async () => (await import("../../providers/tau2/banking/index.ts")).provider,
   "tau2-airline": async () => (await import("../../providers/tau2/airline/index.ts")).provider,
   corpus: async () => (await import("../../providers/corpus/index.ts")).provider,
-  "coding-repair": async () => (await import("../../providers/coding-repair/index.ts")).provider
+  "coding-repair": async () => (await import("../../providers/coding-repair/index.ts")).provider,
+  "competitor-discovery": async () => (await import("../../providers/competitor-discovery/index.ts")).provider
 }
 
 export const benchmarkNames = (): ReadonlyArray<string> => Object.keys(loaders)

@@ -1,0 +1,195 @@
+/**
+ * `competitor-discovery`: find the products that compete with a given one on a frozen web, each
+ * with its site, a claim and a verbatim quote from a page fetched in the same Attempt. The web is
+ * a world effect: `search` and `fetch` are `http/request` effects answered by the frozen web's
+ * handler, so faults, recording, replay and admission apply to them as to any effect. Graded by
+ * recall of the reference set, grounding and (with a judge) relevance; see grader.ts and README.md.
+ */
+import { Effect, Either, Ref } from "effect"
+import type { Json } from "../../src/content/Canonical.ts"
+import * as ContentId from "../../src/content/ContentId.ts"
+import * as Agent from "../../src/evaluation/Agent.ts"
+import { CapabilityError, type Capabilities, makeEvaluator, makeProtocol, makeWorldSetup, type ProtocolContext } from "../../src/evaluation/Capabilities.ts"
+import type { Message } from "../../src/evaluation/Conversation.ts"
+import type { Provider } from "../../src/evaluation/Provider.ts"
+import { lastAnswer } from "../../src/evaluation/toolLoop.ts"
+import * as Registry from "../../src/model/Registry.ts"
+import type { AgentDef } from "../../src/schema/AgentDef.ts"
+import { defaultEffects, type EnvironmentDef, noLimits } from "../../src/schema/EnvironmentDef.ts"
+import * as FrozenWeb from "../../src/world/FrozenWeb.ts"
+import * as World from "../../src/world/World.ts"
+import { type FetchedPage, grade, parseAnswer } from "./grader.ts"
+import { judge, type JudgeCall, liveJudge } from "./judge.ts"
+import { type DiscoveryTask, tasks } from "./tasks.ts"
+import { pages } from "./web.ts"
+
+const VERSION = "1"
+const BENCHMARK = "competitor-discovery"
+const MAX_TURNS = 20
+
+export const web = FrozenWeb.make(pages)
+const webDigest = ContentId.ofUnsafe(pages as unknown as Json)
+const byId = new Map(tasks.map((t) => [t.id, t]))
+
+const dataError = (detail: string) => new CapabilityError({ capability: BENCHMARK, reason: "data", detail })
+
+const taskOf = (env: EnvironmentDef): Effect.Effect<DiscoveryTask, CapabilityError> => {
+  const task = byId.get(env.task)
+  return task ? Effect.succeed(task) : Effect.fail(dataError(`no ${BENCHMARK} task ${env.task}`))
+}
+
+export const systemPrompt = (task: DiscoveryTask): string =>
+  [
+    "You research a software market on the web. Use the search tool to find pages and the fetch tool to read them.",
+    `You may make at most ${task.searches} searches in this task; fetches are not limited.`,
+    "When you are done, reply with only a JSON object and no tool call, of this form:",
+    '{"competitors": [{"name": "...", "site": "the product\'s own website URL", "claim": "one sentence: what it does that makes it a competitor", "quote": "a sentence copied exactly from a page you fetched, supporting the claim", "source": "the URL of that page"}]}',
+    "List only products that compete with the given product (the same buyers, for the same job). Every quote must be copied word for word from a page you fetched in this task, and its source must be that page's URL."
+  ].join("\n")
+
+export const instruction = (task: DiscoveryTask): string =>
+  `Find the products that compete with ${task.product} (${task.productSite}), ${task.market}. For each, give its site, a claim and a verbatim quote from a page you fetched.`
+
+const environment = (task: DiscoveryTask): EnvironmentDef => ({
+  benchmark: BENCHMARK,
+  task: task.id,
+  stratum: task.stratum,
+  world: { isolation: "fork", settlement: "discard", effects: defaultEffects },
+  capabilities: {
+    worldSetup: { name: `${BENCHMARK}/frozen-web`, version: VERSION },
+    protocol: { name: `${BENCHMARK}/search-fetch-answer`, version: VERSION },
+    evaluator: { name: `${BENCHMARK}/recall-grounding-relevance`, version: VERSION },
+    upstream: null,
+    models: {}
+  },
+  limits: { ...noLimits, turns: MAX_TURNS }
+})
+
+/** A fetched page as the protocol notes it: the tool message that carried its text to the candidate. */
+interface FetchNote {
+  readonly url: string
+  readonly toolCallId: string
+}
+
+/**
+ * The interaction: the candidate's tool calls run as `http/request` effects through the
+ * Attempt's WorldEffects (callWebTool), under a search budget acquired for this Attempt; the loop
+ * ends on a reply without tool calls (the answer) or at the turn limit.
+ */
+const run = (ctx: ProtocolContext, task: DiscoveryTask) =>
+  Effect.gen(function*() {
+    const append = (m: Message) => Ref.update(ctx.transcript, (ms) => [...ms, m])
+    const fetched: Array<FetchNote> = []
+    yield* append({ role: "user", content: instruction(task) })
+    const maxTurns = ctx.env.limits.turns ?? MAX_TURNS
+    const budget = yield* FrozenWeb.SearchBudget
+    const result = (ended: string, turns: number, answer: string | null): Json => ({
+      ended,
+      turns,
+      answer,
+      fetched: fetched as unknown as Json,
+      searches: null
+    })
+    for (let turn = 1; turn <= maxTurns; turn++) {
+      const messages = yield* Ref.get(ctx.transcript)
+      const reply = yield* ctx.agent.reply({ system: ctx.inputs.system, messages, tools: ctx.inputs.tools })
+      yield* append({ role: "assistant", content: reply.text, toolCalls: reply.toolCalls })
+      if (reply.toolCalls.length === 0) return { ...(result("answer", turn, reply.text) as object), searches: yield* budget.used } as Json
+      for (const call of reply.toolCalls) {
+        const r = yield* FrozenWeb.callWebTool(call.name, call.arguments)
+        if (r.fetched !== undefined) fetched.push({ url: r.fetched, toolCallId: call.id })
+        yield* append({ role: "tool", toolCallId: call.id, name: call.name, content: r.content, error: r.error })
+      }
+    }
+    return { ...(result("turn-limit", maxTurns, null) as object), searches: yield* budget.used } as Json
+  }).pipe(Effect.provide(FrozenWeb.layerSearchBudget(task.searches)))
+
+/** The pages this Attempt fetched, with the text each tool message gave the candidate. */
+const fetchedPages = (output: Json, transcript: ReadonlyArray<Message>): ReadonlyArray<FetchedPage> => {
+  const notes = (output !== null && typeof output === "object" && !Array.isArray(output) ? (output as { fetched?: unknown }).fetched : undefined)
+  if (!Array.isArray(notes)) return []
+  const byCall = new Map<string, string>()
+  for (const m of transcript) if (m.role === "tool" && !m.error) byCall.set(m.toolCallId, m.content)
+  return (notes as ReadonlyArray<FetchNote>).flatMap((n) => {
+    const text = byCall.get(n.toolCallId)
+    return text === undefined ? [] : [{ url: n.url, text }]
+  })
+}
+
+export interface CapabilityOptions {
+  /** How the judge model is called (default: the run's Model service); tests script it. */
+  readonly judge?: JudgeCall
+}
+
+const resolveJudge = (ref: string) =>
+  Effect.flatMap(Registry.fixture, (file) =>
+    Either.match(Registry.resolveIn(file, ref), {
+      onLeft: (e) => Effect.fail(new CapabilityError({ capability: BENCHMARK, reason: "evaluator", detail: e.message })),
+      onRight: Effect.succeed
+    }))
+
+export const makeCapabilities = (options: CapabilityOptions = {}): Capabilities => ({
+  worldSetup: makeWorldSetup({
+    name: `${BENCHMARK}/frozen-web`,
+    version: VERSION,
+    trust: "deterministic",
+    // The world itself is empty: the web is read-only data served by the http/request handler.
+    setup: () => Effect.succeed({ world: World.empty, evidence: { web: webDigest, pages: pages.length }, tools: [], handlers: FrozenWeb.handlers(web) })
+  }),
+  protocol: makeProtocol({
+    name: `${BENCHMARK}/search-fetch-answer`,
+    version: VERSION,
+    trust: "deterministic",
+    inputs: (env) => Effect.map(taskOf(env), (task) => ({ system: systemPrompt(task), tools: FrozenWeb.toolSpecs })),
+    run: (ctx) => Effect.flatMap(taskOf(ctx.env), (task) => run(ctx, task))
+  }),
+  evaluator: makeEvaluator({
+    name: `${BENCHMARK}/recall-grounding-relevance`,
+    version: VERSION,
+    // Deterministic without a judge; a judged grade says "judge" itself.
+    trust: "deterministic",
+    evaluate: (ctx) =>
+      Effect.gen(function*() {
+        const task = yield* taskOf(ctx.env)
+        const listed = parseAnswer(lastAnswer(ctx.transcript))
+        const fetched = fetchedPages(ctx.output, ctx.transcript)
+        const judgeRef = ctx.env.capabilities.models["judge"]
+        if (judgeRef === undefined || listed === undefined) return grade(task, listed, fetched, null)
+        const judged = yield* judge(yield* resolveJudge(judgeRef), options.judge ?? liveJudge, task, listed)
+        return { ...grade(task, listed, fetched, judged.relevant), trust: "judge" as const, judging: judged.judging }
+      })
+  })
+})
+
+/** The gold candidate: one search, a fetch of every cited page, then the reference entries. */
+export const goldAgent = (task: DiscoveryTask): Agent.Agent => {
+  const sources = [...new Set(task.references.map((r) => r.gold.source))]
+  const answer = {
+    competitors: task.references.map((r) => ({ name: r.name, site: r.site, claim: r.gold.claim, quote: r.gold.quote, source: r.gold.source }))
+  }
+  return Agent.scripted("gold", [
+    { text: null, toolCalls: [{ id: "call-1", name: "search", arguments: { query: task.goldQuery } }] },
+    { text: null, toolCalls: sources.map((url, i) => ({ id: `call-${i + 2}`, name: "fetch", arguments: { url } })) }
+  ], JSON.stringify(answer, null, 2))
+}
+
+const roster = ["gold", "echo"] as const
+
+export const provider: Provider = {
+  name: BENCHMARK,
+  version: VERSION,
+  description: `find a product's competitors on a frozen web of ${pages.length} pages, with verbatim quotes: ${tasks.length} tasks written for assay`,
+  environments: Effect.succeed(tasks.map(environment)),
+  capabilities: makeCapabilities(),
+  roster,
+  rosterDef: (name: string): AgentDef => Agent.referenceDef(name),
+  scripted: (name, env) =>
+    name === "echo"
+      ? Effect.succeed(Agent.echo)
+      : name === "gold"
+      ? Effect.map(taskOf(env), goldAgent)
+      : Effect.fail(dataError(`no scripted candidate ${name}: use ${roster.join(" or ")}`)),
+  judged: true
+}
+
+export default provider
