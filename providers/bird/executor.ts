@@ -1,0 +1,171 @@
+/**
+ * Runs a pair's SQL the way upstream's `execute_sql` does, under upstream's timeout. better-sqlite3
+ * cannot interrupt a running statement, so the statements run in a child Node process (one, kept
+ * alive and reused) that is killed when the time is up, as `func_timeout` abandons the call. The
+ * child opens each database read-only and returns every cell with its storage class (integers as
+ * exact decimals, reals as round-trip text), so Python's int/float/text distinctions survive.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { createRequire } from "node:module"
+import { Deferred, Effect, Schema } from "effect"
+
+/** One cell as the child reports it: `n` NULL, `i<decimal>` integer, `f<number>` real, `s<text>` text, `b<hex>` blob. */
+export type CellToken = string
+export type Rows = ReadonlyArray<ReadonlyArray<CellToken>>
+
+/** A statement's outcome: its rows, or the error SQLite (or the binding) raised. */
+export type StatementResult = { readonly rows: Rows } | { readonly error: string; readonly errorType: string }
+
+export interface Execution {
+  /** The statements' outcomes in order, up to and including the first error. */
+  readonly results: ReadonlyArray<StatementResult>
+  readonly timedOut: boolean
+}
+
+export class ExecutorError extends Schema.TaggedError<ExecutorError>()("ExecutorError", {
+  detail: Schema.String
+}) {
+  override get message() {
+    return `bird sql executor: ${this.detail}`
+  }
+}
+
+// The child program, plain JavaScript so it runs with `node -e` from the sources and from a build.
+const CHILD = String.raw`
+const Database = require(process.argv[1])
+const dbs = new Map()
+const open = (path) => {
+  let db = dbs.get(path)
+  if (!db) { db = new Database(path, { readonly: true, fileMustExist: true }); dbs.set(path, db) }
+  return db
+}
+const cell = (v) => {
+  if (v === null || v === undefined) return "n"
+  if (typeof v === "bigint") return "i" + v.toString()
+  if (typeof v === "number") return "f" + (Object.is(v, -0) ? "-0" : String(v))
+  if (typeof v === "string") return "s" + v
+  if (Buffer.isBuffer(v)) return "b" + v.toString("hex")
+  return "s" + String(v)
+}
+// better-sqlite3 is built with SQLITE_DQS=0; Python's sqlite3 keeps SQLite's default, where a
+// double-quoted name that is no column is a string literal. Emulated: on exactly SQLite's error
+// for that case, the quoted name becomes a string literal and the statement is prepared again.
+const DQS = /^no such column: "([\s\S]*)" - should this be a string literal in single-quotes\?$/
+const run = (db, sql) => {
+  for (let tries = 0; tries < 64; tries++) {
+    const r = runOnce(db, sql)
+    const m = r.error !== undefined ? DQS.exec(r.error) : null
+    if (m === null) return r
+    const quoted = '"' + m[1].replace(/"/g, '""') + '"'
+    if (!sql.includes(quoted)) return r
+    sql = sql.split(quoted).join("'" + m[1].replace(/'/g, "''") + "'")
+  }
+  return runOnce(db, sql)
+}
+const runOnce = (db, sql) => {
+  let stmt
+  try { stmt = db.prepare(sql) } catch (e) {
+    // Python's sqlite3 runs empty and comment-only SQL and returns no rows.
+    if (e instanceof RangeError && /contains no statements/.test(e.message)) return { rows: [] }
+    return { error: e.message, errorType: e.code || e.constructor.name }
+  }
+  try {
+    if (!stmt.reader) { stmt.run(); return { rows: [] } }
+    stmt.safeIntegers(true)
+    return { rows: stmt.raw(true).all().map((r) => r.map(cell)) }
+  } catch (e) { return { error: e.message, errorType: e.code || e.constructor.name } }
+}
+let buffer = ""
+process.stdin.setEncoding("utf8")
+process.stdin.on("data", (chunk) => {
+  buffer += chunk
+  let nl
+  while ((nl = buffer.indexOf("\n")) >= 0) {
+    const line = buffer.slice(0, nl); buffer = buffer.slice(nl + 1)
+    const req = JSON.parse(line)
+    const results = []
+    try {
+      const db = open(req.db)
+      for (const sql of req.sqls) { const r = run(db, sql); results.push(r); if (r.error !== undefined) break }
+    } catch (e) { results.push({ error: e.message, errorType: e.code || e.constructor.name }) }
+    process.stdout.write(JSON.stringify({ id: req.id, results }) + "\n")
+  }
+})
+`
+
+interface Child {
+  readonly process: ChildProcess
+  readonly pending: Map<number, (results: ReadonlyArray<StatementResult>) => void>
+}
+
+let child: Child | undefined
+let nextId = 1
+
+const betterSqlite3 = (): string => createRequire(import.meta.url).resolve("better-sqlite3")
+
+const startChild = (): Child => {
+  // TZ=UTC as upstream's oracle ran: 'localtime' modifiers then read UTC.
+  const proc = spawn(process.execPath, ["-e", CHILD, betterSqlite3()], {
+    stdio: ["pipe", "pipe", "inherit"],
+    env: { ...process.env, TZ: "UTC" }
+  })
+  const pending = new Map<number, (results: ReadonlyArray<StatementResult>) => void>()
+  const self: Child = { process: proc, pending }
+  let buffer = ""
+  proc.stdout!.setEncoding("utf8")
+  proc.stdout!.on("data", (chunk: string) => {
+    buffer += chunk
+    let nl: number
+    while ((nl = buffer.indexOf("\n")) >= 0) {
+      const line = buffer.slice(0, nl)
+      buffer = buffer.slice(nl + 1)
+      const reply = JSON.parse(line) as { readonly id: number; readonly results: ReadonlyArray<StatementResult> }
+      const done = pending.get(reply.id)
+      pending.delete(reply.id)
+      done?.(reply.results)
+    }
+  })
+  proc.on("exit", () => {
+    if (child === self) child = undefined
+    for (const done of pending.values()) done([{ error: "the sql executor exited", errorType: "ExecutorExit" }])
+    pending.clear()
+  })
+  // An idle executor never keeps the command alive.
+  proc.unref()
+  ;(proc.stdout as unknown as { unref?: () => void }).unref?.()
+  ;(proc.stdin as unknown as { unref?: () => void }).unref?.()
+  return self
+}
+
+// One statement batch at a time: a timeout kills the child, which must not take others' work with it.
+const lock = Effect.runSync(Effect.makeSemaphore(1))
+
+/**
+ * Runs `sqls` in order on the database at `dbPath` (read-only), stopping at the first error; the
+ * whole batch (open, every statement) must finish within `timeoutMs`, else it is abandoned.
+ */
+export const execute = (dbPath: string, sqls: ReadonlyArray<string>, timeoutMs: number): Effect.Effect<Execution, ExecutorError> =>
+  lock.withPermits(1)(
+    Effect.gen(function*() {
+      const c = yield* Effect.try({
+        try: () => (child ??= startChild()),
+        catch: (e) => new ExecutorError({ detail: `cannot start: ${e instanceof Error ? e.message : String(e)}` })
+      })
+      const id = nextId++
+      const answer = yield* Deferred.make<ReadonlyArray<StatementResult>>()
+      c.pending.set(id, (results) => Deferred.unsafeDone(answer, Effect.succeed(results)))
+      c.process.stdin!.write(JSON.stringify({ id, db: dbPath, sqls }) + "\n")
+      const results = yield* Deferred.await(answer).pipe(Effect.timeout(timeoutMs), Effect.option)
+      if (results._tag === "Some") return { results: results.value, timedOut: false }
+      c.pending.delete(id)
+      if (child === c) child = undefined
+      c.process.kill("SIGKILL")
+      return { results: [], timedOut: true }
+    })
+  )
+
+/** Stops the executor (tests; the command exits without it). */
+export const shutdown = Effect.sync(() => {
+  child?.process.kill("SIGKILL")
+  child = undefined
+})

@@ -1,0 +1,302 @@
+/**
+ * `bird`: BIRD Mini-Dev (SQLite), 500 text-to-SQL questions over 11 databases, graded by executing
+ * the candidate's SQL and the gold SQL and comparing results as upstream does (execution accuracy,
+ * and soft F1 beside it). Two protocols, chosen by the candidate's action space, so a paired
+ * comparison says which helps a model: `text` is BIRD's own one step (schema, question and
+ * evidence in, one SQL statement out); `tools` is a tool loop with a read-only `query` tool and a
+ * `submit_sql` final answer. See README.md.
+ */
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { Effect } from "effect"
+import type { Json } from "../../src/content/Canonical.ts"
+import * as ContentId from "../../src/content/ContentId.ts"
+import * as Agent from "../../src/evaluation/Agent.ts"
+import { CapabilityError, makeEvaluator, makeProtocol, makeWorldSetup, type ProtocolInputs } from "../../src/evaluation/Capabilities.ts"
+import { dataRoot } from "../../src/evaluation/DataRoot.ts"
+import type { Provider } from "../../src/evaluation/Provider.ts"
+import { callTool, runToolLoop } from "../../src/evaluation/toolLoop.ts"
+import type { AgentDef } from "../../src/schema/AgentDef.ts"
+import { defaultEffects, type EnvironmentDef, noLimits } from "../../src/schema/EnvironmentDef.ts"
+import * as World from "../../src/world/World.ts"
+import {
+  type BirdData,
+  type Databases,
+  databasesIn,
+  loadData,
+  pinnedFiles,
+  type Question,
+  REAL_SUMS,
+  UPSTREAM_COMMIT,
+  UPSTREAM_REPOSITORY
+} from "./data.ts"
+import { defaultCorpora, runEquivalence } from "./equivalence.ts"
+import { gradePair, type PairVerdict, predictedSqlOf } from "./grade.ts"
+import { queryTool, SUBMIT, submitTool } from "./tools.ts"
+
+const VERSION = "1"
+const BENCHMARK = "bird"
+const MAX_TURNS = 20
+
+const dataError = (detail: string) => new CapabilityError({ capability: BENCHMARK, reason: "data", detail })
+
+// ---------------------------------------------------------------------------------------------
+// The questions, loaded once per process
+
+interface Loaded {
+  readonly data: BirdData
+  readonly environments: ReadonlyArray<EnvironmentDef>
+  readonly byTask: ReadonlyMap<string, Question>
+}
+
+/** Keyed by position: two question ids repeat in Mini-Dev. */
+export const taskId = (q: Question): string => `${String(q.idx).padStart(3, "0")}-${q.dbId}`
+
+const loaded: Effect.Effect<Loaded, CapabilityError> = Effect.runSync(
+  Effect.cached(
+    Effect.suspend(() => loadData()).pipe(
+      Effect.map((data): Loaded => ({
+        data,
+        environments: data.questions.map(environment),
+        byTask: new Map(data.questions.map((q) => [taskId(q), q]))
+      })),
+      Effect.mapError((e) => dataError(e.message))
+    )
+  )
+)
+
+const questionOf = (env: EnvironmentDef): Effect.Effect<{ readonly q: Question; readonly data: BirdData }, CapabilityError> =>
+  Effect.flatMap(loaded, ({ byTask, data }) => {
+    const q = byTask.get(env.task)
+    return q ? Effect.succeed({ q, data }) : Effect.fail(dataError(`no bird task ${env.task}`))
+  })
+
+const environment = (q: Question): EnvironmentDef => ({
+  benchmark: BENCHMARK,
+  task: taskId(q),
+  // Upstream reports by difficulty; the database is in the task id.
+  stratum: q.difficulty,
+  // The database never changes (it opens read-only): there is nothing to fork.
+  world: { isolation: "none", settlement: "discard", effects: defaultEffects },
+  capabilities: {
+    worldSetup: { name: "bird/database", version: VERSION },
+    protocol: { name: "bird/sql", version: VERSION },
+    evaluator: { name: "bird/execution", version: VERSION },
+    upstream: `${UPSTREAM_REPOSITORY}@${UPSTREAM_COMMIT}`,
+    models: {}
+  },
+  limits: { ...noLimits, turns: MAX_TURNS }
+})
+
+// ---------------------------------------------------------------------------------------------
+// What the candidate is shown
+
+/** BIRD's one-step prompt (llm/src/prompt.py): schema, question and evidence, then the instruction. */
+export const oneStepPrompt = (schema: string, q: Question): string => {
+  const knowledge = q.evidence !== ""
+  const comment = `-- Using valid SQLite${knowledge ? " and understanding External Knowledge" : ""}, answer the following questions for the tables provided above.\n` +
+    `-- ${q.question}\n${knowledge ? `-- External Knowledge: ${q.evidence}` : ""}`
+  const cot = "\nGenerate the SQLite for the above question after thinking step by step: "
+  const instruction = "\n        \nIn your response, you do not need to mention your intermediate steps. \n" +
+    "        Do not include any comments in your response.\n        Do not need to start with the symbol ```\n" +
+    "        You only need to return the result SQLite SQL code\n        start from SELECT\n        "
+  return [schema, comment, cot, instruction].join("\n\n")
+}
+
+const TOOL_SYSTEM = [
+  "You answer questions about a SQLite database by writing one SQLite query.",
+  "Use the `query` tool to look at the data (read-only; results are cut at 50 rows).",
+  `When you have the query that answers the question, call \`${SUBMIT}\` with it: the query is graded by running it and comparing its rows with the expected rows (order and duplicates do not matter, column order does).`
+].join("\n")
+
+const toolLoopPrompt = (schema: string, q: Question): string =>
+  `Database schema:\n\n${schema}\n\nQuestion: ${q.question}\n${q.evidence !== "" ? `External knowledge: ${q.evidence}\n` : ""}`
+
+const toolSpecs = [queryTool("").spec, submitTool.spec]
+const specsDigest = ContentId.ofUnsafe(toolSpecs as unknown as Json)
+
+const inputsOf = (agent: AgentDef): ProtocolInputs =>
+  agent.actionSpace === "text" ? { system: "", tools: [] } : { system: TOOL_SYSTEM, tools: toolSpecs }
+
+// ---------------------------------------------------------------------------------------------
+// The databases
+
+const fixtureSums = (): Readonly<Record<string, string>> =>
+  Object.fromEntries(pinnedFiles.filter((f) => f.path.startsWith("bird/fixture/")).map((f) => [f.path.split("/")[2]!, f.sha256]))
+
+/** The recorded sha256 of each real database (`SHA256SUMS` of the pull), by db id. */
+const realSums = (root: string): Readonly<Record<string, string>> => {
+  try {
+    return Object.fromEntries(
+      readFileSync(join(root, REAL_SUMS), "utf8").split("\n").flatMap((l) => {
+        const m = /^([0-9a-f]{64})\s+\*?(\S+)\/\S+\.sqlite$/.exec(l.trim())
+        return m === null ? [] : [[m[2]!, m[1]!]]
+      })
+    )
+  } catch {
+    return {}
+  }
+}
+
+const dbDigest = (databases: Databases, root: string, db: string): string | null =>
+  (databases.kind === "fixture" ? fixtureSums() : realSums(root))[db] ?? null
+
+// ---------------------------------------------------------------------------------------------
+// Output and grade
+
+interface Output {
+  readonly protocol: "one-step" | "tool-loop"
+  /** The prediction entry: a string as upstream's prediction file holds it, or null (no answer). */
+  readonly sql: string | null
+}
+
+const parseOutput = (output: Json): Output | null => {
+  if (typeof output !== "object" || output === null || Array.isArray(output)) return null
+  const o = output as { readonly [key: string]: Json }
+  const protocol = o["protocol"]
+  const sql = o["sql"]
+  if ((protocol !== "one-step" && protocol !== "tool-loop") || (typeof sql !== "string" && sql !== null)) return null
+  return { protocol, sql }
+}
+
+export const CHECKS = ["result", "executes", "in_time"] as const
+
+const toGrade = (v: PairVerdict, databases: Databases["kind"], sql: string) => ({
+  reward: v.ex,
+  checks: { result: v.ex === 1, executes: v.error === null || v.errorSide === "gold", in_time: !v.timedOut },
+  details: {
+    ex: v.ex,
+    f1: v.f1,
+    sql,
+    error: v.error,
+    errorSide: v.errorSide,
+    timedOut: v.timedOut,
+    predRows: v.predRows,
+    goldRows: v.goldRows,
+    databases
+  } satisfies Json
+})
+
+// ---------------------------------------------------------------------------------------------
+// Capabilities
+
+export const capabilities = {
+  worldSetup: makeWorldSetup({
+    name: "bird/database",
+    version: VERSION,
+    trust: "deterministic",
+    setup: (env) =>
+      Effect.map(questionOf(env), ({ q, data }) => ({
+        world: World.empty,
+        evidence: {
+          db: q.dbId,
+          databases: data.databases.kind,
+          sha256: dbDigest(data.databases, data.root, q.dbId),
+          tools: specsDigest
+        },
+        tools: [queryTool(data.databases.path(q.dbId)), submitTool]
+      }))
+  }),
+  protocol: makeProtocol({
+    name: "bird/sql",
+    version: VERSION,
+    trust: "deterministic",
+    inputs: (env, agent) => Effect.as(questionOf(env), inputsOf(agent)),
+    run: (ctx) =>
+      Effect.gen(function*() {
+        const { q, data } = yield* questionOf(ctx.env)
+        const schema = data.schemas.get(q.dbId) ?? ""
+        const tools = [queryTool(data.databases.path(q.dbId)), submitTool]
+        const byName = new Map(tools.map((t) => [t.spec.name, t]))
+        if (ctx.inputs.tools.length === 0) {
+          // One step, as BIRD's harness: the reply is the prediction; submitting it is the recorded effect.
+          const messages = [{ role: "user" as const, content: oneStepPrompt(schema, q) }]
+          const reply = yield* ctx.agent.reply({ system: ctx.inputs.system, messages, tools: [] })
+          const sql = reply.text ?? ""
+          yield* callTool(byName, { id: "submit", name: SUBMIT, arguments: { sql } })
+          return { protocol: "one-step", sql } satisfies Json
+        }
+        const ended = yield* runToolLoop(ctx, { firstMessage: toolLoopPrompt(schema, q), tools, maxTurns: ctx.env.limits.turns ?? MAX_TURNS, stopTool: SUBMIT })
+        // The last submitted SQL; without a submission, the final text, as a prediction file would hold it.
+        const transcript = yield* ctx.transcript.get
+        let sql: string | null = ended.answer
+        for (const m of transcript) {
+          if (m.role !== "assistant") continue
+          for (const call of m.toolCalls) if (call.name === SUBMIT && typeof call.arguments["sql"] === "string") sql = call.arguments["sql"]
+        }
+        return { protocol: "tool-loop", sql } satisfies Json
+      })
+  }),
+  evaluator: makeEvaluator({
+    name: "bird/execution",
+    version: VERSION,
+    trust: "deterministic",
+    evaluate: (ctx) =>
+      Effect.gen(function*() {
+        const { q, data } = yield* questionOf(ctx.env)
+        const output = parseOutput(ctx.output)
+        if (output === null) return yield* new CapabilityError({ capability: BENCHMARK, reason: "evaluator", detail: "the output is not a bird answer" })
+        const sql = predictedSqlOf(output.sql)
+        const verdict = yield* gradePair(data.databases.path(q.dbId), sql, q.goldSql).pipe(
+          Effect.mapError((e) => new CapabilityError({ capability: BENCHMARK, reason: "evaluator", detail: e.message }))
+        )
+        return toGrade(verdict, data.databases.kind, sql)
+      })
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Roster
+
+const roster = ["gold", "echo"] as const
+
+const scripted = (name: string, env: EnvironmentDef): Effect.Effect<Agent.Agent, CapabilityError> => {
+  switch (name) {
+    case "gold":
+      return Effect.map(questionOf(env), ({ q }) =>
+        Agent.scripted("gold", [{ text: null, toolCalls: [{ id: "call-1", name: SUBMIT, arguments: { sql: q.goldSql } }] }], "Submitted."))
+    case "echo":
+      return Effect.succeed(Agent.echo)
+    default:
+      return Effect.fail(dataError(`no scripted candidate ${name}: use ${roster.join(" or ")}`))
+  }
+}
+
+const equivalence = (corpus: string | null) =>
+  runEquivalence(corpus === null ? defaultCorpora() : [corpus]).pipe(Effect.mapError((e) => dataError(e.message)))
+
+const ORACLE_SHA256: Readonly<Record<string, string>> = {
+  "verdicts-dev.jsonl": "f6ca8427114b97981914105048db1f851be8ff66b5b877ff237483e542b66d6b",
+  "probes.jsonl": "9afe1c6926324b23b198cc1d693451551fbd696639a400ae584d29b1988d1592",
+  "probes-predictions.json": "fb5731b2dfd379b3dea2bc51feff04148e16c63a2a235d263d50956458f104ad",
+  "probes-gold.sql": "fd38b5ed0538ff27b3ddad3c91f43d76c0d0c14a09b68f58bfffcb429712cb84"
+}
+
+const ATTRIBUTION = "BIRD Mini-Dev (bird-bench/mini_dev), CC BY-SA 4.0."
+
+export const provider: Provider = {
+  name: BENCHMARK,
+  version: VERSION,
+  description: "BIRD Mini-Dev (SQLite): 500 text-to-SQL questions over 11 databases, graded by execution as upstream grades them",
+  environments: Effect.map(loaded, ({ environments }) => environments),
+  capabilities,
+  roster,
+  rosterDef: (name) => Agent.referenceDef(name),
+  scripted,
+  // Which databases this run reads is decided by the data folder: the report must say so.
+  get attribution() {
+    return databasesIn(dataRoot()).kind === "real"
+      ? `${ATTRIBUTION} Ran on the real Mini-Dev databases (${REAL_SUMS}).`
+      : `${ATTRIBUTION} Ran on the synthetic fixture databases: this measures the path, not a model's BIRD score.`
+  },
+  data: [
+    ...pinnedFiles,
+    ...["verdicts-dev.jsonl", "probes.jsonl", "probes-predictions.json", "probes-gold.sql"].map((f) => ({
+      path: `bird/oracle/${f}`,
+      url: "",
+      sha256: ORACLE_SHA256[f]!,
+      oracle: true
+    }))
+  ],
+  equivalence
+}
