@@ -22,6 +22,7 @@ export * as Verdict from "./schema/Verdict.ts"
 export * as Tool from "./world/Tool.ts"
 export * as World from "./world/World.ts"
 export * as WorldEffects from "./world/WorldEffects.ts"
+export * as FrozenWeb from "./world/FrozenWeb.ts"
 export * as Wallet from "./budget/Wallet.ts"
 
 export * as Agent from "./evaluation/Agent.ts"
