@@ -2,8 +2,8 @@
  * The assay command: plan, run, report, data, equivalence. Library errors arrive here typed
  * and leave as one clear line on stderr with a non-zero exit code.
  */
-import { accessSync, constants, existsSync, statSync, writeFileSync } from "node:fs"
-import { dirname, join, resolve } from "node:path"
+import { accessSync, constants, statSync, writeFileSync } from "node:fs"
+import { dirname, resolve } from "node:path"
 import { Args, AutoCorrect, CliConfig, Command, CommandDescriptor, HelpDoc, Options, type Usage, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Array as Arr, Cause, Console, Data, Effect, Either, Inspectable, Layer, Option, Schema } from "effect"
@@ -11,6 +11,7 @@ import * as ContentId from "../content/ContentId.ts"
 import { completeReport, decodeJson, encodeJson, renderHtml, renderMarkdown, renderText, type Report } from "../experiment/Report.ts"
 import * as Home from "../experiment/Home.ts"
 import { replayCommand } from "./replay.ts"
+import { checkedLocation, storeDoc, storeExists, storeOption } from "./storeFlag.ts"
 import { fromNote, renderEstimate, runPilot } from "../experiment/Preflight.ts"
 import { classify, type Lane, makePlan, type Plan, run as runExperiment } from "../experiment/Runner.ts"
 import * as Store from "../experiment/Store.ts"
@@ -164,7 +165,7 @@ const noJudge = Options.boolean("no-judge")
 const home = pathFlag("home", "folder").pipe(Options.withDefault(DEFAULT_HOME))
 const json = Options.boolean("json")
 
-const selection = { benchmark, candidate, model, task, reps, judge, noJudge, home, json, ...harnessOptions }
+const selection = { benchmark, candidate, model, task, reps, judge, noJudge, home, store: storeOption, json, ...harnessOptions }
 
 type Selection = {
   readonly benchmark: ReadonlyArray<string>
@@ -175,6 +176,7 @@ type Selection = {
   readonly judge: Option.Option<string>
   readonly noJudge: boolean
   readonly home: string
+  readonly store: Option.Option<string>
   readonly json: boolean
   readonly harness: ReadonlyArray<string>
   readonly family: ReadonlyArray<string>
@@ -222,6 +224,7 @@ const selectionFlags = {
   },
   "--no-judge": { about: "Grade without a judge: judged checks are reported as not evaluated" },
   "--home": { value: "DIR", fallback: DEFAULT_HOME, about: "The experiment home (its SQLite store)" },
+  "--store": storeDoc,
   "--json": { about: "Print one JSON document" },
   "--harness": { value: "NAME", about: `An agent CLI to benchmark on the corpus: ${harnessNames.join(", ")}, or all` },
   "--family": { value: "F", about: "Only registry models of this family (harness runs)" }
@@ -271,6 +274,7 @@ const docs = {
     args: { "RUN-ID": "A run id (r-...); the latest run when absent" },
     flags: {
       "--home": selectionFlags["--home"],
+      "--store": storeDoc,
       "--json": { about: "Print the report as one JSON document (instead of --format)" },
       "--format": { value: REPORT_FORMATS.join("|"), fallback: REPORT_FORMATS[0], about: "Plain text, Markdown or one self-contained HTML file" },
       "--out": { value: "FILE", about: "Write the report to FILE instead of stdout; its folder must exist" },
@@ -281,7 +285,7 @@ const docs = {
     about: "Re-evaluate every Attempt of a run from its recording with the current evaluators: no network, no key, $0. " +
       "Prints how many verdicts are the same and each that differs; a changed verdict stores the replay as a run of its own.",
     args: { "RUN-ID": "A run id (r-...); the latest run when absent" },
-    flags: { "--home": selectionFlags["--home"], "--json": selectionFlags["--json"] }
+    flags: { "--home": selectionFlags["--home"], "--store": storeDoc, "--json": selectionFlags["--json"] }
   },
   data: { about: "Benchmark data." },
   "data pull": {
@@ -371,13 +375,14 @@ const planText = (summary: ReturnType<typeof planSummary>, models: ReadonlyArray
     ...models.map((m) => `  ${m.provider.padEnd(12)} ${m.status.padEnd(7)} ${m.reason}${m.status === "live" ? ` (${m.models.length} models)` : ""}`)
   ].join("\n")
 
-const withStore = <A, E, R>(homeDir: string, effect: Effect.Effect<A, E, R | Store.Store>) =>
-  Effect.provide(effect, Store.layer(homeDir))
+/** The store of a home (its SQLite file) or of `--store URL`. */
+const withStore = <A, E, R>(at: Store.Location, effect: Effect.Effect<A, E, R | Store.Store>) =>
+  Effect.provide(effect, Store.layerAt(at))
 
 /** Cell states for a plan without creating a home: plan and run without --yes change nothing. */
-const statesOf = (homeDir: string, plan: Plan) =>
-  existsSync(join(homeDir, "assay.sqlite"))
-    ? withStore(homeDir, classify(plan))
+const statesOf = (at: Store.Location, plan: Plan) =>
+  storeExists(at)
+    ? withStore(at, classify(plan))
     : Effect.succeed(plan.cells.map((cell) => ({ cell, state: "new" as const })))
 
 // The model clients and the HTTP client: start-up a run of scripted
@@ -415,12 +420,13 @@ const planCommand = Command.make("plan", selection, (sel) =>
     if (isHarnessSelection(sel)) return yield* planHarness(sel)
     const lanes = yield* lanesOf(sel, Option.none())
     const plan = yield* makePlan(lanes, sel.reps)
-    const states = yield* statesOf(sel.home, plan)
+    const at = yield* checkedLocation(sel.home, sel.store)
+    const states = yield* statesOf(at, plan)
     const summary = planSummary(sel, lanes, states, plan.experimentId)
     const models = yield* liveness()
-    const stored = existsSync(join(sel.home, "assay.sqlite"))
+    const stored = storeExists(at)
       ? yield* withStore(
-        sel.home,
+        at,
         Effect.flatMap(Store.Store, (s) =>
           Effect.all({ note: s.latestNote(plan.experimentId, "estimate"), spend: s.spendOf({ experimentId: plan.experimentId }) }))
       )
@@ -471,9 +477,10 @@ const runCommand = Command.make("run", runOptions, (opts) =>
     const faults = Option.isSome(opts.faults) ? Option.some(yield* parseFaults(opts.faults.value)) : Option.none()
     const lanes = yield* lanesOf(opts, faults)
     const plan = yield* makePlan(lanes, opts.reps)
+    const at = yield* checkedLocation(opts.home, opts.store)
     if (opts.yes) yield* requireLiveModels(lanes)
     if (!opts.yes) {
-      const states = yield* statesOf(opts.home, plan)
+      const states = yield* statesOf(at, plan)
       const summary = planSummary(opts, lanes, states, plan.experimentId)
       // What --yes would need: the providers of the model candidates, as plan shows them.
       const models = yield* livenessOf(lanes)
@@ -506,7 +513,7 @@ const runCommand = Command.make("run", runOptions, (opts) =>
       })
     // The store is opened once for the pilot and the run.
     const outcome = yield* withStore(
-      opts.home,
+      at,
       Effect.gen(function*() {
         if (Option.isSome(opts.preflightUsd)) {
           const { estimate: gate } = yield* runPilot(plan, runSettings(true), { budgetUsd: opts.preflightUsd.value, parallel: opts.parallel })
@@ -563,6 +570,7 @@ const reportCommand = Command.make(
   {
     runId: Args.text({ name: "RUN-ID" }).pipe(Args.optional),
     home,
+    store: storeOption,
     json,
     format: choiceFlag("format", REPORT_FORMATS).pipe(Options.withDefault(REPORT_FORMATS[0])),
     // Checked by requireWritable when the command runs: a report that cannot be written exits 1.
@@ -573,11 +581,12 @@ const reportCommand = Command.make(
     Effect.gen(function*() {
       // Checked first: a report that cannot be written is refused before the store is opened.
       if (Option.isSome(opts.out)) yield* requireWritable(opts.out.value)
-      if (!existsSync(join(opts.home, "assay.sqlite"))) {
+      const at = yield* checkedLocation(opts.home, opts.store)
+      if (!storeExists(at)) {
         return yield* new UsageError({ detail: `no assay home at ${resolve(opts.home)}: run an experiment first or pass --home` })
       }
       const runRecord = yield* withStore(
-        opts.home,
+        at,
         Effect.flatMap(Store.Store, (store) =>
           Option.match(opts.runId, {
             onNone: () => Effect.flatMap(store.latestRun, (r) => (r ? Effect.succeed(r) : Effect.fail(new UsageError({ detail: "the home has no run yet" })))),
@@ -599,7 +608,7 @@ const reportCommand = Command.make(
       )
       const format = opts.json ? "json" : opts.format
       if (opts.cells && format !== "json") return yield* new UsageError({ detail: "--cells lists the cells in the JSON report: add --json" })
-      const full = yield* withStore(opts.home, completeReport(stored, { cells: opts.cells }))
+      const full = yield* withStore(at, completeReport(stored, { cells: opts.cells }))
       if (Option.isSome(opts.out)) {
         const text = format === "json" ? yield* encodeJson(full, { cells: opts.cells }).pipe(Effect.orDie) : format === "md" ? renderMarkdown(full) : format === "html" ? renderHtml(full) : renderText(full)
         const out = opts.out.value

@@ -4,13 +4,13 @@
  * from the run's settings as `run` built them (benchmarks, tasks, faults, judge), the candidates
  * from the experiment's definitions; Attempts are matched to them by environment id.
  */
-import { existsSync } from "node:fs"
-import { join, resolve } from "node:path"
+import { resolve } from "node:path"
 import { Args, Command, Options } from "@effect/cli"
 import { Array as Arr, Console, Effect, Option, Schema } from "effect"
 import { type ReplayResult, replayRun } from "../experiment/Replay.ts"
 import type { Candidate, Lane } from "../experiment/Runner.ts"
 import * as Store from "../experiment/Store.ts"
+import { checkedLocation, storeExists, storeOption } from "./storeFlag.ts"
 import * as Registry from "../model/Registry.ts"
 import type { ExperimentDef } from "../schema/ExperimentDef.ts"
 import { type EffectsSpec, FaultReason, withEffects } from "../schema/EnvironmentDef.ts"
@@ -119,11 +119,13 @@ export const replayCommand = Command.make(
   {
     runId: Args.text({ name: "RUN-ID" }).pipe(Args.optional, Args.withDescription("A run id (r-...); the latest run when absent")),
     home: Options.directory("home").pipe(Options.withDefault(".assay"), Options.withDescription("The experiment home (its SQLite store)")),
+    store: storeOption,
     json: Options.boolean("json").pipe(Options.withDescription("Print one JSON document"))
   },
   (opts) =>
     Effect.gen(function*() {
-      if (!existsSync(join(opts.home, "assay.sqlite"))) {
+      const at = yield* checkedLocation(opts.home, opts.store)
+      if (!storeExists(at)) {
         return yield* new UsageError({ detail: `no assay home at ${resolve(opts.home)}: run an experiment first or pass --home` })
       }
       const result = yield* Effect.gen(function*() {
@@ -133,7 +135,7 @@ export const replayCommand = Command.make(
         const experiment = yield* store.getExperiment(record.experimentId)
         const source = yield* lanesOfRun(record.settings, experiment)
         return yield* replayRun(record.id, source)
-      }).pipe(Effect.provide(Store.layer(opts.home)))
+      }).pipe(Effect.provide(Store.layerAt(at)))
       yield* opts.json ? Console.log(JSON.stringify(result, null, 2)) : Console.log(replayText(result))
       if (result.missing.length > 0 || result.notReplayable.length > 0) {
         return yield* new ReplayIncomplete({ missing: result.missing.length, notReplayable: result.notReplayable.length })

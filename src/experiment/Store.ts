@@ -593,7 +593,8 @@ export const redactUrl = (url: string): string => {
     if (u.password !== "") u.password = "***"
     return u.toString()
   } catch {
-    return "postgres://(an unreadable URL)"
+    // Not a URL: shown as given, but for anything between // and @ (where a password would be).
+    return url.replace(/\/\/[^/]*@/, "//***@")
   }
 }
 
