@@ -1,0 +1,69 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { editedTests, parseTap, runHidden } from "../../../providers/coding-repair/grade.ts"
+import { isTestPath, loadTasks, type RepairTask } from "../../../providers/coding-repair/repos.ts"
+import { applyDifference } from "../../../providers/coding-repair/workspace.ts"
+
+describe("coding-repair repositories", () => {
+  it.effect("there are six, three JavaScript and three Python, each with an issue, hidden tests and a fix outside tests/", () =>
+    Effect.gen(function*() {
+      const tasks = yield* loadTasks()
+      expect(tasks.map((t) => t.language).sort()).toEqual(["javascript", "javascript", "javascript", "python", "python", "python"])
+      for (const t of tasks) {
+        expect(t.issue.length).toBeGreaterThan(40)
+        expect([...t.workspace.keys()].some(isTestPath)).toBe(true)
+        expect([...t.hidden.keys()].every(isTestPath)).toBe(true)
+        expect(t.solution.size).toBeGreaterThan(0)
+        for (const p of t.solution.keys()) {
+          expect(isTestPath(p)).toBe(false)
+          // The fix changes a file the candidate has, not one only gold knows of.
+          expect(t.workspace.has(p)).toBe(true)
+        }
+        // A hidden test the candidate could read would not be hidden.
+        for (const [p, text] of t.hidden) if (t.workspace.has(p)) expect(t.workspace.get(p)).toBe(text)
+      }
+    }))
+
+  // The grader's validity on its own data: the bug is what the fail-to-pass tests catch, the fix
+  // makes them pass, and nothing else breaks (as SWE-bench validates its instances).
+  it.effect("on each workspace as given the fail-to-pass tests fail and the pass-to-pass pass; with the fix all pass", () =>
+    Effect.gen(function*() {
+      const tasks = yield* loadTasks()
+      yield* Effect.forEach(tasks, (t) =>
+        Effect.gen(function*() {
+          const before = yield* runHidden(t, t.workspace)
+          const after = yield* runHidden(t, applyDifference(t.workspace, Object.fromEntries(t.solution)))
+          for (const n of t.failToPass) expect([t.id, n, before.tests[n]]).toEqual([t.id, n, "failed"])
+          for (const n of t.passToPass) expect([t.id, n, before.tests[n]]).toEqual([t.id, n, "passed"])
+          for (const n of [...t.failToPass, ...t.passToPass]) expect([t.id, n, after.tests[n]]).toEqual([t.id, n, "passed"])
+          expect(before.timedOut || after.timedOut).toBe(false)
+        }), { concurrency: 3 })
+    }))
+
+  it.effect("a hidden suite that loops is killed at its timeout and its unfinished tests count as failed", () =>
+    Effect.gen(function*() {
+      const t = (yield* loadTasks()).find((x) => x.id === "py-intervals")!
+      const looping = applyDifference(t.workspace, { "intervals.py": "def merge(intervals):\n    while True:\n        pass\n" })
+      const started = Date.now()
+      const run = yield* runHidden(t, looping, 1_000)
+      expect(run.timedOut).toBe(true)
+      expect(Date.now() - started).toBeLessThan(8_000)
+      expect(Object.values(run.tests).every((o) => o !== "passed")).toBe(true)
+    }))
+
+  it("edited tests are found whether changed, added or removed", () => {
+    const files = new Map([["src/a.js", "a"], ["tests/a.test.js", "t"], ["tests/b.test.js", "u"]])
+    // Only the workspace is read.
+    const task = { workspace: files } as unknown as RepairTask
+    expect(editedTests(task, files)).toEqual([])
+    expect(editedTests(task, new Map([...files, ["src/a.js", "fixed"]]))).toEqual([])
+    expect(editedTests(task, new Map([...files, ["tests/a.test.js", "changed"]]))).toEqual(["tests/a.test.js"])
+    expect(editedTests(task, new Map([...files, ["tests/c.test.js", "new"]]))).toEqual(["tests/c.test.js"])
+    expect(editedTests(task, new Map([...files].filter(([p]) => p !== "tests/b.test.js")))).toEqual(["tests/b.test.js"])
+  })
+
+  it("TAP results are read from the top-level lines only, skips not counted as passes", () => {
+    const tap = ["TAP version 13", "# Subtest: a", "ok 1 - a", "not ok 2 - b", "  ok 1 - nested", "ok 3 - c # SKIP later", "1..3"].join("\n")
+    expect([...parseTap(tap)]).toEqual([["a", true], ["b", false], ["c", false]])
+  })
+})
