@@ -7,7 +7,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { createRequire } from "node:module"
-import { Deferred, Effect, Schema } from "effect"
+import { Effect, Schema } from "effect"
 
 /** One cell as the child reports it: `n` NULL, `i<decimal>` integer, `f<number>` real, `s<text>` text, `b<hex>` blob. */
 export type CellToken = string
@@ -204,11 +204,17 @@ export const execute = (dbPath: string, sqls: ReadonlyArray<string>, timeoutMs: 
         catch: (e) => new ExecutorError({ detail: `cannot start: ${e instanceof Error ? e.message : String(e)}` })
       })
       const id = nextId++
-      const answer = yield* Deferred.make<ReadonlyArray<StatementResult>>()
-      c.pending.set(id, (results) => Deferred.unsafeDone(answer, Effect.succeed(results)))
-      c.process.stdin!.write(JSON.stringify({ id, db: dbPath, sqls }) + "\n")
-      const results = yield* Deferred.await(answer).pipe(Effect.timeout(timeoutMs), Effect.option)
-      if (results._tag === "Some") return { results: results.value, timedOut: false }
+      // Wall time, as func_timeout's: a test clock must not stop it.
+      const results = yield* Effect.async<ReadonlyArray<StatementResult> | null>((resume) => {
+        const timer = setTimeout(() => resume(Effect.succeed(null)), timeoutMs)
+        c.pending.set(id, (results) => {
+          clearTimeout(timer)
+          resume(Effect.succeed(results))
+        })
+        c.process.stdin!.write(JSON.stringify({ id, db: dbPath, sqls }) + "\n")
+        return Effect.sync(() => clearTimeout(timer))
+      })
+      if (results !== null) return { results, timedOut: false }
       c.pending.delete(id)
       if (child === c) child = undefined
       c.process.kill("SIGKILL")
