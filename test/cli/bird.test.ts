@@ -1,0 +1,89 @@
+/**
+ * `bird` through the command: gold scores EX 1 and echo 0 on the fixtures, and a model in each
+ * protocol (one step, tool loop) against the loopback server leaves its SQL in the recording and
+ * replays to the same verdicts with the server gone.
+ */
+import { createRequire } from "node:module"
+import { join } from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
+import { assay, cardOf, tempDir } from "./support.ts"
+
+const TASKS = ["000-debit_card_specializing", "001-debit_card_specializing", "484-financial", "487-financial"]
+const GOLD_0 = "SELECT CAST(SUM(IIF(Currency = 'EUR', 1, 0)) AS FLOAT) / SUM(IIF(Currency = 'CZK', 1, 0)) AS ratio FROM customers"
+
+interface Recorded {
+  readonly candidate: string
+  readonly reward: number
+  readonly recording: ReadonlyArray<{ readonly kind: string; readonly key: string; readonly request: { readonly args: { readonly sql?: string } } }>
+  readonly verdict: { readonly details?: { readonly f1?: number } }
+}
+
+/** The attempts' records in a home's store (read-only). */
+const records = (home: string): ReadonlyArray<Recorded> => {
+  type Db = { prepare(sql: string): { all(): ReadonlyArray<{ readonly record: string }> } }
+  const Database = createRequire(import.meta.url)("better-sqlite3") as new (path: string, o: { readonly readonly: boolean }) => Db
+  return new Database(join(home, "assay.sqlite"), { readonly: true }).prepare("SELECT record FROM attempts ORDER BY seq").all().map((r) =>
+    JSON.parse(r.record) as Recorded
+  )
+}
+
+const runWithModel = (home: string, candidate: string, turns: ReadonlyArray<LoopbackServer.ScriptTurn>) =>
+  Effect.runPromise(
+    Effect.scoped(
+      Effect.gen(function*() {
+        const server = yield* LoopbackServer.start(turns)
+        return yield* Effect.promise(() =>
+          assay(["run", "--benchmark", "bird", "--candidate", candidate, "--task", TASKS[0]!, "--home", home, "--yes", "--json"], {
+            OPENAI_BASE_URL: server.openAiBaseUrl,
+            OPENAI_API_KEY: "sk-test"
+          })
+        )
+      })
+    )
+  )
+
+describe("bird through the command", () => {
+  it("gold scores EX 1 and echo 0, keyed by position (question ids 137 and 138 repeat)", async () => {
+    const home = tempDir()
+    const ran = await assay(["run", "--benchmark", "bird", "--candidate", "gold", "--candidate", "echo", ...TASKS.flatMap((t) => ["--task", t]), "--home", home, "--yes", "--json"])
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(cardOf(ran.stdout, "gold")).toMatchObject({ n: 4, meanReward: 1 })
+    expect(cardOf(ran.stdout, "echo")).toMatchObject({ n: 4, meanReward: 0 })
+  }, 120_000)
+
+  it("a model in the tool loop: its query and its submitted SQL are in the recording, and replay gives the same verdict with no server", async () => {
+    const home = tempDir()
+    const ran = await runWithModel(home, "openai:gpt-4o-mini", [
+      { toolCalls: [{ name: "query", arguments: { sql: "SELECT Currency, COUNT(*) FROM customers GROUP BY Currency" } }], usage: { input: 900, output: 20 } },
+      { toolCalls: [{ name: "submit_sql", arguments: { sql: GOLD_0 } }], usage: { input: 950, output: 30 } },
+      { repeat: true, text: "done", usage: { input: 10, output: 1 } }
+    ])
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(cardOf(ran.stdout, "openai:gpt-4o-mini")).toMatchObject({ n: 1, meanReward: 1 })
+    const [attempt] = records(home)
+    const tools = attempt!.recording.filter((e) => e.kind === "tool/read").map((e) => [e.key, e.request.args.sql])
+    expect(tools).toEqual([["query", "SELECT Currency, COUNT(*) FROM customers GROUP BY Currency"], ["submit_sql", GOLD_0]])
+    const replay = await assay(["replay", "--home", home, "--json"])
+    expect(replay.code, replay.stderr).toBe(0)
+    expect(JSON.parse(replay.stdout)).toMatchObject({ replayed: 1, same: 1, differ: [], missing: [], spendUsd: 0 })
+  }, 120_000)
+
+  it("a model in one step (BIRD's prompt, one SQL out): the reply is the prediction, recorded as its submission, and replays the same", async () => {
+    const home = tempDir()
+    const ran = await runWithModel(home, "openai:gpt-4o-mini+text", [
+      { match: { lastUser: "External Knowledge: ratio of customers" }, repeat: true, text: "SELECT COUNT(*) FROM customers", usage: { input: 900, output: 10 } }
+    ])
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(cardOf(ran.stdout, "openai:gpt-4o-mini+text")).toMatchObject({ n: 1, meanReward: 0 })
+    const [attempt] = records(home)
+    expect(attempt!.recording.filter((e) => e.kind === "tool/read").map((e) => [e.key, e.request.args.sql])).toEqual([
+      ["submit_sql", "SELECT COUNT(*) FROM customers"]
+    ])
+    expect(attempt!.recording.some((e) => e.kind === "model/generate")).toBe(true)
+    const replay = await assay(["replay", "--home", home, "--json"])
+    expect(replay.code, replay.stderr).toBe(0)
+    expect(JSON.parse(replay.stdout)).toMatchObject({ replayed: 1, same: 1, differ: [], missing: [], spendUsd: 0 })
+  }, 120_000)
+})
