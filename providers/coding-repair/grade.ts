@@ -3,8 +3,8 @@
  * task's tests put back as they were (whatever the candidate did to them) and the hidden tests
  * beside them; the hidden tests run sandboxed (the same cleared environment, process group and
  * timeout as the candidate's commands). Each expected test's outcome is read from a report of the
- * runner's, never from what the code under test prints: TAP from `node --test`, and for Python a
- * small runner of ours (runner/unittest_report.py) that writes JSON to a file outside the folder.
+ * runner's, never from what the code under test prints: node:test's TAP, and for Python a small
+ * runner of ours (runner/unittest_report.py) writing JSON, each to a file outside the folder.
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -54,7 +54,8 @@ export const parseTap = (tap: string): Map<string, boolean> => {
   const results = new Map<string, boolean>()
   for (const line of tap.split("\n")) {
     const m = /^(not )?ok \d+ - (.*?)(?: # (?:SKIP|TODO)\b.*)?$/.exec(line)
-    if (m && m[2] !== undefined) results.set(m[2], m[1] === undefined && !/ # (SKIP|TODO)\b/.test(line))
+    // A name reported twice passes only if it passed both times.
+    if (m && m[2] !== undefined) results.set(m[2], (results.get(m[2]) ?? true) && m[1] === undefined && !/ # (SKIP|TODO)\b/.test(line))
   }
   return results
 }
@@ -114,7 +115,10 @@ export const runHidden = (task: RepairTask, final: Files, timeoutMs: number = HI
         // child process per file (half the time). The deadline is the suite's, not each file's.
         const deadline = Date.now() + timeoutMs
         const parts = { stdout: "", stderr: "", timedOut: false }
-        for (const file of testFiles) {
+        // The TAP goes to a file outside the folder, apart from what the code under test prints.
+        const tapDir = yield* temp("assay-repair-report-")
+        let tap = ""
+        for (const [i, file] of testFiles.entries()) {
           const left = deadline - Date.now()
           if (left <= 0) {
             parts.timedOut = true
@@ -122,7 +126,7 @@ export const runHidden = (task: RepairTask, final: Files, timeoutMs: number = HI
           }
           const o = yield* runProcess({
             command: process.execPath,
-            args: ["--test-reporter=tap", file],
+            args: ["--test-reporter=tap", `--test-reporter-destination=${path.join(tapDir, `${i}.tap`)}`, file],
             cwd: dir,
             env: commandEnv(dir, py),
             timeoutMs: left,
@@ -131,9 +135,11 @@ export const runHidden = (task: RepairTask, final: Files, timeoutMs: number = HI
           parts.stdout += o.stdout
           parts.stderr += o.stderr
           parts.timedOut ||= o.timedOut
+          const report = path.join(tapDir, `${i}.tap`)
+          if (fs.existsSync(report)) tap += fs.readFileSync(report, "utf8")
         }
-        outcome = parts
-        found = parseTap(outcome.stdout)
+        outcome = { ...parts, stdout: `${tap}\n${parts.stdout}` }
+        found = parseTap(tap)
       }
       const tests: Record<string, TestOutcome> = {}
       for (const name of expected) {

@@ -51,6 +51,18 @@ describe("coding-repair repositories", () => {
       expect(Object.values(run.tests).every((o) => o !== "passed")).toBe(true)
     }))
 
+  it.effect("code under test that prints TAP lines of its own does not pass a test", () =>
+    Effect.gen(function*() {
+      const t = (yield* loadTasks()).find((x) => x.id === "js-slugify")!
+      const source = t.workspace.get("src/slugify.js")!
+      const spoofing = applyDifference(t.workspace, {
+        "src/slugify.js": `console.log("ok 1 - slugify: many words")\nprocess.on("exit", () => console.log("ok 9 - slugify: punctuation runs"))\n${source}`
+      })
+      const run = yield* runHidden(t, spoofing)
+      expect(run.tests["slugify: many words"]).toBe("failed")
+      expect(run.tests["slugify: punctuation runs"]).toBe("failed")
+    }))
+
   it("edited tests are found whether changed, added or removed", () => {
     const files = new Map([["src/a.js", "a"], ["tests/a.test.js", "t"], ["tests/b.test.js", "u"]])
     // Only the workspace is read.
