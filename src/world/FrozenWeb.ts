@@ -30,6 +30,12 @@ export const SEARCH_URL = "https://search.frozen-web.invalid/search"
 /** How many hits a search returns. */
 export const SEARCH_HITS = 5
 
+/**
+ * The most characters of a page's text a fetch gives. The cut is made on the text, never on the
+ * HTML: cutting markup first can drop every sentence of a page behind its scripts and styles.
+ */
+export const PAGE_TEXT_LIMIT = 50_000
+
 // ---------------------------------------------------------------------------------------------
 // URLs
 
@@ -383,7 +389,9 @@ export const callWebTool = (
       const res = yield* decodeResponse(effect, json)
       if (res.status !== 200) return { content: `Error: HTTP ${res.status} for ${url}`, error: true }
       const title = titleOf(res.body)
-      return { content: `${title}\nURL: ${res.url}\n\n${pageText(res.body)}`, error: false, fetched: res.url }
+      const text = pageText(res.body)
+      const shown = text.length <= PAGE_TEXT_LIMIT ? text : `${text.slice(0, PAGE_TEXT_LIMIT)}\n[cut: the page's text goes on for ${text.length - PAGE_TEXT_LIMIT} more characters]`
+      return { content: `${title}\nURL: ${res.url}\n\n${shown}`, error: false, fetched: res.url }
     }
     return { content: `Error: Tool '${name}' not found.`, error: true }
   }).pipe(

@@ -126,6 +126,24 @@ describe("search and fetch as http/request effects", () => {
     }))
 })
 
+describe("long pages", () => {
+  it.effect("a page whose markup runs far past the limit still gives its sentences: the cut is made on the text", () =>
+    Effect.gen(function*() {
+      const script = `<script>${"x = 1;".repeat(20_000)}</script>`
+      const long = FrozenWeb.make([{
+        url: "https://long.example/",
+        title: "Long",
+        html: `<html><head><title>Long</title>${script}</head><body><p>The quoted sentence is after a large script.</p><p>${"filler words ".repeat(5_000)}</p><p>This sentence is past the cut.</p></body></html>`
+      }])
+      expect(FrozenWeb.lookup(long, "https://long.example/")!.html.length).toBeGreaterThan(FrozenWeb.PAGE_TEXT_LIMIT)
+      const { stack } = yield* stackOf(noFaults, FrozenWeb.handlers(long))
+      const [result] = yield* calls(5, [["fetch", { url: "https://long.example/" }]]).pipe(Effect.provide(stack))
+      expect(result!.content).toContain("The quoted sentence is after a large script.")
+      expect(result!.content).not.toContain("This sentence is past the cut.")
+      expect(result!.content).toMatch(/\[cut: the page's text goes on for \d+ more characters\]$/)
+    }))
+})
+
 describe("the search budget", () => {
   it.effect("an Attempt makes at most its budget of searches; the next is refused before any effect", () =>
     Effect.gen(function*() {
