@@ -5,7 +5,7 @@
  * store's WAL lets them read while a run writes. A store file that cannot be read as a sound
  * SQLite database is named and left as it is, never taken for a new home.
  */
-import { randomBytes } from "node:crypto"
+import { createHash, randomBytes } from "node:crypto"
 import {
   accessSync,
   closeSync,
@@ -18,15 +18,18 @@ import {
   mkdirSync,
   mkdtempSync,
   openSync,
+  readdirSync,
   readFileSync,
   readSync,
+  renameSync,
   rmSync,
   statSync,
   unlinkSync,
+  writeFileSync,
   writeSync
 } from "node:fs"
-import { hostname, tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { homedir, hostname, tmpdir } from "node:os"
+import { isAbsolute, join, resolve } from "node:path"
 import { SqlClient } from "@effect/sql"
 import * as Sqlite from "./Sqlite.ts"
 import { Context, Duration, Effect, Layer, Option, Schema, type Scope } from "effect"
@@ -426,6 +429,70 @@ const probe = (filename: string): Effect.Effect<Probe, unknown> =>
     Effect.catchAllDefect(probeOutcome)
   )
 
+// ---------------------------------------------------------------------------------------------
+// The full check, only when the store changed since it was last known sound
+//
+// `PRAGMA quick_check` reads every page: a few hundred milliseconds on a store of 10,000 cells,
+// paid by every command. So a writer notes the file's state (device, inode, size, modification
+// and change times, to the nanosecond) once its connection has closed with the log checkpointed,
+// and the next open that finds the file in exactly that state, with no log content beside it,
+// checks only the header. Anything else that touched the file since (a copy, a truncation, bytes
+// written, even with the modification time put back: the change time cannot be) makes the next
+// open run the full check again. The notes live in the user's cache folder, not in the home, so a
+// home holds only its store and its lock; a lost note costs one full check.
+
+/** The folder of the notes: `$XDG_CACHE_HOME/assay/store-checks` (`~/.cache/...` by default). */
+const checksFolder = (): string => {
+  const xdg = process.env["XDG_CACHE_HOME"]
+  const cache = xdg !== undefined && xdg !== "" && isAbsolute(xdg) ? xdg : join(process.env["HOME"] || homedir(), ".cache")
+  return join(cache, "assay", "store-checks")
+}
+
+const noteFile = (file: string): string => join(checksFolder(), `${createHash("sha256").update(file).digest("hex").slice(0, 32)}.json`)
+
+/** The file's state as a note records it, or null when it has log content beside it (a writer is mid-way, or crashed). */
+const stateOf = (file: string): string | null => {
+  if (sizeOf(`${file}-wal`) > 0) return null
+  const s = statSync(file, { bigint: true })
+  return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`
+}
+
+/** Whether the store is in the state its last note recorded (so it was sound then, and nothing has touched it). */
+const unchangedSinceSound = (file: string): boolean => {
+  try {
+    const note = JSON.parse(readFileSync(noteFile(file), "utf8")) as { file?: unknown; state?: unknown }
+    const state = stateOf(file)
+    return state !== null && note.file === file && note.state === state
+  } catch {
+    return false // no note, or one that cannot be read: the full check decides
+  }
+}
+
+/** Notes the store's state after a writer closed it; old notes of stores that are gone are dropped. */
+const noteSound = (file: string): void => {
+  try {
+    const state = stateOf(file)
+    if (state === null) return
+    const folder = checksFolder()
+    mkdirSync(folder, { recursive: true })
+    const target = noteFile(file)
+    const staged = `${target}.${process.pid}-${randomBytes(4).toString("hex")}`
+    writeFileSync(staged, JSON.stringify({ file, state }))
+    renameSync(staged, target)
+    const notes = readdirSync(folder)
+    if (notes.length > 256) {
+      for (const name of notes) {
+        const path = join(folder, name)
+        const noted = (JSON.parse(readFileSync(path, "utf8")) as { file?: unknown }).file
+        if (typeof noted !== "string" || !existsSync(noted)) rmSync(path, { force: true })
+      }
+    }
+  } catch {
+    // A note that cannot be written (a read-only cache folder, a race with another writer's
+    // pruning) only means the next open runs the full check.
+  }
+}
+
 /** A new, empty store made aside and linked into place, so the store file is never seen empty. */
 const createStore = (file: string): Effect.Effect<void, unknown> => {
   const staged = `${file}.new-${process.pid}-${randomBytes(4).toString("hex")}`
@@ -471,6 +538,14 @@ export const examineStore = (
     const headerProblem = yield* Effect.try({ try: () => problemOfHeader(file), catch: fail("read") })
     if (headerProblem !== null) return yield* damaged(dir, file, headerProblem)
 
+    // A writer of a sound store notes its state once the connection has closed (this scope's
+    // finalizers run in reverse order, so the client opened after this check has closed by then).
+    const noteOnClose = readonly ? Effect.void : Effect.addFinalizer(() => Effect.sync(() => noteSound(file)))
+    if (!readonly && unchangedSinceSound(file)) {
+      yield* noteOnClose
+      return { file, filename: file, readonly }
+    }
+
     const companions = [`${file}-wal`, `${file}-shm`]
     const before = companions.map(existsSync)
     const first = yield* probe(file).pipe(Effect.mapError(fail("check")))
@@ -484,7 +559,10 @@ export const examineStore = (
       })
       return yield* damaged(dir, file, first.problem)
     }
-    if (first._tag === "sound") return { file, filename: file, readonly }
+    if (first._tag === "sound") {
+      yield* noteOnClose
+      return { file, filename: file, readonly }
+    }
     // SQLite cannot open it in place: a read-only home with no -shm file beside its store.
     if (!readonly) return yield* new HomeError({ reason: "io", home: dir, detail: `cannot open ${file}` })
     if (existsSync(`${file}-wal`)) {

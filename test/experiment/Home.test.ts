@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { createHash } from "node:crypto"
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { createRequire } from "node:module"
 import { join } from "node:path"
@@ -9,7 +9,7 @@ import { SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@effect/vitest"
 import { build } from "esbuild"
-import { Deferred, Effect, Fiber } from "effect"
+import { Deferred, Effect, Fiber, Layer } from "effect"
 import * as Home from "../../src/experiment/Home.ts"
 import * as Store from "../../src/experiment/Store.ts"
 
@@ -416,5 +416,52 @@ describe("the lock and the store together", () => {
       mkdirSync(join(home, ".."), { recursive: true })
       yield* Effect.scoped(Home.lock(home))
       expect(readdirSync(home)).toEqual([])
+    }))
+})
+
+describe("the full check runs only on a store that changed since a writer closed it", () => {
+  // The notes go to a cache folder of this file's own, removed with the other temporary folders.
+  const useCache = () => {
+    const cache = tempHome()
+    const was = process.env["XDG_CACHE_HOME"]
+    process.env["XDG_CACHE_HOME"] = cache
+    return Effect.as(
+      Effect.addFinalizer(() => Effect.sync(() => (was === undefined ? delete process.env["XDG_CACHE_HOME"] : (process.env["XDG_CACHE_HOME"] = was)))),
+      join(cache, "assay", "store-checks")
+    )
+  }
+  const notes = (folder: string) => (existsSync(folder) ? readdirSync(folder).map((n) => JSON.parse(readFileSync(join(folder, n), "utf8")) as { file: string; state: string }) : [])
+
+  it.scoped("a writer's close notes the store; bytes changed in place, even with the old modification time put back, are still found", () =>
+    Effect.gen(function*() {
+      const folder = yield* useCache()
+      const { home, file } = yield* populatedHome()
+      expect(notes(folder).map((n) => n.file)).toEqual([file])
+      // Opening the unchanged store again works, and leaves one note of it.
+      yield* Effect.provide(Effect.flatMap(Store.Store, (s) => s.latestRun), Store.layer(home))
+      expect(notes(folder).map((n) => n.file)).toEqual([file])
+      const { mtime, atime } = statSync(file)
+      const bytes = readFileSync(file)
+      bytes.fill(0xab, 5 * 4096, 5 * 4096 + 512)
+      writeFileSync(file, bytes)
+      utimesSync(file, atime, mtime)
+      yield* expectDamaged(home, /is corrupt: /)
+    }))
+
+  it.scoped("a store in exactly its noted state is not read in full (shown by a note forged for a damaged file)", () =>
+    Effect.gen(function*() {
+      const folder = yield* useCache()
+      const { home, file } = yield* populatedHome()
+      const bytes = readFileSync(file)
+      bytes.fill(0xab, 5 * 4096, 5 * 4096 + 512)
+      writeFileSync(file, bytes)
+      const s = statSync(file, { bigint: true })
+      const [name] = readdirSync(folder)
+      writeFileSync(join(folder, name!), JSON.stringify({ file, state: `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}` }))
+      // The header check passes and the page is never read: the open succeeds.
+      yield* Effect.scoped(Layer.build(Store.layer(home)))
+      // A read-only open never relies on a note: it checks in full.
+      const error = yield* openFails(home, { readOnly: true })
+      expect(error.reason).toBe("damaged")
     }))
 })
