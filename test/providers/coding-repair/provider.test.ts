@@ -40,15 +40,18 @@ const commandResults = (a: Attempt) =>
 const fixedSlugify = `export function slugify(text) {\n  return text.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "")\n}\n`
 
 describe("coding-repair", () => {
-  it.effect("gold scores 1 on a JavaScript and a Python task: its writes are tool/write effects, its test run a process/spawn", () =>
+  it.effect("gold scores 1 on every task: its writes are tool/write effects, its visible test run a process/spawn that passes", () =>
     Effect.gen(function*() {
-      for (const task of ["js-slugify", "py-roman"]) {
-        const a = yield* rosterRun(task, "gold")
-        expect([task, a.verdict.reward, a.verdict.checks]).toEqual([task, 1, { "tests-untouched": true, "fail-to-pass": true, "pass-to-pass": true }])
-        expect(a.recording.some((r) => r.kind === "tool/write" && r.key === "write_file")).toBe(true)
-        const [tests] = commandResults(a)
-        expect(tests?.exitCode).toBe(0)
-      }
+      const tasks = (yield* provider.environments).map((e) => e.task)
+      expect(tasks.length).toBe(6)
+      yield* Effect.forEach(tasks, (task) =>
+        Effect.gen(function*() {
+          const a = yield* rosterRun(task, "gold")
+          expect([task, a.verdict.reward, a.verdict.checks]).toEqual([task, 1, { "tests-untouched": true, "fail-to-pass": true, "pass-to-pass": true }])
+          expect(a.recording.some((r) => r.kind === "tool/write" && r.key === "write_file")).toBe(true)
+          const [tests] = commandResults(a)
+          expect([task, tests?.exitCode]).toEqual([task, 0])
+        }), { concurrency: 3 })
     }))
 
   it.effect("echo changes nothing and scores 0 on fail-to-pass alone", () =>
