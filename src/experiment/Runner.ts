@@ -108,6 +108,12 @@ export interface RunSettings {
    * (kept and fresh, in plan order); asked once after the last cell, before the run is stored.
    */
   readonly finish?: (outcome: { readonly report: Report; readonly attempts: ReadonlyArray<Attempt> }) => Effect.Effect<Report, StoreError>
+  /**
+   * Runs each cell elsewhere instead of here (a cluster's workers, src/cluster/): it answers once
+   * the cell's Attempt is stored under the run, or null when the cell was skipped there. The run
+   * counts, shows and reports the cells as if it had run them itself.
+   */
+  readonly dispatch?: (cell: Cell, run: { readonly runId: string }) => Effect.Effect<CellDone | null, StoreError>
 }
 
 export const makePlan = (lanes: ReadonlyArray<Lane>, repetitions: number) =>
@@ -210,76 +216,24 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     const freshIds = new Map<Attempt, string>()
     const unpredicted = yield* Ref.make<ReadonlyArray<string>>([])
     const skipped = yield* Ref.make(0)
-    const skip = (cell: Cell, reason: string) => Effect.zipRight(store.putSkipped(runId, cell.key, reason), Ref.update(skipped, (n) => n + 1))
 
     // The experiment's wallet: what its earlier runs spent counts against the cap.
     const before = yield* store.spendOf({ experimentId: plan.experimentId })
-    const cap = yield* SpendCap.make(settings.maxUsd, before.knownUsd)
-    const registry = yield* Effect.serviceOption(Registry)
-    const priceOf = (provider: string, model: string) =>
-      Option.isSome(registry) ? registry.value.file.providers[provider]?.models[model] : undefined
-    const model = yield* Effect.serviceOption(Model)
+    // A cell runs here, or on a cluster's workers (settings.dispatch), which store it the same way.
+    const produce: CellRunner = settings.dispatch !== undefined
+      ? ((dispatch) => (cell: Cell) => dispatch(cell, { runId }))(settings.dispatch)
+      : yield* cellRunner(plan, settings, runId, before.knownUsd)
     yield* settings.progress.start({ total: plan.cells.length, toRun: toRun.length, kept: kept.length })
 
     const runCell = (cell: Cell) =>
       Effect.gen(function*() {
-        const now = yield* cap.state
-        // What the cap metered per call, or what the finished Attempts say they cost (calls made
-        // through a handler of the caller's own, judging outside the Model service): the larger.
-        const spentUsd = Math.max(now.spentUsd, before.knownUsd + (yield* Ref.get(spent)).usd)
-        if (now.capUsd !== null && spentUsd >= now.capUsd) {
-          yield* skip(cell, `spend cap: $${spentUsd.toFixed(4)} of $${now.capUsd} spent by the experiment`)
+        const done = yield* produce(cell)
+        if (done === null) {
+          yield* Ref.update(skipped, (n) => n + 1)
           return
         }
-        const refusal = settings.admit ? yield* settings.admit(cell) : null
-        if (refusal !== null) {
-          yield* skip(cell, refusal)
-          return
-        }
-        const agent = yield* Effect.either(cell.candidate.agentFor(cell.env))
-        if (agent._tag === "Left") {
-          yield* skip(cell, `no agent: ${agent.left.message}`)
-          return
-        }
-        // This cell's model calls, under the cap, each written to the store as it completes.
-        const cellModel = Option.map(model, (inner) =>
-          SpendCap.wrapModel(cap, inner, {
-            priceOf,
-            onSpend: (spend) => Effect.orDie(store.putSpend(runId, plan.experimentId, cell.key, spend))
-          }))
-        const attempt = yield* evaluate(cell.env, {
-          capabilities: cell.lane.provider.capabilities,
-          agentDef: cell.candidate.def,
-          agent: agent.right,
-          repetition: cell.repetition,
-          handlers: settings.handlers,
-          registryEntry: cell.candidate.registryEntry,
-          timeoutSeconds: settings.timeoutSeconds ?? null,
-          ...(settings.wraps ? { wraps: settings.wraps } : {})
-        }).pipe((e) => (Option.isSome(cellModel) ? Effect.provideService(e, Model, cellModel.value) : e))
-        // A call the cap refused leaves the cell unfinished: skipped, to run with a larger cap.
-        if (attempt.verdict.ended?.reason === "spend-cap") {
-          yield* skip(cell, attempt.verdict.ended.detail)
-          return
-        }
-        // An agent CLI's run is not metered per call through the Model service: its cost (and a
-        // harness judge's) counts here, and is written with the experiment's spend.
-        if (cell.candidate.def.kind === "harness") {
-          const judgedByHarness = cell.env.capabilities.models["judge"]?.startsWith("harness:") === true
-          const judging = judgedByHarness ? attempt.judging?.costUsd : 0
-          const costUsd = attempt.usage.costUsd === null || judging === null ? null : attempt.usage.costUsd + (judging ?? 0)
-          yield* cap.charge(costUsd ?? 0)
-          yield* store.putSpend(runId, plan.experimentId, cell.key, {
-            provider: "harness",
-            model: cell.candidate.def.model ?? cell.candidate.def.name,
-            inputTokens: attempt.usage.inputTokens,
-            outputTokens: attempt.usage.outputTokens,
-            cacheReadTokens: attempt.usage.cacheReadTokens,
-            cacheWriteTokens: attempt.usage.cacheWriteTokens,
-            costUsd
-          })
-        }
-        freshIds.set(attempt, yield* store.putAttempt(runId, attempt))
+        const attempt = done.attempt
+        freshIds.set(attempt, done.id)
         appendFileSync(resultsFile, JSON.stringify(encodeLine(attempt)) + "\n")
         if (attempt.inputsId !== "" && attempt.inputsId !== cell.predictedInputsId) {
           yield* Ref.update(unpredicted, (u) => [...u, cellKeyOf(cell.key)])
@@ -377,6 +331,92 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     yield* store.finishRun(runId, finished)
     return { report: finished, attempts: ran, cells, unpredicted: unpredictedCells, complete: unpredictedCells.length === 0 && skippedCount + deferred === 0 }
   }).pipe(Tracing.runSpan(plan))
+
+/** A cell's Attempt as stored: its content id and the Attempt. */
+export interface CellDone {
+  readonly id: string
+  readonly attempt: Attempt
+}
+
+/** Runs one cell and stores its Attempt; null when it was skipped (stored with the reason). */
+export type CellRunner = (cell: Cell) => Effect.Effect<CellDone | null, StoreError>
+
+/**
+ * What a run does with one cell, here: the spend cap's check, admission, the Attempt with the
+ * cell's model calls under the cap (each call's spend written as it completes), the Attempt
+ * stored under `runId`. A cluster's worker runs its cells through the same function; `cap`, when
+ * given, is the wallet shared by every worker (otherwise one of this process's own).
+ */
+export const cellRunner = (
+  plan: Plan,
+  settings: Pick<RunSettings, "maxUsd" | "handlers" | "wraps" | "timeoutSeconds" | "admit">,
+  runId: string,
+  spentBefore: number,
+  shared?: SpendCap.SpendCap
+): Effect.Effect<CellRunner, never, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const cap = shared ?? (yield* SpendCap.make(settings.maxUsd, spentBefore))
+    // What the Attempts run here say they cost (judging included).
+    const measured = yield* Ref.make(0)
+    const registry = yield* Effect.serviceOption(Registry)
+    const priceOf = (provider: string, model: string) =>
+      Option.isSome(registry) ? registry.value.file.providers[provider]?.models[model] : undefined
+    const model = yield* Effect.serviceOption(Model)
+    const skip = (cell: Cell, reason: string) => Effect.as(store.putSkipped(runId, cell.key, reason), null)
+    return (cell: Cell) =>
+      Effect.gen(function*() {
+        const now = yield* cap.state
+        // What the cap metered per call, or what the finished Attempts say they cost (calls made
+        // through a handler of the caller's own, judging outside the Model service): the larger.
+        const spentUsd = Math.max(now.spentUsd, spentBefore + (yield* Ref.get(measured)))
+        if (now.capUsd !== null && spentUsd >= now.capUsd) {
+          return yield* skip(cell, `spend cap: $${spentUsd.toFixed(4)} of $${now.capUsd} spent by the experiment`)
+        }
+        const refusal = settings.admit ? yield* settings.admit(cell) : null
+        if (refusal !== null) return yield* skip(cell, refusal)
+        const agent = yield* Effect.either(cell.candidate.agentFor(cell.env))
+        if (agent._tag === "Left") return yield* skip(cell, `no agent: ${agent.left.message}`)
+        // This cell's model calls, under the cap, each written to the store as it completes.
+        const cellModel = Option.map(model, (inner) =>
+          SpendCap.wrapModel(cap, inner, {
+            priceOf,
+            onSpend: (spend) => Effect.orDie(store.putSpend(runId, plan.experimentId, cell.key, spend))
+          }))
+        const attempt = yield* evaluate(cell.env, {
+          capabilities: cell.lane.provider.capabilities,
+          agentDef: cell.candidate.def,
+          agent: agent.right,
+          repetition: cell.repetition,
+          handlers: settings.handlers,
+          registryEntry: cell.candidate.registryEntry,
+          timeoutSeconds: settings.timeoutSeconds ?? null,
+          ...(settings.wraps ? { wraps: settings.wraps } : {})
+        }).pipe((e) => (Option.isSome(cellModel) ? Effect.provideService(e, Model, cellModel.value) : e))
+        // A call the cap refused leaves the cell unfinished: skipped, to run with a larger cap.
+        if (attempt.verdict.ended?.reason === "spend-cap") return yield* skip(cell, attempt.verdict.ended.detail)
+        // An agent CLI's run is not metered per call through the Model service: its cost (and a
+        // harness judge's) counts here, and is written with the experiment's spend.
+        if (cell.candidate.def.kind === "harness") {
+          const judgedByHarness = cell.env.capabilities.models["judge"]?.startsWith("harness:") === true
+          const judging = judgedByHarness ? attempt.judging?.costUsd : 0
+          const costUsd = attempt.usage.costUsd === null || judging === null ? null : attempt.usage.costUsd + (judging ?? 0)
+          yield* cap.charge(costUsd ?? 0)
+          yield* store.putSpend(runId, plan.experimentId, cell.key, {
+            provider: "harness",
+            model: cell.candidate.def.model ?? cell.candidate.def.name,
+            inputTokens: attempt.usage.inputTokens,
+            outputTokens: attempt.usage.outputTokens,
+            cacheReadTokens: attempt.usage.cacheReadTokens,
+            cacheWriteTokens: attempt.usage.cacheWriteTokens,
+            costUsd
+          })
+        }
+        const id = yield* store.putAttempt(runId, attempt)
+        yield* Ref.update(measured, (usd) => usd + (attempt.usage.costUsd ?? 0) + (attempt.judging?.costUsd ?? 0))
+        return { id, attempt }
+      })
+  })
 
 /** A current cell: its key, the content id of its Attempt, and the Attempt's summary. */
 interface Current {
