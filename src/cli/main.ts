@@ -11,7 +11,7 @@ import * as ContentId from "../content/ContentId.ts"
 import { completeReport, decodeJson, encodeJson, renderHtml, renderMarkdown, renderText, type Report } from "../experiment/Report.ts"
 import * as Home from "../experiment/Home.ts"
 import { replayCommand } from "./replay.ts"
-import { checkedLocation, storeDoc, storeExists, storeOption } from "./storeFlag.ts"
+import { checkedLocation, storeDoc, storeExists, storeOption, storeShown } from "./storeFlag.ts"
 import { fromNote, renderEstimate, runPilot } from "../experiment/Preflight.ts"
 import { classify, type Lane, makePlan, type Plan, run as runExperiment } from "../experiment/Runner.ts"
 import * as Store from "../experiment/Store.ts"
@@ -154,6 +154,8 @@ const DEFAULT_HOME = ".assay"
 const DEFAULT_REPS = 1
 const DEFAULT_PARALLEL = 4
 const REPORT_FORMATS = ["text", "md", "html"] as const
+const DEFAULT_VIEW_PORT = 4173
+const DEFAULT_VIEW_HOST = "127.0.0.1"
 
 const benchmark = Options.text("benchmark").pipe(Options.repeated)
 const candidate = Options.text("candidate").pipe(Options.repeated)
@@ -286,6 +288,21 @@ const docs = {
       "Prints how many verdicts are the same and each that differs; a changed verdict stores the replay as a run of its own.",
     args: { "RUN-ID": "A run id (r-...); the latest run when absent" },
     flags: { "--home": selectionFlags["--home"], "--store": storeDoc, "--json": selectionFlags["--json"] }
+  },
+  view: {
+    about: "A local web viewer of the store: its runs (updating while one writes), each run's Scorecards and plots, candidates compared " +
+      "cell by cell, and each Attempt's transcript, effects and checks; a JSON API behind the pages (see the README). Ctrl-C stops it.",
+    flags: {
+      "--home": selectionFlags["--home"],
+      "--store": storeDoc,
+      "--port": { value: "P", fallback: String(DEFAULT_VIEW_PORT), about: "The port to listen on, 0 to 65535 (0: any free port; the address is printed)" },
+      "--host": {
+        value: "H",
+        fallback: DEFAULT_VIEW_HOST,
+        about: "The address to listen on. Anything but loopback makes the results visible to the network, and a warning says so"
+      },
+      "--open": { about: "Open the viewer in the desktop's browser" }
+    }
   },
   data: { about: "Benchmark data." },
   "data pull": {
@@ -621,6 +638,41 @@ const reportCommand = Command.make(
 ).pipe(Command.withDescription(docs["report"].about))
 
 // ---------------------------------------------------------------------------------------------
+// view
+
+const viewCommand = Command.make(
+  "view",
+  {
+    home,
+    store: storeOption,
+    port: wholeFlag("port", 0).pipe(Options.withDefault(DEFAULT_VIEW_PORT)),
+    host: Options.text("host").pipe(Options.withDefault(DEFAULT_VIEW_HOST)),
+    open: Options.boolean("open")
+  },
+  (opts) =>
+    Effect.gen(function*() {
+      if (opts.port > 65535) return yield* new UsageError({ detail: `--port ${opts.port}: expected a whole number from 0 to 65535` })
+      const at = yield* checkedLocation(opts.home, opts.store)
+      if (!storeExists(at)) return yield* new UsageError({ detail: `no assay home at ${resolve(opts.home)}: run an experiment first or pass --home` })
+      // Loaded when asked for: the HTTP server is no part of the other commands' start-up.
+      const { isLoopback, openInBrowser, view } = yield* Effect.promise(() => import("../view/Server.ts"))
+      if (!isLoopback(opts.host)) {
+        yield* Console.error(`assay: warning: --host ${opts.host}: the results, transcripts included, are visible to anyone who can reach this machine on the network`)
+      }
+      yield* view({
+        at,
+        host: opts.host,
+        port: opts.port,
+        onListening: (url) =>
+          Effect.gen(function*() {
+            yield* Console.log(`assay view: ${url}/ (store ${storeShown(at)}); Ctrl-C stops it`)
+            if (opts.open && !(yield* openInBrowser(`${url}/`))) yield* Console.error(`assay: --open: no browser opener (xdg-open) was found; open ${url}/ yourself`)
+          })
+      })
+    })
+).pipe(Command.withDescription(docs["view"].about))
+
+// ---------------------------------------------------------------------------------------------
 // data
 
 const pull = Command.make(
@@ -668,7 +720,7 @@ const equivalenceCommand = Command.make(
 
 // ---------------------------------------------------------------------------------------------
 
-const commands = [planCommand, runCommand, reportCommand, replayCommand, dataCommand, equivalenceCommand] as const
+const commands = [planCommand, runCommand, reportCommand, replayCommand, viewCommand, dataCommand, equivalenceCommand] as const
 
 const assay = Command.make("assay").pipe(
   Command.withSubcommands(commands),
