@@ -139,11 +139,11 @@ export const containsQuote = (text: string, quote: string): boolean => {
 // ---------------------------------------------------------------------------------------------
 // Search
 
-export interface SearchHit {
-  readonly url: string
-  readonly title: string
-  readonly snippet: string
-}
+export const SearchHit = Schema.Struct({ url: Schema.String, title: Schema.String, snippet: Schema.String })
+export type SearchHit = typeof SearchHit.Type
+
+/** A search response's body: its hits as JSON. */
+const SearchHits = Schema.parseJson(Schema.Array(SearchHit))
 
 const STOPWORDS = new Set(
   "a an and are as at be by for from how in is it of on or that the this to vs was what which who why with".split(" ")
@@ -372,7 +372,9 @@ export const callWebTool = (
       const json = yield* Effect.flatMap(WE.WorldEffects, (w) => w.perform(effect)).pipe(Effect.tapError(() => budget.release))
       const res = yield* decodeResponse(effect, json)
       if (res.status !== 200) return { content: `Error: search answered HTTP ${res.status}`, error: true }
-      const hits = JSON.parse(res.body) as ReadonlyArray<SearchHit>
+      const decoded = Schema.decodeUnknownEither(SearchHits)(res.body)
+      if (decoded._tag === "Left") return { content: "Error: the search answered something that is not a list of results", error: true }
+      const hits = decoded.right
       const left = budget.allowed === null ? "" : `\n(${budget.allowed - (yield* budget.used)} searches left)`
       return {
         content: hits.length === 0
