@@ -4,17 +4,18 @@
  * store file is written and read by both, and `report --json` prints the same document.
  */
 import { spawn } from "node:child_process"
+import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { bin, type Card, cardOf, type Result, root, tempDir } from "../cli/support.ts"
 
 const deno = join(root, "node_modules", "deno", "deno")
 
-const run = (command: string, args: ReadonlyArray<string>): Promise<Result> =>
+const run = (command: string, args: ReadonlyArray<string>, extraEnv: Record<string, string> = {}): Promise<Result> =>
   new Promise((done, fail) => {
     const child = spawn(command, args, {
       cwd: root,
-      env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ASSAY_DATA_DIR: process.env["ASSAY_DATA_DIR"] ?? "", NO_COLOR: "1" },
+      env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ASSAY_DATA_DIR: process.env["ASSAY_DATA_DIR"] ?? "", NO_COLOR: "1", ...extraEnv },
       stdio: ["ignore", "pipe", "pipe"]
     })
     let stdout = ""
@@ -26,7 +27,7 @@ const run = (command: string, args: ReadonlyArray<string>): Promise<Result> =>
   })
 
 /** `deno task assay ARGS`, exactly as a user types it. */
-const denoAssay = (args: ReadonlyArray<string>) => run(deno, ["task", "assay", ...args])
+const denoAssay = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => run(deno, ["task", "assay", ...args], env)
 /** The command under Node: `node` from PATH, even when this suite itself runs under Deno. */
 const nodeAssay = (args: ReadonlyArray<string>) => run("node", [bin, ...args])
 
@@ -74,5 +75,30 @@ describe("assay under Deno and Node on one home", { timeout: 300_000 }, () => {
     const plan = await denoAssay(["plan", "--benchmark", "ledger", "--candidate", "gold", "--candidate", "echo", "--home", home])
     expect(plan.code, plan.stderr).toBe(0)
     expect(plan.stdout).toContain("cells: 40 (0 new, 40 kept, 0 stale)")
+  })
+
+  it("a harness run under Deno: the agent CLI (the fake codex, run by node) is spawned, judged and stored", async () => {
+    const home = tempDir("assay-deno-")
+    // The fake CLI as an installed agent CLI is: an executable in a bin folder, run by node.
+    const binDir = tempDir("assay-deno-bin-")
+    const fake = join(root, "test", "harness", "fake-harness.mjs")
+    writeFileSync(join(binDir, "codex"), `#!/bin/sh\nexec node '${fake}' "$@"\n`, { mode: 0o755 })
+    const script = join(tempDir("assay-deno-script-"), "script.json")
+    writeFileSync(script, JSON.stringify({
+      byPrompt: [
+        { match: "You are grading", answer: "Right and to the point.\nSCORE: 8", usage: [{ input: 500, cached: 0, output: 20 }] },
+        { match: "TCP port", answer: "Port 8443", usage: [{ input: 1000, cached: 0, output: 100 }] }
+      ]
+    }))
+    const env = { PATH: "/usr/bin:/bin", ASSAY_HARNESS_BIN_DIRS: binDir, FAKE_HARNESS_SCRIPT: script }
+    const model = "codex:gpt-4o-mini-2024-07-18"
+    const r = await denoAssay(["run", "--harness", "codex", "--model", model, "--task", "config-port", "--yes", "--json", "--home", home], env)
+    expect(r.code, r.stderr).toBe(0)
+    // correctness 1 and the judge's 8 of 10: 0.9, as under Node (test/cli/harness.test.ts).
+    expect(cardOf(r.stdout, `harness:${model}`)).toMatchObject({ n: 1, tokens: { input: 1000, output: 100 } })
+    expect(cardOf(r.stdout, `harness:${model}`).meanReward).toBeCloseTo(0.9, 10)
+    const [underDeno, underNode] = await Promise.all([denoAssay(["report", "--home", home, "--json"], env), nodeAssay(["report", "--home", home, "--json"])])
+    expect(underDeno.code, underDeno.stderr).toBe(0)
+    expect(underDeno.stdout).toBe(underNode.stdout)
   })
 })
