@@ -5,7 +5,6 @@
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
 import type { Json } from "../../../src/content/Canonical.ts"
-import type { ToolSpec } from "../../../src/world/Tool.ts"
 import * as World from "../../../src/world/World.ts"
 import {
   dataRoot,
@@ -17,7 +16,7 @@ import {
   upstreamRepository,
   upstreamRevision
 } from "../common/pinned.ts"
-import { OpenAiTools, toolSpecsOf, ToolTypes } from "../common/toolFiles.ts"
+import { type DbDomainData, loadDbDomainFiles, type Splits } from "../common/dbDomain.ts"
 import { Flight, orderFlight, orderReservation, orderUser, Reservation, User } from "./model.ts"
 
 export { dataRoot, upstreamRepository, upstreamRevision }
@@ -80,9 +79,6 @@ export const readPinned = (file: PinnedFile, dataDir?: string): Effect.Effect<st
 
 const invalid = (file: PinnedFile, detail: string) => new AirlineDataError({ file: file.name, reason: "invalid", detail })
 
-const parseJson = (file: PinnedFile, text: string): Effect.Effect<unknown, AirlineDataError> =>
-  Effect.try({ try: () => JSON.parse(text) as unknown, catch: (e) => invalid(file, String(e)) })
-
 const isObject = (v: unknown): v is { readonly [key: string]: unknown } => v !== null && typeof v === "object" && !Array.isArray(v)
 
 /**
@@ -125,45 +121,13 @@ export const worldFromDbText = (text: string): Either.Either<World.World, string
   return Either.right(world)
 }
 
-const Splits = Schema.Struct({ train: Schema.Array(Schema.String), test: Schema.Array(Schema.String), base: Schema.Array(Schema.String) })
-export type Splits = typeof Splits.Type
+export type { Splits }
 
-export interface AirlineData {
-  /** The DB as loaded: every Attempt forks it. */
-  readonly initialWorld: World.World
-  /** tasks.json, parsed but not decoded (tasks.ts decodes it). */
-  readonly tasksJson: unknown
-  readonly splits: Splits
-  readonly policy: string
-  /** tools.json in upstream order (what the agent is offered). */
-  readonly toolSpecs: ReadonlyArray<ToolSpec>
-  readonly toolTypes: ToolTypes
-}
-
-const decodeFile = <A, I>(file: PinnedFile, schema: Schema.Schema<A, I>, value: unknown): Effect.Effect<A, AirlineDataError> =>
-  Effect.mapError(Schema.decodeUnknown(schema)(value), (e) => invalid(file, ParseResult.TreeFormatter.formatErrorSync(e)))
+export type AirlineData = DbDomainData
 
 /** Every airline file, hash-checked and decoded. */
 export const loadAirlineData = (dataDir?: string): Effect.Effect<AirlineData, AirlineDataError> =>
-  Effect.gen(function*() {
-    const [dbText, tasksText, policy, splitsText, toolsText, typesText] = yield* Effect.all(
-      [
-        readPinned(pinnedFiles.db, dataDir),
-        readPinned(pinnedFiles.tasks, dataDir),
-        readPinned(pinnedFiles.policy, dataDir),
-        readPinned(pinnedFiles.splits, dataDir),
-        readPinned(pinnedFiles.tools, dataDir),
-        readPinned(pinnedFiles.toolTypes, dataDir)
-      ],
-      { concurrency: "unbounded" }
-    )
-    const initialWorld = yield* Either.mapLeft(worldFromDbText(dbText), (detail) => invalid(pinnedFiles.db, detail))
-    const tasksJson = yield* parseJson(pinnedFiles.tasks, tasksText)
-    const splits = yield* decodeFile(pinnedFiles.splits, Splits, yield* parseJson(pinnedFiles.splits, splitsText))
-    const tools = yield* decodeFile(pinnedFiles.tools, OpenAiTools, yield* parseJson(pinnedFiles.tools, toolsText))
-    const toolTypes = yield* decodeFile(pinnedFiles.toolTypes, ToolTypes, yield* parseJson(pinnedFiles.toolTypes, typesText))
-    return { initialWorld, tasksJson, splits, policy, toolSpecs: toolSpecsOf(tools), toolTypes }
-  })
+  loadDbDomainFiles(pinnedFiles, (file) => readPinned(file, dataDir), invalid, worldFromDbText)
 
 /** Cached per process: the 7 MB DB is parsed once. */
 export const airlineData: Effect.Effect<AirlineData, AirlineDataError> = Effect.runSync(Effect.cached(loadAirlineData()))

@@ -7,37 +7,23 @@
  * Environments are the 50 tasks of upstream's `base` split (upstream's default); `train` (30) and
  * `test` (20) are available through `environmentsOf`.
  */
-import { Effect } from "effect"
-import type { Json } from "../../../src/content/Canonical.ts"
-import * as ContentId from "../../../src/content/ContentId.ts"
+import type { Effect } from "effect"
 import type { CapabilityError } from "../../../src/evaluation/Capabilities.ts"
 import type { PinnedFile, Provider } from "../../../src/evaluation/Provider.ts"
 import type { EnvironmentDef } from "../../../src/schema/EnvironmentDef.ts"
-import type { Tool } from "../../../src/world/Tool.ts"
-import * as World from "../../../src/world/World.ts"
-import { userSystemPrompt } from "../common/conversation.ts"
-import { makeTau2Provider, promptDataFiles, providerFiles } from "../common/provider.ts"
+import { makeDbDomainProvider, type Split, userPromptWithoutTools } from "../common/dbDomain.ts"
+import { promptDataFiles, providerFiles } from "../common/provider.ts"
 import type { Prompts } from "../common/prompts.ts"
 import { renderUserScenario } from "../retail/tasks.ts"
-import { type AirlineData, loadAirlineData, pinnedFiles } from "./data.ts"
+import { loadAirlineData, pinnedFiles } from "./data.ts"
 import { runEquivalence } from "./equivalence.ts"
-import { dbCheck, decodeTasks, type Split, type Task, tasksOfSplit } from "./tasks.ts"
+import { dbCheck, decodeTasks, type Task } from "./tasks.ts"
 import { makeAirlineTools } from "./tools.ts"
 
 export { type CapabilityOptions, DEFAULT_USER_MODEL } from "../common/provider.ts"
 
-/** What airline loads once per process. */
-interface Airline {
-  readonly data: AirlineData
-  readonly tasks: ReadonlyArray<Task>
-  readonly tools: ReadonlyArray<Tool>
-  /** The same for every task: one DB, one tool set. */
-  readonly evidence: Json
-}
-
 /** The user simulator's system prompt of a task (upstream `UserSimulator.system_prompt`, no user tools). */
-export const userPromptOf = (prompts: Prompts, task: Task): string =>
-  userSystemPrompt(prompts.userTemplate, prompts.guidelines, renderUserScenario(task.user_scenario))
+export const userPromptOf = (prompts: Prompts, task: Task): string => userPromptWithoutTools(prompts, renderUserScenario(task.user_scenario))
 
 /** The oracle corpora `assay equivalence` runs by default (outputs of upstream's code, no upstream blob). */
 const oracleFiles = [
@@ -49,44 +35,24 @@ const oracleFiles = [
 /** Every file the provider reads (airline's names are under the data root, the prompts' under tau2/). */
 export const data: ReadonlyArray<PinnedFile> = providerFiles([...Object.values(pinnedFiles), ...promptDataFiles, ...oracleFiles])
 
-const airline = makeTau2Provider<Task, Airline>({
+const airline = makeDbDomainProvider({
   benchmark: "tau2-airline",
   domain: "airline",
   description: "tau2-bench airline: a reservations agent under the airline policy, a simulated user, 14 DB tools; 50 tasks",
-  load: Effect.gen(function*() {
-    const data = yield* loadAirlineData()
-    const tasks = yield* decodeTasks(data.tasksJson)
-    return {
-      data,
-      tasks,
-      tools: makeAirlineTools(data.toolSpecs, data.toolTypes),
-      evidence: { db: World.digest(data.initialWorld), tools: ContentId.ofUnsafe(data.toolSpecs as unknown as Json) }
-    }
-  }),
-  environmentTasks: (l) => tasksOfSplit(l.tasks, l.data.splits, "base"),
-  upstreamTask: (task) => task,
-  setup: (l) => Effect.succeed({ world: l.data.initialWorld, evidence: l.evidence, tools: l.tools }),
-  userPrompt: (l, task) => userPromptOf(l.prompts, task),
-  conversationTools: (l) => ({ agent: l.tools }),
-  grading: (_, task, ctx) => Effect.succeed({ db: (final) => dbCheck(ctx.initial, task, final) }),
-  // As tasks.json carries them (no gold argument is a float).
-  goldActions: (task) =>
-    (task.evaluation_criteria?.actions ?? []).map((a) => ({
-      requestor: a.requestor,
-      name: a.name,
-      arguments: a.arguments as { readonly [key: string]: Json }
-    })),
+  loadData: loadAirlineData(),
+  decodeTasks,
+  makeTools: makeAirlineTools,
+  dbCheck,
+  renderUserScenario: (task) => renderUserScenario(task.user_scenario),
   data,
   equivalence: runEquivalence
 })
 
 /** The environments of one of upstream's splits, in tasks.json order. */
-export const environmentsOf = (split: Split): Effect.Effect<ReadonlyArray<EnvironmentDef>, CapabilityError> =>
-  Effect.map(airline.loaded, (l) => tasksOfSplit(l.tasks, l.data.splits, split).map(airline.environment))
+export const environmentsOf: (split: Split) => Effect.Effect<ReadonlyArray<EnvironmentDef>, CapabilityError> = airline.environmentsOf
 
 /** The splits (train, test, base) a task belongs to. */
-export const splitsOf = (taskId: string): Effect.Effect<ReadonlyArray<Split>, CapabilityError> =>
-  Effect.map(airline.loaded, (l) => (["train", "test", "base"] as const).filter((s) => l.data.splits[s].includes(taskId)))
+export const splitsOf: (taskId: string) => Effect.Effect<ReadonlyArray<Split>, CapabilityError> = airline.splitsOf
 
 export const makeCapabilities = airline.makeCapabilities
 export const capabilities = airline.provider.capabilities

@@ -1,6 +1,6 @@
 /**
  * What upstream's airline tools show an agent for arguments Python would refuse before the
- * tool's own checks: CPython's keyword-binding texts and pydantic's validation texts for the
+ * tool's own checks: pydantic's validation texts for the
  * models the tools build from their arguments (FlightInfo, Passenger, Payment, Reservation,
  * Certificate). The shapes an agent plausibly sends (a missing key, a wrong literal, a string
  * where an int belongs) are covered; exotic ones are approximations (see README.md).
@@ -9,27 +9,6 @@ import type { Json } from "../../../src/content/Canonical.ts"
 import { pyRepr, pyType } from "../retail/python.ts"
 
 export { asKey, calculateArgumentError, pyRepr, pyStr, pyType } from "../retail/python.ts"
-
-const quoteList = (names: ReadonlyArray<string>): string => {
-  const q = names.map((n) => `'${n}'`)
-  if (q.length <= 1) return q.join("")
-  if (q.length === 2) return `${q[0]} and ${q[1]}`
-  return `${q.slice(0, -1).join(", ")}, and ${q[q.length - 1]}`
-}
-
-/**
- * Binding keyword arguments to `AirlineTools.<name>(self, ...)`: an unknown keyword is reported
- * first (in the order given), then the missing parameters, with CPython's wording.
- */
-export const bindArguments = (toolName: string, params: ReadonlyArray<string>, args: { readonly [key: string]: Json }): string | undefined => {
-  const fn = `AirlineTools.${toolName}()`
-  for (const k of Object.keys(args)) if (!params.includes(k)) return `${fn} got an unexpected keyword argument '${k}'`
-  const missing = params.filter((p) => !Object.hasOwn(args, p))
-  if (missing.length > 0) {
-    return `${fn} missing ${missing.length} required positional argument${missing.length > 1 ? "s" : ""}: ${quoteList(missing)}`
-  }
-  return undefined
-}
 
 /** A field's kind, as pydantic validates it (lax mode). */
 export type FieldKind =

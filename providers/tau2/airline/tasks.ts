@@ -10,7 +10,7 @@ import type { Json } from "../../../src/content/Canonical.ts"
 import * as World from "../../../src/world/World.ts"
 import { contentIdOnce } from "../common/taskIds.ts"
 import { Task as TaskSchema } from "../retail/tasks.ts"
-import { AirlineDataError, pinnedFiles, type Splits } from "./data.ts"
+import { AirlineDataError, pinnedFiles } from "./data.ts"
 import { step } from "./tools.ts"
 
 /** The shared tau2 task schema. */
@@ -27,13 +27,8 @@ export const decodeTasks = (json: unknown): Effect.Effect<ReadonlyArray<Task>, A
     return tasks
   })
 
-export type Split = "train" | "test" | "base"
-
 /** The tasks of a split (upstream `get_tasks(split)`), in tasks.json order. */
-export const tasksOfSplit = (tasks: ReadonlyArray<Task>, splits: Splits, split: Split): ReadonlyArray<Task> => {
-  const ids = new Set(splits[split])
-  return tasks.filter((t) => ids.has(t.id))
-}
+export { type Split, tasksOfSplit } from "../common/dbDomain.ts"
 
 const taskContentId: (task: Task) => string = contentIdOnce((task: Task) => Schema.encodeSync(Task)(task))
 

@@ -13,6 +13,7 @@ import type { Json } from "../../../src/content/Canonical.ts"
 import type { Tool, ToolOutcome, ToolSpec } from "../../../src/world/Tool.ts"
 import * as World from "../../../src/world/World.ts"
 import { calculate } from "../common/calculate.ts"
+import { applyCall, type Args, callToolkit, type Ctx, type Implementation, raise, readThrough, type Step, type ToolType, toolsOf, writeThrough } from "../common/toolkit.ts"
 import { parseJsonWith } from "../common/orderedJson.ts"
 import { dict, dumps, reprFloat, type PyValue } from "../common/pyjson.ts"
 import {
@@ -31,7 +32,6 @@ import {
 } from "./model.ts"
 import {
   asKey,
-  bindArguments,
   calculateArgumentError,
   floatField,
   int,
@@ -45,29 +45,11 @@ import {
   validateModel
 } from "./python.ts"
 
-type Args = { readonly [key: string]: Json }
-
-/** A Python exception's `str()`, or the call's answer. */
-type Step<A> = Either.Either<A, string>
-
 type Table = "flights" | "users" | "reservations"
 
-/** Reads through the call's own writes, so a tool sees what it already changed. */
-interface Ctx {
-  readonly world: World.World
-  readonly changed: Map<string, World.Write>
-}
+const read = <A>(ctx: Ctx, table: Table, key: string): A | undefined => readThrough<A>(ctx, table, key)
 
-const read = <A>(ctx: Ctx, table: Table, key: string): A | undefined => {
-  const own = ctx.changed.get(`${table}\u0000${key}`)
-  return (own !== undefined ? own.value : World.get(ctx.world, table, key)) as A | undefined
-}
-
-const put = (ctx: Ctx, table: Table, key: string, value: Flight | User | Reservation): void => {
-  ctx.changed.set(`${table}\u0000${key}`, { table, key, value: asJson(value) })
-}
-
-const raise = <A = never>(message: string): Step<A> => Either.left(message)
+const put = (ctx: Ctx, table: Table, key: string, value: Flight | User | Reservation): void => writeThrough(ctx, table, key, asJson(value))
 
 const modelText = (value: PyValue): string => dumps(value)
 
@@ -269,12 +251,6 @@ const AIRPORTS: ReadonlyArray<readonly [string, string]> = [
 ]
 
 // -- the tools -------------------------------------------------------------------------------------
-
-interface Implementation {
-  /** Parameter names in upstream's signature order. */
-  readonly params: ReadonlyArray<string>
-  readonly run: (ctx: Ctx, a: Args, argumentsText?: string) => Step<string>
-}
 
 const implementations: Record<string, Implementation> = {
   book_reservation: {
@@ -573,18 +549,10 @@ export const airlineToolNames: ReadonlyArray<string> = Object.keys(implementatio
  * Call an airline tool by name as upstream's `Environment.get_response` does: unknown names,
  * argument binding errors and exceptions all come back as `Error: ...` with `error: true`.
  */
-export const callAirlineTool = (world: World.World, name: string, args: Args, argumentsText?: string): ToolOutcome => {
-  const impl = Object.hasOwn(implementations, name) ? implementations[name] : undefined
-  if (impl === undefined) return { output: `Error: Tool '${name}' not found.`, error: true, writes: [] }
-  const bindError = bindArguments(name, impl.params, args)
-  if (bindError !== undefined) return { output: `Error: ${bindError}`, error: true, writes: [] }
-  const ctx: Ctx = { world, changed: new Map() }
-  const result = impl.run(ctx, args, argumentsText)
-  const writes = [...ctx.changed.values()]
-  return Either.isRight(result) ? { output: result.right, error: false, writes } : { output: `Error: ${result.left}`, error: true, writes }
-}
+export const callAirlineTool = (world: World.World, name: string, args: Args, argumentsText?: string): ToolOutcome =>
+  callToolkit("AirlineTools", implementations, world, name, args, argumentsText)
 
-export type ToolType = "read" | "write" | "generic" | "think"
+export type { ToolType }
 
 /**
  * The airline tools as `Tool`s, in the order and with the specs of tools.json; access from
@@ -593,18 +561,7 @@ export type ToolType = "read" | "write" | "generic" | "think"
 export const makeAirlineTools = (
   specs: ReadonlyArray<ToolSpec>,
   types: ReadonlyArray<{ readonly name: string; readonly type: ToolType }>
-): ReadonlyArray<Tool> =>
-  specs.map((spec) => {
-    const type = types.find((t) => t.name === spec.name)?.type ?? "write"
-    return {
-      spec,
-      access: type === "write" ? "write" : "read",
-      run: (world, args, argumentsText) => callAirlineTool(world, spec.name, args, argumentsText)
-    }
-  })
+): ReadonlyArray<Tool> => toolsOf(specs, types, callAirlineTool)
 
 /** Apply a call's writes: the world after the call (failed calls included, as upstream). */
-export const step = (world: World.World, name: string, args: Args): readonly [World.World, ToolOutcome] => {
-  const outcome = callAirlineTool(world, name, args)
-  return [outcome.writes.length === 0 ? world : World.apply(world, outcome.writes), outcome]
-}
+export const step = (world: World.World, name: string, args: Args): readonly [World.World, ToolOutcome] => applyCall(world, callAirlineTool(world, name, args))

@@ -4,7 +4,11 @@
  * report whose line numbers count across the files in order. Each domain checks its own lines.
  */
 import { readFile } from "node:fs/promises"
-import { Effect, Either, Schema } from "effect"
+import { join } from "node:path"
+import { Effect, Either, ParseResult, Schema } from "effect"
+import type { Json } from "../../../src/content/Canonical.ts"
+import type { ToolOutcome } from "../../../src/world/Tool.ts"
+import * as World from "../../../src/world/World.ts"
 
 export interface Disagreement {
   /** 1-based line number across the corpora, in order. */
@@ -81,3 +85,76 @@ export const runCorpora = <Benchmark extends string, E, R>(
     }
     return { benchmark, corpus: paths.join(","), lines, agree: lines - disagree.length, disagree }
   })
+
+/**
+ * A line of a DB domain's oracle (retail, airline): the calls in order, each with upstream's
+ * content and error flag, then the final DB's two hashes (see the domain's oracle/README.md).
+ */
+export const OracleLine = Schema.Struct({
+  task_id: Schema.String,
+  seed: Schema.optional(Schema.Number),
+  actions: Schema.Array(
+    Schema.Struct({
+      name: Schema.String,
+      arguments: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+      error: Schema.Boolean,
+      content: Schema.String
+    })
+  ),
+  final_db_sha256: Schema.String,
+  upstream_db_hash: Schema.String
+})
+export type OracleLine = typeof OracleLine.Type
+
+/** Replays one oracle line from `initial`: the first differing field, or undefined if it agrees. */
+export type LineCheck = (initial: World.World, line: OracleLine, lineNumber: number) => Disagreement | undefined
+
+/**
+ * The check of a DB domain's oracle lines: each call through `step` from a fresh fork of the
+ * initial world, its content and error flag compared, then the final world's two hashes.
+ */
+export const lineChecker = (
+  step: (world: World.World, name: string, args: { readonly [key: string]: Json }) => readonly [World.World, ToolOutcome],
+  finalDbSha256: (world: World.World) => string,
+  upstreamDbHash: (world: World.World) => string
+): LineCheck =>
+(initial, line, lineNumber) => {
+  let world = World.fork(initial)
+  const differ = (field: string, expected: string, actual: string): Disagreement => ({ line: lineNumber, taskId: line.task_id, field, expected, actual })
+  for (let i = 0; i < line.actions.length; i++) {
+    const action = line.actions[i]!
+    const [next, outcome] = step(world, action.name, action.arguments as { readonly [key: string]: Json })
+    world = next
+    if (outcome.output !== action.content) return differ(`actions[${i}].content`, action.content, outcome.output)
+    if (outcome.error !== action.error) return differ(`actions[${i}].error`, String(action.error), String(outcome.error))
+  }
+  const sha = finalDbSha256(world)
+  if (sha !== line.final_db_sha256) return differ("final_db_sha256", line.final_db_sha256, sha)
+  const upstream = upstreamDbHash(world)
+  if (upstream !== line.upstream_db_hash) return differ("upstream_db_hash", line.upstream_db_hash, upstream)
+  return undefined
+}
+
+const decodeOracleLine = Schema.decodeUnknownEither(Schema.parseJson(OracleLine))
+
+/** Runs one corpus of oracle lines against `initial` with `check`. */
+export const runOracleCorpus = <Benchmark extends string, E>(
+  benchmark: Benchmark,
+  check: LineCheck,
+  initial: World.World,
+  corpusPath: string,
+  corpusError: (fields: CorpusFailure) => E
+): Effect.Effect<EquivalenceReport<Benchmark>, E> =>
+  runCorpusLines(
+    benchmark,
+    corpusPath,
+    (row, n) => Either.map(Either.mapLeft(decodeOracleLine(row), (e) => ParseResult.TreeFormatter.formatErrorSync(e)), (line) => check(initial, line, n)),
+    corpusError
+  )
+
+/** A domain's own corpora in its `oracle/` folder, in the order `assay equivalence` runs them: gold.jsonl, then fuzz-dev.jsonl. */
+export const oracleCorpora = (oracleFolder: string): ReadonlyArray<string> => [join(oracleFolder, "gold.jsonl"), join(oracleFolder, "fuzz-dev.jsonl")]
+
+/** The corpus paths of a run: the given file or files, else the domain's own. */
+export const corpusPaths = (given: string | ReadonlyArray<string> | null | undefined, own: ReadonlyArray<string>): ReadonlyArray<string> =>
+  given === undefined || given === null ? own : typeof given === "string" ? [given] : given

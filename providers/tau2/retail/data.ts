@@ -6,7 +6,6 @@
 import { join } from "node:path"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import * as World from "../../../src/world/World.ts"
-import type { ToolSpec } from "../../../src/world/Tool.ts"
 import type { Json } from "../../../src/content/Canonical.ts"
 import { isOrderedObject, type MemberSpan, objectMembers, type OrderedJson, type OrderedObject, parseOrdered, skipWhitespace } from "../common/orderedJson.ts"
 import {
@@ -19,7 +18,8 @@ import {
   upstreamRepository,
   upstreamRevision
 } from "../common/pinned.ts"
-import { OpenAiTools, toolSpecsOf, ToolTypes } from "../common/toolFiles.ts"
+import { type DbDomainData, loadDbDomainFiles, type Splits } from "../common/dbDomain.ts"
+import type { ToolTypes } from "../common/toolFiles.ts"
 import { asJson, optionalOrderFields, Order, Product, User } from "./model.ts"
 
 export { upstreamRepository, upstreamRevision }
@@ -96,9 +96,6 @@ export const readPinned = (file: PinnedFile, dataDir?: string): Effect.Effect<st
   readPinnedFrom(tau2Dir(dataDir), file, (fields) => new Tau2DataError(fields), dataRoot(dataDir))
 
 const invalid = (file: PinnedFile, detail: string) => new Tau2DataError({ file: file.name, reason: "invalid", detail })
-
-const parseJson = (file: PinnedFile, text: string): Effect.Effect<unknown, Tau2DataError> =>
-  Effect.try({ try: () => JSON.parse(text) as unknown, catch: (e) => invalid(file, String(e)) })
 
 /** Plain JSON from an ordered value; an object whose keys a JS object would reorder is refused. */
 const toPlain = (v: OrderedJson, path: string): Either.Either<Json, string> => {
@@ -266,43 +263,10 @@ export const worldFromDbText = (text: string): Either.Either<World.World, string
 
 export type { ToolTypes }
 
-const Splits = Schema.Struct({ train: Schema.Array(Schema.String), test: Schema.Array(Schema.String), base: Schema.Array(Schema.String) })
-export type Splits = typeof Splits.Type
+export type { Splits }
 
-export interface RetailData {
-  /** The DB as loaded: every Attempt forks it. */
-  readonly initialWorld: World.World
-  /** tasks.json, parsed but not decoded (tasks.ts decodes it). */
-  readonly tasksJson: unknown
-  readonly splits: Splits
-  readonly policy: string
-  /** tools.json in upstream order (what the agent is offered). */
-  readonly toolSpecs: ReadonlyArray<ToolSpec>
-  readonly toolTypes: ToolTypes
-}
-
-const decodeFile = <A, I>(file: PinnedFile, schema: Schema.Schema<A, I>, value: unknown): Effect.Effect<A, Tau2DataError> =>
-  Effect.mapError(Schema.decodeUnknown(schema)(value), (e) => invalid(file, ParseResult.TreeFormatter.formatErrorSync(e)))
+export type RetailData = DbDomainData
 
 /** Every retail file, hash-checked and decoded. */
 export const loadRetailData = (dataDir?: string): Effect.Effect<RetailData, Tau2DataError> =>
-  Effect.gen(function* () {
-    const [dbText, tasksText, policy, splitsText, toolsText, typesText] = yield* Effect.all(
-      [
-        readPinned(pinnedFiles.db, dataDir),
-        readPinned(pinnedFiles.tasks, dataDir),
-        readPinned(pinnedFiles.policy, dataDir),
-        readPinned(pinnedFiles.splits, dataDir),
-        readPinned(pinnedFiles.tools, dataDir),
-        readPinned(pinnedFiles.toolTypes, dataDir)
-      ],
-      { concurrency: "unbounded" }
-    )
-    const initialWorld = yield* Either.mapLeft(worldFromDbText(dbText), (detail) => invalid(pinnedFiles.db, detail))
-    const tasksJson = yield* parseJson(pinnedFiles.tasks, tasksText)
-    const splits = yield* decodeFile(pinnedFiles.splits, Splits, yield* parseJson(pinnedFiles.splits, splitsText))
-    const tools = yield* decodeFile(pinnedFiles.tools, OpenAiTools, yield* parseJson(pinnedFiles.tools, toolsText))
-    const toolTypes = yield* decodeFile(pinnedFiles.toolTypes, ToolTypes, yield* parseJson(pinnedFiles.toolTypes, typesText))
-    const toolSpecs = toolSpecsOf(tools)
-    return { initialWorld, tasksJson, splits, policy, toolSpecs, toolTypes }
-  })
+  loadDbDomainFiles(pinnedFiles, (file) => readPinned(file, dataDir), invalid, worldFromDbText)

@@ -6,36 +6,22 @@
  * Environments are the 114 tasks of upstream's `base` split, the set its leaderboard scores
  * (upstream's default split); `train` (74) and `test` (40) are available through `environmentsOf`.
  */
-import { Effect } from "effect"
-import type { Json } from "../../../src/content/Canonical.ts"
-import * as ContentId from "../../../src/content/ContentId.ts"
+import type { Effect } from "effect"
 import type { CapabilityError } from "../../../src/evaluation/Capabilities.ts"
 import type { PinnedFile, Provider } from "../../../src/evaluation/Provider.ts"
 import type { EnvironmentDef } from "../../../src/schema/EnvironmentDef.ts"
-import type { Tool } from "../../../src/world/Tool.ts"
-import * as World from "../../../src/world/World.ts"
-import { userSystemPrompt } from "../common/conversation.ts"
-import { makeTau2Provider, providerFiles, underTau2 } from "../common/provider.ts"
+import { makeDbDomainProvider, type Split, userPromptWithoutTools } from "../common/dbDomain.ts"
+import { providerFiles, underTau2 } from "../common/provider.ts"
 import { promptFiles, type Prompts } from "../common/prompts.ts"
-import { loadRetailData, pinnedFiles, type RetailData } from "./data.ts"
+import { loadRetailData, pinnedFiles } from "./data.ts"
 import { runEquivalence } from "./equivalence.ts"
-import { dbCheck, decodeTasks, renderUserScenario, type Split, type Task, tasksOfSplit } from "./tasks.ts"
+import { dbCheck, decodeTasks, renderUserScenario, type Task } from "./tasks.ts"
 import { makeRetailTools } from "./tools.ts"
 
 export { type CapabilityOptions, DEFAULT_USER_MODEL } from "../common/provider.ts"
 
-/** What retail loads once per process. */
-interface Retail {
-  readonly data: RetailData
-  readonly tasks: ReadonlyArray<Task>
-  readonly tools: ReadonlyArray<Tool>
-  /** The same for every task: one DB, one tool set. */
-  readonly evidence: Json
-}
-
 /** The user simulator's system prompt of a task (upstream `UserSimulator.system_prompt`, no user tools). */
-export const userPromptOf = (prompts: Prompts, task: Task): string =>
-  userSystemPrompt(prompts.userTemplate, prompts.guidelines, renderUserScenario(task.user_scenario))
+export const userPromptOf = (prompts: Prompts, task: Task): string => userPromptWithoutTools(prompts, renderUserScenario(task.user_scenario))
 
 /** The oracle corpora `assay equivalence` runs by default (outputs of upstream's code, no upstream blob). */
 const oracleFiles = [
@@ -48,44 +34,24 @@ export const data: ReadonlyArray<PinnedFile> = providerFiles(
   [...Object.values(pinnedFiles), ...Object.values(promptFiles), ...oracleFiles].map(underTau2)
 )
 
-const retail = makeTau2Provider<Task, Retail>({
+const retail = makeDbDomainProvider({
   benchmark: "tau2-retail",
   domain: "retail",
   description: "tau2-bench retail: a customer-service agent under the retail policy, a simulated user, 16 DB tools; 114 tasks",
-  load: Effect.gen(function*() {
-    const data = yield* loadRetailData()
-    const tasks = yield* decodeTasks(data.tasksJson)
-    return {
-      data,
-      tasks,
-      tools: makeRetailTools(data.toolSpecs, data.toolTypes),
-      evidence: { db: World.digest(data.initialWorld), tools: ContentId.ofUnsafe(data.toolSpecs as unknown as Json) }
-    }
-  }),
-  environmentTasks: (l) => tasksOfSplit(l.tasks, l.data.splits, "base"),
-  upstreamTask: (task) => task,
-  setup: (l) => Effect.succeed({ world: l.data.initialWorld, evidence: l.evidence, tools: l.tools }),
-  userPrompt: (l, task) => userPromptOf(l.prompts, task),
-  conversationTools: (l) => ({ agent: l.tools }),
-  grading: (_, task, ctx) => Effect.succeed({ db: (final) => dbCheck(ctx.initial, task, final) }),
-  // As tasks.json carries them.
-  goldActions: (task) =>
-    (task.evaluation_criteria?.actions ?? []).map((a) => ({
-      requestor: a.requestor,
-      name: a.name,
-      arguments: a.arguments as { readonly [key: string]: Json }
-    })),
+  loadData: loadRetailData(),
+  decodeTasks,
+  makeTools: makeRetailTools,
+  dbCheck,
+  renderUserScenario: (task) => renderUserScenario(task.user_scenario),
   data,
-  equivalence: (corpus) => runEquivalence(corpus ?? undefined)
+  equivalence: (corpus) => runEquivalence(corpus)
 })
 
 /** The environments of one of upstream's splits, in tasks.json order. */
-export const environmentsOf = (split: Split): Effect.Effect<ReadonlyArray<EnvironmentDef>, CapabilityError> =>
-  Effect.map(retail.loaded, (l) => tasksOfSplit(l.tasks, l.data.splits, split).map(retail.environment))
+export const environmentsOf: (split: Split) => Effect.Effect<ReadonlyArray<EnvironmentDef>, CapabilityError> = retail.environmentsOf
 
 /** The splits (train, test, base) a task belongs to. */
-export const splitsOf = (taskId: string): Effect.Effect<ReadonlyArray<Split>, CapabilityError> =>
-  Effect.map(retail.loaded, (l) => (["train", "test", "base"] as const).filter((s) => l.data.splits[s].includes(taskId)))
+export const splitsOf: (taskId: string) => Effect.Effect<ReadonlyArray<Split>, CapabilityError> = retail.splitsOf
 
 export const makeCapabilities = retail.makeCapabilities
 export const capabilities = retail.provider.capabilities

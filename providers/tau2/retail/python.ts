@@ -1,8 +1,8 @@
 /**
  * The little of Python's runtime behaviour the retail tools show an agent when it passes
  * arguments of the wrong shape: type names, `str()`/`repr()`, dict-key lookups, iteration,
- * `str.lower`, keyword binding and pydantic's string validation. Agents do send such calls, and
- * upstream answers them with the exception's text.
+ * `str.lower` and pydantic's string validation (keyword binding is ../common/toolkit.ts). Agents
+ * do send such calls, and upstream answers them with the exception's text.
  */
 import { Either } from "effect"
 import type { Json } from "../../../src/content/Canonical.ts"
@@ -75,31 +75,6 @@ export const lower = (v: Json | undefined): Either.Either<string, string> =>
 export const pyEq = (a: Json | undefined, b: Json | undefined): boolean => pyEquals(a, b)
 
 export const count = (xs: ReadonlyArray<Json>, x: Json): number => xs.reduce<number>((n, y) => (pyEq(y, x) ? n + 1 : n), 0)
-
-const quoteList = (names: ReadonlyArray<string>): string => {
-  const q = names.map((n) => `'${n}'`)
-  if (q.length <= 1) return q.join("")
-  if (q.length === 2) return `${q[0]} and ${q[1]}`
-  return `${q.slice(0, -1).join(", ")}, and ${q[q.length - 1]}`
-}
-
-/**
- * Binding keyword arguments to `RetailTools.<name>(self, ...)`: an unknown keyword is reported
- * first (in the order given), then the missing parameters, with CPython's wording.
- */
-export const bindArguments = (
-  toolName: string,
-  params: ReadonlyArray<string>,
-  args: { readonly [key: string]: Json }
-): string | undefined => {
-  const fn = `RetailTools.${toolName}()`
-  for (const k of Object.keys(args)) if (!params.includes(k)) return `${fn} got an unexpected keyword argument '${k}'`
-  const missing = params.filter((p) => !(p in args))
-  if (missing.length > 0) {
-    return `${fn} missing ${missing.length} required positional argument${missing.length > 1 ? "s" : ""}: ${quoteList(missing)}`
-  }
-  return undefined
-}
 
 /**
  * Pydantic's text for string fields given a non-string (pydantic 2, as the oracle's 2.13), or

@@ -13,7 +13,7 @@ import type { Json } from "../../../src/content/Canonical.ts"
 import * as World from "../../../src/world/World.ts"
 import { pyEquals } from "../common/pyjson.ts"
 import { contentIdOnce } from "../common/taskIds.ts"
-import { Tau2DataError, pinnedFiles, type Splits } from "./data.ts"
+import { Tau2DataError, pinnedFiles } from "./data.ts"
 import { step, type ToolType } from "./tools.ts"
 
 /** A field upstream declares `Optional[...] = None`: absent or null decodes to null. */
@@ -79,13 +79,8 @@ export const decodeTasks = (json: unknown): Effect.Effect<ReadonlyArray<Task>, T
     (e) => new Tau2DataError({ file: pinnedFiles.tasks.name, reason: "invalid", detail: ParseResult.TreeFormatter.formatErrorSync(e) })
   )
 
-export type Split = "train" | "test" | "base"
-
 /** The tasks of a split (upstream `get_tasks(split)`), in tasks.json order. */
-export const tasksOfSplit = (tasks: ReadonlyArray<Task>, splits: Splits, split: Split): ReadonlyArray<Task> => {
-  const ids = new Set(splits[split])
-  return tasks.filter((t) => ids.has(t.id))
-}
+export { type Split, tasksOfSplit } from "../common/dbDomain.ts"
 
 /** The content id of a task's decoded value (what the gold digest is cached by). */
 export const taskContentId: (task: Task) => string = contentIdOnce((task: Task) => Schema.encodeSync(Task)(task))

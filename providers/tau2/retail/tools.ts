@@ -14,29 +14,12 @@ import * as World from "../../../src/world/World.ts"
 import { calculate } from "../common/calculate.ts"
 import { dict, dumps, round2, sortedStrings, type PyValue } from "../common/pyjson.ts"
 import { asJson, dumpOrder, dumpProduct, dumpUser, dumpVariant, type Order, type PaymentMethod, type Product, type User, type Variant } from "./model.ts"
-import { asCountable, asKey, asSized, bindArguments, calculateArgumentError, count, lower, pyEq, pyStr, validateStrings } from "./python.ts"
+import { applyCall, type Args, callToolkit, type Ctx, type Implementation, raise, readThrough, type Step, type ToolType, toolsOf, writeThrough } from "../common/toolkit.ts"
+import { asCountable, asKey, asSized, calculateArgumentError, count, lower, pyEq, pyStr, validateStrings } from "./python.ts"
 
-type Args = { readonly [key: string]: Json }
+const read = <A>(ctx: Ctx, table: string, key: string): A | undefined => readThrough<A>(ctx, table, key)
 
-/** A Python exception's `str()`, or the call's answer. */
-type Step<A> = Either.Either<A, string>
-
-/** Reads through the call's own writes, so a tool sees what it already changed. */
-interface Ctx {
-  readonly world: World.World
-  readonly changed: Map<string, World.Write>
-}
-
-const read = <A>(ctx: Ctx, table: string, key: string): A | undefined => {
-  const own = ctx.changed.get(`${table}\u0000${key}`)
-  return (own !== undefined ? own.value : World.get(ctx.world, table, key)) as A | undefined
-}
-
-const put = (ctx: Ctx, table: "users" | "orders", key: string, value: Order | User): void => {
-  ctx.changed.set(`${table}\u0000${key}`, { table, key, value: asJson(value) })
-}
-
-const raise = <A = never>(message: string): Step<A> => Either.left(message)
+const put = (ctx: Ctx, table: "users" | "orders", key: string, value: Order | User): void => writeThrough(ctx, table, key, asJson(value))
 
 const modelText = (value: PyValue): string => dumps(value)
 
@@ -109,12 +92,6 @@ const address = (a: Args): Step<Order["address"]> => {
 const isGiftCard = (m: PaymentMethod): m is Extract<PaymentMethod, { source: "gift_card" }> => m.source === "gift_card"
 
 // -- the tools -------------------------------------------------------------------------------------
-
-interface Implementation {
-  /** Parameter names in upstream's signature order. */
-  readonly params: ReadonlyArray<string>
-  readonly run: (ctx: Ctx, a: Args) => Step<string>
-}
 
 const implementations: Record<string, Implementation> = {
   calculate: {
@@ -382,20 +359,9 @@ export const retailToolNames: ReadonlyArray<string> = Object.keys(implementation
  * Call a retail tool by name as upstream's `Environment.get_response` does: unknown names,
  * argument binding errors and exceptions all come back as `Error: ...` with `error: true`.
  */
-export const callRetailTool = (world: World.World, name: string, args: Args): ToolOutcome => {
-  const impl = Object.hasOwn(implementations, name) ? implementations[name] : undefined
-  if (impl === undefined) return { output: `Error: Tool '${name}' not found.`, error: true, writes: [] }
-  const bindError = bindArguments(name, impl.params, args)
-  if (bindError !== undefined) return { output: `Error: ${bindError}`, error: true, writes: [] }
-  const ctx: Ctx = { world, changed: new Map() }
-  const result = impl.run(ctx, args)
-  const writes = [...ctx.changed.values()]
-  return Either.isRight(result)
-    ? { output: result.right, error: false, writes }
-    : { output: `Error: ${result.left}`, error: true, writes }
-}
+export const callRetailTool = (world: World.World, name: string, args: Args): ToolOutcome => callToolkit("RetailTools", implementations, world, name, args)
 
-export type ToolType = "read" | "write" | "generic" | "think"
+export type { ToolType }
 
 /**
  * The retail tools as `Tool`s, in the order and with the specs of tools.json; access from
@@ -404,14 +370,7 @@ export type ToolType = "read" | "write" | "generic" | "think"
 export const makeRetailTools = (
   specs: ReadonlyArray<ToolSpec>,
   types: ReadonlyArray<{ readonly name: string; readonly type: ToolType }>
-): ReadonlyArray<Tool> =>
-  specs.map((spec) => {
-    const type = types.find((t) => t.name === spec.name)?.type ?? "write"
-    return { spec, access: type === "write" ? "write" : "read", run: (world, args) => callRetailTool(world, spec.name, args) }
-  })
+): ReadonlyArray<Tool> => toolsOf(specs, types, (world, name, args) => callRetailTool(world, name, args))
 
 /** Apply a call's writes: the world after the call (failed calls included, as upstream). */
-export const step = (world: World.World, name: string, args: Args): readonly [World.World, ToolOutcome] => {
-  const outcome = callRetailTool(world, name, args)
-  return [outcome.writes.length === 0 ? world : World.apply(world, outcome.writes), outcome]
-}
+export const step = (world: World.World, name: string, args: Args): readonly [World.World, ToolOutcome] => applyCall(world, callRetailTool(world, name, args))

@@ -1,0 +1,156 @@
+/**
+ * What the DB domains (retail, airline) share beyond the common provider: the same six pinned
+ * files (db.json, tasks.json, policy.md, split_tasks.json, tools.json, tools-types.json) read and
+ * decoded the same way, and the same wiring: one initial world and one tool set for every task,
+ * the user without tools of its own, graded by the DB check. Each domain gives its world parser,
+ * task decoder, tools and DB check.
+ */
+import { Effect, Either, ParseResult, Schema } from "effect"
+import type { Json } from "../../../src/content/Canonical.ts"
+import * as ContentId from "../../../src/content/ContentId.ts"
+import type { CapabilityError } from "../../../src/evaluation/Capabilities.ts"
+import type { EquivalenceResult, PinnedFile as ProviderFile } from "../../../src/evaluation/Provider.ts"
+import type { EnvironmentDef } from "../../../src/schema/EnvironmentDef.ts"
+import type { Tool, ToolSpec } from "../../../src/world/Tool.ts"
+import * as World from "../../../src/world/World.ts"
+import { userSystemPrompt } from "./conversation.ts"
+import type { PinnedFile } from "./pinned.ts"
+import type { Prompts } from "./prompts.ts"
+import { makeTau2Provider, type Tau2Provider } from "./provider.ts"
+import { OpenAiTools, toolSpecsOf, ToolTypes } from "./toolFiles.ts"
+import type { Task } from "../retail/tasks.ts"
+
+export const Splits = Schema.Struct({ train: Schema.Array(Schema.String), test: Schema.Array(Schema.String), base: Schema.Array(Schema.String) })
+export type Splits = typeof Splits.Type
+
+export type Split = "train" | "test" | "base"
+
+/** The six files a DB domain reads. */
+export interface DbDomainFiles {
+  readonly db: PinnedFile
+  readonly tasks: PinnedFile
+  readonly policy: PinnedFile
+  readonly splits: PinnedFile
+  readonly tools: PinnedFile
+  readonly toolTypes: PinnedFile
+}
+
+export interface DbDomainData {
+  /** The DB as loaded: every Attempt forks it. */
+  readonly initialWorld: World.World
+  /** tasks.json, parsed but not decoded (the domain's tasks.ts decodes it). */
+  readonly tasksJson: unknown
+  readonly splits: Splits
+  readonly policy: string
+  /** tools.json in upstream order (what the agent is offered). */
+  readonly toolSpecs: ReadonlyArray<ToolSpec>
+  readonly toolTypes: ToolTypes
+}
+
+/**
+ * Reads the six files (hash-checked by `read`) and decodes them; the DB text becomes the initial
+ * world through the domain's own `worldFromDbText`. `invalid` is the domain's data error for a
+ * file that is not what upstream's loader accepts.
+ */
+export const loadDbDomainFiles = <E>(
+  files: DbDomainFiles,
+  read: (file: PinnedFile) => Effect.Effect<string, E>,
+  invalid: (file: PinnedFile, detail: string) => E,
+  worldFromDbText: (text: string) => Either.Either<World.World, string>
+): Effect.Effect<DbDomainData, E> =>
+  Effect.gen(function*() {
+    const parseJson = (file: PinnedFile, text: string): Effect.Effect<unknown, E> =>
+      Effect.try({ try: () => JSON.parse(text) as unknown, catch: (e) => invalid(file, String(e)) })
+    const decodeFile = <A, I>(file: PinnedFile, schema: Schema.Schema<A, I>, text: string): Effect.Effect<A, E> =>
+      Effect.flatMap(
+        parseJson(file, text),
+        (value) => Effect.mapError(Schema.decodeUnknown(schema)(value), (e) => invalid(file, ParseResult.TreeFormatter.formatErrorSync(e)))
+      )
+    const [dbText, tasksText, policy, splitsText, toolsText, typesText] = yield* Effect.all(
+      [read(files.db), read(files.tasks), read(files.policy), read(files.splits), read(files.tools), read(files.toolTypes)],
+      { concurrency: "unbounded" }
+    )
+    const initialWorld = yield* Either.mapLeft(worldFromDbText(dbText), (detail) => invalid(files.db, detail))
+    const tasksJson = yield* parseJson(files.tasks, tasksText)
+    const splits = yield* decodeFile(files.splits, Splits, splitsText)
+    const tools = yield* decodeFile(files.tools, OpenAiTools, toolsText)
+    const toolTypes = yield* decodeFile(files.toolTypes, ToolTypes, typesText)
+    return { initialWorld, tasksJson, splits, policy, toolSpecs: toolSpecsOf(tools), toolTypes }
+  })
+
+/** What a DB domain gives for its provider. */
+export interface DbDomain {
+  readonly benchmark: string
+  readonly domain: string
+  readonly description: string
+  readonly loadData: Effect.Effect<DbDomainData, { readonly message: string }>
+  readonly decodeTasks: (json: unknown) => Effect.Effect<ReadonlyArray<Task>, { readonly message: string }>
+  readonly makeTools: (specs: ReadonlyArray<ToolSpec>, types: ToolTypes) => ReadonlyArray<Tool>
+  /** The DB check: the final world equals the gold world. */
+  readonly dbCheck: (initial: World.World, task: Task, finalWorld: World.World) => boolean
+  /** The user scenario as upstream's `str(task.user_scenario)` renders it. */
+  readonly renderUserScenario: (task: Task) => string
+  /** Every file the provider reads. */
+  readonly data: ReadonlyArray<ProviderFile>
+  readonly equivalence: (corpus: string | null) => Effect.Effect<EquivalenceResult, { readonly message: string }>
+}
+
+/** What a DB domain loads once per process. */
+export interface DbDomainLoad {
+  readonly data: DbDomainData
+  readonly tasks: ReadonlyArray<Task>
+  readonly tools: ReadonlyArray<Tool>
+  /** The same for every task: one DB, one tool set. */
+  readonly evidence: Json
+}
+
+/** The user simulator's system prompt of a task (upstream `UserSimulator.system_prompt`, no user tools). */
+export const userPromptWithoutTools = (prompts: Prompts, scenario: string): string => userSystemPrompt(prompts.userTemplate, prompts.guidelines, scenario)
+
+/** The tasks of one of upstream's splits, in tasks.json order. */
+export const tasksOfSplit = <T extends { readonly id: string }>(tasks: ReadonlyArray<T>, splits: Splits, split: Split): ReadonlyArray<T> => {
+  const ids = new Set(splits[split])
+  return tasks.filter((t) => ids.has(t.id))
+}
+
+/** A DB domain's provider, with the environments of each split and the splits of each task. */
+export const makeDbDomainProvider = (domain: DbDomain): Tau2Provider<Task, DbDomainLoad> & {
+  readonly environmentsOf: (split: Split) => Effect.Effect<ReadonlyArray<EnvironmentDef>, CapabilityError>
+  readonly splitsOf: (taskId: string) => Effect.Effect<ReadonlyArray<Split>, CapabilityError>
+} => {
+  const made = makeTau2Provider<Task, DbDomainLoad>({
+    benchmark: domain.benchmark,
+    domain: domain.domain,
+    description: domain.description,
+    load: Effect.gen(function*() {
+      const data = yield* domain.loadData
+      const tasks = yield* domain.decodeTasks(data.tasksJson)
+      return {
+        data,
+        tasks,
+        tools: domain.makeTools(data.toolSpecs, data.toolTypes),
+        evidence: { db: World.digest(data.initialWorld), tools: ContentId.ofUnsafe(data.toolSpecs as unknown as Json) }
+      }
+    }),
+    environmentTasks: (l) => tasksOfSplit(l.tasks, l.data.splits, "base"),
+    upstreamTask: (task) => task,
+    setup: (l) => Effect.succeed({ world: l.data.initialWorld, evidence: l.evidence, tools: l.tools }),
+    userPrompt: (l, task) => userPromptWithoutTools(l.prompts, domain.renderUserScenario(task)),
+    conversationTools: (l) => ({ agent: l.tools }),
+    grading: (_, task, ctx) => Effect.succeed({ db: (final) => domain.dbCheck(ctx.initial, task, final) }),
+    // As tasks.json carries them.
+    goldActions: (task) =>
+      (task.evaluation_criteria?.actions ?? []).map((a) => ({
+        requestor: a.requestor,
+        name: a.name,
+        arguments: a.arguments as { readonly [key: string]: Json }
+      })),
+    data: domain.data,
+    equivalence: domain.equivalence
+  })
+  return {
+    ...made,
+    environmentsOf: (split) => Effect.map(made.loaded, (l) => tasksOfSplit(l.tasks, l.data.splits, split).map(made.environment)),
+    splitsOf: (taskId) => Effect.map(made.loaded, (l) => (["train", "test", "base"] as const).filter((s) => l.data.splits[s].includes(taskId)))
+  }
+}
