@@ -1,4 +1,6 @@
+import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
+import * as LoopbackServer from "../../../src/model/LoopbackServer.ts"
 import { assay, cardOf, tempDir } from "../../cli/support.ts"
 
 describe("assay run --benchmark coding-repair", () => {
@@ -15,5 +17,36 @@ describe("assay run --benchmark coding-repair", () => {
     expect(replayed.code, replayed.stderr).toBe(0)
     const doc = JSON.parse(replayed.stdout) as { replayed: number; same: number; differ: ReadonlyArray<unknown> }
     expect([doc.replayed, doc.same, doc.differ]).toEqual([4, 4, []])
+  })
+
+  it("a model that reads the file, fixes it with a command and answers scores 1; the run replays with the server gone", async () => {
+    const home = tempDir()
+    const args = ["run", "--benchmark", "coding-repair", "--model", "openai:gpt-4o-mini", "--task", "py-intervals", "--home", home, "--yes", "--json"]
+    const { ran, requests } = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function*() {
+          const server = yield* LoopbackServer.start([
+            { toolCalls: [{ name: "read_file", arguments: { path: "intervals.py" } }], usage: { input: 300, output: 20 } },
+            {
+              toolCalls: [{ name: "run_command", arguments: { command: "sed -i 's/start < merged/start <= merged/' intervals.py && python3 -m unittest discover -s tests -t ." } }],
+              usage: { input: 400, output: 40 }
+            },
+            { text: "Touching intervals now merge.", usage: { input: 500, output: 10 } }
+          ])
+          const ran = yield* Effect.promise(() => assay(args, { OPENAI_BASE_URL: server.openAiBaseUrl, OPENAI_API_KEY: "sk-test" }))
+          return { ran, requests: server.requests() }
+        })
+      )
+    )
+    expect(ran.code, ran.stderr).toBe(0)
+    const card = cardOf(ran.stdout, "openai:gpt-4o-mini")
+    expect([card.n, card.meanReward, card.tokens]).toEqual([1, 1, { input: 1200, output: 70 }])
+    // The model was offered the four tools, and saw the command's outcome before answering.
+    const first = JSON.stringify(requests[0]?.body)
+    for (const tool of ["list_files", "read_file", "write_file", "run_command"]) expect(first).toContain(tool)
+    expect(JSON.stringify(requests[2]?.body)).toContain("files changed: intervals.py")
+    const replayed = await assay(["replay", "--home", home, "--json"])
+    expect(replayed.code, replayed.stderr).toBe(0)
+    expect(JSON.parse(replayed.stdout)).toMatchObject({ replayed: 1, same: 1, differ: [], missing: [], spendUsd: 0 })
   })
 })
