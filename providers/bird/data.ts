@@ -59,7 +59,7 @@ const FIXTURE_SHA256: Readonly<Record<(typeof DB_IDS)[number], string>> = {
   student_club: "962b2e3c559c98db4deead9b29e09c42288f0f9475a9119645cbb51dc7f87a11",
   superhero: "cdd8b3e7999fe0e59f2921fb8346eec3b6d4a2b72683a35471179fb6d7f57eb9",
   thrombosis_prediction: "8be8026b8358ade407863a2e462bfe8e5f2c85fbbf27e506b112cf791c35d2d8",
-  toxicology: ""
+  toxicology: "b454523719b86618e864d0d91fc1463281c812ed7f97a2b9a4ce18ba227d8b5f"
 }
 
 export const QUESTIONS = "bird/upstream/llm/data/mini_dev_sqlite.json"

@@ -35,6 +35,30 @@ export interface PullOptions {
 export const mirroredUrl = (url: string, mirror: string | null): string =>
   mirror === null ? url : `${mirror.replace(/\/+$/, "")}/${url.replace(/^[a-z]+:\/\//, "")}`
 
+/**
+ * Benchmarks whose databases have no published checksum (BIRD's Mini-Dev `minidev.zip`): a pull
+ * `--from DIR` copies each `<db>/<db>.sqlite` from the first of `under` that DIR holds into
+ * `into/<db>/<db>.sqlite` and records the sha256 it found in `into/SHA256SUMS`.
+ */
+const localDatabases: Readonly<Record<string, { readonly under: ReadonlyArray<string>; readonly into: string; readonly ids: ReadonlyArray<string> }>> = {
+  bird: {
+    under: ["bird/databases", "dev_databases", "MINIDEV/dev_databases", "minidev/MINIDEV/dev_databases", "sqlite/dev_databases"],
+    into: "bird/databases",
+    ids: [
+      "california_schools", "card_games", "codebase_community", "debit_card_specializing", "european_football_2", "financial",
+      "formula_1", "student_club", "superhero", "thrombosis_prediction", "toxicology"
+    ]
+  }
+}
+
+/** The databases a `--from DIR` holds for `benchmark`, as (source, data-folder path) pairs, or null. */
+const databasesIn = (benchmark: string, from: string | null): ReadonlyArray<readonly [string, string]> | null => {
+  const spec = localDatabases[benchmark]
+  if (spec === undefined || from === null) return null
+  const dir = spec.under.map((u) => join(from, u)).find((d) => spec.ids.every((id) => existsSync(join(d, id, `${id}.sqlite`))))
+  return dir === undefined ? null : spec.ids.map((id) => [join(dir, id, `${id}.sqlite`), `${spec.into}/${id}/${id}.sqlite`] as const)
+}
+
 const download = (url: string): Effect.Effect<Uint8Array, string> =>
   Effect.tryPromise({
     try: async () => {
@@ -91,6 +115,10 @@ export const pullData = (provider: Provider, options: PullOptions): Effect.Effec
     }
     const { from, target } = options
     const inFrom = (path: string) => from !== null && existsSync(join(from, path))
+    const databases = databasesIn(provider.name, from)
+    // A folder of databases alone (an unzipped minidev.zip) is enough once the pinned files are in place.
+    const inPlace = (file: PinnedFile) =>
+      databases !== null && existsSync(join(target, file.path)) && sha256Hex(new Uint8Array(readFileSync(join(target, file.path)))) === file.sha256
 
     // What to do with each file, decided before anything is written.
     const deriveHere = derived !== undefined &&
@@ -100,6 +128,7 @@ export const pullData = (provider: Provider, options: PullOptions): Effect.Effec
       if (file.derivationInput === true && !deriveHere) return { file, action: "skip", why: `not needed: ${from} holds the files derived from it` }
       if (from !== null) {
         if (inFrom(file.path)) return { file, action: "copy" }
+        if (inPlace(file)) return { file, action: "skip", why: "already in the data folder with its pinned sha256" }
         return file.oracle === true
           ? { file, action: "skip", why: `not in ${from} (only \`assay equivalence\` reads it)` }
           : { file, action: "copy" } // reported missing below
@@ -160,6 +189,22 @@ export const pullData = (provider: Provider, options: PullOptions): Effect.Effec
         yield* options.log(step.action === "skip" ? `skipped ${step.file.path}: ${step.why}` : `ok ${step.file.path}`)
       }
       const paths = wanted.map((s) => s.file.path)
+
+      if (databases !== null) {
+        // No checksum is published for these: the pull records what it copied.
+        const sums: Array<string> = []
+        for (const [source, path] of databases) {
+          const bytes = yield* Effect.try({ try: () => new Uint8Array(readFileSync(source)), catch: (e) => fail(`cannot read ${source}: ${String(e)}`) })
+          const sum = sha256Hex(bytes)
+          yield* stage(path, bytes).pipe(Effect.mapError(fail))
+          paths.push(path)
+          sums.push(`${sum}  ${path.split("/").slice(-2).join("/")}`)
+          yield* options.log(`ok ${path} (from ${source}): sha256 ${sum}, recorded (no published checksum)`)
+        }
+        const sumsPath = `${localDatabases[provider.name]!.into}/SHA256SUMS`
+        yield* stage(sumsPath, new TextEncoder().encode(sums.join("\n") + "\n")).pipe(Effect.mapError(fail))
+        paths.push(sumsPath)
+      }
 
       if (derived !== undefined) {
         // Made from the staged files, or copied from a local copy that holds them and not what they are made from.

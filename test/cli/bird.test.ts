@@ -3,6 +3,7 @@
  * protocol (one step, tool loop) against the loopback server leaves its SQL in the recording and
  * replays to the same verdicts with the server gone.
  */
+import { copyFileSync, mkdirSync, readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
@@ -15,9 +16,9 @@ const GOLD_0 = "SELECT CAST(SUM(IIF(Currency = 'EUR', 1, 0)) AS FLOAT) / SUM(IIF
 
 interface Recorded {
   readonly candidate: string
-  readonly reward: number
   readonly recording: ReadonlyArray<{ readonly kind: string; readonly key: string; readonly request: { readonly args: { readonly sql?: string } } }>
-  readonly verdict: { readonly details?: { readonly f1?: number } }
+  readonly verdict: { readonly reward: number; readonly details?: { readonly f1?: number } }
+  readonly evidence: { readonly databases: string; readonly sha256: string | null }
 }
 
 /** The attempts' records in a home's store (read-only). */
@@ -85,5 +86,31 @@ describe("bird through the command", () => {
     const replay = await assay(["replay", "--home", home, "--json"])
     expect(replay.code, replay.stderr).toBe(0)
     expect(JSON.parse(replay.stdout)).toMatchObject({ replayed: 1, same: 1, differ: [], missing: [], spendUsd: 0 })
+  }, 120_000)
+
+  it("a pull --from a folder of databases (an unzipped minidev.zip) records their sha256, and the run then reads them, saying so", async () => {
+    const data = tempDir("assay-bird-data-")
+    const pulled = await assay(["data", "pull", "bird", "--from", process.env["ASSAY_DATA_DIR"]!], { ASSAY_DATA_DIR: data })
+    expect(pulled.code, pulled.stderr).toBe(0)
+    // Stand-ins for the real databases, laid out as minidev.zip unpacks (MINIDEV/dev_databases/<db>/<db>.sqlite).
+    const zip = tempDir("assay-bird-minidev-")
+    const ids = ["california_schools", "card_games", "codebase_community", "debit_card_specializing", "european_football_2", "financial", "formula_1", "student_club", "superhero", "thrombosis_prediction", "toxicology"]
+    for (const id of ids) {
+      mkdirSync(join(zip, "MINIDEV", "dev_databases", id), { recursive: true })
+      copyFileSync(join(data, "bird", "fixture", id, `${id}.sqlite`), join(zip, "MINIDEV", "dev_databases", id, `${id}.sqlite`))
+    }
+    const real = await assay(["data", "pull", "bird", "--from", zip], { ASSAY_DATA_DIR: data })
+    expect(real.code, real.stderr).toBe(0)
+    const sums = readFileSync(join(data, "bird", "databases", "SHA256SUMS"), "utf8")
+    expect(sums.split("\n").filter((l) => l !== "")).toHaveLength(11)
+    expect(real.stdout).toContain("recorded (no published checksum)")
+    const home = tempDir()
+    const ran = await assay(["run", "--benchmark", "bird", "--candidate", "gold", "--task", TASKS[0]!, "--home", home, "--yes"], { ASSAY_DATA_DIR: data })
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.stdout + ran.stderr).toContain("Ran on the real Mini-Dev databases")
+    const [attempt] = records(home)
+    const recorded = /^([0-9a-f]{64}) {2}debit_card_specializing\//m.exec(sums)?.[1]
+    expect(attempt!.evidence).toMatchObject({ databases: "real", sha256: recorded })
+    expect(attempt!.verdict.reward).toBe(1)
   }, 120_000)
 })
