@@ -7,13 +7,12 @@
  * runner of ours (runner/unittest_report.py) writing JSON, each to a file outside the folder.
  */
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
 import { runProcess } from "../../src/harness/Process.ts"
 import { type Files, isTestPath, type RepairTask } from "./repos.ts"
-import { commandEnv, materialize, python } from "./workspace.ts"
+import { commandEnv, materialize, python, tempFolder } from "./workspace.ts"
 
 /** The hidden tests' time limit: a fix that loops fails its tests here instead of hanging the run. */
 export const HIDDEN_TIMEOUT_MS = 60_000
@@ -80,12 +79,8 @@ export const runHidden = (task: RepairTask, final: Files, timeoutMs: number = HI
   Effect.scoped(
     Effect.gen(function*() {
       const py = yield* python
-      const temp = (prefix: string) =>
-        Effect.acquireRelease(
-          Effect.try({ try: () => fs.mkdtempSync(path.join(os.tmpdir(), prefix)), catch: (e) => `grading folder: ${String(e)}` }),
-          (d) => Effect.sync(() => fs.rmSync(d, { recursive: true, force: true }))
-        )
-      const dir = yield* temp("assay-repair-grade-")
+      const dir = yield* tempFolder("assay-repair-grade-")
+      const home = yield* tempFolder("assay-repair-home-")
       yield* Effect.try({ try: () => materialize(dir, gradingFiles(task, final)), catch: (e) => `grading folder: ${String(e)}` })
       const testFiles = hiddenTestFiles(task)
       const expected = [...task.failToPass, ...task.passToPass]
@@ -94,14 +89,14 @@ export const runHidden = (task: RepairTask, final: Files, timeoutMs: number = HI
       if (task.language === "python") {
         if (py === undefined) return yield* Effect.fail("python3 not found on /usr/local/bin:/usr/bin:/bin")
         // The report is written outside the folder the code under test runs in.
-        const reportDir = yield* temp("assay-repair-report-")
+        const reportDir = yield* tempFolder("assay-repair-report-")
         const report = path.join(reportDir, "report.json")
         const modules = testFiles.map((p) => p.replace(/\.py$/, "").split("/").join("."))
         outcome = yield* runProcess({
           command: py.executable,
           args: ["-I", "-B", unittestReport, report, ...modules],
           cwd: dir,
-          env: commandEnv(dir, py),
+          env: commandEnv(home, py),
           timeoutMs,
           maxOutputBytes: 256 * 1024
         }).pipe(Effect.mapError((e) => e.message))
@@ -116,7 +111,7 @@ export const runHidden = (task: RepairTask, final: Files, timeoutMs: number = HI
         const deadline = Date.now() + timeoutMs
         const parts = { stdout: "", stderr: "", timedOut: false }
         // The TAP goes to a file outside the folder, apart from what the code under test prints.
-        const tapDir = yield* temp("assay-repair-report-")
+        const tapDir = yield* tempFolder("assay-repair-report-")
         let tap = ""
         for (const [i, file] of testFiles.entries()) {
           const left = deadline - Date.now()
@@ -128,7 +123,7 @@ export const runHidden = (task: RepairTask, final: Files, timeoutMs: number = HI
             command: process.execPath,
             args: ["--test-reporter=tap", `--test-reporter-destination=${path.join(tapDir, `${i}.tap`)}`, file],
             cwd: dir,
-            env: commandEnv(dir, py),
+            env: commandEnv(home, py),
             timeoutMs: left,
             maxOutputBytes: 256 * 1024
           }).pipe(Effect.mapError((e) => e.message))

@@ -11,7 +11,7 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Effect, Schema } from "effect"
+import { Effect, Schema, type Scope } from "effect"
 import type { Json } from "../../src/content/Canonical.ts"
 import { findPython, type Python } from "../../src/harness/Graders.ts"
 import { runProcess } from "../../src/harness/Process.ts"
@@ -94,9 +94,12 @@ const textTree = (root: string): Map<string, string> => {
 export const commandPath = (python: Python | undefined): string =>
   [...new Set([path.dirname(process.execPath), ...(python ? [path.dirname(python.executable)] : []), "/usr/local/bin", "/usr/bin", "/bin"])].join(":")
 
-/** The whole environment a command sees: nothing of the caller's (no keys reach it). */
-export const commandEnv = (dir: string, python: Python | undefined): Record<string, string> => ({
-  HOME: dir,
+/**
+ * The whole environment a command sees: nothing of the caller's (no keys reach it). HOME is a
+ * folder of its own, so what tools keep there (caches, histories) stays out of the workspace.
+ */
+export const commandEnv = (home: string, python: Python | undefined): Record<string, string> => ({
+  HOME: home,
   PATH: commandPath(python),
   LANG: "C.UTF-8",
   PYTHONDONTWRITEBYTECODE: "1"
@@ -137,22 +140,27 @@ export const CommandResult = Schema.Struct({
 })
 export type CommandResult = typeof CommandResult.Type
 
+/** A fresh temp folder, removed with the scope. */
+export const tempFolder = (prefix: string): Effect.Effect<string, string, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.try({ try: () => fs.mkdtempSync(path.join(os.tmpdir(), prefix)), catch: (e) => `temp folder: ${String(e)}` }),
+    (d) => Effect.sync(() => fs.rmSync(d, { recursive: true, force: true }))
+  )
+
 /** Runs a shell command in a temp copy of the files, removed afterwards. */
 export const runCommand = (files: Files, command: string, timeoutSeconds: number): Effect.Effect<CommandResult, string> =>
   Effect.scoped(
     Effect.gen(function*() {
       const py = yield* python
-      const dir = yield* Effect.acquireRelease(
-        Effect.try({ try: () => fs.mkdtempSync(path.join(os.tmpdir(), "assay-repair-")), catch: (e) => `workspace: ${String(e)}` }),
-        (d) => Effect.sync(() => fs.rmSync(d, { recursive: true, force: true }))
-      )
+      const dir = yield* tempFolder("assay-repair-")
+      const home = yield* tempFolder("assay-repair-home-")
       yield* Effect.try({ try: () => materialize(dir, files), catch: (e) => `workspace: ${String(e)}` })
       const before = textTree(dir)
       const outcome = yield* runProcess({
         command: "/bin/sh",
         args: ["-c", command],
         cwd: dir,
-        env: commandEnv(dir, py),
+        env: commandEnv(home, py),
         timeoutMs: timeoutSeconds * 1000,
         maxOutputBytes: 1024 * 1024
       }).pipe(Effect.mapError((e) => e.message))
