@@ -51,7 +51,7 @@ const rebuild = async () => {
     name: "effect-inside",
     setup(b) {
       b.onResolve({ filter: /^[^./]/ }, (args) =>
-        /^(effect|@effect\/[^/]+)(\/|$)/.test(args.path) ? undefined : { path: args.path, external: true })
+        /^(effect|@effect\/[^/]+|fast-check|pure-rand)(\/|$)/.test(args.path) ? undefined : { path: args.path, external: true })
     }
   }
   const name = `build-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}`
@@ -68,7 +68,9 @@ const rebuild = async () => {
     target: "node20",
     // Effect and its packages are bundled (their hundreds of module files load as a few chunks);
     // every other dependency stays outside and loads natively: some find files beside themselves.
-    // Only @effect packages depend on effect, so there is one copy of it.
+    // Only @effect packages depend on effect, so there is one copy of it. fast-check (and pure-rand,
+    // which it re-exports) is bundled too: effect's index re-exports it, and an external module
+    // re-exported with `export *` is loaded at every start, used or not.
     plugins: [ownUrl, effectInside],
     outdir,
     entryNames: "[name]",

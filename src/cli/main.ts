@@ -5,7 +5,10 @@
 import { accessSync, constants, statSync, writeFileSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 import { Args, AutoCorrect, CliConfig, Command, CommandDescriptor, HelpDoc, Options, type Usage, ValidationError } from "@effect/cli"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+// By module, not from the package's index: the index re-exports undici, ws and mime, which an
+// ES module bundle must then load at every start (esbuild keeps `export *` of an external).
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Array as Arr, Cause, Console, Data, Effect, Either, Inspectable, Layer, Option, Schema } from "effect"
 import * as ContentId from "../content/ContentId.ts"
 import { completeReport, decodeJson, encodeJson, renderHtml, renderMarkdown, renderText, type Report } from "../experiment/Report.ts"
