@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
 import { runProcess } from "../../src/harness/Process.ts"
 import { type Files, isTestPath, type RepairTask } from "./repos.ts"
-import { commandEnv, materialize, python, tempFolder } from "./workspace.ts"
+import { commandEnv, materialize, nodeExecutable, python, tempFolder } from "./workspace.ts"
 
 /** The hidden tests' time limit: a fix that loops fails its tests here instead of hanging the run. */
 export const HIDDEN_TIMEOUT_MS = 60_000
@@ -120,7 +120,7 @@ export const runHidden = (task: RepairTask, final: Files, timeoutMs: number = HI
             break
           }
           const o = yield* runProcess({
-            command: process.execPath,
+            command: nodeExecutable,
             args: ["--test-reporter=tap", `--test-reporter-destination=${path.join(tapDir, `${i}.tap`)}`, file],
             cwd: dir,
             env: commandEnv(home, py),

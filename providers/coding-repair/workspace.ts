@@ -90,9 +90,30 @@ const textTree = (root: string): Map<string, string> => {
   return files
 }
 
+const SYSTEM_PATH = ["/usr/local/bin", "/usr/bin", "/bin"]
+
+/**
+ * The node that runs the JavaScript repositories: this process's own under Node; under another
+ * runtime (Deno, whose execPath is deno), the first `node` on the caller's PATH or the system's.
+ */
+export const nodeExecutable: string = (() => {
+  if (!("Deno" in globalThis)) return process.execPath
+  const dirs = [...(process.env["PATH"] ?? "").split(path.delimiter), ...SYSTEM_PATH].filter((d) => d !== "")
+  for (const d of dirs) {
+    const candidate = path.join(d, "node")
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK)
+      return candidate
+    } catch {
+      // Not here: the next folder.
+    }
+  }
+  return "node"
+})()
+
 /** The PATH of a command: where node and python3 are, then the system's. */
 export const commandPath = (python: Python | undefined): string =>
-  [...new Set([path.dirname(process.execPath), ...(python ? [path.dirname(python.executable)] : []), "/usr/local/bin", "/usr/bin", "/bin"])].join(":")
+  [...new Set([path.dirname(nodeExecutable), ...(python ? [path.dirname(python.executable)] : []), ...SYSTEM_PATH])].join(":")
 
 /**
  * The whole environment a command sees: nothing of the caller's (no keys reach it). HOME is a
@@ -108,7 +129,7 @@ export const commandEnv = (home: string, python: Python | undefined): Record<str
 let pythonFound: Promise<Python | undefined> | undefined
 /** python3 on the system's PATH, resolved to its real executable once per process. */
 export const python: Effect.Effect<Python | undefined> = Effect.suspend(() =>
-  Effect.promise(() => (pythonFound ??= Effect.runPromise(findPython("/usr/local/bin:/usr/bin:/bin"))))
+  Effect.promise(() => (pythonFound ??= Effect.runPromise(findPython(SYSTEM_PATH.join(":")))))
 )
 
 const keep = (text: string): string =>
