@@ -14,7 +14,24 @@ export const notUnderDeno: ReadonlyArray<readonly [string, string]> = [
   ["test/experiment/Home.test.ts", "imports better-sqlite3 (and bundles the store for Node with it)"],
   ["test/experiment/Runner.test.ts", "imports better-sqlite3 through @effect/sql-sqlite-node"],
   ["test/experiment/NothingToRun.test.ts", "imports better-sqlite3 through @effect/sql-sqlite-node"],
-  ["test/cli/replay.test.ts", "imports better-sqlite3 through @effect/sql-sqlite-node"]
+  ["test/cli/replay.test.ts", "imports better-sqlite3 through @effect/sql-sqlite-node"],
+  // The fake agent CLI is installed as `exec <process.execPath> fake-harness.mjs` (test/harness/
+  // support.ts): under Deno that is `deno run` with no permissions, so the fake CLI cannot read its
+  // script. A harness run under Deno is covered by test/deno/commands.test.ts (the fake run by node).
+  ["test/cli/harness.test.ts", "starts the fake agent CLI with process.execPath (deno without permissions)"],
+  ["test/cli/harnessPreflight.test.ts", "starts the fake agent CLI with process.execPath (deno without permissions)"],
+  ["test/harness/Run.test.ts", "starts the fake agent CLI with process.execPath (deno without permissions)"],
+  // The real agent CLIs are node programs installed by tools/harnesses, tested under Node.
+  ["test/harness/RealCli.test.ts", "the real agent CLIs (node programs), with a PATH that has no node"],
+  ["test/cli/harnessClaude.test.ts", "the real Claude Code CLI"],
+  ["test/cli/harnessCodex.test.ts", "the real codex CLI"],
+  // The npm package: packed, installed and type-checked with npm and tsc in a temp project; under
+  // Deno its tsc (started through process.execPath) finds no DOM `Crypto` type in @effect/experimental's d.ts.
+  ["test/library/package.test.ts", "the packed npm package, installed and type-checked as Node would"],
+  // bin/assay.js's build (what `assay` is under npm) makes `import "assay"` in a provider resolve with
+  // a module.register hook, which Deno does not apply; `deno task assay run --benchmark ./examples/
+  // counter/index.ts` runs from the sources, where Deno resolves "assay" itself.
+  ["test/library/byPath.test.ts", "bin/assay.js's loader hook for import \"assay\", which Deno does not apply"]
 ]
 
 const projects = (base.test?.projects ?? []).map((project) => {
