@@ -15,6 +15,7 @@ import { completeReport, decodeJson, encodeJson, renderHtml, renderMarkdown, ren
 import * as Home from "../experiment/Home.ts"
 import { replayCommand } from "./replay.ts"
 import { checkedLocation, storeDoc, storeExists, storeOption, storeShown } from "./storeFlag.ts"
+import { workerCommand, workerDoc } from "./worker.ts"
 import { fromNote, renderEstimate, runPilot } from "../experiment/Preflight.ts"
 import { classify, type Lane, makePlan, type Plan, run as runExperiment } from "../experiment/Runner.ts"
 import * as Store from "../experiment/Store.ts"
@@ -266,6 +267,7 @@ const docs = {
       },
       "--yes": { about: "Run; without it the plan is printed and the command exits 2" },
       "--wait": { about: "If another command is running on this home, wait for it instead of exiting 1" },
+      "--cluster": { about: "Run the cells on the workers of the --store Postgres (assay worker) instead of here; fails when none is alive" },
       "--preflight-share": {
         value: "SHARE",
         fallback: String(defaultAllowance.share),
@@ -307,6 +309,7 @@ const docs = {
       "--open": { about: "Open the viewer in the desktop's browser" }
     }
   },
+  worker: workerDoc,
   data: { about: "Benchmark data." },
   "data pull": {
     about: "Fetch a benchmark's pinned upstream files (checked by sha256) into the data folder: ASSAY_DATA_DIR, " +
@@ -473,6 +476,7 @@ const runOptions = {
   preflightUsd: numberFlag("preflight-usd", "a number of dollars, 0 or more", (n) => n >= 0).pipe(Options.optional),
   yes: Options.boolean("yes"),
   wait: Options.boolean("wait"),
+  cluster: Options.boolean("cluster"),
   ...harnessRunOptions
 }
 
@@ -543,6 +547,13 @@ const runCommand = Command.make("run", runOptions, (opts) =>
             return yield* new ExitWith({ code: 3 })
           }
           if (!opts.json) yield* Console.error(renderEstimate(gate))
+        }
+        if (opts.cluster) {
+          if (at.store === null || at.store === undefined) {
+            return yield* new UsageError({ detail: "--cluster runs the cells on the workers of a Postgres store: add --store postgres://… (or set ASSAY_STORE)" })
+          }
+          const cluster = yield* Effect.promise(() => import("../cluster/Cluster.ts"))
+          return yield* cluster.onCluster(at.store, plan, (dispatch) => runExperiment(plan, { ...runSettings(false), dispatch }))
         }
         return yield* runExperiment(plan, runSettings(false))
       })
@@ -723,7 +734,7 @@ const equivalenceCommand = Command.make(
 
 // ---------------------------------------------------------------------------------------------
 
-const commands = [planCommand, runCommand, reportCommand, replayCommand, viewCommand, dataCommand, equivalenceCommand] as const
+const commands = [planCommand, runCommand, reportCommand, replayCommand, workerCommand, viewCommand, dataCommand, equivalenceCommand] as const
 
 const assay = Command.make("assay").pipe(
   Command.withSubcommands(commands),
