@@ -195,13 +195,16 @@ export const search = (web: FrozenWeb, query: string, limit = SEARCH_HITS): Read
   const avg = docs.reduce((n, d) => n + d.length, 0) / Math.max(1, docs.length)
   const k1 = 1.2
   const b = 0.75
+  const idfs = new Map(terms.map((t) => {
+    const df = docs.filter((x) => x.body.has(t) || x.title.includes(t)).length
+    return [t, Math.log(1 + (docs.length - df + 0.5) / (df + 0.5))] as const
+  }))
   const scored = docs.map((d) => {
     let score = 0
     for (const t of terms) {
       const tf = (d.body.get(t) ?? 0) + 3 * d.title.filter((x) => x === t).length
       if (tf === 0) continue
-      const df = docs.filter((x) => x.body.has(t) || x.title.includes(t)).length
-      const idf = Math.log(1 + (docs.length - df + 0.5) / (df + 0.5))
+      const idf = idfs.get(t) ?? 0
       score += idf * (tf * (k1 + 1)) / (tf + k1 * (1 - b + b * d.length / avg))
     }
     return { d, score }
