@@ -127,6 +127,7 @@ const runOnce = (db, sql) => {
     return { rows: stmt.raw(true).all().map((r) => r.map(cell)) }
   } catch (e) { return { error: e.message, errorType: e.code || e.constructor.name } }
 }
+process.stdout.write(JSON.stringify({ ready: true }) + "\n")
 let buffer = ""
 process.stdin.setEncoding("utf8")
 process.stdin.on("data", (chunk) => {
@@ -148,7 +149,11 @@ process.stdin.on("data", (chunk) => {
 interface Child {
   readonly process: ChildProcess
   readonly pending: Map<number, (results: ReadonlyArray<StatementResult>) => void>
+  /** Resolves once the child has loaded better-sqlite3: its start is not part of any pair's time. */
+  readonly ready: Promise<boolean>
 }
+
+const STARTUP_MS = 60_000
 
 let child: Child | undefined
 let nextId = 1
@@ -162,7 +167,9 @@ const startChild = (): Child => {
     env: { ...process.env, TZ: "UTC" }
   })
   const pending = new Map<number, (results: ReadonlyArray<StatementResult>) => void>()
-  const self: Child = { process: proc, pending }
+  let isReady: (ok: boolean) => void = () => {}
+  const ready = new Promise<boolean>((resolve) => (isReady = resolve))
+  const self: Child = { process: proc, pending, ready }
   let buffer = ""
   proc.stdout!.setEncoding("utf8")
   proc.stdout!.on("data", (chunk: string) => {
@@ -171,13 +178,18 @@ const startChild = (): Child => {
     while ((nl = buffer.indexOf("\n")) >= 0) {
       const line = buffer.slice(0, nl)
       buffer = buffer.slice(nl + 1)
-      const reply = JSON.parse(line) as { readonly id: number; readonly results: ReadonlyArray<StatementResult> }
+      const reply = JSON.parse(line) as { readonly id: number; readonly results: ReadonlyArray<StatementResult>; readonly ready?: boolean }
+      if (reply.ready === true) {
+        isReady(true)
+        continue
+      }
       const done = pending.get(reply.id)
       pending.delete(reply.id)
       done?.(reply.results)
     }
   })
   proc.on("exit", () => {
+    isReady(false)
     if (child === self) child = undefined
     for (const done of pending.values()) done([{ error: "the sql executor exited", errorType: "ExecutorExit" }])
     pending.clear()
@@ -203,6 +215,20 @@ export const execute = (dbPath: string, sqls: ReadonlyArray<string>, timeoutMs: 
         try: () => (child ??= startChild()),
         catch: (e) => new ExecutorError({ detail: `cannot start: ${e instanceof Error ? e.message : String(e)}` })
       })
+      // A timer holds the event loop while the (unref'd) child starts, and bounds the start.
+      const started = yield* Effect.async<boolean>((resume) => {
+        const timer = setTimeout(() => resume(Effect.succeed(false)), STARTUP_MS)
+        void c.ready.then((ok) => {
+          clearTimeout(timer)
+          resume(Effect.succeed(ok))
+        })
+        return Effect.sync(() => clearTimeout(timer))
+      })
+      if (!started) {
+        c.process.kill("SIGKILL")
+        if (child === c) child = undefined
+        return yield* new ExecutorError({ detail: `the child process did not start within ${STARTUP_MS / 1000} s` })
+      }
       const id = nextId++
       // Wall time, as func_timeout's: a test clock must not stop it.
       const results = yield* Effect.async<ReadonlyArray<StatementResult> | null>((resume) => {
