@@ -101,4 +101,12 @@ describe("assay under Deno and Node on one home", { timeout: 300_000 }, () => {
     expect(underDeno.code, underDeno.stderr).toBe(0)
     expect(underDeno.stdout).toBe(underNode.stdout)
   })
+
+  it("a benchmark given by path runs under Deno, its import of \"assay\" resolved to the sources (deno.json)", async () => {
+    const home = tempDir("assay-deno-")
+    const r = await denoAssay(["run", "--benchmark", "./examples/counter/index.ts", "--candidate", "gold", "--yes", "--json", "--home", home])
+    expect(r.code, r.stderr).toBe(0)
+    expect((JSON.parse(r.stdout) as RunJson).cells).toMatchObject({ ran: 4 })
+    expect(cardOf(r.stdout, "gold")).toMatchObject({ n: 4, meanReward: 1 })
+  })
 })

@@ -21,6 +21,8 @@ export const notUnderDeno: ReadonlyArray<readonly [string, string]> = [
   ["test/cli/harness.test.ts", "starts the fake agent CLI with process.execPath (deno without permissions)"],
   ["test/cli/harnessPreflight.test.ts", "starts the fake agent CLI with process.execPath (deno without permissions)"],
   ["test/harness/Run.test.ts", "starts the fake agent CLI with process.execPath (deno without permissions)"],
+  ["test/harness/Detect.test.ts", "starts the fake agent CLI with process.execPath (deno without permissions)"],
+  ["test/harness/Plan.test.ts", "starts the fake agent CLI with process.execPath (deno without permissions)"],
   // The real agent CLIs are node programs installed by tools/harnesses, tested under Node.
   ["test/harness/RealCli.test.ts", "the real agent CLIs (node programs), with a PATH that has no node"],
   ["test/cli/harnessClaude.test.ts", "the real Claude Code CLI"],
