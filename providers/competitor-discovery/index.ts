@@ -83,25 +83,20 @@ const run = (ctx: ProtocolContext, task: DiscoveryTask) =>
     yield* append({ role: "user", content: instruction(task) })
     const maxTurns = ctx.env.limits.turns ?? MAX_TURNS
     const budget = yield* FrozenWeb.SearchBudget
-    const result = (ended: string, turns: number, answer: string | null): Json => ({
-      ended,
-      turns,
-      answer,
-      fetched: fetched as unknown as Json,
-      searches: null
-    })
+    const result = (ended: string, turns: number, answer: string | null) =>
+      Effect.map(budget.used, (searches): Json => ({ ended, turns, answer, fetched: fetched as unknown as Json, searches }))
     for (let turn = 1; turn <= maxTurns; turn++) {
       const messages = yield* Ref.get(ctx.transcript)
       const reply = yield* ctx.agent.reply({ system: ctx.inputs.system, messages, tools: ctx.inputs.tools })
       yield* append({ role: "assistant", content: reply.text, toolCalls: reply.toolCalls })
-      if (reply.toolCalls.length === 0) return { ...(result("answer", turn, reply.text) as object), searches: yield* budget.used } as Json
+      if (reply.toolCalls.length === 0) return yield* result("answer", turn, reply.text)
       for (const call of reply.toolCalls) {
         const r = yield* FrozenWeb.callWebTool(call.name, call.arguments)
         if (r.fetched !== undefined) fetched.push({ url: r.fetched, toolCallId: call.id })
         yield* append({ role: "tool", toolCallId: call.id, name: call.name, content: r.content, error: r.error })
       }
     }
-    return { ...(result("turn-limit", maxTurns, null) as object), searches: yield* budget.used } as Json
+    return yield* result("turn-limit", maxTurns, null)
   }).pipe(Effect.provide(FrozenWeb.layerSearchBudget(task.searches)))
 
 /** The pages this Attempt fetched, with the text each tool message gave the candidate. */
