@@ -213,16 +213,21 @@ export const capabilities = {
           const messages = [{ role: "user" as const, content: oneStepPrompt(schema, q) }]
           const reply = yield* ctx.agent.reply({ system: ctx.inputs.system, messages, tools: [] })
           const sql = reply.text ?? ""
-          yield* callTool(byName, { id: "submit", name: SUBMIT, arguments: { sql } })
-          return { protocol: "one-step", sql } satisfies Json
+          // A submission refused or faulted is no answer (a prediction file without the entry).
+          const submitted = yield* callTool(byName, { id: "submit", name: SUBMIT, arguments: { sql } })
+          return { protocol: "one-step", sql: submitted.error ? null : sql } satisfies Json
         }
         const ended = yield* runToolLoop(ctx, { firstMessage: toolLoopPrompt(schema, q), tools, maxTurns: ctx.env.limits.turns ?? MAX_TURNS, stopTool: SUBMIT })
-        // The last submitted SQL; without a submission, the final text, as a prediction file would hold it.
+        // The last SQL whose submission went through (a faulted or refused one is no answer); with
+        // no submission at all, the final text, as a prediction file would hold it.
         const transcript = yield* ctx.transcript.get
-        let sql: string | null = ended.answer
+        const failed = new Set(transcript.flatMap((m) => (m.role === "tool" && m.error ? [m.toolCallId] : [])))
+        let sql: string | null = ended.ended === "stop-tool" ? null : ended.answer
         for (const m of transcript) {
           if (m.role !== "assistant") continue
-          for (const call of m.toolCalls) if (call.name === SUBMIT && typeof call.arguments["sql"] === "string") sql = call.arguments["sql"]
+          for (const call of m.toolCalls) {
+            if (call.name === SUBMIT && typeof call.arguments["sql"] === "string" && !failed.has(call.id)) sql = call.arguments["sql"]
+          }
         }
         return { protocol: "tool-loop", sql } satisfies Json
       })

@@ -54,6 +54,13 @@ describe("bird through the command", () => {
     expect(cardOf(ran.stdout, "echo")).toMatchObject({ n: 4, meanReward: 0 })
   }, 120_000)
 
+  it("a faulted submission is no answer: gold under faults at rate 1 (its submit_sql faulted) scores 0", async () => {
+    const home = tempDir()
+    const ran = await assay(["run", "--benchmark", "bird", "--candidate", "gold", "--task", TASKS[0]!, "--faults", "7:1", "--home", home, "--yes", "--json"])
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(cardOf(ran.stdout, "gold")).toMatchObject({ n: 1, meanReward: 0 })
+  }, 120_000)
+
   it("a model in the tool loop: its query and its submitted SQL are in the recording, and replay gives the same verdict with no server", async () => {
     const home = tempDir()
     const ran = await runWithModel(home, "openai:gpt-4o-mini", [
