@@ -2,7 +2,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { editedTests, parseTap, runHidden } from "../../../providers/coding-repair/grade.ts"
 import { isTestPath, loadTasks, type RepairTask } from "../../../providers/coding-repair/repos.ts"
-import { applyDifference } from "../../../providers/coding-repair/workspace.ts"
+import { fileTools } from "../../../providers/coding-repair/index.ts"
+import { applyDifference, filesOf, worldOf } from "../../../providers/coding-repair/workspace.ts"
+import * as World from "../../../src/world/World.ts"
 
 describe("coding-repair repositories", () => {
   it.effect("there are six, three JavaScript and three Python, each with an issue, hidden tests and a fix outside tests/", () =>
@@ -62,6 +64,21 @@ describe("coding-repair repositories", () => {
       expect(run.tests["slugify: many words"]).toBe("failed")
       expect(run.tests["slugify: punctuation runs"]).toBe("failed")
     }))
+
+  it("write_file writes inside the workspace only; read_file and list_files see what it wrote", () => {
+    const [list, read, write] = ["list_files", "read_file", "write_file"].map((n) => fileTools.find((t) => t.spec.name === n)!)
+    const world = worldOf(new Map([["src/a.js", "a"], ["tests/a.test.js", "t"]]))
+    for (const bad of ["../outside.js", "/etc/passwd", "", "src/"]) {
+      const outcome = write!.run(world, { path: bad, content: "x" })
+      expect([bad, outcome.error, outcome.writes]).toEqual([bad, true, []])
+    }
+    const ok = write!.run(world, { path: "./src/../src/b.js", content: "b" })
+    const next = World.apply(world, ok.writes)
+    expect([...filesOf(next).keys()].sort()).toEqual(["src/a.js", "src/b.js", "tests/a.test.js"])
+    expect(read!.run(next, { path: "src/b.js" }).output).toBe("b")
+    expect(list!.run(next, { path: "src" }).output).toBe("src/a.js\nsrc/b.js")
+    expect(read!.run(next, { path: "src/missing.js" }).error).toBe(true)
+  })
 
   it("edited tests are found whether changed, added or removed", () => {
     const files = new Map([["src/a.js", "a"], ["tests/a.test.js", "t"], ["tests/b.test.js", "u"]])
