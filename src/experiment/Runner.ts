@@ -31,7 +31,7 @@ import {
   scorecardsOfCells,
   summaryOf
 } from "./Scorecards.ts"
-import { type CellKey, cellKeyOf, Store, type StoreError } from "./Store.ts"
+import { type CellKey, cellKeyOf, type LatestInputs, Store, type StoreError } from "./Store.ts"
 
 export interface Candidate {
   readonly def: AgentDef
@@ -165,18 +165,24 @@ export type CellState = "new" | "kept" | "stale" | "faulted"
 export const classify = (plan: Plan) =>
   Effect.gen(function*() {
     const store = yield* Store
-    const latest = yield* store.latestInputs(plan.cells.map((c) => c.key))
-    return plan.cells.map((cell) => {
-      const last = latest.get(cellKeyOf(cell.key))
-      const state: CellState = last === undefined
-        ? "new"
-        : last.inputsId !== cell.predictedInputsId
-        ? "stale"
-        : last.ended === "fault-live" || (last.ended === "fault" && cell.env.world.effects.faults === null)
-        ? "faulted"
-        : "kept"
-      return { cell, state }
-    })
+    return statesOfCells(plan, yield* store.latestInputs(plan.cells.map((c) => c.key)))
+  })
+
+/** Each cell's state from its newest Attempt's inputs id and ending, as the store's index has them. */
+const statesOfCells = (
+  plan: Plan,
+  latest: ReadonlyMap<string, LatestInputs>
+): Array<{ readonly cell: Cell; readonly state: CellState }> =>
+  plan.cells.map((cell) => {
+    const last = latest.get(cellKeyOf(cell.key))
+    const state: CellState = last === undefined
+      ? "new"
+      : last.inputsId !== cell.predictedInputsId
+      ? "stale"
+      : last.ended === "fault-live" || (last.ended === "fault" && cell.env.world.effects.faults === null)
+      ? "faulted"
+      : "kept"
+    return { cell, state }
   })
 
 export interface RunOutcome {
@@ -203,7 +209,10 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     mkdirSync(runDir, { recursive: true })
     const resultsFile = join(runDir, "results.jsonl")
 
-    const states = yield* classify(plan)
+    // The per-cell index is read once: it classifies the cells, and the kept ones' summaries are
+    // what the report is made of (nothing else writes a kept cell while this run holds the home).
+    const latest = yield* store.latestCells(plan.cells.map((c) => c.key))
+    const states = statesOfCells(plan, latest)
     const kept = states.filter((s) => s.state === "kept")
     const stale = states.filter((s) => s.state === "stale")
     const pending = states.filter((s) => s.state !== "kept")
@@ -263,7 +272,10 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     // Kept cells are read from the store's per-cell index, never their records: a finished
     // experiment run again has nothing to decode. In plan order, so the same cells give the same
     // report however they were run or kept.
-    const keptCells = yield* store.latestCells(kept.map((s) => s.cell.key))
+    const keptCells = kept.map((s) => {
+      const key = cellKeyOf(s.cell.key)
+      return [key, latest.get(key)!] as const
+    })
     const position = new Map(plan.cells.map((c, i) => [cellKeyOf(c.key), i]))
     const current: ReadonlyArray<Current> = [
       ...Array.from(keptCells, ([key, c]) => ({ key, id: c.id, summary: c.summary })),
