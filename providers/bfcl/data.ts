@@ -8,8 +8,7 @@
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect, Schema } from "effect"
-import { sha256Hex } from "../../src/content/ContentId.ts"
-import { dataRoot, missingDataMessage } from "../../src/evaluation/DataRoot.ts"
+import { ContentId, DataRoot } from "../../src/index.ts"
 import { isDict, isList, parsePyJson, type PyDict, type PyList, type PyValue } from "./pyjson.ts"
 
 export const UPSTREAM_REPOSITORY = "ShishirPatil/gorilla"
@@ -139,7 +138,7 @@ export class BfclDataError extends Schema.TaggedError<BfclDataError>()("BfclData
   override get message(): string {
     switch (this.reason) {
       case "missing":
-        return `BFCL data file ${missingDataMessage("bfcl", "download", this.file, this.root ?? dataRoot())}`
+        return `BFCL data file ${DataRoot.missingDataMessage("bfcl", "download", this.file, this.root ?? DataRoot.dataRoot())}`
       case "hash-mismatch":
         return `BFCL data file ${this.file} has sha256 ${this.actual ?? "?"}, expected ${this.expected ?? "?"}`
       case "malformed":
@@ -156,7 +155,7 @@ export interface DataOptions {
 const pinnedByFile = new Map(PINNED_FILES.map((p) => [p.file, p]))
 
 /** The folder holding `bfcl/`: `options.dataDir`, else the data root. */
-export const rootOf = (options: DataOptions | undefined): string => options?.dataDir ?? dataRoot()
+export const rootOf = (options: DataOptions | undefined): string => options?.dataDir ?? DataRoot.dataRoot()
 
 /** Reads one pinned file and checks its sha256. */
 export const readPinned = (file: string, options?: DataOptions): Effect.Effect<string, BfclDataError> => {
@@ -169,7 +168,7 @@ export const readPinned = (file: string, options?: DataOptions): Effect.Effect<s
   }).pipe(
     Effect.flatMap((bytes) => {
       const expected = pinnedByFile.get(file)?.sha256
-      const actual = sha256Hex(bytes)
+      const actual = ContentId.sha256Hex(bytes)
       if (expected === undefined) return Effect.fail(new BfclDataError({ file: path, reason: "malformed", detail: "not a pinned file" }))
       if (actual !== expected) return Effect.fail(new BfclDataError({ file: path, reason: "hash-mismatch", expected, actual }))
       return Effect.succeed(bytes.toString("utf8"))

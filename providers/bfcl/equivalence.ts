@@ -5,8 +5,8 @@
 import { readFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { Effect, Schema } from "effect"
+import { DataRoot } from "../../src/index.ts"
 import { check, type DecodeOutcome, type Verdict } from "./checker.ts"
-import { describeDataRoot } from "../../src/evaluation/DataRoot.ts"
 import { type DataOptions, loadAll, rootOf, type BfclDataError, type Task } from "./data.ts"
 import { isDict, parsePyJson, pyEq, type PyValue } from "./pyjson.ts"
 
@@ -125,7 +125,7 @@ export const defaultCorpusPath = (options?: DataOptions): string => join(rootOf(
 
 /** Where the oracle lives and how to get it, when the default corpus is not in the data folder. */
 const missingOracle = (options?: DataOptions): string =>
-  `the oracle corpus is not in the data folder ${describeDataRoot(rootOf(options))}. It has no download URL (its verdicts were made by ` +
+  `the oracle corpus is not in the data folder ${DataRoot.describeDataRoot(rootOf(options))}. It has no download URL (its verdicts were made by ` +
   "running upstream's checker), so a download pull leaves it out: run " +
   "`assay data pull bfcl --from DIR` with DIR a local copy holding bfcl/oracle/verdicts-dev.jsonl, or pass --corpus FILE"
 

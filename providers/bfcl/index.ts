@@ -7,23 +7,7 @@
  * checker (see README.md).
  */
 import { Effect, Ref } from "effect"
-import type { Json } from "../../src/content/Canonical.ts"
-import * as ContentId from "../../src/content/ContentId.ts"
-import * as Agent from "../../src/evaluation/Agent.ts"
-import {
-  CapabilityError,
-  type Grade,
-  makeEvaluator,
-  makeProtocol,
-  makeWorldSetup,
-  type ProtocolInputs
-} from "../../src/evaluation/Capabilities.ts"
-import type { AgentReply, Message, ToolCall as AgentToolCall } from "../../src/evaluation/Conversation.ts"
-import type { PinnedFile, Provider } from "../../src/evaluation/Provider.ts"
-import type { AgentDef } from "../../src/schema/AgentDef.ts"
-import { defaultEffects, type EnvironmentDef, noLimits } from "../../src/schema/EnvironmentDef.ts"
-import type { ToolSpec } from "../../src/world/Tool.ts"
-import * as World from "../../src/world/World.ts"
+import { Agent, type AgentDef, type Canonical, Capabilities, ContentId, type Conversation, EnvironmentDef, type Provider, type Tool, World } from "../../src/index.ts"
 import { CHECK_NAMES, check, type Verdict } from "./checker.ts"
 import {
   loadAll,
@@ -43,18 +27,18 @@ import { functionDocsJson, promptSystemPrompt, toolNameOf, toolSchemas } from ".
 const VERSION = "1"
 const BENCHMARK = "bfcl"
 
-const dataError = (detail: string) => new CapabilityError({ capability: BENCHMARK, reason: "data", detail })
+const dataError = (detail: string) => new Capabilities.CapabilityError({ capability: BENCHMARK, reason: "data", detail })
 
 // ---------------------------------------------------------------------------------------------
 // The tasks, loaded once per process
 
 interface Loaded {
-  readonly environments: ReadonlyArray<EnvironmentDef>
+  readonly environments: ReadonlyArray<EnvironmentDef.EnvironmentDef>
   readonly byId: ReadonlyMap<string, Task>
 }
 
 /** Read and hash-checked on first use; the data does not change within a run, so a failure is kept too. */
-const loaded: Effect.Effect<Loaded, CapabilityError> = Effect.runSync(
+const loaded: Effect.Effect<Loaded, Capabilities.CapabilityError> = Effect.runSync(
   Effect.cached(
     Effect.suspend(() => loadAll()).pipe(
       Effect.map((tasks): Loaded => ({ environments: tasks.map(environment), byId: new Map(tasks.map((t) => [t.id, t])) })),
@@ -63,7 +47,7 @@ const loaded: Effect.Effect<Loaded, CapabilityError> = Effect.runSync(
   )
 )
 
-const taskOf = (env: EnvironmentDef): Effect.Effect<Task, CapabilityError> =>
+const taskOf = (env: EnvironmentDef.EnvironmentDef): Effect.Effect<Task, Capabilities.CapabilityError> =>
   Effect.flatMap(loaded, ({ byId }) => {
     const task = byId.get(env.task)
     return task ? Effect.succeed(task) : Effect.fail(dataError(`no bfcl task ${env.task}`))
@@ -72,12 +56,12 @@ const taskOf = (env: EnvironmentDef): Effect.Effect<Task, CapabilityError> =>
 // ---------------------------------------------------------------------------------------------
 // Environments
 
-const environment = (task: Task): EnvironmentDef => ({
+const environment = (task: Task): EnvironmentDef.EnvironmentDef => ({
   benchmark: BENCHMARK,
   task: task.id,
   stratum: task.category,
   // The function docs are read-only input: there is no world to fork.
-  world: { isolation: "none", settlement: "discard", effects: defaultEffects },
+  world: { isolation: "none", settlement: "discard", effects: EnvironmentDef.defaultEffects },
   capabilities: {
     worldSetup: { name: "bfcl/function-docs", version: VERSION },
     protocol: { name: "bfcl/one-step", version: VERSION },
@@ -85,7 +69,7 @@ const environment = (task: Task): EnvironmentDef => ({
     upstream: `${UPSTREAM_REPOSITORY}@${UPSTREAM_COMMIT}`,
     models: {}
   },
-  limits: { ...noLimits, turns: 1 }
+  limits: { ...EnvironmentDef.noLimits, turns: 1 }
 })
 
 // ---------------------------------------------------------------------------------------------
@@ -105,11 +89,11 @@ const functionsDigest = (task: Task): string => {
 }
 
 /** Upstream's converted tool schemas, as plain JSON-schema tool specs for an API. */
-export const toolSpecsOf = (task: Task): ReadonlyArray<ToolSpec> =>
+export const toolSpecsOf = (task: Task): ReadonlyArray<Tool.ToolSpec> =>
   toolSchemas(task.functions).map((t) => ({
     name: t.name,
     description: t.description,
-    parameters: toPlainJson(t.parameters) as { readonly [key: string]: Json }
+    parameters: toPlainJson(t.parameters) as { readonly [key: string]: Canonical.Json }
   }))
 
 const systemOf = (task: Task): string | null => {
@@ -121,7 +105,7 @@ const systemOf = (task: Task): string | null => {
  * Function-calling mode: the task's own system message (if any) and the tools. Prompt mode:
  * upstream's system prompt with the docs, merged ahead of the task's system message.
  */
-const inputsOf = (task: Task, mode: Mode): ProtocolInputs => {
+const inputsOf = (task: Task, mode: Mode): Capabilities.ProtocolInputs => {
   const own = systemOf(task)
   if (mode === "tools") return { system: own ?? "", tools: toolSpecsOf(task) }
   const prompt = promptSystemPrompt(task.functions)
@@ -129,8 +113,8 @@ const inputsOf = (task: Task, mode: Mode): ProtocolInputs => {
 }
 
 // Inputs are asked for at planning, at each Attempt and when deciding staleness: built once.
-const inputsCache = new Map<string, ProtocolInputs>()
-const cachedInputs = (task: Task, mode: Mode): ProtocolInputs => {
+const inputsCache = new Map<string, Capabilities.ProtocolInputs>()
+const cachedInputs = (task: Task, mode: Mode): Capabilities.ProtocolInputs => {
   const key = `${mode}\u0000${task.id}`
   let inputs = inputsCache.get(key)
   if (inputs === undefined) {
@@ -141,8 +125,8 @@ const cachedInputs = (task: Task, mode: Mode): ProtocolInputs => {
 }
 
 /** The conversation after the system message: user turns (and the few prior assistant turns). */
-const conversationOf = (task: Task): ReadonlyArray<Message> =>
-  (task.question[0] ?? []).flatMap((m): ReadonlyArray<Message> => {
+const conversationOf = (task: Task): ReadonlyArray<Conversation.Message> =>
+  (task.question[0] ?? []).flatMap((m): ReadonlyArray<Conversation.Message> => {
     if (m.role === "user") return [{ role: "user", content: m.content }]
     if (m.role === "assistant") return [{ role: "assistant", content: m.content, toolCalls: [] }]
     return []
@@ -158,7 +142,7 @@ const conversationOf = (task: Task): ReadonlyArray<Message> =>
  */
 interface OutputCall {
   readonly name: string
-  readonly arguments: Json
+  readonly arguments: Canonical.Json
   readonly argumentsText?: string
 }
 
@@ -168,7 +152,7 @@ interface Output {
   readonly toolCalls: ReadonlyArray<OutputCall>
 }
 
-const outputOf = (mode: Mode, reply: AgentReply): Output => ({
+const outputOf = (mode: Mode, reply: Conversation.AgentReply): Output => ({
   mode,
   text: reply.text,
   toolCalls: reply.toolCalls.map((c) => ({
@@ -178,10 +162,10 @@ const outputOf = (mode: Mode, reply: AgentReply): Output => ({
   }))
 })
 
-const isRecord = (v: Json | undefined): v is { readonly [key: string]: Json } =>
+const isRecord = (v: Canonical.Json | undefined): v is { readonly [key: string]: Canonical.Json } =>
   typeof v === "object" && v !== null && !Array.isArray(v)
 
-const parseOutput = (output: Json): Output | null => {
+const parseOutput = (output: Canonical.Json): Output | null => {
   if (!isRecord(output)) return null
   const mode = output["mode"]
   const text = output["text"]
@@ -209,7 +193,7 @@ export const decodeOutput = (output: Output) =>
     )
 
 /** The checker's verdict as the evaluation path's grade: one check per way to lose, true = passed. */
-export const toGrade = (verdict: Verdict): Grade => {
+export const toGrade = (verdict: Verdict): Capabilities.Grade => {
   const checks: Record<string, boolean> = {}
   for (const name of CHECK_NAMES) checks[name] = !verdict.lost[name]
   return { reward: verdict.valid ? 1 : 0, checks, details: { errorType: verdict.errorType, errors: [...verdict.errors] } }
@@ -218,16 +202,16 @@ export const toGrade = (verdict: Verdict): Grade => {
 // ---------------------------------------------------------------------------------------------
 // Capabilities
 
-const modeOf = (agent: AgentDef): Mode => agent.actionSpace
+const modeOf = (agent: AgentDef.AgentDef): Mode => agent.actionSpace
 
 export const capabilities = {
-  worldSetup: makeWorldSetup({
+  worldSetup: Capabilities.makeWorldSetup({
     name: "bfcl/function-docs",
     version: VERSION,
     trust: "deterministic",
     setup: (env) => Effect.map(taskOf(env), (task) => ({ world: World.empty, evidence: { functions: functionsDigest(task) }, tools: [] }))
   }),
-  protocol: makeProtocol({
+  protocol: Capabilities.makeProtocol({
     name: "bfcl/one-step",
     version: VERSION,
     trust: "deterministic",
@@ -240,12 +224,12 @@ export const capabilities = {
         yield* Ref.set(ctx.transcript, conversationOf(task))
         const messages = yield* Ref.get(ctx.transcript)
         const reply = yield* ctx.agent.reply({ system: ctx.inputs.system, messages, tools: ctx.inputs.tools })
-        const answer: Message = { role: "assistant", content: reply.text, toolCalls: reply.toolCalls }
+        const answer: Conversation.Message = { role: "assistant", content: reply.text, toolCalls: reply.toolCalls }
         yield* Ref.set(ctx.transcript, [...messages, answer])
-        return outputOf(mode, reply) as unknown as Json
+        return outputOf(mode, reply) as unknown as Canonical.Json
       })
   }),
-  evaluator: makeEvaluator({
+  evaluator: Capabilities.makeEvaluator({
     name: "bfcl/ast-checker",
     version: VERSION,
     trust: "deterministic",
@@ -253,7 +237,7 @@ export const capabilities = {
       Effect.flatMap(taskOf(ctx.env), (task) => {
         const output = parseOutput(ctx.output)
         if (output === null) {
-          return Effect.fail(new CapabilityError({ capability: BENCHMARK, reason: "evaluator", detail: "the output is not a bfcl reply" }))
+          return Effect.fail(new Capabilities.CapabilityError({ capability: BENCHMARK, reason: "evaluator", detail: "the output is not a bfcl reply" }))
         }
         // Function-calling names had `.` replaced by `_`; upstream grades them with underscore_to_dot.
         return Effect.succeed(toGrade(check(task, decodeOutput(output), { underscoreToDot: output.mode === "tools" })))
@@ -266,7 +250,7 @@ export const capabilities = {
 
 const roster = ["gold", "echo"] as const
 
-const rosterDef = (name: string): AgentDef => Agent.referenceDef(name)
+const rosterDef = (name: string): AgentDef.AgentDef => Agent.referenceDef(name)
 
 const NO_CALL = "None of the given functions can be used for this question."
 
@@ -274,19 +258,19 @@ const NO_CALL = "None of the given functions can be used for this question."
  * The gold reply in function-calling mode: one tool call per gold call, under the offered name,
  * with the arguments' exact JSON text beside them; no call (a text reply) for irrelevance.
  */
-export const goldReply = (task: Task): AgentReply => {
+export const goldReply = (task: Task): Conversation.AgentReply => {
   const calls = goldAnswer(task)
   if (calls.length === 0) return { text: NO_CALL, toolCalls: [] }
-  const toolCalls = calls.flatMap((call, i): ReadonlyArray<AgentToolCall> => {
+  const toolCalls = calls.flatMap((call, i): ReadonlyArray<Conversation.ToolCall> => {
     if (!isDict(call)) return []
     const [name, args] = (call as PyDict).entries().next().value as [string, PyValue]
-    const plain = toPlainJson(args) as { readonly [key: string]: Json }
+    const plain = toPlainJson(args) as { readonly [key: string]: Canonical.Json }
     return [{ id: `call-${i + 1}`, name: toolNameOf(name), arguments: plain, argumentsText: pyJsonDumps(args) }]
   })
   return { text: null, toolCalls }
 }
 
-const scripted = (name: string, env: EnvironmentDef): Effect.Effect<Agent.Agent, CapabilityError> => {
+const scripted = (name: string, env: EnvironmentDef.EnvironmentDef): Effect.Effect<Agent.Agent, Capabilities.CapabilityError> => {
   switch (name) {
     case "gold":
       return Effect.map(taskOf(env), (task) => Agent.scripted("gold", [goldReply(task)]))
@@ -303,7 +287,7 @@ const scripted = (name: string, env: EnvironmentDef): Effect.Effect<Agent.Agent,
  * The pinned upstream files, under `bfcl/v4/` of the data root, and the oracle corpus equivalence
  * reads, under `bfcl/oracle/` (no download URL: only a pull `--from DIR` brings it).
  */
-export const data: ReadonlyArray<PinnedFile> = [
+export const data: ReadonlyArray<Provider.PinnedFile> = [
   ...PINNED_FILES.map((p) => ({ path: `bfcl/v4/${p.file}`, url: p.url, sha256: p.sha256 })),
   ...ORACLE_FILES.map((p) => ({ path: `bfcl/oracle/${p.file}`, url: "", sha256: p.sha256, oracle: true }))
 ]
@@ -314,7 +298,7 @@ const equivalence = (corpus: string | null) =>
     Effect.mapError((e) => dataError(e.message))
   )
 
-export const provider: Provider = {
+export const provider: Provider.Provider = {
   name: BENCHMARK,
   version: VERSION,
   description: "BFCL v4 single-turn Python: 3,491 questions in eleven categories, graded by a transcription of upstream's AST checker",

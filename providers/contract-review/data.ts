@@ -6,8 +6,7 @@
  */
 import { FileSystem, Path } from "@effect/platform"
 import { Effect, Either, ParseResult, Schema } from "effect"
-import { sha256Hex } from "../../src/content/ContentId.ts"
-import { dataEnvConfig, dataRoot, dataRootConfig, missingDataMessage } from "../../src/evaluation/DataRoot.ts"
+import { ContentId, DataRoot } from "../../src/index.ts"
 
 // ---------------------------------------------------------------------------------------------
 // The eight clause types
@@ -182,7 +181,7 @@ export const checkGold = (
   if (gold.clause_types.join("|") !== clauseTypes.join("|")) {
     return Either.left(fail(file, "invalid-gold", `clause_types must be the eight types in order: ${clauseTypes.join(", ")}`))
   }
-  const hash = sha256Hex(bytes)
+  const hash = ContentId.sha256Hex(bytes)
   if (hash !== gold.text_sha256) {
     return Either.left(fail(file, "hash-mismatch", `contracts/${id}.txt has sha256 ${hash}, the gold says ${gold.text_sha256}`))
   }
@@ -261,7 +260,7 @@ export const loadCaseSetFrom = (
 /** The data folder: `cuad/` under the data root (`ASSAY_DATA_DIR`, else the default; see src/evaluation/DataRoot.ts). */
 export const dataDir: Effect.Effect<string, CaseSetError, Path.Path> = Effect.gen(function* () {
   const path = yield* Path.Path
-  const root = yield* dataRootConfig.pipe(Effect.mapError((e) => fail("ASSAY_DATA_DIR", "no-data-dir", String(e))))
+  const root = yield* DataRoot.dataRootConfig.pipe(Effect.mapError((e) => fail("ASSAY_DATA_DIR", "no-data-dir", String(e))))
   return path.join(root, "cuad")
 })
 
@@ -272,13 +271,13 @@ export const dataDir: Effect.Effect<string, CaseSetError, Path.Path> = Effect.ge
 export const loadCaseSet: Effect.Effect<CaseSet, CaseSetError, FileSystem.FileSystem | Path.Path> = Effect.gen(function* () {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
-  const env = yield* dataEnvConfig.pipe(Effect.orElseSucceed(() => ({})))
-  const dir = path.join(dataRoot(env), "cuad")
+  const env = yield* DataRoot.dataEnvConfig.pipe(Effect.orElseSucceed(() => ({})))
+  const dir = path.join(DataRoot.dataRoot(env), "cuad")
   for (const folder of ["gold", "contracts"]) {
     const where = path.join(dir, folder)
     const there = yield* fs.exists(where).pipe(Effect.orElseSucceed(() => false))
     if (!there) {
-      return yield* fail(where, "no-data-dir", missingDataMessage("contract-review", "download", where, path.dirname(dir), env))
+      return yield* fail(where, "no-data-dir", DataRoot.missingDataMessage("contract-review", "download", where, path.dirname(dir), env))
     }
   }
   return yield* loadCaseSetFrom(dir)

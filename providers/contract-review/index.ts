@@ -5,21 +5,7 @@
  */
 import { NodeContext } from "@effect/platform-node"
 import { Effect, Ref } from "effect"
-import type { Json } from "../../src/content/Canonical.ts"
-import * as ContentId from "../../src/content/ContentId.ts"
-import * as Agent from "../../src/evaluation/Agent.ts"
-import {
-  CapabilityError,
-  type Grade,
-  makeEvaluator,
-  makeProtocol,
-  makeWorldSetup
-} from "../../src/evaluation/Capabilities.ts"
-import type { Message } from "../../src/evaluation/Conversation.ts"
-import type { Provider } from "../../src/evaluation/Provider.ts"
-import type { AgentDef } from "../../src/schema/AgentDef.ts"
-import { defaultEffects, type EnvironmentDef, noLimits } from "../../src/schema/EnvironmentDef.ts"
-import * as World from "../../src/world/World.ts"
+import { Agent, type AgentDef, type Canonical, Capabilities, ContentId, type Conversation, EnvironmentDef, type Provider, World } from "../../src/index.ts"
 import { type Case, clauseTypes, loadCaseSet } from "./data.ts"
 import { goldReply, noneReply } from "./gold.ts"
 import * as Grader from "./grader.ts"
@@ -50,22 +36,22 @@ interface Loaded {
  * Read and checked on first use, then shared by every environment, setup, protocol and evaluator
  * call. The data on disk does not change within a run, so a failed load is remembered too.
  */
-const loaded: Effect.Effect<Loaded, CapabilityError> = Effect.runSync(
+const loaded: Effect.Effect<Loaded, Capabilities.CapabilityError> = Effect.runSync(
   Effect.cached(
     loadCaseSet.pipe(
       Effect.map((set): Loaded => ({ cases: set.cases, byId: new Map(set.cases.map((c) => [c.id, c])) })),
-      Effect.mapError((e) => new CapabilityError({ capability: BENCHMARK, reason: "data", detail: e.message })),
+      Effect.mapError((e) => new Capabilities.CapabilityError({ capability: BENCHMARK, reason: "data", detail: e.message })),
       Effect.provide(NodeContext.layer)
     )
   )
 )
 
-const caseOf = (env: EnvironmentDef): Effect.Effect<Case, CapabilityError> =>
+const caseOf = (env: EnvironmentDef.EnvironmentDef): Effect.Effect<Case, Capabilities.CapabilityError> =>
   Effect.flatMap(loaded, ({ byId }) => {
     const found = byId.get(env.task)
     return found
       ? Effect.succeed(found)
-      : Effect.fail(new CapabilityError({ capability: BENCHMARK, reason: "data", detail: `no contract ${env.task} in the case set` }))
+      : Effect.fail(new Capabilities.CapabilityError({ capability: BENCHMARK, reason: "data", detail: `no contract ${env.task} in the case set` }))
   })
 
 /** Normalising a contract is the costly part of grading, so it is done once per contract. */
@@ -81,12 +67,12 @@ const indexOf = (c: Case): Grader.IndexedContract => {
 // ---------------------------------------------------------------------------------------------
 // Environments
 
-const environment = (c: Case): EnvironmentDef => ({
+const environment = (c: Case): EnvironmentDef.EnvironmentDef => ({
   benchmark: BENCHMARK,
   task: c.id,
   stratum: null,
   // Nothing in the world changes: the contract is read-only input, so there is nothing to fork.
-  world: { isolation: "none", settlement: "discard", effects: defaultEffects },
+  world: { isolation: "none", settlement: "discard", effects: EnvironmentDef.defaultEffects },
   capabilities: {
     worldSetup: { name: "contract-review/contract", version: VERSION },
     protocol: { name: "contract-review/one-reply", version: VERSION },
@@ -94,7 +80,7 @@ const environment = (c: Case): EnvironmentDef => ({
     upstream: `${c.file.source.repo}@${c.file.source.commit}`,
     models: {}
   },
-  limits: { ...noLimits, turns: 1 }
+  limits: { ...EnvironmentDef.noLimits, turns: 1 }
 })
 
 // ---------------------------------------------------------------------------------------------
@@ -103,8 +89,8 @@ const environment = (c: Case): EnvironmentDef => ({
 const answerContractDigest = ContentId.ofUnsafe(answerJsonSchema)
 
 /** The grader's grade as the evaluation path's: checks as they are, the rest as details. */
-export const toGrade = (g: Grader.Grade): Grade => {
-  const clauses: Record<string, Json> = {}
+export const toGrade = (g: Grader.Grade): Capabilities.Grade => {
+  const clauses: Record<string, Canonical.Json> = {}
   for (const type of clauseTypes) {
     const clause = g.clauses[type]
     clauses[type] = {
@@ -137,7 +123,7 @@ export const toGrade = (g: Grader.Grade): Grade => {
 }
 
 export const capabilities = {
-  worldSetup: makeWorldSetup({
+  worldSetup: Capabilities.makeWorldSetup({
     name: "contract-review/contract",
     version: VERSION,
     trust: "deterministic",
@@ -149,7 +135,7 @@ export const capabilities = {
         tools: []
       }))
   }),
-  protocol: makeProtocol({
+  protocol: Capabilities.makeProtocol({
     name: "contract-review/one-reply",
     version: VERSION,
     trust: "deterministic",
@@ -157,16 +143,16 @@ export const capabilities = {
     run: (ctx) =>
       Effect.gen(function*() {
         const c = yield* caseOf(ctx.env)
-        const append = (m: Message) => Ref.update(ctx.transcript, (ms) => [...ms, m])
+        const append = (m: Conversation.Message) => Ref.update(ctx.transcript, (ms) => [...ms, m])
         yield* append({ role: "user", content: promptFor(c.text).user })
         const messages = yield* Ref.get(ctx.transcript)
         const reply = yield* ctx.agent.reply({ system: ctx.inputs.system, messages, tools: ctx.inputs.tools })
         yield* append({ role: "assistant", content: reply.text, toolCalls: reply.toolCalls })
         // Whatever the text says, it is the output; whether it keeps the answer contract is graded.
-        return reply.text satisfies Json
+        return reply.text satisfies Canonical.Json
       })
   }),
-  evaluator: makeEvaluator({
+  evaluator: Capabilities.makeEvaluator({
     name: "contract-review/spans",
     version: VERSION,
     trust: "deterministic",
@@ -181,9 +167,9 @@ export const capabilities = {
 
 const roster = ["gold", "none"] as const
 
-const rosterDef = (name: string): AgentDef => Agent.referenceDef(name, "text")
+const rosterDef = (name: string): AgentDef.AgentDef => Agent.referenceDef(name, "text")
 
-const scripted = (name: string, env: EnvironmentDef): Effect.Effect<Agent.Agent, CapabilityError> => {
+const scripted = (name: string, env: EnvironmentDef.EnvironmentDef): Effect.Effect<Agent.Agent, Capabilities.CapabilityError> => {
   const replying = (text: string) => Agent.scripted(name, [{ text, toolCalls: [] }])
   switch (name) {
     case "gold":
@@ -192,12 +178,12 @@ const scripted = (name: string, env: EnvironmentDef): Effect.Effect<Agent.Agent,
       return Effect.succeed(replying(noneReply))
     default:
       return Effect.fail(
-        new CapabilityError({ capability: BENCHMARK, reason: "data", detail: `no scripted candidate ${name}: use ${roster.join(" or ")}` })
+        new Capabilities.CapabilityError({ capability: BENCHMARK, reason: "data", detail: `no scripted candidate ${name}: use ${roster.join(" or ")}` })
       )
   }
 }
 
-export const provider: Provider = {
+export const provider: Provider.Provider = {
   name: BENCHMARK,
   version: VERSION,
   description: "CUAD contracts: find eight clause types and quote them verbatim, graded on lawyer-annotated spans",

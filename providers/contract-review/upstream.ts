@@ -11,8 +11,7 @@
  * checks each file against the sha256 pinned here.
  */
 import { Either } from "effect"
-import { sha256Hex } from "../../src/content/ContentId.ts"
-import type { DerivedData, PinnedFile } from "../../src/evaluation/Provider.ts"
+import { ContentId, type Provider } from "../../src/index.ts"
 import { clauseTypes } from "./data.ts"
 
 export const UPSTREAM_REPOSITORY = "maastrichtlawtech/law3027-advanced-legal-analytics"
@@ -68,7 +67,7 @@ export const textPath = (id: string): string => `cuad/contracts/${id}.txt`
 export const goldPath = (id: string): string => `cuad/gold/${id}.json`
 
 /** What `assay data pull contract-review` fetches: the CSV (only to derive the gold) and the eight texts, renamed to their ids. */
-export const data: ReadonlyArray<PinnedFile> = [
+export const data: ReadonlyArray<Provider.PinnedFile> = [
   {
     path: csvPath,
     url: rawUrl(CSV_PATH),
@@ -257,7 +256,7 @@ export const goldFileOf = (
       source_csv_filename: c.csvFilename,
       source: { repo: UPSTREAM_REPOSITORY, commit: UPSTREAM_COMMIT, text_path: `${TEXT_FOLDER}/${c.sourceFile}`, csv_path: CSV_PATH },
       text_file: `contracts/${c.id}.txt`,
-      text_sha256: sha256Hex(textBytes),
+      text_sha256: ContentId.sha256Hex(textBytes),
       text_bytes: textBytes.length,
       text_chars: codePoints(text),
       offset_unit: "unicode_code_points",
@@ -288,7 +287,7 @@ export const deriveGold = (read: (path: string) => Uint8Array): Either.Either<Re
   })
 
 /** The gold files the pull derives, with their pinned sha256. */
-export const derived: DerivedData = {
+export const derived: Provider.DerivedData = {
   files: devContracts.map((c) => ({ path: goldPath(c.id), sha256: c.goldSha256 })),
   derive: deriveGold
 }

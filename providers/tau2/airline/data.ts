@@ -4,8 +4,7 @@
  * db.json becomes the initial World, in db.json order, every record in pydantic field order.
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
-import type { Json } from "../../../src/content/Canonical.ts"
-import * as World from "../../../src/world/World.ts"
+import { type Canonical, World } from "../../../src/index.ts"
 import {
   dataRoot,
   pinnedErrorFields,
@@ -115,7 +114,7 @@ export const worldFromDbText = (text: string): Either.Either<World.World, string
       }
       const decoded = decode(record)
       if (Either.isLeft(decoded)) return Either.left(`${name}.${key}: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`)
-      world = World.set(world, name, key, record as Json)
+      world = World.set(world, name, key, record as Canonical.Json)
     }
   }
   return Either.right(world)

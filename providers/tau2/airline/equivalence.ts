@@ -6,7 +6,7 @@
  */
 import { join } from "node:path"
 import { Effect, Schema } from "effect"
-import type * as World from "../../../src/world/World.ts"
+import type { World } from "../../../src/index.ts"
 import {
   corpusErrorFields,
   corpusErrorMessage,

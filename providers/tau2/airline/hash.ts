@@ -7,7 +7,7 @@
  * with one already hashed serializes only what changed.
  */
 import { createHash } from "node:crypto"
-import * as World from "../../../src/world/World.ts"
+import { World } from "../../../src/index.ts"
 import { compactFormat, type DumpFormat, pythonDefaultFormat, recordText } from "../common/dbHash.ts"
 import { compareCodePoints, dict, dumps, type PyDict } from "../common/pyjson.ts"
 import { dumpFlight, dumpReservation, dumpUser, type Flight, type Reservation, type User } from "./model.ts"

@@ -8,9 +8,7 @@
  * `test` (20) are available through `environmentsOf`.
  */
 import type { Effect } from "effect"
-import type { CapabilityError } from "../../../src/evaluation/Capabilities.ts"
-import type { PinnedFile, Provider } from "../../../src/evaluation/Provider.ts"
-import type { EnvironmentDef } from "../../../src/schema/EnvironmentDef.ts"
+import type { Capabilities, EnvironmentDef, Provider } from "../../../src/index.ts"
 import { makeDbDomainProvider, type Split, userPromptWithoutTools } from "../common/dbDomain.ts"
 import { promptDataFiles, providerFiles } from "../common/provider.ts"
 import type { Prompts } from "../common/prompts.ts"
@@ -33,7 +31,7 @@ const oracleFiles = [
 ]
 
 /** Every file the provider reads (airline's names are under the data root, the prompts' under tau2/). */
-export const data: ReadonlyArray<PinnedFile> = providerFiles([...Object.values(pinnedFiles), ...promptDataFiles, ...oracleFiles])
+export const data: ReadonlyArray<Provider.PinnedFile> = providerFiles([...Object.values(pinnedFiles), ...promptDataFiles, ...oracleFiles])
 
 const airline = makeDbDomainProvider({
   benchmark: "tau2-airline",
@@ -49,11 +47,11 @@ const airline = makeDbDomainProvider({
 })
 
 /** The environments of one of upstream's splits, in tasks.json order. */
-export const environmentsOf: (split: Split) => Effect.Effect<ReadonlyArray<EnvironmentDef>, CapabilityError> = airline.environmentsOf
+export const environmentsOf: (split: Split) => Effect.Effect<ReadonlyArray<EnvironmentDef.EnvironmentDef>, Capabilities.CapabilityError> = airline.environmentsOf
 
 /** The splits (train, test, base) a task belongs to. */
-export const splitsOf: (taskId: string) => Effect.Effect<ReadonlyArray<Split>, CapabilityError> = airline.splitsOf
+export const splitsOf: (taskId: string) => Effect.Effect<ReadonlyArray<Split>, Capabilities.CapabilityError> = airline.splitsOf
 
 export const makeCapabilities = airline.makeCapabilities
 export const capabilities = airline.provider.capabilities
-export const provider: Provider = airline.provider
+export const provider: Provider.Provider = airline.provider

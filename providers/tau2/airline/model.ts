@@ -9,7 +9,7 @@
  * the gift-card and certificate amounts marked as Python floats.
  */
 import { Schema } from "effect"
-import type { Json } from "../../../src/content/Canonical.ts"
+import type { Canonical } from "../../../src/index.ts"
 import { dict, float, type PyDict, type PyValue } from "../common/pyjson.ts"
 
 export const CabinClass = Schema.Literal("business", "economy", "basic_economy")
@@ -115,7 +115,7 @@ export const Reservation = Schema.Struct({
 export type Reservation = typeof Reservation.Type
 
 /** A record as a world value (the schemas above describe JSON, so this is a cast). */
-export const asJson = (value: Flight | User | Reservation): Json => value as unknown as Json
+export const asJson = (value: Flight | User | Reservation): Canonical.Json => value as unknown as Canonical.Json
 
 // ---------------------------------------------------------------------------------------------
 // Records in pydantic field order

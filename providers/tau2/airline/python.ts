@@ -5,7 +5,7 @@
  * Certificate). The shapes an agent plausibly sends (a missing key, a wrong literal, a string
  * where an int belongs) are covered; exotic ones are approximations (see README.md).
  */
-import type { Json } from "../../../src/content/Canonical.ts"
+import type { Canonical } from "../../../src/index.ts"
 import { pyRepr, pyType } from "../retail/python.ts"
 
 export { asKey, calculateArgumentError, pyRepr, pyStr, pyType } from "../retail/python.ts"
@@ -29,16 +29,16 @@ interface FieldError {
   readonly loc: string
   readonly message: string
   readonly type: string
-  readonly input: Json | undefined
+  readonly input: Canonical.Json | undefined
 }
 
 const INT_STRING = /^[+-]?\d+(_\d+)*$/
 const FLOAT_STRING = /^[+-]?(?:(?:\d+(?:_\d+)*)?(?:\.\d+(?:_\d+)*)?|\d+(?:_\d+)*\.)(?:[eE][+-]?\d+(?:_\d+)*)?$/
 
-const isDict = (v: Json | undefined): v is { readonly [key: string]: Json } => v !== null && typeof v === "object" && !Array.isArray(v)
+const isDict = (v: Canonical.Json | undefined): v is { readonly [key: string]: Canonical.Json } => v !== null && typeof v === "object" && !Array.isArray(v)
 
 /** One field's value as pydantic gives it to the model (ints from bools, integral floats and numeric strings), or its errors. */
-const validateField = (loc: string, kind: FieldKind, v: Json | undefined): { readonly value: Json } | ReadonlyArray<FieldError> => {
+const validateField = (loc: string, kind: FieldKind, v: Canonical.Json | undefined): { readonly value: Canonical.Json } | ReadonlyArray<FieldError> => {
   const error = (type: string, message: string): ReadonlyArray<FieldError> => [{ loc, type, message, input: v }]
   switch (kind.kind) {
     case "str":
@@ -73,8 +73,8 @@ const validateField = (loc: string, kind: FieldKind, v: Json | undefined): { rea
     case "models": {
       if (!Array.isArray(v)) return error("list_type", "Input should be a valid list")
       const errors: Array<FieldError> = []
-      const out: Array<Json> = []
-      ;(v as ReadonlyArray<Json>).forEach((x, i) => {
+      const out: Array<Canonical.Json> = []
+      ;(v as ReadonlyArray<Canonical.Json>).forEach((x, i) => {
         if (!isDict(x)) {
           errors.push({ loc: `${loc}.${i}`, type: "model_type", message: `Input should be a valid dictionary or instance of ${kind.model}`, input: x })
           return
@@ -90,14 +90,14 @@ const validateField = (loc: string, kind: FieldKind, v: Json | undefined): { rea
 
 const validateFields = (
   fields: ReadonlyArray<readonly [string, FieldKind]>,
-  input: { readonly [key: string]: Json | undefined },
+  input: { readonly [key: string]: Canonical.Json | undefined },
   prefix = ""
-): { readonly value: Record<string, Json>; readonly errors: ReadonlyArray<FieldError> } => {
+): { readonly value: Record<string, Canonical.Json>; readonly errors: ReadonlyArray<FieldError> } => {
   const errors: Array<FieldError> = []
-  const value: Record<string, Json> = {}
+  const value: Record<string, Canonical.Json> = {}
   for (const [name, kind] of fields) {
     if (!Object.hasOwn(input, name)) {
-      errors.push({ loc: prefix + name, type: "missing", message: "Field required", input: input as Json })
+      errors.push({ loc: prefix + name, type: "missing", message: "Field required", input: input as Canonical.Json })
       continue
     }
     const r = validateField(prefix + name, kind, input[name])
@@ -108,7 +108,7 @@ const validateFields = (
 }
 
 /** pydantic's `input_value` text: Python's repr, cut in the middle past 50 characters. */
-const inputRepr = (v: Json | undefined): string => {
+const inputRepr = (v: Canonical.Json | undefined): string => {
   const r = pyRepr(v)
   return r.length > 50 ? `${r.slice(0, 24)}...${r.slice(-24)}` : r
 }
@@ -130,8 +130,8 @@ const errorText = (model: string, errors: ReadonlyArray<FieldError>): string => 
 export const validateModel = (
   model: string,
   fields: ReadonlyArray<readonly [string, FieldKind]>,
-  input: { readonly [key: string]: Json | undefined }
-): { readonly ok: true; readonly value: Record<string, Json> } | { readonly ok: false; readonly message: string } => {
+  input: { readonly [key: string]: Canonical.Json | undefined }
+): { readonly ok: true; readonly value: Record<string, Canonical.Json> } | { readonly ok: false; readonly message: string } => {
   const { value, errors } = validateFields(fields, input)
   return errors.length === 0 ? { ok: true, value } : { ok: false, message: errorText(model, errors) }
 }

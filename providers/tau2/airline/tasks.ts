@@ -6,8 +6,7 @@
  * airline task is graded on DB and COMMUNICATE (the shared checks); none has an initial state.
  */
 import { Effect, ParseResult, Schema } from "effect"
-import type { Json } from "../../../src/content/Canonical.ts"
-import * as World from "../../../src/world/World.ts"
+import { type Canonical, World } from "../../../src/index.ts"
 import { contentIdOnce } from "../common/taskIds.ts"
 import { Task as TaskSchema } from "../retail/tasks.ts"
 import { AirlineDataError, pinnedFiles } from "./data.ts"
@@ -33,8 +32,8 @@ export { type Split, tasksOfSplit } from "../common/dbDomain.ts"
 const taskContentId: (task: Task) => string = contentIdOnce((task: Task) => Schema.encodeSync(Task)(task))
 
 /** A task's gold actions as tasks.json carries them (every one requested by the agent). */
-export const goldCalls = (task: Task): ReadonlyArray<{ readonly name: string; readonly arguments: { readonly [key: string]: Json } }> =>
-  (task.evaluation_criteria?.actions ?? []).map((a) => ({ name: a.name, arguments: a.arguments as { readonly [key: string]: Json } }))
+export const goldCalls = (task: Task): ReadonlyArray<{ readonly name: string; readonly arguments: { readonly [key: string]: Canonical.Json } }> =>
+  (task.evaluation_criteria?.actions ?? []).map((a) => ({ name: a.name, arguments: a.arguments as { readonly [key: string]: Canonical.Json } }))
 
 /**
  * The gold world: the gold actions replayed on a fresh fork of `initial`. A gold action that
@@ -43,7 +42,7 @@ export const goldCalls = (task: Task): ReadonlyArray<{ readonly name: string; re
  */
 export const goldWorld = (initial: World.World, task: Task): World.World =>
   World.replay(World.fork(initial), task.evaluation_criteria?.actions ?? [], (world, action) =>
-    action.requestor === "user" ? world : step(world, action.name, action.arguments as { readonly [key: string]: Json })[0])
+    action.requestor === "user" ? world : step(world, action.name, action.arguments as { readonly [key: string]: Canonical.Json })[0])
 
 const goldDigests = new Map<string, string>()
 

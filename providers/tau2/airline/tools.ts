@@ -9,9 +9,7 @@
  * before the failure, and they are applied as upstream's are.
  */
 import { Either } from "effect"
-import type { Json } from "../../../src/content/Canonical.ts"
-import type { Tool, ToolOutcome, ToolSpec } from "../../../src/world/Tool.ts"
-import * as World from "../../../src/world/World.ts"
+import { type Canonical, type Tool, World } from "../../../src/index.ts"
 import { calculate } from "../common/calculate.ts"
 import { applyCall, type Args, callToolkit, type Ctx, type Implementation, raise, readThrough, type Step, type ToolType, toolsOf, writeThrough } from "../common/toolkit.ts"
 import { parseJsonWith } from "../common/orderedJson.ts"
@@ -59,25 +57,25 @@ const lookup = <V>(d: { readonly [key: string]: V }, key: string | undefined): V
 
 // -- upstream's private helpers ------------------------------------------------------------------
 
-const getUser = (ctx: Ctx, userId: Json | undefined): Step<User> =>
+const getUser = (ctx: Ctx, userId: Canonical.Json | undefined): Step<User> =>
   Either.flatMap(asKey(userId), (key) => {
     const user = key === undefined ? undefined : read<User>(ctx, "users", key)
     return user === undefined ? raise(`User ${pyStr(userId)} not found`) : Either.right(user)
   })
 
-const getReservation = (ctx: Ctx, reservationId: Json | undefined): Step<Reservation> =>
+const getReservation = (ctx: Ctx, reservationId: Canonical.Json | undefined): Step<Reservation> =>
   Either.flatMap(asKey(reservationId), (key) => {
     const reservation = key === undefined ? undefined : read<Reservation>(ctx, "reservations", key)
     return reservation === undefined ? raise(`Reservation ${pyStr(reservationId)} not found`) : Either.right(reservation)
   })
 
-const getFlight = (ctx: Ctx, flightNumber: Json | undefined): Step<Flight> =>
+const getFlight = (ctx: Ctx, flightNumber: Canonical.Json | undefined): Step<Flight> =>
   Either.flatMap(asKey(flightNumber), (key) => {
     const flight = key === undefined ? undefined : read<Flight>(ctx, "flights", key)
     return flight === undefined ? raise(`Flight ${pyStr(flightNumber)} not found`) : Either.right(flight)
   })
 
-const getFlightInstance = (ctx: Ctx, flightNumber: Json | undefined, date: Json | undefined): Step<Flight["dates"][string]> =>
+const getFlightInstance = (ctx: Ctx, flightNumber: Canonical.Json | undefined, date: Canonical.Json | undefined): Step<Flight["dates"][string]> =>
   Either.gen(function*() {
     const flight = yield* getFlight(ctx, flightNumber)
     const instance = lookup(flight.dates, yield* asKey(date))
@@ -85,7 +83,7 @@ const getFlightInstance = (ctx: Ctx, flightNumber: Json | undefined, date: Json 
   })
 
 /** `d[key]` on a cabin dict: a missing cabin is a KeyError, whose `str()` is the key's repr. */
-const cabinValue = (seats: { readonly [cabin: string]: number }, cabin: Json | undefined): Step<number> =>
+const cabinValue = (seats: { readonly [cabin: string]: number }, cabin: Canonical.Json | undefined): Step<number> =>
   Either.flatMap(asKey(cabin), (key) => {
     const v = lookup(seats, key)
     return v === undefined ? raise(pyRepr(cabin)) : Either.right(v)
@@ -99,14 +97,14 @@ const flightInfoFields = [["flight_number", str], ["date", str]] as const
 const passengerFields = [["first_name", str], ["last_name", str], ["dob", str]] as const
 const paymentFields = [["payment_id", str], ["amount", int]] as const
 
-const isDict = (v: Json | undefined): v is { readonly [key: string]: Json } => v !== null && typeof v === "object" && !Array.isArray(v)
+const isDict = (v: Canonical.Json | undefined): v is { readonly [key: string]: Canonical.Json } => v !== null && typeof v === "object" && !Array.isArray(v)
 
 /** What `for x in v` visits: a list's items, a string's characters, a dict's keys; undefined when Python cannot iterate it. */
-const iterate = (v: Json | undefined): ReadonlyArray<Json> | undefined =>
-  Array.isArray(v) ? (v as ReadonlyArray<Json>) : typeof v === "string" ? Array.from(v) : isDict(v) ? Object.keys(v) : undefined
+const iterate = (v: Canonical.Json | undefined): ReadonlyArray<Canonical.Json> | undefined =>
+  Array.isArray(v) ? (v as ReadonlyArray<Canonical.Json>) : typeof v === "string" ? Array.from(v) : isDict(v) ? Object.keys(v) : undefined
 
 /** `len(v)` of a list, string or dict (what a reservation's unvalidated passengers may be). */
-const pyLen = (v: Json | undefined): Step<number> => {
+const pyLen = (v: Canonical.Json | undefined): Step<number> => {
   const items = iterate(v)
   return items === undefined ? raise(`object of type '${pyType(v)}' has no len()`) : Either.right(items.length)
 }
@@ -116,15 +114,15 @@ const pyLen = (v: Json | undefined): Step<number> => {
  * (in the model's field order), or the value as given when some element is not a dict (upstream
  * then goes on with it unconverted).
  */
-type Converted<A> = { readonly models: ReadonlyArray<A> } | { readonly raw: Json }
+type Converted<A> = { readonly models: ReadonlyArray<A> } | { readonly raw: Canonical.Json }
 
-const convert = <A>(v: Json | undefined, model: string, fields: ReadonlyArray<readonly [string, FieldKind]>): Step<Converted<A>> => {
+const convert = <A>(v: Canonical.Json | undefined, model: string, fields: ReadonlyArray<readonly [string, FieldKind]>): Step<Converted<A>> => {
   const items = iterate(v)
   if (items === undefined) return raise(`'${pyType(v)}' object is not iterable`)
-  if (!items.every(isDict)) return Either.right({ raw: v as Json })
+  if (!items.every(isDict)) return Either.right({ raw: v as Canonical.Json })
   const out: Array<A> = []
   for (const item of items) {
-    const r = validateModel(model, fields, item as { readonly [key: string]: Json })
+    const r = validateModel(model, fields, item as { readonly [key: string]: Canonical.Json })
     if (!r.ok) return raise(r.message)
     out.push(r.value as unknown as A)
   }
@@ -132,14 +130,14 @@ const convert = <A>(v: Json | undefined, model: string, fields: ReadonlyArray<re
 }
 
 /** The AttributeError of reading `attribute` of the first element of an unconverted list. */
-const attributeError = (raw: Json, attribute: string): string => `'${pyType(iterate(raw)![0])}' object has no attribute '${attribute}'`
+const attributeError = (raw: Canonical.Json, attribute: string): string => `'${pyType(iterate(raw)![0])}' object has no attribute '${attribute}'`
 
 type FlightInfo = { readonly flight_number: string; readonly date: string }
 
 const isAvailable = (d: Flight["dates"][string]): d is AvailableDate => d.status === "available"
 
 /** A number as Python computes with it (bool is an int); otherwise the TypeError of `a - b`. */
-const numeric = (v: Json | undefined, op: string, other: "left" | "right", otherType = "int"): Step<number> =>
+const numeric = (v: Canonical.Json | undefined, op: string, other: "left" | "right", otherType = "int"): Step<number> =>
   typeof v === "number"
     ? Either.right(v)
     : typeof v === "boolean"
@@ -157,7 +155,7 @@ const setAmount = (ctx: Ctx, userId: string, methodId: string, amount: number): 
  * `_payment_for_update`: the method must be the user's and not a certificate; a gift card pays
  * (or, for a negative total, is credited) at once. The payment entry, or null for a total of 0.
  */
-const paymentForUpdate = (ctx: Ctx, user: User, paymentId: Json | undefined, total: number): Step<Payment | null> =>
+const paymentForUpdate = (ctx: Ctx, user: User, paymentId: Canonical.Json | undefined, total: number): Step<Payment | null> =>
   Either.gen(function*() {
     const key = yield* asKey(paymentId)
     const method = lookup(user.payment_methods, key)
@@ -189,9 +187,9 @@ const directFlight = (flight: Flight, instance: AvailableDate, date: string | nu
  */
 const searchDirect = (
   ctx: Ctx,
-  date: Json | undefined,
-  origin: Json | undefined,
-  destination: Json | undefined,
+  date: Canonical.Json | undefined,
+  origin: Canonical.Json | undefined,
+  destination: Canonical.Json | undefined,
   leaveAfter?: string
 ): Step<ReadonlyArray<readonly [Flight, AvailableDate]>> =>
   Either.gen(function*() {
@@ -280,8 +278,8 @@ const implementations: Record<string, Implementation> = {
           ],
           {
             ...a,
-            passengers: "models" in passengersIn ? (passengersIn.models as unknown as Json) : passengersIn.raw,
-            payment_history: "models" in paymentsIn ? (paymentsIn.models as unknown as Json) : paymentsIn.raw
+            passengers: "models" in passengersIn ? (passengersIn.models as unknown as Canonical.Json) : passengersIn.raw,
+            payment_history: "models" in paymentsIn ? (paymentsIn.models as unknown as Canonical.Json) : paymentsIn.raw
           }
         )
         if (!validated.ok) return yield* raise(validated.message)
@@ -481,7 +479,7 @@ const implementations: Record<string, Implementation> = {
         const reservation = yield* getReservation(ctx, a["reservation_id"])
         const user = yield* getUser(ctx, reservation.user_id)
         const cabin = a["cabin"]
-        const n = yield* pyLen(reservation.passengers as unknown as Json)
+        const n = yield* pyLen(reservation.passengers as unknown as Canonical.Json)
         if ("raw" in infosIn && iterate(infosIn.raw)!.length > 0) return yield* raise(attributeError(infosIn.raw, "flight_number"))
         const infos = "models" in infosIn ? infosIn.models : []
         let total = 0
@@ -525,8 +523,8 @@ const implementations: Record<string, Implementation> = {
         const passengersIn = yield* convert<Passenger>(a["passengers"], "Passenger", passengerFields)
         const reservation = yield* getReservation(ctx, a["reservation_id"])
         // Unconverted passengers (some element not a dict) are counted and stored as given.
-        const passengers = "models" in passengersIn ? (passengersIn.models as unknown as Json) : passengersIn.raw
-        if ((yield* pyLen(passengers)) !== (yield* pyLen(reservation.passengers as unknown as Json))) {
+        const passengers = "models" in passengersIn ? (passengersIn.models as unknown as Canonical.Json) : passengersIn.raw
+        if ((yield* pyLen(passengers)) !== (yield* pyLen(reservation.passengers as unknown as Canonical.Json))) {
           return yield* raise("Number of passengers does not match")
         }
         const updated: Reservation = { ...reservation, passengers: passengers as unknown as ReadonlyArray<Passenger> }
@@ -549,7 +547,7 @@ export const airlineToolNames: ReadonlyArray<string> = Object.keys(implementatio
  * Call an airline tool by name as upstream's `Environment.get_response` does: unknown names,
  * argument binding errors and exceptions all come back as `Error: ...` with `error: true`.
  */
-export const callAirlineTool = (world: World.World, name: string, args: Args, argumentsText?: string): ToolOutcome =>
+export const callAirlineTool = (world: World.World, name: string, args: Args, argumentsText?: string): Tool.ToolOutcome =>
   callToolkit("AirlineTools", implementations, world, name, args, argumentsText)
 
 export type { ToolType }
@@ -559,9 +557,9 @@ export type { ToolType }
  * tools-types.json (`write` for write tools, `read` for read and generic tools).
  */
 export const makeAirlineTools = (
-  specs: ReadonlyArray<ToolSpec>,
+  specs: ReadonlyArray<Tool.ToolSpec>,
   types: ReadonlyArray<{ readonly name: string; readonly type: ToolType }>
-): ReadonlyArray<Tool> => toolsOf(specs, types, callAirlineTool)
+): ReadonlyArray<Tool.Tool> => toolsOf(specs, types, callAirlineTool)
 
 /** Apply a call's writes: the world after the call (failed calls included, as upstream). */
-export const step = (world: World.World, name: string, args: Args): readonly [World.World, ToolOutcome] => applyCall(world, callAirlineTool(world, name, args))
+export const step = (world: World.World, name: string, args: Args): readonly [World.World, Tool.ToolOutcome] => applyCall(world, callAirlineTool(world, name, args))

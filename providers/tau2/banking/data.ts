@@ -7,9 +7,7 @@
  */
 import { join } from "node:path"
 import { Effect, Either, ParseResult, Schema } from "effect"
-import type { Json } from "../../../src/content/Canonical.ts"
-import type { ToolSpec } from "../../../src/world/Tool.ts"
-import * as World from "../../../src/world/World.ts"
+import { type Canonical, type Tool, World } from "../../../src/index.ts"
 import {
   dataRoot,
   pinnedErrorFields,
@@ -196,10 +194,10 @@ export interface BankingData {
   readonly tasksJson: ReadonlyArray<Py>
   readonly policy: string
   /** The 15 agent tools, upstream order. */
-  readonly toolSpecs: ReadonlyArray<ToolSpec>
+  readonly toolSpecs: ReadonlyArray<Tool.ToolSpec>
   readonly toolTypes: ToolTypes
   /** The 6 user tools (a task offers the subset its `user_tools` names). */
-  readonly userToolSpecs: ReadonlyArray<ToolSpec>
+  readonly userToolSpecs: ReadonlyArray<Tool.ToolSpec>
   readonly userToolTypes: ToolTypes
   readonly discoverableTools: ReadonlyArray<DiscoverableTool>
 }
@@ -301,8 +299,8 @@ export const applyAgentData = (world: World.World, agentData: Py): Either.Either
 }
 
 /** addict's `update`: dict into dict recursively, anything else replaced. */
-export const deepMerge = (base: { readonly [k: string]: Json }, patch: { readonly [k: string]: Json }): { readonly [k: string]: Json } => {
-  const out: Record<string, Json> = { ...base }
+export const deepMerge = (base: { readonly [k: string]: Canonical.Json }, patch: { readonly [k: string]: Canonical.Json }): { readonly [k: string]: Canonical.Json } => {
+  const out: Record<string, Canonical.Json> = { ...base }
   for (const [k, v] of Object.entries(patch)) {
     const old = out[k]
     out[k] = old !== undefined && isDict(old) && isDict(v) ? deepMerge(old, v) : v

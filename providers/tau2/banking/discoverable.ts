@@ -5,13 +5,13 @@
  * TypeError texts); `mutates` is upstream's `mutates_state` (write tools), which decides logging.
  */
 import { createHash } from "node:crypto"
-import type { Json } from "../../../src/content/Canonical.ts"
+import type { Canonical } from "../../../src/index.ts"
 import { atmDepositImages } from "./atmImages.ts"
 import { asKey, dumpsIndent2 as indent2, inList, p, PyException, pyEq, pyFloatOf, pyJoin, raise, type Param } from "./python.ts"
 import { formatFixed, isDict, isFloat, num, pyFloat, pyRepr, pyStr, pyType, truthy, type Py } from "./pyvalue.ts"
 import { accountBalance, f2, pyTitle, queryDatabaseTool, type Args, type Ctx } from "./tools.ts"
 
-type Rec = { readonly [key: string]: Json }
+type Rec = { readonly [key: string]: Canonical.Json }
 
 interface DiscoverableImpl {
   readonly params: ReadonlyArray<Param>
@@ -1476,7 +1476,7 @@ const more: Record<string, DiscoverableImpl> = {
       const cards: Array<Rec> = []
       for (const [cardId, card] of ctx.entries("debit_cards")) {
         if (!pyEq(getOr(card, "account_id", null), id)) continue
-        const info = new Map<string, Json>([["card_id", cardId]])
+        const info = new Map<string, Canonical.Json>([["card_id", cardId]])
         for (const [k, v] of Object.entries(card)) info.set(k, v)
         const pop = (k: string) => {
           const v = info.get(k)!

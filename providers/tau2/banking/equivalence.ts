@@ -6,8 +6,7 @@
  */
 import { join } from "node:path"
 import { Effect, Either, Schema } from "effect"
-import type { Json } from "../../../src/content/Canonical.ts"
-import * as World from "../../../src/world/World.ts"
+import { type Canonical, World } from "../../../src/index.ts"
 import {
   corpusErrorFields,
   corpusErrorMessage,
@@ -67,7 +66,7 @@ export const makeReplayer = (data: BankingData, index: Bm25Index = buildIndex(da
 }
 
 /** `task.initial_state.initialization_data.agent_data`, if any. */
-export const initialAgentData = (task: { readonly [k: string]: Json }): Py | undefined => {
+export const initialAgentData = (task: { readonly [k: string]: Canonical.Json }): Py | undefined => {
   const st = task["initial_state"]
   if (!isDict(st)) return undefined
   const init = st["initialization_data"]

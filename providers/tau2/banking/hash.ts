@@ -4,8 +4,7 @@
  * key order does not matter here. Each record's text is cached by the (immutable) record value.
  */
 import { createHash, type Hash } from "node:crypto"
-import type { Json } from "../../../src/content/Canonical.ts"
-import * as World from "../../../src/world/World.ts"
+import { type Canonical, World } from "../../../src/index.ts"
 import { compactFormat, type DumpFormat, pythonDefaultFormat, recordText } from "../common/dbHash.ts"
 import { compareCodePoints, dumps } from "../common/pyjson.ts"
 import { tableNames, type Notes } from "./data.ts"
@@ -26,7 +25,7 @@ const hashDump = (world: World.World, notes: Notes, format: DumpFormat): string 
     hash.update(key(name) + keySep + "{" + key("data") + keySep + "{")
     const records = [...World.entries(world, name)].sort((a, b) => compareCodePoints(a[0], b[0]))
     records.forEach(([k, v], i) => {
-      hash.update((i > 0 ? itemSep : "") + key(k) + keySep + recordText(format, v, () => toPyValue(v as Json)), "utf8")
+      hash.update((i > 0 ? itemSep : "") + key(k) + keySep + recordText(format, v, () => toPyValue(v as Canonical.Json)), "utf8")
     })
     hash.update("}" + itemSep + key("notes") + keySep + key(notes[name]) + "}", "utf8")
   })

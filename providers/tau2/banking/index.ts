@@ -7,12 +7,7 @@
  * ACTION (9), DB + NL_ASSERTION (1), see README.md.
  */
 import { Effect, Either } from "effect"
-import type { Json } from "../../../src/content/Canonical.ts"
-import * as ContentId from "../../../src/content/ContentId.ts"
-import { CapabilityError } from "../../../src/evaluation/Capabilities.ts"
-import type { PinnedFile, Provider } from "../../../src/evaluation/Provider.ts"
-import type { ToolSpec } from "../../../src/world/Tool.ts"
-import * as World from "../../../src/world/World.ts"
+import { type Canonical, Capabilities, ContentId, type Provider, type Tool, World } from "../../../src/index.ts"
 import { OUT_OF_SCOPE, STOP, TRANSFER, userSystemPrompt } from "../common/conversation.ts"
 import { type Loaded, makeTau2Provider, promptDataFiles, providerFiles } from "../common/provider.ts"
 import type { Prompts } from "../common/prompts.ts"
@@ -40,11 +35,11 @@ interface Banking {
 const initials = new Map<string, World.World>()
 
 /** The task's initial world (db.json, its agent data merged, its read-log allowlist), cached per task. */
-const initialOf = (l: Loaded<BankingTask, Banking>, task: BankingTask): Effect.Effect<World.World, CapabilityError> => {
+const initialOf = (l: Loaded<BankingTask, Banking>, task: BankingTask): Effect.Effect<World.World, Capabilities.CapabilityError> => {
   const hit = initials.get(task.id)
   if (hit !== undefined) return Effect.succeed(hit)
   return Either.match(initialWorld(l.data, task), {
-    onLeft: (detail) => Effect.fail(new CapabilityError({ capability: BENCHMARK, reason: "setup", detail: `${task.id}: ${detail}` })),
+    onLeft: (detail) => Effect.fail(new Capabilities.CapabilityError({ capability: BENCHMARK, reason: "setup", detail: `${task.id}: ${detail}` })),
     onRight: (world) => {
       initials.set(task.id, world)
       return Effect.succeed(world)
@@ -56,7 +51,7 @@ const initialOf = (l: Loaded<BankingTask, Banking>, task: BankingTask): Effect.E
  * The user tools a task offers the simulated user: its `user_tools` subset (null: all 6).
  * Upstream passes `get_user_tools(include=...) or None`, so an empty subset means no tools.
  */
-export const offeredUserTools = (data: BankingData, task: BankingTask): ReadonlyArray<ToolSpec> =>
+export const offeredUserTools = (data: BankingData, task: BankingTask): ReadonlyArray<Tool.ToolSpec> =>
   task.userTools === null ? data.userToolSpecs : data.userToolSpecs.filter((s) => task.userTools!.includes(s.name))
 
 /**
@@ -84,7 +79,7 @@ export const openingOf = (task: BankingTask): string => {
 }
 
 /** Every file the provider reads: banking's 808 (under the data root) and the shared prompts (under tau2/). */
-export const data: ReadonlyArray<PinnedFile> = providerFiles([...allPinnedFiles, ...promptDataFiles])
+export const data: ReadonlyArray<Provider.PinnedFile> = providerFiles([...allPinnedFiles, ...promptDataFiles])
 
 const banking = makeTau2Provider<BankingTask, Banking>({
   benchmark: BENCHMARK,
@@ -102,7 +97,7 @@ const banking = makeTau2Provider<BankingTask, Banking>({
       tasks,
       tools: bankingTools(env, data),
       toolsDigest: ContentId.ofUnsafe(
-        { agent: data.toolSpecs, user: data.userToolSpecs, discoverable: data.discoverableTools } as unknown as Json
+        { agent: data.toolSpecs, user: data.userToolSpecs, discoverable: data.discoverableTools } as unknown as Canonical.Json
       )
     }
   }),
@@ -136,7 +131,7 @@ const banking = makeTau2Provider<BankingTask, Banking>({
     task.goldActions.map((a) => ({
       requestor: a.requestor,
       name: a.name,
-      arguments: plain(a.arguments) as { readonly [key: string]: Json }
+      arguments: plain(a.arguments) as { readonly [key: string]: Canonical.Json }
     })),
   opening: openingOf,
   data,
@@ -148,4 +143,4 @@ export const environments = banking.provider.environments
 
 export const makeCapabilities = banking.makeCapabilities
 export const capabilities = banking.provider.capabilities
-export const provider: Provider = banking.provider
+export const provider: Provider.Provider = banking.provider

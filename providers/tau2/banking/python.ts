@@ -3,7 +3,7 @@
  * call boundary, dict-key lookups (`x in table`), `==`, keyword binding (`TypeError` texts),
  * and `json.dumps(v, indent=2)`.
  */
-import type { Json } from "../../../src/content/Canonical.ts"
+import type { Canonical } from "../../../src/index.ts"
 import { dumps } from "../common/pyjson.ts"
 import { isDict, num, pyType, toPyValue, type Py } from "./pyvalue.ts"
 
@@ -39,8 +39,8 @@ export const pyEq = (a: Py | undefined, b: Py | undefined): boolean => {
   }
   const ka = Object.keys(a)
   const kb = Object.keys(b)
-  const rb = b as { readonly [k: string]: Json }
-  const ra = a as { readonly [k: string]: Json }
+  const rb = b as { readonly [k: string]: Canonical.Json }
+  const ra = a as { readonly [k: string]: Canonical.Json }
   return ka.length === kb.length && ka.every((k) => Object.hasOwn(rb, k) && pyEq(ra[k], rb[k]))
 }
 
@@ -69,8 +69,8 @@ export const p = (name: string, ...defaultValue: [] | [Py]): Param => (defaultVa
 export const bind = (
   qualname: string,
   params: ReadonlyArray<Param>,
-  args: { readonly [key: string]: Json }
-): { readonly [key: string]: Json } => {
+  args: { readonly [key: string]: Canonical.Json }
+): { readonly [key: string]: Canonical.Json } => {
   const fn = `${qualname}()`
   for (const k of Object.keys(args)) {
     if (!params.some((x) => x.name === k)) raise("TypeError", `${fn} got an unexpected keyword argument '${k}'`)
@@ -79,7 +79,7 @@ export const bind = (
   if (missing.length > 0) {
     raise("TypeError", `${fn} missing ${missing.length} required positional argument${missing.length > 1 ? "s" : ""}: ${quoteList(missing)}`)
   }
-  const out: Record<string, Json> = {}
+  const out: Record<string, Canonical.Json> = {}
   for (const x of params) out[x.name] = Object.hasOwn(args, x.name) ? args[x.name]! : x.defaultValue!
   return out
 }

@@ -10,12 +10,12 @@
  * `format(x, ".2f")` with Python's exact rounding, and the `json.dumps` views of these values.
  */
 import { Either } from "effect"
-import type { Json } from "../../../src/content/Canonical.ts"
+import type { Canonical } from "../../../src/index.ts"
 import { literalAt, numberAt, skipWhitespace } from "../common/orderedJson.ts"
 import { dict, float, type PyValue } from "../common/pyjson.ts"
 import { pyReprWith, pyTypeName, reprNumber } from "../common/pyrepr.ts"
 
-export type Py = Json
+export type Py = Canonical.Json
 
 const FLOAT = "$float"
 
@@ -33,7 +33,7 @@ export const floatTag = (v: Py | undefined): number | undefined => {
   if (v === null || typeof v !== "object" || Array.isArray(v)) return undefined
   const keys = Object.keys(v)
   if (keys.length !== 1 || keys[0] !== FLOAT) return undefined
-  const t = (v as { readonly [k: string]: Json })[FLOAT]
+  const t = (v as { readonly [k: string]: Canonical.Json })[FLOAT]
   if (typeof t === "number") return t
   return t === "nan" ? NaN : t === "inf" ? Infinity : t === "-inf" ? -Infinity : t === "-0" ? -0 : undefined
 }
@@ -50,7 +50,7 @@ export const isNumber = (v: Py | undefined): boolean => typeof v === "number" ||
 export const num = (v: Py | undefined): number | undefined =>
   typeof v === "number" ? v : typeof v === "boolean" ? (v ? 1 : 0) : floatTag(v)
 
-export const isDict = (v: Py | undefined): v is { readonly [k: string]: Json } =>
+export const isDict = (v: Py | undefined): v is { readonly [k: string]: Canonical.Json } =>
   v !== null && typeof v === "object" && !Array.isArray(v) && floatTag(v) === undefined
 
 export const pyType = (v: Py | undefined): string => pyTypeName(v, isFloat)
@@ -152,7 +152,7 @@ const keyOrders = new WeakMap<object, ReadonlyArray<string>>()
  * A parsed object's entries in the text's order (Python's dict order). A JS object lists
  * integer-like keys ("123") first; the parser remembers the real order.
  */
-export const orderedEntries = (v: { readonly [k: string]: Json }): ReadonlyArray<readonly [string, Json]> => {
+export const orderedEntries = (v: { readonly [k: string]: Canonical.Json }): ReadonlyArray<readonly [string, Canonical.Json]> => {
   const order = keyOrders.get(v)
   return order === undefined ? Object.entries(v) : order.map((k) => [k, v[k]!] as const)
 }

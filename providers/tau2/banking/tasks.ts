@@ -11,8 +11,7 @@
  * digest is computed once per task content id.
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
-import type { Json } from "../../../src/content/Canonical.ts"
-import * as World from "../../../src/world/World.ts"
+import { type Canonical, World } from "../../../src/index.ts"
 import { contentIdOnce } from "../common/taskIds.ts"
 import { Task, type Task as TaskType } from "../retail/tasks.ts"
 import { applyAgentData, BankingDataError, type BankingData } from "./data.ts"
@@ -23,7 +22,7 @@ import { dbWorld, step, withReadLogAllowlist, type Environment, type Requestor }
 export interface GoldAction {
   readonly name: string
   readonly requestor: Requestor
-  readonly arguments: { readonly [key: string]: Json }
+  readonly arguments: { readonly [key: string]: Canonical.Json }
 }
 
 export interface BankingTask {
@@ -44,7 +43,7 @@ export interface BankingTask {
 }
 
 /** A parsed value with Python floats as plain numbers (what the shared task schema expects). */
-export const plain = (v: Py): Json => {
+export const plain = (v: Py): Canonical.Json => {
   if (Array.isArray(v)) return v.map(plain)
   if (v !== null && typeof v === "object") {
     const f = floatTag(v)
@@ -117,8 +116,8 @@ export const goldWorld = (env: Environment, initial: World.World, task: BankingT
 
 /** The content id of a task (its decoded record and gold actions): what per-task caches are keyed by. */
 export const taskContentId: (task: BankingTask) => string = contentIdOnce((task: BankingTask) => ({
-  task: Schema.encodeSync(Task)(task.task) as unknown as Json,
-  gold: task.goldActions as unknown as Json
+  task: Schema.encodeSync(Task)(task.task) as unknown as Canonical.Json,
+  gold: task.goldActions as unknown as Canonical.Json
 }))
 
 const goldDigests = new Map<string, string>()

@@ -11,17 +11,15 @@
  */
 import { createHash } from "node:crypto"
 import { Either } from "effect"
-import type { Json } from "../../../src/content/Canonical.ts"
-import type { Tool, ToolOutcome, ToolSpec } from "../../../src/world/Tool.ts"
-import * as World from "../../../src/world/World.ts"
+import { type Canonical, type Tool, World } from "../../../src/index.ts"
 import { dumps } from "../common/pyjson.ts"
 import { formatResults, search, type Bm25Index } from "./bm25.ts"
 import type { BankingData, DiscoverableTool } from "./data.ts"
 import { asKey, bind, dumpsIndent2, inList, inNames, p, PyException, pyContains, pyEq, pyFloatOf, pyIterate, pyJoin, raise, type Param } from "./python.ts"
 import { formatFixed, isDict, isFloat, jsonLoads, num, orderedEntries, pyFloat, pyRepr, pyStr, pyType as pyTypeName, toPyValue, truthy, type Py } from "./pyvalue.ts"
 
-export type Args = { readonly [key: string]: Json }
-type Rec = { readonly [key: string]: Json }
+export type Args = { readonly [key: string]: Canonical.Json }
+type Rec = { readonly [key: string]: Canonical.Json }
 
 export const SESSION = "$session"
 
@@ -156,7 +154,7 @@ const pyIn = (needle: Py | undefined, hay: Py | undefined): boolean => {
 }
 
 /** `_record_matches`: every `field__op` constraint holds; a TypeError/ValueError is a miss. */
-const recordMatches = (record: Rec, constraints: ReadonlyArray<readonly [string, Json]>): boolean => {
+const recordMatches = (record: Rec, constraints: ReadonlyArray<readonly [string, Canonical.Json]>): boolean => {
   for (const [key, expected] of constraints) {
     let field = key
     let op = "eq"
@@ -709,7 +707,7 @@ const userSide: ReadonlyMap<string, Implementation> = new Map([...Object.entries
  * agent tools and the agent discoverable tools (directly callable, no unlock check and no
  * logging); the user's side the user tools and the user discoverable tools.
  */
-export const step = (world: World.World, env: Environment, requestor: Requestor, name: string, args: Args): readonly [World.World, ToolOutcome] => {
+export const step = (world: World.World, env: Environment, requestor: Requestor, name: string, args: Args): readonly [World.World, Tool.ToolOutcome] => {
   const ctx = new Ctx(world, env)
   const table = requestor === "user" ? userSide : agentSide
   const impl = table.get(name)
@@ -736,22 +734,22 @@ export { title as pyTitle }
 
 export interface BankingTools {
   /** The 15 agent tools the agent is offered (tools.json order). */
-  readonly agent: ReadonlyArray<Tool>
+  readonly agent: ReadonlyArray<Tool.Tool>
   /** The agent discoverable tools: never offered, but a call by name runs (no unlock check, no log). */
-  readonly agentHidden: ReadonlyArray<Tool>
+  readonly agentHidden: ReadonlyArray<Tool.Tool>
   /** The 6 user tools (offer a task the subset its `user_tools` names). */
-  readonly user: ReadonlyArray<Tool>
+  readonly user: ReadonlyArray<Tool.Tool>
   /** The user discoverable tools: callable by name, they check themselves that they were given. */
-  readonly userHidden: ReadonlyArray<Tool>
+  readonly userHidden: ReadonlyArray<Tool.Tool>
 }
 
-const asTool = (env: Environment, requestor: Requestor, spec: ToolSpec, access: Tool["access"]): Tool => ({
+const asTool = (env: Environment, requestor: Requestor, spec: Tool.ToolSpec, access: Tool.Tool["access"]): Tool.Tool => ({
   spec,
   access,
   run: (world, args) => step(world, env, requestor, spec.name, args)[1]
 })
 
-const discoverableSpec = (d: DiscoverableTool): ToolSpec => ({
+const discoverableSpec = (d: DiscoverableTool): Tool.ToolSpec => ({
   name: d.name,
   description: d.tool_info.description,
   parameters: {
@@ -763,7 +761,7 @@ const discoverableSpec = (d: DiscoverableTool): ToolSpec => ({
 
 /** Every banking tool as a world `Tool` (pure: world and arguments in, outcome and writes out). */
 export const bankingTools = (env: Environment, data: BankingData): BankingTools => {
-  const access = (types: BankingData["toolTypes"], name: string): Tool["access"] => (types.find((t) => t.name === name)?.type === "read" ? "read" : "write")
+  const access = (types: BankingData["toolTypes"], name: string): Tool.Tool["access"] => (types.find((t) => t.name === name)?.type === "read" ? "read" : "write")
   const hidden = (owner: "assistant" | "user") =>
     env.discoverable.filter((d) => d.owner === owner).map((d) => asTool(env, owner, discoverableSpec(d), d.type === "read" ? "read" : "write"))
   return {

@@ -11,16 +11,7 @@
  * `agentStopTools` is empty unless a domain asks for it.
  */
 import { Effect, Ref } from "effect"
-import type { BudgetExceeded, Wallet } from "../../../src/budget/Wallet.ts"
-import type { Json } from "../../../src/content/Canonical.ts"
-import { AgentError, type Agent, type AgentFailure } from "../../../src/evaluation/Agent.ts"
-import type { ProtocolContext, ProtocolFailure } from "../../../src/evaluation/Capabilities.ts"
-import type { AgentReply, Message, ToolCall } from "../../../src/evaluation/Conversation.ts"
-import { callTool } from "../../../src/evaluation/toolLoop.ts"
-import type { ModelRequest } from "../../../src/model/Clients.ts"
-import type { ResolvedModel } from "../../../src/model/Registry.ts"
-import type { Tool, ToolSpec } from "../../../src/world/Tool.ts"
-import type * as WE from "../../../src/world/WorldEffects.ts"
+import { Agent, type Canonical, type Capabilities, type Clients, type Conversation, type Registry, type Tool, ToolLoop, type Wallet, type WorldEffects as WE } from "../../../src/index.ts"
 
 export const STOP = "###STOP###"
 export const TRANSFER = "###TRANSFER###"
@@ -37,8 +28,8 @@ export type Requestor = "assistant" | "user"
 
 /** A message of the full trajectory (upstream's `SimulationRun.messages`). */
 export type Tau2Message =
-  | { readonly role: "assistant"; readonly content: string | null; readonly toolCalls: ReadonlyArray<ToolCall> }
-  | { readonly role: "user"; readonly content: string | null; readonly toolCalls: ReadonlyArray<ToolCall> }
+  | { readonly role: "assistant"; readonly content: string | null; readonly toolCalls: ReadonlyArray<Conversation.ToolCall> }
+  | { readonly role: "user"; readonly content: string | null; readonly toolCalls: ReadonlyArray<Conversation.ToolCall> }
   | {
     readonly role: "tool"
     readonly id: string
@@ -59,14 +50,14 @@ export interface ConversationOutput {
 /** What the user side says: text for the agent, or tool calls of its own tools. */
 export interface UserReply {
   readonly text: string | null
-  readonly toolCalls: ReadonlyArray<ToolCall>
+  readonly toolCalls: ReadonlyArray<Conversation.ToolCall>
 }
 
 /** The user side of the conversation: the simulated user (a model) or a script. */
 export interface User {
   readonly name: string
   /** Given the user's own view of the trajectory (see `userView`), the next user message. */
-  readonly reply: (view: ReadonlyArray<Tau2Message>) => Effect.Effect<UserReply, AgentFailure, WE.WorldEffects | Wallet>
+  readonly reply: (view: ReadonlyArray<Tau2Message>) => Effect.Effect<UserReply, Agent.AgentFailure, WE.WorldEffects | Wallet.Wallet>
 }
 
 /** `UserSimulator.is_stop`: a text message holding one of the three stop tokens. */
@@ -77,8 +68,8 @@ export const isUserStop = (reply: UserReply): boolean =>
 const hasText = (text: string | null): boolean => text !== null && text.trim().length > 0
 
 /** What the agent sees (upstream's `is_valid_agent_history_message`), in the path's Message shape. */
-export const agentView = (messages: ReadonlyArray<Tau2Message>): ReadonlyArray<Message> =>
-  messages.flatMap((m): ReadonlyArray<Message> => {
+export const agentView = (messages: ReadonlyArray<Tau2Message>): ReadonlyArray<Conversation.Message> =>
+  messages.flatMap((m): ReadonlyArray<Conversation.Message> => {
     switch (m.role) {
       case "assistant":
         return [{ role: "assistant", content: m.content, toolCalls: m.toolCalls }]
@@ -116,11 +107,11 @@ export const agentSystemPrompt = (template: string, instruction: string, policy:
  * The user model's request: upstream's `UserState.flip_roles`: the agent's texts become user
  * messages, the user's own messages assistant messages, its tools' answers tool messages.
  */
-export const userRequest = (model: ResolvedModel, system: string, view: ReadonlyArray<Tau2Message>, tools: ReadonlyArray<ToolSpec>): ModelRequest => ({
+export const userRequest = (model: Registry.ResolvedModel, system: string, view: ReadonlyArray<Tau2Message>, tools: ReadonlyArray<Tool.ToolSpec>): Clients.ModelRequest => ({
   provider: model.provider,
   model: model.model.id,
   system,
-  messages: view.map((m): ModelRequest["messages"][number] => {
+  messages: view.map((m): Clients.ModelRequest["messages"][number] => {
     switch (m.role) {
       case "assistant":
         return { role: "user", content: m.content ?? "" }
@@ -137,7 +128,7 @@ export const userRequest = (model: ResolvedModel, system: string, view: Readonly
  * The simulated user: one model call per user turn through `ModelAgent.call` with role `user`,
  * so it is a `model/generate` effect keyed `user:<model>` that debits the Attempt's wallet.
  */
-export const simulatedUser = (model: ResolvedModel, system: string, tools: ReadonlyArray<ToolSpec> = []): User => ({
+export const simulatedUser = (model: Registry.ResolvedModel, system: string, tools: ReadonlyArray<Tool.ToolSpec> = []): User => ({
   name: `user:${model.ref}`,
   reply: (view) =>
     Effect.flatMap(
@@ -145,10 +136,10 @@ export const simulatedUser = (model: ResolvedModel, system: string, tools: Reado
       Effect.promise(() => import("../../../src/model/ModelAgent.ts")),
       (ModelAgent) =>
         ModelAgent.call(userRequest(model, system, view, tools), { role: "user", model }).pipe(
-          Effect.map((r): UserReply => ({ text: r.text, toolCalls: r.toolCalls as ReadonlyArray<ToolCall> })),
-          Effect.catchTag("EffectFailed", (e): Effect.Effect<never, WE.EffectFailed | AgentError | BudgetExceeded> =>
+          Effect.map((r): UserReply => ({ text: r.text, toolCalls: r.toolCalls as ReadonlyArray<Conversation.ToolCall> })),
+          Effect.catchTag("EffectFailed", (e): Effect.Effect<never, WE.EffectFailed | Agent.AgentError | Wallet.BudgetExceeded> =>
             e.reason === "handler"
-              ? Effect.fail(new AgentError({ agent: `user:${model.ref}`, reason: "model-failed", detail: e.detail }))
+              ? Effect.fail(new Agent.AgentError({ agent: `user:${model.ref}`, reason: "model-failed", detail: e.detail }))
               : Effect.fail(e))
         )
     )
@@ -161,7 +152,7 @@ export const simulatedUser = (model: ResolvedModel, system: string, tools: Reado
 export interface PlayAction {
   readonly requestor: Requestor
   readonly name: string
-  readonly arguments: { readonly [key: string]: Json }
+  readonly arguments: { readonly [key: string]: Canonical.Json }
   /** The arguments as the task file writes them (`2.0` stays a float), played as a model's text. */
   readonly argumentsText?: string
 }
@@ -170,13 +161,13 @@ export interface PlayAction {
 // protocol a copy of the agent (`{ ...agent, reply }`), and a copy keeps its own symbol properties.
 const scriptedUserKey: unique symbol = Symbol("tau2/scriptedUser")
 
-type WithScriptedUser = Agent & { readonly [scriptedUserKey]?: User }
+type WithScriptedUser = Agent.Agent & { readonly [scriptedUserKey]?: User }
 
 /** The scripted user a roster candidate brings (gold, echo), if any; otherwise the protocol simulates one. */
-export const scriptedUserOf = (agent: Agent): User | undefined => (agent as WithScriptedUser)[scriptedUserKey]
+export const scriptedUserOf = (agent: Agent.Agent): User | undefined => (agent as WithScriptedUser)[scriptedUserKey]
 
 /** Pair a scripted agent with the scripted user it plays against. */
-export const withScriptedUser = (agent: Agent, user: User): Agent => {
+export const withScriptedUser = (agent: Agent.Agent, user: User): Agent.Agent => {
   const paired: WithScriptedUser = { ...agent, [scriptedUserKey]: user }
   return paired
 }
@@ -186,20 +177,20 @@ export const withScriptedUser = (agent: Agent, user: User): Agent => {
  * then the agent's closing text; the user opens with `opening`, hands the turn back while the
  * agent has work left, and says ###STOP### after the closing text.
  */
-export const goldPlay = (actions: ReadonlyArray<PlayAction>, opening: string, closing: string): Agent => {
+export const goldPlay = (actions: ReadonlyArray<PlayAction>, opening: string, closing: string): Agent.Agent => {
   let next = 0
   let openingSent = false
   let closed = false
-  const call = (a: PlayAction): ToolCall => ({
+  const call = (a: PlayAction): Conversation.ToolCall => ({
     id: `gold-${next}`,
     name: a.name,
     arguments: a.arguments,
     ...(a.argumentsText !== undefined ? { argumentsText: a.argumentsText } : {})
   })
-  const agent: Agent = {
+  const agent: Agent.Agent = {
     name: "gold",
     reply: () =>
-      Effect.sync((): AgentReply => {
+      Effect.sync((): Conversation.AgentReply => {
         const action = actions[next]
         if (action?.requestor === "assistant") {
           const reply = { text: null, toolCalls: [call(action)] }
@@ -232,7 +223,7 @@ export const goldPlay = (actions: ReadonlyArray<PlayAction>, opening: string, cl
 }
 
 /** `gold` on a tau2 task: its gold actions, each by its side, closing with the task's communicate_info. */
-export const goldAgent = (actions: ReadonlyArray<PlayAction>, opening: string, communicateInfo: ReadonlyArray<string>): Agent =>
+export const goldAgent = (actions: ReadonlyArray<PlayAction>, opening: string, communicateInfo: ReadonlyArray<string>): Agent.Agent =>
   goldPlay(actions, opening, communicateInfo.length > 0 ? communicateInfo.join("\n") : "Your request is complete.")
 
 /** A user that says `opening`, then ###STOP### (what `echo` plays against). */
@@ -257,9 +248,9 @@ export interface ConversationSpec {
   readonly firstAgentMessage: string
   readonly user: User
   /** The agent's tools (their access decides tool/read or tool/write). */
-  readonly agentTools: ReadonlyArray<Tool>
+  readonly agentTools: ReadonlyArray<Tool.Tool>
   /** The user's own tools, run in the same fork; none in retail. */
-  readonly userTools?: ReadonlyArray<Tool>
+  readonly userTools?: ReadonlyArray<Tool.Tool>
   readonly maxSteps?: number
   readonly maxErrors?: number
   /** Agent tools whose call ends the conversation with agent_stop after it runs (none upstream in text mode). */
@@ -273,9 +264,9 @@ type Role = "agent" | "user" | "env"
  * agent sees; the output holds the full trajectory (with the user's tool calls) and how it ended.
  */
 export const runConversation = (
-  ctx: ProtocolContext,
+  ctx: Capabilities.ProtocolContext,
   spec: ConversationSpec
-): Effect.Effect<ConversationOutput, ProtocolFailure, WE.WorldEffects | Wallet> =>
+): Effect.Effect<ConversationOutput, Capabilities.ProtocolFailure, WE.WorldEffects | Wallet.Wallet> =>
   Effect.gen(function*() {
     const maxSteps = spec.maxSteps ?? DEFAULT_MAX_STEPS
     const maxErrors = spec.maxErrors ?? DEFAULT_MAX_ERRORS
@@ -293,7 +284,7 @@ export const runConversation = (
     yield* append({ role: "assistant", content: spec.firstAgentMessage, toolCalls: [] })
     let from: Role = "agent"
     let to: Role = "user"
-    let pending: ReadonlyArray<ToolCall> = []
+    let pending: ReadonlyArray<Conversation.ToolCall> = []
     let steps = 0
     let errors = 0
     let ended: TerminationReason | null = null
@@ -328,7 +319,7 @@ export const runConversation = (
         for (const call of pending) {
           // A side cannot reach the other side's tools: upstream looks a call up in the requestor's toolkit only.
           const foreign = !own.has(call.name) && (requestor === "user" || other.has(call.name))
-          const result = foreign ? { content: `Error: Tool '${call.name}' not found.`, error: true } : yield* callTool(own, call)
+          const result = foreign ? { content: `Error: Tool '${call.name}' not found.`, error: true } : yield* ToolLoop.callTool(own, call)
           if (result.error) errors++
           yield* append({ role: "tool", id: call.id, name: call.name, requestor, content: result.content, error: result.error })
           if (requestor === "assistant" && stopTools.has(call.name)) stopped = true
@@ -349,4 +340,4 @@ export const runConversation = (
   })
 
 /** The output as the path keeps it (plain JSON). */
-export const outputJson = (output: ConversationOutput): Json => output as unknown as Json
+export const outputJson = (output: ConversationOutput): Canonical.Json => output as unknown as Canonical.Json

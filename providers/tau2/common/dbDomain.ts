@@ -6,13 +6,7 @@
  * task decoder, tools and DB check.
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
-import type { Json } from "../../../src/content/Canonical.ts"
-import * as ContentId from "../../../src/content/ContentId.ts"
-import type { CapabilityError } from "../../../src/evaluation/Capabilities.ts"
-import type { EquivalenceResult, PinnedFile as ProviderFile } from "../../../src/evaluation/Provider.ts"
-import type { EnvironmentDef } from "../../../src/schema/EnvironmentDef.ts"
-import type { Tool, ToolSpec } from "../../../src/world/Tool.ts"
-import * as World from "../../../src/world/World.ts"
+import { type Canonical, type Capabilities, ContentId, type EnvironmentDef, type Provider, type Tool, World } from "../../../src/index.ts"
 import { userSystemPrompt } from "./conversation.ts"
 import type { PinnedFile } from "./pinned.ts"
 import type { Prompts } from "./prompts.ts"
@@ -43,7 +37,7 @@ export interface DbDomainData {
   readonly splits: Splits
   readonly policy: string
   /** tools.json in upstream order (what the agent is offered). */
-  readonly toolSpecs: ReadonlyArray<ToolSpec>
+  readonly toolSpecs: ReadonlyArray<Tool.ToolSpec>
   readonly toolTypes: ToolTypes
 }
 
@@ -85,23 +79,23 @@ export interface DbDomain {
   readonly description: string
   readonly loadData: Effect.Effect<DbDomainData, { readonly message: string }>
   readonly decodeTasks: (json: unknown) => Effect.Effect<ReadonlyArray<Task>, { readonly message: string }>
-  readonly makeTools: (specs: ReadonlyArray<ToolSpec>, types: ToolTypes) => ReadonlyArray<Tool>
+  readonly makeTools: (specs: ReadonlyArray<Tool.ToolSpec>, types: ToolTypes) => ReadonlyArray<Tool.Tool>
   /** The DB check: the final world equals the gold world. */
   readonly dbCheck: (initial: World.World, task: Task, finalWorld: World.World) => boolean
   /** The user scenario as upstream's `str(task.user_scenario)` renders it. */
   readonly renderUserScenario: (task: Task) => string
   /** Every file the provider reads. */
-  readonly data: ReadonlyArray<ProviderFile>
-  readonly equivalence: (corpus: string | null) => Effect.Effect<EquivalenceResult, { readonly message: string }>
+  readonly data: ReadonlyArray<Provider.PinnedFile>
+  readonly equivalence: (corpus: string | null) => Effect.Effect<Provider.EquivalenceResult, { readonly message: string }>
 }
 
 /** What a DB domain loads once per process. */
 export interface DbDomainLoad {
   readonly data: DbDomainData
   readonly tasks: ReadonlyArray<Task>
-  readonly tools: ReadonlyArray<Tool>
+  readonly tools: ReadonlyArray<Tool.Tool>
   /** The same for every task: one DB, one tool set. */
-  readonly evidence: Json
+  readonly evidence: Canonical.Json
 }
 
 /** The user simulator's system prompt of a task (upstream `UserSimulator.system_prompt`, no user tools). */
@@ -115,8 +109,8 @@ export const tasksOfSplit = <T extends { readonly id: string }>(tasks: ReadonlyA
 
 /** A DB domain's provider, with the environments of each split and the splits of each task. */
 export const makeDbDomainProvider = (domain: DbDomain): Tau2Provider<Task, DbDomainLoad> & {
-  readonly environmentsOf: (split: Split) => Effect.Effect<ReadonlyArray<EnvironmentDef>, CapabilityError>
-  readonly splitsOf: (taskId: string) => Effect.Effect<ReadonlyArray<Split>, CapabilityError>
+  readonly environmentsOf: (split: Split) => Effect.Effect<ReadonlyArray<EnvironmentDef.EnvironmentDef>, Capabilities.CapabilityError>
+  readonly splitsOf: (taskId: string) => Effect.Effect<ReadonlyArray<Split>, Capabilities.CapabilityError>
 } => {
   const made = makeTau2Provider<Task, DbDomainLoad>({
     benchmark: domain.benchmark,
@@ -129,7 +123,7 @@ export const makeDbDomainProvider = (domain: DbDomain): Tau2Provider<Task, DbDom
         data,
         tasks,
         tools: domain.makeTools(data.toolSpecs, data.toolTypes),
-        evidence: { db: World.digest(data.initialWorld), tools: ContentId.ofUnsafe(data.toolSpecs as unknown as Json) }
+        evidence: { db: World.digest(data.initialWorld), tools: ContentId.ofUnsafe(data.toolSpecs as unknown as Canonical.Json) }
       }
     }),
     environmentTasks: (l) => tasksOfSplit(l.tasks, l.data.splits, "base"),
@@ -143,7 +137,7 @@ export const makeDbDomainProvider = (domain: DbDomain): Tau2Provider<Task, DbDom
       (task.evaluation_criteria?.actions ?? []).map((a) => ({
         requestor: a.requestor,
         name: a.name,
-        arguments: a.arguments as { readonly [key: string]: Json }
+        arguments: a.arguments as { readonly [key: string]: Canonical.Json }
       })),
     data: domain.data,
     equivalence: domain.equivalence

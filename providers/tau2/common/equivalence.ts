@@ -6,9 +6,7 @@
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect, Either, ParseResult, Schema } from "effect"
-import type { Json } from "../../../src/content/Canonical.ts"
-import type { ToolOutcome } from "../../../src/world/Tool.ts"
-import * as World from "../../../src/world/World.ts"
+import { type Canonical, type Tool, World } from "../../../src/index.ts"
 
 export interface Disagreement {
   /** 1-based line number across the corpora, in order. */
@@ -114,7 +112,7 @@ export type LineCheck = (initial: World.World, line: OracleLine, lineNumber: num
  * initial world, its content and error flag compared, then the final world's two hashes.
  */
 export const lineChecker = (
-  step: (world: World.World, name: string, args: { readonly [key: string]: Json }) => readonly [World.World, ToolOutcome],
+  step: (world: World.World, name: string, args: { readonly [key: string]: Canonical.Json }) => readonly [World.World, Tool.ToolOutcome],
   finalDbSha256: (world: World.World) => string,
   upstreamDbHash: (world: World.World) => string
 ): LineCheck =>
@@ -123,7 +121,7 @@ export const lineChecker = (
   const differ = (field: string, expected: string, actual: string): Disagreement => ({ line: lineNumber, taskId: line.task_id, field, expected, actual })
   for (let i = 0; i < line.actions.length; i++) {
     const action = line.actions[i]!
-    const [next, outcome] = step(world, action.name, action.arguments as { readonly [key: string]: Json })
+    const [next, outcome] = step(world, action.name, action.arguments as { readonly [key: string]: Canonical.Json })
     world = next
     if (outcome.output !== action.content) return differ(`actions[${i}].content`, action.content, outcome.output)
     if (outcome.error !== action.error) return differ(`actions[${i}].error`, String(action.error), String(outcome.error))

@@ -13,30 +13,22 @@
  * assertions are listed in `notEvaluated` and left out of the product: never counted as passed.
  */
 import { Effect, Option, Schema } from "effect"
-import { Model } from "../../../src/model/Model.ts"
-import { liveModel } from "../../../src/model/ModelEffect.ts"
-import type { Json } from "../../../src/content/Canonical.ts"
-import { CapabilityError, type Grade } from "../../../src/evaluation/Capabilities.ts"
-import type { ModelRequest, ModelResponse } from "../../../src/model/Clients.ts"
-import { costOf } from "../../../src/model/Cost.ts"
-import type { Judging } from "../../../src/schema/Attempt.ts"
-import type { ResolvedModel } from "../../../src/model/Registry.ts"
-import * as World from "../../../src/world/World.ts"
+import { type Attempt, type Canonical, Capabilities, type Clients, Cost, Model, ModelEffect, type Registry, World } from "../../../src/index.ts"
 import { actionCheck, communicateCheck, type Task, type TrajectoryToolCall } from "../retail/tasks.ts"
 import type { ConversationOutput, Tau2Message } from "./conversation.ts"
 
 /** A judge: one model call, made outside the Attempt (its wallet does not pay for it). */
-export type JudgeCall = (request: ModelRequest) => Effect.Effect<ModelResponse, { readonly message: string }>
+export type JudgeCall = (request: Clients.ModelRequest) => Effect.Effect<Clients.ModelResponse, { readonly message: string }>
 
 /**
  * The judge through the Model service of the run (so the experiment's spend cap covers it), or
  * the live clients when the caller provides none.
  */
 export const liveJudge: JudgeCall = (request) =>
-  Effect.flatMap(Effect.serviceOption(Model), (model) => (Option.isSome(model) ? model.value : liveModel).generate(request))
+  Effect.flatMap(Effect.serviceOption(Model.Model), (model) => (Option.isSome(model) ? model.value : ModelEffect.liveModel).generate(request))
 
 export interface Judge {
-  readonly model: ResolvedModel
+  readonly model: Registry.ResolvedModel
   readonly call: JudgeCall
 }
 
@@ -62,10 +54,10 @@ const Output = Schema.Struct({
   messages: Schema.Array(Schema.Unknown)
 })
 
-const evaluatorError = (detail: string) => new CapabilityError({ capability: "tau2/evaluator", reason: "evaluator", detail })
+const evaluatorError = (detail: string) => new Capabilities.CapabilityError({ capability: "tau2/evaluator", reason: "evaluator", detail })
 
 /** The protocol's output, checked to be a conversation's. */
-export const decodeOutput = (output: Json): Effect.Effect<ConversationOutput, CapabilityError> =>
+export const decodeOutput = (output: Canonical.Json): Effect.Effect<ConversationOutput, Capabilities.CapabilityError> =>
   Effect.map(
     Effect.mapError(Schema.decodeUnknown(Output)(output), (e) => evaluatorError(`not a conversation output: ${e.message}`)),
     () => output as unknown as ConversationOutput
@@ -97,7 +89,7 @@ const judgeSystem = [
 ].join("\n")
 
 /** The judge's request for a conversation and its assertions. */
-export const judgeRequest = (model: ResolvedModel, messages: ReadonlyArray<Tau2Message>, assertions: ReadonlyArray<string>): ModelRequest => ({
+export const judgeRequest = (model: Registry.ResolvedModel, messages: ReadonlyArray<Tau2Message>, assertions: ReadonlyArray<string>): Clients.ModelRequest => ({
   provider: model.provider,
   model: model.model.id,
   system: judgeSystem,
@@ -126,7 +118,7 @@ export interface NlCheck {
  * The judge's verdict per assertion: matched by the outcome text it repeats, else by position.
  * An assertion the reply does not grade is not met (upstream would silently drop it).
  */
-export const parseJudgeReply = (text: string, assertions: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<NlCheck>, CapabilityError> =>
+export const parseJudgeReply = (text: string, assertions: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<NlCheck>, Capabilities.CapabilityError> =>
   Effect.gen(function*() {
     // Models often fence JSON; the object is what matters.
     const start = text.indexOf("{")
@@ -150,7 +142,7 @@ export const parseJudgeReply = (text: string, assertions: ReadonlyArray<string>)
 const ENDED_NORMALLY = new Set(["user_stop", "agent_stop"])
 
 /** The grade of a finished conversation. */
-export const grade = (grading: Grading, output: ConversationOutput, final: World.World): Effect.Effect<Grade, CapabilityError> =>
+export const grade = (grading: Grading, output: ConversationOutput, final: World.World): Effect.Effect<Capabilities.Grade, Capabilities.CapabilityError> =>
   Effect.gen(function*() {
     if (!ENDED_NORMALLY.has(output.terminationReason)) {
       return {
@@ -164,8 +156,8 @@ export const grade = (grading: Grading, output: ConversationOutput, final: World
     const basis = new Set(criteria.reward_basis)
     const checks: Record<string, boolean> = {}
     const notEvaluated: Array<string> = []
-    const details: Record<string, Json> = { terminationReason: output.terminationReason, rewardBasis: [...criteria.reward_basis] }
-    let judging: Judging | undefined
+    const details: Record<string, Canonical.Json> = { terminationReason: output.terminationReason, rewardBasis: [...criteria.reward_basis] }
+    let judging: Attempt.Judging | undefined
     let reward = 1
 
     if (basis.has("DB") || basis.has("ENV_ASSERTION")) {
@@ -212,7 +204,7 @@ export const grade = (grading: Grading, output: ConversationOutput, final: World
           calls: 1,
           inputTokens: response.usage.inputTokens,
           outputTokens: response.usage.outputTokens,
-          costUsd: costOf(judge.model.model, response.usage)
+          costUsd: Cost.costOf(judge.model.model, response.usage)
         }
         details["judge"] = {
           model: judge.model.ref,

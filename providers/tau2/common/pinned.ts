@@ -7,7 +7,7 @@ import { createHash } from "node:crypto"
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect, Schema } from "effect"
-import * as DataRoot from "../../../src/evaluation/DataRoot.ts"
+import { DataRoot } from "../../../src/index.ts"
 
 /** The upstream repository, and the revision every tau2 domain's files are pinned at. */
 export const upstreamRepository = "sierra-research/tau2-bench"

@@ -8,8 +8,7 @@ import { createHash } from "node:crypto"
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect } from "effect"
-import { CapabilityError } from "../../../src/evaluation/Capabilities.ts"
-import * as DataRoot from "../../../src/evaluation/DataRoot.ts"
+import { Capabilities, DataRoot } from "../../../src/index.ts"
 import { dataRoot, upstreamRepository, upstreamRevision } from "./pinned.ts"
 
 export interface PromptFile {
@@ -52,13 +51,13 @@ export interface Prompts {
 
 const tau2Dir = (dataDir?: string) => join(dataRoot(dataDir), "tau2")
 
-const readChecked = (file: PromptFile, dataDir?: string, benchmark?: string): Effect.Effect<string, CapabilityError> =>
+const readChecked = (file: PromptFile, dataDir?: string, benchmark?: string): Effect.Effect<string, Capabilities.CapabilityError> =>
   Effect.gen(function*() {
     const path = join(tau2Dir(dataDir), file.name)
     const bytes = yield* Effect.tryPromise({
       try: () => readFile(path),
       catch: () =>
-        new CapabilityError({
+        new Capabilities.CapabilityError({
           capability: "tau2/prompts",
           reason: "data",
           detail: DataRoot.missingDataMessage(benchmark ?? "tau2-retail", "local-copy", path, dataRoot(dataDir))
@@ -66,13 +65,13 @@ const readChecked = (file: PromptFile, dataDir?: string, benchmark?: string): Ef
     })
     const actual = createHash("sha256").update(bytes).digest("hex")
     if (actual !== file.sha256) {
-      return yield* new CapabilityError({ capability: "tau2/prompts", reason: "data", detail: `${path} has sha256 ${actual}, expected ${file.sha256}` })
+      return yield* new Capabilities.CapabilityError({ capability: "tau2/prompts", reason: "data", detail: `${path} has sha256 ${actual}, expected ${file.sha256}` })
     }
     return bytes.toString("utf8")
   })
 
 /** The shared prompts; `benchmark` is the domain a missing file's advice names (`assay data pull BENCHMARK`). */
-export const loadPrompts = (dataDir?: string, benchmark?: string): Effect.Effect<Prompts, CapabilityError> =>
+export const loadPrompts = (dataDir?: string, benchmark?: string): Effect.Effect<Prompts, Capabilities.CapabilityError> =>
   Effect.all(
     {
       agentInstruction: readChecked(promptFiles.agentInstruction, dataDir, benchmark),

@@ -6,20 +6,7 @@
  * tools, its checks and its gold actions.
  */
 import { Effect, Either } from "effect"
-import * as Agent from "../../../src/evaluation/Agent.ts"
-import {
-  type Capabilities,
-  CapabilityError,
-  type EvaluationContext,
-  makeEvaluator,
-  makeProtocol,
-  makeWorldSetup,
-  type SetupResult
-} from "../../../src/evaluation/Capabilities.ts"
-import type { EquivalenceResult, PinnedFile, Provider } from "../../../src/evaluation/Provider.ts"
-import * as Registry from "../../../src/model/Registry.ts"
-import { defaultEffects, type EnvironmentDef, noLimits } from "../../../src/schema/EnvironmentDef.ts"
-import type { Tool, ToolSpec } from "../../../src/world/Tool.ts"
+import { Agent, Capabilities, EnvironmentDef, type Provider, Registry, type Tool } from "../../../src/index.ts"
 import type { Task } from "../retail/tasks.ts"
 import {
   agentSystemPrompt,
@@ -48,7 +35,7 @@ export interface DomainLoad<T extends { readonly id: string }> {
     /** The agent's policy, rendered into upstream's LLMAgent system prompt. */
     readonly policy: string
     /** The tools offered to the agent. */
-    readonly toolSpecs: ReadonlyArray<ToolSpec>
+    readonly toolSpecs: ReadonlyArray<Tool.ToolSpec>
   }
   readonly tasks: ReadonlyArray<T>
 }
@@ -78,30 +65,30 @@ export interface Tau2Domain<T extends { readonly id: string }, D extends DomainL
    * Installs a task's initial world. `task` looks the environment's task up (failing on an
    * unknown one); a domain whose world is the same for every task need not run it.
    */
-  readonly setup: (loaded: Loaded<T, D>, task: Effect.Effect<T, CapabilityError>) => Effect.Effect<SetupResult, CapabilityError>
+  readonly setup: (loaded: Loaded<T, D>, task: Effect.Effect<T, Capabilities.CapabilityError>) => Effect.Effect<Capabilities.SetupResult, Capabilities.CapabilityError>
   /** The user simulator's system prompt for a task. */
   readonly userPrompt: (loaded: Loaded<T, D>, task: T) => string
   /** The tools a task offers the simulated user (none when absent). */
-  readonly userToolSpecs?: (loaded: Loaded<T, D>, task: T) => ReadonlyArray<ToolSpec>
+  readonly userToolSpecs?: (loaded: Loaded<T, D>, task: T) => ReadonlyArray<Tool.ToolSpec>
   /** The tools each side can call during the conversation (the user's: none when absent). */
   readonly conversationTools: (loaded: Loaded<T, D>) => {
-    readonly agent: ReadonlyArray<Tool>
-    readonly user?: ReadonlyArray<Tool>
+    readonly agent: ReadonlyArray<Tool.Tool>
+    readonly user?: ReadonlyArray<Tool.Tool>
   }
   /** The domain's side of grading (the task and the judge are added here). */
   readonly grading: (
     loaded: Loaded<T, D>,
     task: T,
-    ctx: EvaluationContext
-  ) => Effect.Effect<Omit<Grading, "task" | "judge">, CapabilityError>
+    ctx: Capabilities.EvaluationContext
+  ) => Effect.Effect<Omit<Grading, "task" | "judge">, Capabilities.CapabilityError>
   /** The gold actions as the gold candidate plays them (as a model's parsed arguments carry them). */
   readonly goldActions: (task: T) => ReadonlyArray<PlayAction>
   /** What the scripted user opens with; the scenario's reason for the call when absent. */
   readonly opening?: (task: T) => string
   /** Every file the provider reads. */
-  readonly data: ReadonlyArray<PinnedFile>
+  readonly data: ReadonlyArray<Provider.PinnedFile>
   /** Runs the domain's equivalence over a corpus (the provider's own when null). */
-  readonly equivalence: (corpus: string | null) => Effect.Effect<EquivalenceResult, { readonly message: string }>
+  readonly equivalence: (corpus: string | null) => Effect.Effect<Provider.EquivalenceResult, { readonly message: string }>
 }
 
 export interface CapabilityOptions {
@@ -111,12 +98,12 @@ export interface CapabilityOptions {
 
 /** A domain's provider and what its module exports beside it. */
 export interface Tau2Provider<T extends { readonly id: string }, D extends DomainLoad<T>> {
-  readonly provider: Provider
-  readonly makeCapabilities: (options?: CapabilityOptions) => Capabilities
+  readonly provider: Provider.Provider
+  readonly makeCapabilities: (options?: CapabilityOptions) => Capabilities.Capabilities
   /** The domain's data, loaded once per process. */
-  readonly loaded: Effect.Effect<Loaded<T, D>, CapabilityError>
+  readonly loaded: Effect.Effect<Loaded<T, D>, Capabilities.CapabilityError>
   /** The EnvironmentDef of a task (the default world spec). */
-  readonly environment: (task: T) => EnvironmentDef
+  readonly environment: (task: T) => EnvironmentDef.EnvironmentDef
 }
 
 /** What the scripted user opens with by default: the scenario's reason for the call. */
@@ -136,7 +123,7 @@ export const promptDataFiles: ReadonlyArray<Tau2File> = Object.values(promptFile
  * stands. Files rendered from upstream code have no upstream blob: `assay data pull --from DIR`
  * copies them. Files under an `oracle/` folder are read only by `assay equivalence`.
  */
-export const providerFiles = (files: ReadonlyArray<Tau2File>): ReadonlyArray<PinnedFile> =>
+export const providerFiles = (files: ReadonlyArray<Tau2File>): ReadonlyArray<Provider.PinnedFile> =>
   Array.from(
     new Map(files.map((f) => [f.name, { path: f.name, url: f.url ?? "", sha256: f.sha256, oracle: f.name.includes("/oracle/") }])).values()
   )
@@ -144,9 +131,9 @@ export const providerFiles = (files: ReadonlyArray<Tau2File>): ReadonlyArray<Pin
 export const makeTau2Provider = <T extends { readonly id: string }, D extends DomainLoad<T>>(
   domain: Tau2Domain<T, D>
 ): Tau2Provider<T, D> => {
-  const dataError = (detail: string) => new CapabilityError({ capability: domain.benchmark, reason: "data", detail })
+  const dataError = (detail: string) => new Capabilities.CapabilityError({ capability: domain.benchmark, reason: "data", detail })
 
-  const loaded: Effect.Effect<Loaded<T, D>, CapabilityError> = Effect.runSync(
+  const loaded: Effect.Effect<Loaded<T, D>, Capabilities.CapabilityError> = Effect.runSync(
     Effect.cached(
       Effect.gen(function*() {
         const d = yield* Effect.mapError(domain.load, (e) => dataError(e.message))
@@ -161,22 +148,22 @@ export const makeTau2Provider = <T extends { readonly id: string }, D extends Do
     )
   )
 
-  const taskIn = (l: Loaded<T, D>, env: EnvironmentDef): Effect.Effect<T, CapabilityError> =>
+  const taskIn = (l: Loaded<T, D>, env: EnvironmentDef.EnvironmentDef): Effect.Effect<T, Capabilities.CapabilityError> =>
     Effect.suspend(() => {
       const task = l.byId.get(env.task)
       return task ? Effect.succeed(task) : Effect.fail(dataError(`no ${domain.domain} task ${env.task}`))
     })
 
-  const taskOf = (env: EnvironmentDef): Effect.Effect<readonly [Loaded<T, D>, T], CapabilityError> =>
+  const taskOf = (env: EnvironmentDef.EnvironmentDef): Effect.Effect<readonly [Loaded<T, D>, T], Capabilities.CapabilityError> =>
     Effect.flatMap(loaded, (l) => Effect.map(taskIn(l, env), (task) => [l, task] as const))
 
   const worldSetupName = `tau2/${domain.domain}-db`
 
-  const environment = (task: T): EnvironmentDef => ({
+  const environment = (task: T): EnvironmentDef.EnvironmentDef => ({
     benchmark: domain.benchmark,
     task: task.id,
     stratum: domain.domain,
-    world: { isolation: "fork", settlement: "discard", effects: defaultEffects },
+    world: { isolation: "fork", settlement: "discard", effects: EnvironmentDef.defaultEffects },
     capabilities: {
       worldSetup: { name: worldSetupName, version: VERSION },
       protocol: { name: "tau2/conversation", version: VERSION },
@@ -185,25 +172,25 @@ export const makeTau2Provider = <T extends { readonly id: string }, D extends Do
       // No judge by default: NL assertions are then reported as not evaluated.
       models: { user: DEFAULT_USER_MODEL }
     },
-    limits: { ...noLimits, turns: DEFAULT_MAX_STEPS }
+    limits: { ...EnvironmentDef.noLimits, turns: DEFAULT_MAX_STEPS }
   })
 
   /** A model reference resolved in the shipped registry snapshot (what the command resolves in). */
   const resolveModel = (ref: string, reason: "protocol" | "evaluator") =>
     Effect.flatMap(Registry.fixture, (file) =>
       Either.match(Registry.resolveIn(file, ref), {
-        onLeft: (e) => Effect.fail(new CapabilityError({ capability: domain.benchmark, reason, detail: e.message })),
+        onLeft: (e) => Effect.fail(new Capabilities.CapabilityError({ capability: domain.benchmark, reason, detail: e.message })),
         onRight: Effect.succeed
       }))
 
-  const makeCapabilities = (options: CapabilityOptions = {}): Capabilities => ({
-    worldSetup: makeWorldSetup({
+  const makeCapabilities = (options: CapabilityOptions = {}): Capabilities.Capabilities => ({
+    worldSetup: Capabilities.makeWorldSetup({
       name: worldSetupName,
       version: VERSION,
       trust: "deterministic",
       setup: (env) => Effect.flatMap(loaded, (l) => domain.setup(l, taskIn(l, env)))
     }),
-    protocol: makeProtocol({
+    protocol: Capabilities.makeProtocol({
       name: "tau2/conversation",
       version: VERSION,
       trust: "deterministic",
@@ -228,7 +215,7 @@ export const makeTau2Provider = <T extends { readonly id: string }, D extends Do
           return outputJson(output)
         })
     }),
-    evaluator: makeEvaluator({
+    evaluator: Capabilities.makeEvaluator({
       name: "tau2/reward",
       version: VERSION,
       // NL assertions are judged only when a judge model is configured; everything else is deterministic.
@@ -253,8 +240,8 @@ export const makeTau2Provider = <T extends { readonly id: string }, D extends Do
    * communicate_info; `echo` repeats the user's opening. Both play a scripted user, so roster
    * candidates make no model call.
    */
-  const scripted = (name: string, env: EnvironmentDef): Effect.Effect<Agent.Agent, CapabilityError> =>
-    Effect.flatMap(taskOf(env), ([, task]): Effect.Effect<Agent.Agent, CapabilityError> => {
+  const scripted = (name: string, env: EnvironmentDef.EnvironmentDef): Effect.Effect<Agent.Agent, Capabilities.CapabilityError> =>
+    Effect.flatMap(taskOf(env), ([, task]): Effect.Effect<Agent.Agent, Capabilities.CapabilityError> => {
       switch (name) {
         case "gold": {
           const infos = domain.upstreamTask(task).evaluation_criteria?.communicate_info ?? []
@@ -268,13 +255,13 @@ export const makeTau2Provider = <T extends { readonly id: string }, D extends Do
       }
     })
 
-  const equivalence = (corpus: string | null): Effect.Effect<EquivalenceResult, CapabilityError> =>
+  const equivalence = (corpus: string | null): Effect.Effect<Provider.EquivalenceResult, Capabilities.CapabilityError> =>
     domain.equivalence(corpus).pipe(
-      Effect.map((r): EquivalenceResult => ({ benchmark: r.benchmark, corpus: r.corpus, lines: r.lines, agree: r.agree, disagree: r.disagree })),
+      Effect.map((r): Provider.EquivalenceResult => ({ benchmark: r.benchmark, corpus: r.corpus, lines: r.lines, agree: r.agree, disagree: r.disagree })),
       Effect.mapError((e) => dataError(e.message))
     )
 
-  const provider: Provider = {
+  const provider: Provider.Provider = {
     name: domain.benchmark,
     version: VERSION,
     description: domain.description,

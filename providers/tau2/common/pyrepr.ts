@@ -3,7 +3,7 @@
  * texts. Each domain keeps floats its own way (retail: non-integral numbers; telecom: `PyFloat`;
  * banking: non-integral numbers and `{"$float": x}` tags), so the caller says which values are floats.
  */
-import type { Json } from "../../../src/content/Canonical.ts"
+import type { Canonical } from "../../../src/index.ts"
 import { reprFloat } from "./pyjson.ts"
 
 /** `type(v).__name__`: numbers are ints unless `isFloat` says otherwise; other objects are dicts. */
@@ -52,19 +52,19 @@ export const reprNumber = (v: number, asFloat: boolean): string =>
 
 export interface ReprOptions {
   /** The float an object stands for (banking's tags), or undefined for a dict. */
-  readonly floatOf: (v: { readonly [k: string]: Json }) => number | undefined
+  readonly floatOf: (v: { readonly [k: string]: Canonical.Json }) => number | undefined
   readonly escapeUnprintable: boolean
 }
 
 /** `repr()` of a JSON value: integral numbers are ints, others floats; dicts in entry order. */
 export const pyReprWith = (options: ReprOptions) => {
-  const repr = (v: Json | undefined): string => {
+  const repr = (v: Canonical.Json | undefined): string => {
     if (v === null || v === undefined) return "None"
     if (typeof v === "boolean") return v ? "True" : "False"
     if (typeof v === "number") return reprNumber(v, !Number.isInteger(v))
     if (typeof v === "string") return reprString(v, options.escapeUnprintable)
     if (Array.isArray(v)) return `[${v.map(repr).join(", ")}]`
-    const f = options.floatOf(v as { readonly [k: string]: Json })
+    const f = options.floatOf(v as { readonly [k: string]: Canonical.Json })
     if (f !== undefined) return reprFloat(f)
     return `{${Object.entries(v).map(([k, x]) => `${reprString(k, options.escapeUnprintable)}: ${repr(x)}`).join(", ")}}`
   }

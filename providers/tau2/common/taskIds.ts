@@ -2,7 +2,7 @@
  * Content ids of decoded task values, computed once per value: the domains key their per-task
  * caches (initial worlds, gold digests) by them, so a cache hit needs no re-encoding.
  */
-import * as ContentId from "../../../src/content/ContentId.ts"
+import { ContentId } from "../../../src/index.ts"
 
 /** The content id of `encode(task)`, remembered per task value. */
 export const contentIdOnce = <A extends object>(encode: (task: A) => unknown): ((task: A) => string) => {

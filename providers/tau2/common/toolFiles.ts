@@ -4,8 +4,7 @@
  * tool's ToolType and `mutates_state`).
  */
 import { Schema } from "effect"
-import type { Json } from "../../../src/content/Canonical.ts"
-import type { ToolSpec } from "../../../src/world/Tool.ts"
+import type { Canonical, Tool } from "../../../src/index.ts"
 
 export const ToolTypes = Schema.Array(
   Schema.Struct({ name: Schema.String, type: Schema.Literal("read", "write", "generic", "think"), mutates_state: Schema.Boolean })
@@ -25,9 +24,9 @@ export const OpenAiTools = Schema.Array(
 export type OpenAiTools = typeof OpenAiTools.Type
 
 /** The tools as the agent (or the user simulator) is offered them, in the file's order. */
-export const toolSpecsOf = (tools: OpenAiTools): ReadonlyArray<ToolSpec> =>
+export const toolSpecsOf = (tools: OpenAiTools): ReadonlyArray<Tool.ToolSpec> =>
   tools.map((t) => ({
     name: t.function.name,
     description: t.function.description,
-    parameters: t.function.parameters as { readonly [key: string]: Json }
+    parameters: t.function.parameters as { readonly [key: string]: Canonical.Json }
   }))

@@ -5,11 +5,9 @@
  * tools.json order and a call applied to a world. Each domain gives its implementations.
  */
 import { Either } from "effect"
-import type { Json } from "../../../src/content/Canonical.ts"
-import type { Tool, ToolOutcome, ToolSpec } from "../../../src/world/Tool.ts"
-import * as World from "../../../src/world/World.ts"
+import { type Canonical, type Tool, World } from "../../../src/index.ts"
 
-export type Args = { readonly [key: string]: Json }
+export type Args = { readonly [key: string]: Canonical.Json }
 
 /** A Python exception's `str()`, or the call's answer. */
 export type Step<A> = Either.Either<A, string>
@@ -27,7 +25,7 @@ export const readThrough = <A>(ctx: Ctx, table: string, key: string): A | undefi
 }
 
 /** Records a write of the call (the last write of a record wins). */
-export const writeThrough = (ctx: Ctx, table: string, key: string, value: Json): void => {
+export const writeThrough = (ctx: Ctx, table: string, key: string, value: Canonical.Json): void => {
   ctx.changed.set(`${table}\u0000${key}`, { table, key, value })
 }
 
@@ -75,7 +73,7 @@ export const callToolkit = (
   name: string,
   args: Args,
   argumentsText?: string
-): ToolOutcome => {
+): Tool.ToolOutcome => {
   const impl = Object.hasOwn(implementations, name) ? implementations[name] : undefined
   if (impl === undefined) return { output: `Error: Tool '${name}' not found.`, error: true, writes: [] }
   const bindError = bindArguments(toolkit, name, impl.params, args)
@@ -95,17 +93,17 @@ export type ToolType = "read" | "write" | "generic" | "think"
  * the types file does not name counts as a write).
  */
 export const toolsOf = (
-  specs: ReadonlyArray<ToolSpec>,
+  specs: ReadonlyArray<Tool.ToolSpec>,
   types: ReadonlyArray<{ readonly name: string; readonly type: ToolType }>,
-  call: (world: World.World, name: string, args: Args, argumentsText?: string) => ToolOutcome
-): ReadonlyArray<Tool> =>
+  call: (world: World.World, name: string, args: Args, argumentsText?: string) => Tool.ToolOutcome
+): ReadonlyArray<Tool.Tool> =>
   specs.map((spec) => {
     const type = types.find((t) => t.name === spec.name)?.type ?? "write"
     return { spec, access: type === "write" ? "write" : "read", run: (world, args, argumentsText) => call(world, spec.name, args, argumentsText) }
   })
 
 /** The world after a call (failed calls included, as upstream) and the call's outcome. */
-export const applyCall = (world: World.World, outcome: ToolOutcome): readonly [World.World, ToolOutcome] => [
+export const applyCall = (world: World.World, outcome: Tool.ToolOutcome): readonly [World.World, Tool.ToolOutcome] => [
   outcome.writes.length === 0 ? world : World.apply(world, outcome.writes),
   outcome
 ]

@@ -5,8 +5,7 @@
  */
 import { join } from "node:path"
 import { Effect, Either, ParseResult, Schema } from "effect"
-import * as World from "../../../src/world/World.ts"
-import type { Json } from "../../../src/content/Canonical.ts"
+import { type Canonical, World } from "../../../src/index.ts"
 import { isOrderedObject, type MemberSpan, objectMembers, type OrderedJson, type OrderedObject, parseOrdered, skipWhitespace } from "../common/orderedJson.ts"
 import {
   dataRoot,
@@ -21,6 +20,8 @@ import {
 import { type DbDomainData, loadDbDomainFiles, type Splits } from "../common/dbDomain.ts"
 import type { ToolTypes } from "../common/toolFiles.ts"
 import { asJson, optionalOrderFields, Order, Product, User } from "./model.ts"
+
+type Json = Canonical.Json
 
 export { upstreamRepository, upstreamRevision }
 

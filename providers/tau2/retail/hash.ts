@@ -7,7 +7,7 @@
  * serializes only what changed.
  */
 import { createHash, type Hash } from "node:crypto"
-import * as World from "../../../src/world/World.ts"
+import { World } from "../../../src/index.ts"
 import { compactFormat, type DumpFormat, pythonDefaultFormat, recordText } from "../common/dbHash.ts"
 import { compareCodePoints, dict, dumps, type PyDict } from "../common/pyjson.ts"
 import { dumpOrder, dumpProduct, dumpUser, type Order, type Product, type User } from "./model.ts"

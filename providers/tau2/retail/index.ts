@@ -7,9 +7,7 @@
  * (upstream's default split); `train` (74) and `test` (40) are available through `environmentsOf`.
  */
 import type { Effect } from "effect"
-import type { CapabilityError } from "../../../src/evaluation/Capabilities.ts"
-import type { PinnedFile, Provider } from "../../../src/evaluation/Provider.ts"
-import type { EnvironmentDef } from "../../../src/schema/EnvironmentDef.ts"
+import type { Capabilities, EnvironmentDef, Provider } from "../../../src/index.ts"
 import { makeDbDomainProvider, type Split, userPromptWithoutTools } from "../common/dbDomain.ts"
 import { providerFiles, underTau2 } from "../common/provider.ts"
 import { promptFiles, type Prompts } from "../common/prompts.ts"
@@ -30,7 +28,7 @@ const oracleFiles = [
 ]
 
 /** Every file the provider reads (retail's names are under tau2/, as the prompts'). */
-export const data: ReadonlyArray<PinnedFile> = providerFiles(
+export const data: ReadonlyArray<Provider.PinnedFile> = providerFiles(
   [...Object.values(pinnedFiles), ...Object.values(promptFiles), ...oracleFiles].map(underTau2)
 )
 
@@ -48,11 +46,11 @@ const retail = makeDbDomainProvider({
 })
 
 /** The environments of one of upstream's splits, in tasks.json order. */
-export const environmentsOf: (split: Split) => Effect.Effect<ReadonlyArray<EnvironmentDef>, CapabilityError> = retail.environmentsOf
+export const environmentsOf: (split: Split) => Effect.Effect<ReadonlyArray<EnvironmentDef.EnvironmentDef>, Capabilities.CapabilityError> = retail.environmentsOf
 
 /** The splits (train, test, base) a task belongs to. */
-export const splitsOf: (taskId: string) => Effect.Effect<ReadonlyArray<Split>, CapabilityError> = retail.splitsOf
+export const splitsOf: (taskId: string) => Effect.Effect<ReadonlyArray<Split>, Capabilities.CapabilityError> = retail.splitsOf
 
 export const makeCapabilities = retail.makeCapabilities
 export const capabilities = retail.provider.capabilities
-export const provider: Provider = retail.provider
+export const provider: Provider.Provider = retail.provider

@@ -8,7 +8,7 @@
  * its key as `item_id`), because a JS object would reorder the integer-like item ids.
  */
 import { Schema } from "effect"
-import type { Json } from "../../../src/content/Canonical.ts"
+import type { Canonical } from "../../../src/index.ts"
 import { dict, float, type PyDict, type PyValue } from "../common/pyjson.ts"
 
 export const Options = Schema.Record({ key: Schema.String, value: Schema.String })
@@ -117,7 +117,7 @@ export const optionalOrderFields = [
 ] as const
 
 /** A record as a world value (the schemas above describe JSON, so this is a cast). */
-export const asJson = (value: Product | User | Order): Json => value as unknown as Json
+export const asJson = (value: Product | User | Order): Canonical.Json => value as unknown as Canonical.Json
 
 // ---------------------------------------------------------------------------------------------
 // model_dump, in pydantic field order

@@ -9,8 +9,7 @@
  *   (evaluator_communicate.py).
  */
 import { Effect, ParseResult, Schema } from "effect"
-import type { Json } from "../../../src/content/Canonical.ts"
-import * as World from "../../../src/world/World.ts"
+import { type Canonical, World } from "../../../src/index.ts"
 import { pyEquals } from "../common/pyjson.ts"
 import { contentIdOnce } from "../common/taskIds.ts"
 import { Tau2DataError, pinnedFiles } from "./data.ts"
@@ -92,7 +91,7 @@ export const taskContentId: (task: Task) => string = contentIdOnce((task: Task) 
  */
 export const goldWorld = (initial: World.World, task: Task): World.World =>
   World.replay(World.fork(initial), task.evaluation_criteria?.actions ?? [], (world, action) =>
-    action.requestor === "user" ? world : step(world, action.name, action.arguments as { readonly [key: string]: Json })[0]
+    action.requestor === "user" ? world : step(world, action.name, action.arguments as { readonly [key: string]: Canonical.Json })[0]
   )
 
 const goldDigests = new Map<string, string>()
@@ -129,7 +128,7 @@ export const goldOf = (initial: World.World) => ({
 /** A tool call of the trajectory, as the ACTION check sees it. */
 export interface TrajectoryToolCall {
   readonly name: string
-  readonly arguments: { readonly [key: string]: Json }
+  readonly arguments: { readonly [key: string]: Canonical.Json }
 }
 
 /** `Action.compare_with_tool_call`: same name, and the compared arguments equal as Python dicts. */

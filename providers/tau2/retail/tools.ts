@@ -8,9 +8,7 @@
  * transcription keeps that: a failing call returns the writes made before the failure.
  */
 import { Either } from "effect"
-import type { Json } from "../../../src/content/Canonical.ts"
-import type { Tool, ToolOutcome, ToolSpec } from "../../../src/world/Tool.ts"
-import * as World from "../../../src/world/World.ts"
+import { type Canonical, type Tool, World } from "../../../src/index.ts"
 import { calculate } from "../common/calculate.ts"
 import { dict, dumps, round2, sortedStrings, type PyValue } from "../common/pyjson.ts"
 import { asJson, dumpOrder, dumpProduct, dumpUser, dumpVariant, type Order, type PaymentMethod, type Product, type User, type Variant } from "./model.ts"
@@ -25,19 +23,19 @@ const modelText = (value: PyValue): string => dumps(value)
 
 // -- upstream's private helpers ------------------------------------------------------------------
 
-const getOrder = (ctx: Ctx, orderId: Json | undefined): Step<Order> =>
+const getOrder = (ctx: Ctx, orderId: Canonical.Json | undefined): Step<Order> =>
   Either.flatMap(asKey(orderId), (key) => {
     const order = key === undefined ? undefined : read<Order>(ctx, "orders", key)
     return order === undefined ? raise("Order not found") : Either.right(order)
   })
 
-const getUser = (ctx: Ctx, userId: Json | undefined): Step<User> =>
+const getUser = (ctx: Ctx, userId: Canonical.Json | undefined): Step<User> =>
   Either.flatMap(asKey(userId), (key) => {
     const user = key === undefined ? undefined : read<User>(ctx, "users", key)
     return user === undefined ? raise("User not found") : Either.right(user)
   })
 
-const getProduct = (ctx: Ctx, productId: Json | undefined): Step<Product> =>
+const getProduct = (ctx: Ctx, productId: Canonical.Json | undefined): Step<Product> =>
   Either.flatMap(asKey(productId), (key) => {
     const product = key === undefined ? undefined : read<Product>(ctx, "products", key)
     return product === undefined ? raise("Product not found") : Either.right(product)
@@ -46,14 +44,14 @@ const getProduct = (ctx: Ctx, productId: Json | undefined): Step<Product> =>
 const findVariant = (product: Product, key: string | undefined): Variant | undefined =>
   key === undefined ? undefined : product.variants.find((v) => v.item_id === key)
 
-const getVariant = (ctx: Ctx, productId: Json | undefined, variantId: Json | undefined): Step<Variant> =>
+const getVariant = (ctx: Ctx, productId: Canonical.Json | undefined, variantId: Canonical.Json | undefined): Step<Variant> =>
   Either.gen(function* () {
     const product = yield* getProduct(ctx, productId)
     const variant = findVariant(product, yield* asKey(variantId))
     return variant === undefined ? yield* raise<Variant>("Variant not found") : variant
   })
 
-const getPaymentMethod = (ctx: Ctx, userId: Json | undefined, paymentMethodId: Json | undefined): Step<readonly [User, PaymentMethod]> =>
+const getPaymentMethod = (ctx: Ctx, userId: Canonical.Json | undefined, paymentMethodId: Canonical.Json | undefined): Step<readonly [User, PaymentMethod]> =>
   Either.gen(function* () {
     const user = yield* getUser(ctx, userId)
     const key = yield* asKey(paymentMethodId)
@@ -69,17 +67,17 @@ const setBalance = (ctx: Ctx, userId: string, methodId: string, balance: number)
 }
 
 /** `for x in xs: if xs.count(x) > all_item_ids.count(x): raise ...` */
-const checkCounts = (itemIds: ReadonlyArray<Json>, order: Order, message: (itemId: Json) => string): Step<void> => {
+const checkCounts = (itemIds: ReadonlyArray<Canonical.Json>, order: Order, message: (itemId: Canonical.Json) => string): Step<void> => {
   const all = order.items.map((i) => i.item_id)
   for (const id of itemIds) if (count(itemIds, id) > count(all, id)) return raise(message(id))
   return Either.right(undefined)
 }
 
-const firstItemIndex = (items: ReadonlyArray<{ readonly item_id: string }>, itemId: Json): number =>
+const firstItemIndex = (items: ReadonlyArray<{ readonly item_id: string }>, itemId: Canonical.Json): number =>
   items.findIndex((i) => pyEq(i.item_id, itemId))
 
 /** `sorted(xs)` of the ids as given (a string's characters, as Python iterates it). */
-const sortedIds = (xs: ReadonlyArray<Json>): Array<string> => sortedStrings(xs.map((x) => pyStr(x)))
+const sortedIds = (xs: ReadonlyArray<Canonical.Json>): Array<string> => sortedStrings(xs.map((x) => pyStr(x)))
 
 const address = (a: Args): Step<Order["address"]> => {
   const fields = ["address1", "address2", "city", "country", "state", "zip"] as const
@@ -359,7 +357,7 @@ export const retailToolNames: ReadonlyArray<string> = Object.keys(implementation
  * Call a retail tool by name as upstream's `Environment.get_response` does: unknown names,
  * argument binding errors and exceptions all come back as `Error: ...` with `error: true`.
  */
-export const callRetailTool = (world: World.World, name: string, args: Args): ToolOutcome => callToolkit("RetailTools", implementations, world, name, args)
+export const callRetailTool = (world: World.World, name: string, args: Args): Tool.ToolOutcome => callToolkit("RetailTools", implementations, world, name, args)
 
 export type { ToolType }
 
@@ -368,9 +366,9 @@ export type { ToolType }
  * tools-types.json (`write` for write tools, `read` for read, generic and think tools).
  */
 export const makeRetailTools = (
-  specs: ReadonlyArray<ToolSpec>,
+  specs: ReadonlyArray<Tool.ToolSpec>,
   types: ReadonlyArray<{ readonly name: string; readonly type: ToolType }>
-): ReadonlyArray<Tool> => toolsOf(specs, types, (world, name, args) => callRetailTool(world, name, args))
+): ReadonlyArray<Tool.Tool> => toolsOf(specs, types, (world, name, args) => callRetailTool(world, name, args))
 
 /** Apply a call's writes: the world after the call (failed calls included, as upstream). */
-export const step = (world: World.World, name: string, args: Args): readonly [World.World, ToolOutcome] => applyCall(world, callRetailTool(world, name, args))
+export const step = (world: World.World, name: string, args: Args): readonly [World.World, Tool.ToolOutcome] => applyCall(world, callRetailTool(world, name, args))

@@ -5,7 +5,7 @@
  * the evolving world), and the assertion is met when the method's bool equals `assert_value`.
  */
 import { Schema } from "effect"
-import type * as World from "../../../src/world/World.ts"
+import type { World } from "../../../src/index.ts"
 import type { PyJson } from "./pyjsonParse.ts"
 import { counterBillIds, runEnvFunction, type ToolOptions } from "./tools.ts"
 

@@ -4,9 +4,7 @@
  * (the agent DB) and user_db.toml (the phone) become one World.
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
-import type { Json } from "../../../src/content/Canonical.ts"
-import type { ToolSpec } from "../../../src/world/Tool.ts"
-import * as World from "../../../src/world/World.ts"
+import { type Canonical, type Tool, World } from "../../../src/index.ts"
 import {
   dataRoot,
   pinnedErrorFields,
@@ -123,11 +121,11 @@ export const worldFromToml = (dbText: string, userDbText: string): Either.Either
   if (Either.isLeft(db)) return Either.left(`db.toml line ${db.left.line}: ${db.left.detail}`)
   const user = parseToml(userDbText)
   if (Either.isLeft(user)) return Either.left(`user_db.toml line ${user.left.line}: ${user.left.detail}`)
-  const tables: Record<string, Record<string, Json>> = {}
+  const tables: Record<string, Record<string, Canonical.Json>> = {}
   for (const k of Object.keys(db.right)) if (!agentTables.some(([t]) => t === k)) return Either.left(`db.toml: unexpected field ${k}`)
   for (const [table, keyField] of agentTables) {
     const rows: PyJson | undefined = db.right[table]
-    const records: Record<string, Json> = {}
+    const records: Record<string, Canonical.Json> = {}
     if (rows !== undefined && !Array.isArray(rows)) return Either.left(`db.toml: ${table} is not a list`)
     const list: ReadonlyArray<PyJson> = rows ?? []
     for (let i = 0; i < list.length; i++) {
@@ -144,9 +142,9 @@ export const worldFromToml = (dbText: string, userDbText: string): Either.Either
   if (user.right["surroundings"] !== undefined) return Either.left("user_db.toml: surroundings is not supported (upstream's file has none)")
   const device = decodePhone("device", user.right["device"])
   if (Either.isLeft(device)) return Either.left(device.left)
-  tables[userTable] = { device: device.right, surroundings: defaultSurroundings() as unknown as Json }
+  tables[userTable] = { device: device.right, surroundings: defaultSurroundings() as unknown as Canonical.Json }
   const env: EnvState = { uuid_calls: 0, default_vpn: pristineVpn() }
-  tables[envTable] = { [envKey]: env as unknown as Json }
+  tables[envTable] = { [envKey]: env as unknown as Canonical.Json }
   // Frozen: the tools share records between worlds and copy before writing (tools.ts `Session`).
   for (const records of Object.values(tables)) for (const v of Object.values(records)) deepFreeze(v)
   return Either.right(World.make(tables))
@@ -167,10 +165,10 @@ export interface TelecomData {
   /** The agent policy as `get_environment()` builds it (policy_type "manual"). */
   readonly policy: string
   /** tools.json in upstream order: the agent's 13 tools. */
-  readonly toolSpecs: ReadonlyArray<ToolSpec>
+  readonly toolSpecs: ReadonlyArray<Tool.ToolSpec>
   readonly toolTypes: ToolTypes
   /** user-tools.json in upstream order: the simulated user's 30 phone tools. */
-  readonly userToolSpecs: ReadonlyArray<ToolSpec>
+  readonly userToolSpecs: ReadonlyArray<Tool.ToolSpec>
   readonly userToolTypes: ToolTypes
 }
 

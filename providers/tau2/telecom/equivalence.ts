@@ -8,7 +8,7 @@
  */
 import { join } from "node:path"
 import { Effect, Either, ParseResult, Schema } from "effect"
-import * as World from "../../../src/world/World.ts"
+import { World } from "../../../src/index.ts"
 import {
   corpusErrorFields,
   corpusErrorMessage,

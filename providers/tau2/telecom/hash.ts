@@ -6,7 +6,7 @@
  * each hash serializes the whole DB; the evaluator compares `World.digest` instead.
  */
 import { createHash } from "node:crypto"
-import * as World from "../../../src/world/World.ts"
+import { World } from "../../../src/index.ts"
 import { compactFormat, type DumpFormat, pythonDefaultFormat, recordText } from "../common/dbHash.ts"
 import { compareCodePoints, dict, dumps, type PyDict } from "../common/pyjson.ts"
 import { agentDumps, agentTables, dumpPhone, dumpSurroundings, userTable, type PhoneDevice, type Surroundings } from "./model.ts"

@@ -10,13 +10,7 @@
  * and `test` (40) are available through `environmentsOf`.
  */
 import { Effect, Either } from "effect"
-import type { Json } from "../../../src/content/Canonical.ts"
-import * as ContentId from "../../../src/content/ContentId.ts"
-import { CapabilityError } from "../../../src/evaluation/Capabilities.ts"
-import type { PinnedFile, Provider } from "../../../src/evaluation/Provider.ts"
-import type { EnvironmentDef } from "../../../src/schema/EnvironmentDef.ts"
-import type { Tool } from "../../../src/world/Tool.ts"
-import * as World from "../../../src/world/World.ts"
+import { type Canonical, Capabilities, ContentId, type EnvironmentDef, type Provider, type Tool, World } from "../../../src/index.ts"
 import { userSystemPrompt } from "../common/conversation.ts"
 import { type Loaded, makeTau2Provider, promptDataFiles, providerFiles } from "../common/provider.ts"
 import type { Prompts } from "../common/prompts.ts"
@@ -36,16 +30,16 @@ const BENCHMARK = "tau2-telecom"
 interface Telecom {
   readonly data: TelecomData
   readonly tasks: ReadonlyArray<Task>
-  readonly agentTools: ReadonlyArray<Tool>
-  readonly userTools: ReadonlyArray<Tool>
+  readonly agentTools: ReadonlyArray<Tool.Tool>
+  readonly userTools: ReadonlyArray<Tool.Tool>
   /** Digest of both sides' tool specs: part of every task's evidence. */
   readonly toolsDigest: string
 }
 
 /** The task's initial state (`set_state` with its initialization actions), cached per task. */
-const initialOf = (l: Loaded<Task, Telecom>, task: Task): Effect.Effect<World.World, CapabilityError> =>
+const initialOf = (l: Loaded<Task, Telecom>, task: Task): Effect.Effect<World.World, Capabilities.CapabilityError> =>
   Either.match(taskInitialWorldCached(l.data.initialWorld, task), {
-    onLeft: (detail) => Effect.fail(new CapabilityError({ capability: BENCHMARK, reason: "setup", detail })),
+    onLeft: (detail) => Effect.fail(new Capabilities.CapabilityError({ capability: BENCHMARK, reason: "setup", detail })),
     onRight: Effect.succeed
   })
 
@@ -57,13 +51,13 @@ export const userPromptOf = (prompts: Prompts, task: Task): string =>
   userSystemPrompt(prompts.userTemplate, prompts.guidelinesTools, renderUserScenario(task.user_scenario))
 
 /** Task JSON (floats marked) as a model's parsed arguments carry it: `2.0` becomes the number 2. */
-export const plainJson = (v: PyJson): Json => {
+export const plainJson = (v: PyJson): Canonical.Json => {
   if (isPyFloat(v)) return v.value
   if (Array.isArray(v)) return v.map(plainJson)
   if (v !== null && typeof v === "object") {
     return Object.fromEntries(Object.entries(v as { readonly [key: string]: PyJson }).map(([k, x]) => [k, plainJson(x)]))
   }
-  return v as Json
+  return v as Canonical.Json
 }
 
 /** Task JSON (floats marked) as JSON text, floats written as Python writes them (`2.0`). */
@@ -83,7 +77,7 @@ const oracleFiles = [
 ]
 
 /** Every file the provider reads (telecom's names are under the data root, the prompts' under tau2/). */
-export const data: ReadonlyArray<PinnedFile> = providerFiles([...Object.values(pinnedFiles), ...promptDataFiles, ...oracleFiles])
+export const data: ReadonlyArray<Provider.PinnedFile> = providerFiles([...Object.values(pinnedFiles), ...promptDataFiles, ...oracleFiles])
 
 const telecom = makeTau2Provider<Task, Telecom>({
   benchmark: BENCHMARK,
@@ -98,7 +92,7 @@ const telecom = makeTau2Provider<Task, Telecom>({
       tasks,
       agentTools: makeTelecomTools("assistant", data.toolSpecs, data.toolTypes),
       userTools: makeTelecomTools("user", data.userToolSpecs, data.userToolTypes),
-      toolsDigest: ContentId.ofUnsafe({ agent: data.toolSpecs, user: data.userToolSpecs } as unknown as Json)
+      toolsDigest: ContentId.ofUnsafe({ agent: data.toolSpecs, user: data.userToolSpecs } as unknown as Canonical.Json)
     }
   }),
   environmentTasks: (l) => tasksOfSplit(l.tasks, l.data.splits, "base"),
@@ -124,7 +118,7 @@ const telecom = makeTau2Provider<Task, Telecom>({
     (task.evaluation_criteria?.actions ?? []).map((a) => ({
       requestor: a.requestor,
       name: a.name,
-      arguments: plainJson(a.arguments as PyJson) as { readonly [key: string]: Json },
+      arguments: plainJson(a.arguments as PyJson) as { readonly [key: string]: Canonical.Json },
       argumentsText: pyJsonText(a.arguments as PyJson)
     })),
   data,
@@ -132,9 +126,9 @@ const telecom = makeTau2Provider<Task, Telecom>({
 })
 
 /** The environments of one of upstream's splits, in tasks.json order. */
-export const environmentsOf = (split: Split): Effect.Effect<ReadonlyArray<EnvironmentDef>, CapabilityError> =>
+export const environmentsOf = (split: Split): Effect.Effect<ReadonlyArray<EnvironmentDef.EnvironmentDef>, Capabilities.CapabilityError> =>
   Effect.map(telecom.loaded, (l) => tasksOfSplit(l.tasks, l.data.splits, split).map(telecom.environment))
 
 export const makeCapabilities = telecom.makeCapabilities
 export const capabilities = telecom.provider.capabilities
-export const provider: Provider = telecom.provider
+export const provider: Provider.Provider = telecom.provider

@@ -7,7 +7,7 @@
  * pydantic holds as floats, so `json.dumps` text matches byte for byte.
  */
 import { Either } from "effect"
-import type { Json } from "../../../src/content/Canonical.ts"
+import type { Canonical } from "../../../src/index.ts"
 import { dict, float, type PyValue } from "../common/pyjson.ts"
 import { isPyFloat, type PyJson } from "./pyjsonParse.ts"
 
@@ -243,7 +243,7 @@ const DATE = /^\d{4}-\d{2}-\d{2}$/
 const DATETIME = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})(:\d{2})?$/
 
 /** One field by its pydantic type; Left is the problem. */
-const field = (where: string, v: PyJson | undefined, spec: Spec): Either.Either<Json, string> => {
+const field = (where: string, v: PyJson | undefined, spec: Spec): Either.Either<Canonical.Json, string> => {
   const bad = () => Either.left(`${where}: ${JSON.stringify(v)} is not a valid ${typeof spec === "string" ? spec : "enum value"}`)
   if (typeof spec === "object") return typeof v === "string" && spec.enum.includes(v) ? Either.right(v) : bad()
   const optional = spec.endsWith("?")
@@ -275,16 +275,16 @@ const field = (where: string, v: PyJson | undefined, spec: Spec): Either.Either<
 const model = (
   where: string,
   v: PyJson | undefined,
-  fields: ReadonlyArray<readonly [string, Spec | ((where: string, v: PyJson | undefined) => Either.Either<Json, string>), Json?]>
-): Either.Either<{ [key: string]: Json }, string> => {
+  fields: ReadonlyArray<readonly [string, Spec | ((where: string, v: PyJson | undefined) => Either.Either<Canonical.Json, string>), Canonical.Json?]>
+): Either.Either<{ [key: string]: Canonical.Json }, string> => {
   if (!isObject(v)) return Either.left(`${where}: not a table`)
   for (const k of Object.keys(v)) if (!fields.some(([name]) => name === k)) return Either.left(`${where}: unexpected field ${k}`)
-  const out: { [key: string]: Json } = {}
+  const out: { [key: string]: Canonical.Json } = {}
   for (const entry of fields) {
     const [name, spec] = entry
     const given = v[name]
     if (given === undefined && entry.length === 3) {
-      out[name] = entry[2] as Json
+      out[name] = entry[2] as Canonical.Json
       continue
     }
     if (given === undefined && typeof spec === "string" && !spec.endsWith("?")) return Either.left(`${where}.${name}: missing`)
@@ -296,11 +296,11 @@ const model = (
 }
 
 const list = (
-  decode: (where: string, v: PyJson | undefined) => Either.Either<{ [key: string]: Json }, string>
-) => (where: string, v: PyJson | undefined): Either.Either<Json, string> => {
+  decode: (where: string, v: PyJson | undefined) => Either.Either<{ [key: string]: Canonical.Json }, string>
+) => (where: string, v: PyJson | undefined): Either.Either<Canonical.Json, string> => {
   if (v === undefined) return Either.right([])
   if (!Array.isArray(v)) return Either.left(`${where}: not a list`)
-  const out: Array<Json> = []
+  const out: Array<Canonical.Json> = []
   for (let i = 0; i < v.length; i++) {
     const d = decode(`${where}[${i}]`, v[i])
     if (Either.isLeft(d)) return d
@@ -423,7 +423,7 @@ const decodeVpn = (w: string, v: PyJson | undefined) =>
         ["server_performance", { enum: enums.PerformanceLevel }, "unknown"]
       ])
 
-const decodeApps = (w: string, v: PyJson | undefined): Either.Either<Json, string> => {
+const decodeApps = (w: string, v: PyJson | undefined): Either.Either<Canonical.Json, string> => {
   if (v === undefined) {
     return Either.right({
       messaging: { app_name: "messaging", permissions: { sms: true, storage: true, phone: true, network: false } },
@@ -431,7 +431,7 @@ const decodeApps = (w: string, v: PyJson | undefined): Either.Either<Json, strin
     })
   }
   if (!isObject(v)) return Either.left(`${w}: not a table`)
-  const out: { [key: string]: Json } = {}
+  const out: { [key: string]: Canonical.Json } = {}
   for (const [name, app] of Object.entries(v)) {
     const d = model(`${w}.${name}`, app, [
       ["app_name", "str"],
@@ -485,24 +485,24 @@ const withFloats = (record: object, floats: ReadonlyArray<string>, nested: Reado
     Object.entries(record).map(([k, v]) => {
       if (floats.includes(k)) return [k, float(v as number)] as const
       const dump = nested[k]
-      return [k, dump !== undefined ? dump(v as never) : plain(v as Json)] as const
+      return [k, dump !== undefined ? dump(v as never) : plain(v as Canonical.Json)] as const
     })
   )
 
 /** JSON as a Python value: dicts keep their order, numbers stay ints. */
-export const plain = (v: Json): PyValue => {
+export const plain = (v: Canonical.Json): PyValue => {
   if (v === null || typeof v !== "object") return v
   if (Array.isArray(v)) return v.map(plain)
-  return dict(Object.entries(v).map(([k, x]) => [k, plain(x as Json)] as const))
+  return dict(Object.entries(v).map(([k, x]) => [k, plain(x as Canonical.Json)] as const))
 }
 
 export const dumpPlan = (p: Plan): PyValue => withFloats(p, ["data_limit_gb", "price_per_month", "data_refueling_price_per_gb"])
-export const dumpDevice = (d: Device): PyValue => plain(d as unknown as Json)
+export const dumpDevice = (d: Device): PyValue => plain(d as unknown as Canonical.Json)
 export const dumpLine = (l: Line): PyValue => withFloats(l, ["data_used_gb", "data_refueling_gb"])
 export const dumpBill = (b: Bill): PyValue =>
   withFloats(b, ["total_due"], { line_items: (items: ReadonlyArray<LineItem>) => items.map((i) => withFloats(i, ["amount"])) })
 export const dumpCustomer = (c: Customer): PyValue => withFloats(c, ["goodwill_credit_used_this_year"])
-export const dumpPhone = (d: PhoneDevice): PyValue => plain(d as unknown as Json)
+export const dumpPhone = (d: PhoneDevice): PyValue => plain(d as unknown as Canonical.Json)
 export const dumpSurroundings = (s: Surroundings): PyValue =>
   withFloats(s, [], { payment_request: (p: PaymentRequest | null) => (p === null ? null : withFloats(p, ["amount_due"])) })
 
@@ -514,4 +514,4 @@ export const agentDumps: Readonly<Record<AgentTable, (record: never) => PyValue>
   devices: dumpDevice
 }
 
-export const asJson = (v: object): Json => v as unknown as Json
+export const asJson = (v: object): Canonical.Json => v as unknown as Canonical.Json

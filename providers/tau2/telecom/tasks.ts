@@ -9,7 +9,7 @@
  * Telecom rewards are ENV_ASSERTION or ENV_ASSERTION+ACTION, never DB.
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
-import * as World from "../../../src/world/World.ts"
+import { World } from "../../../src/index.ts"
 import { pyEqualsWith } from "../common/pyjson.ts"
 import { contentIdOnce } from "../common/taskIds.ts"
 import { Action, nullable, Requestor, RewardType, StructuredUserInstructions, UserScenario } from "../retail/tasks.ts"

@@ -12,9 +12,7 @@
  * boundary (`call`), where it becomes upstream's `"Error: " + str(e)` answer; mutations made
  * before it are kept, as in upstream.
  */
-import type { Json } from "../../../src/content/Canonical.ts"
-import type { Tool, ToolOutcome, ToolSpec } from "../../../src/world/Tool.ts"
-import * as World from "../../../src/world/World.ts"
+import { type Canonical, type Tool, World } from "../../../src/index.ts"
 import { dict, dumps, reprFloat, round2, type PyValue } from "../common/pyjson.ts"
 import { pyTypeName, reprString } from "../common/pyrepr.ts"
 import {
@@ -143,19 +141,19 @@ export class Session {
     const out: Array<World.Write> = []
     for (const [row, e] of this.edited) {
       const text = JSON.stringify(row)
-      if (text !== e.original) out.push({ table: e.table, key: (row as Record<string, Json>)[keyFields[e.table]] as string, value: deepFreeze(row as Json) })
+      if (text !== e.original) out.push({ table: e.table, key: (row as Record<string, Canonical.Json>)[keyFields[e.table]] as string, value: deepFreeze(row as Canonical.Json) })
     }
     for (const s of this.singles.values()) {
-      if (JSON.stringify(s.value) !== s.original) out.push({ table: s.table, key: s.key, value: deepFreeze(s.value as Json) })
+      if (JSON.stringify(s.value) !== s.original) out.push({ table: s.table, key: s.key, value: deepFreeze(s.value as Canonical.Json) })
     }
     return out
   }
 }
 
 /** Freeze a JSON value and everything in it. */
-export const deepFreeze = <A extends Json>(v: A): A => {
+export const deepFreeze = <A extends Canonical.Json>(v: A): A => {
   if (v !== null && typeof v === "object" && !Object.isFrozen(v)) {
-    for (const x of Object.values(v)) deepFreeze(x as Json)
+    for (const x of Object.values(v)) deepFreeze(x as Canonical.Json)
     Object.freeze(v)
   }
   return v
@@ -1133,7 +1131,7 @@ const toolkits = {
 export const agentToolNames: ReadonlyArray<string> = Object.keys(agentTools)
 export const userToolNames: ReadonlyArray<string> = Object.keys(userTools)
 
-export interface CallOutcome extends ToolOutcome {
+export interface CallOutcome extends Tool.ToolOutcome {
   /** The world after the call: `world` with `writes` applied. */
   readonly world: World.World
 }
@@ -1243,7 +1241,7 @@ export const callRaw = (
 }
 
 /** Plain JSON arguments (as a `Tool` receives them) with floats unmarked: integral numbers are ints. */
-export const argsFromJson = (args: { readonly [key: string]: Json }): Args => args as Args
+export const argsFromJson = (args: { readonly [key: string]: Canonical.Json }): Args => args as Args
 
 /**
  * The tools of one side as `Tool`s, in the order and with the specs given (tools.json or
@@ -1253,10 +1251,10 @@ export const argsFromJson = (args: { readonly [key: string]: Json }): Args => ar
  */
 export const makeTelecomTools = (
   requestor: Requestor,
-  specs: ReadonlyArray<ToolSpec>,
+  specs: ReadonlyArray<Tool.ToolSpec>,
   types: ReadonlyArray<{ readonly name: string; readonly type: string }>,
   options: ToolOptions = counterBillIds
-): ReadonlyArray<Tool> =>
+): ReadonlyArray<Tool.Tool> =>
   specs.map((spec) => {
     const type = types.find((t) => t.name === spec.name)?.type ?? "write"
     return {
