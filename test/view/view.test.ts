@@ -80,7 +80,7 @@ const attr = (element: string, name: string): string | undefined => new RegExp(`
 const startGate = async () => {
   let target = ""
   let permits = 0
-  const held: Array<() => void> = []
+  const held: Array<{ readonly go: () => void; readonly res: ServerResponse }> = []
   const forward = (req: IncomingMessage, res: ServerResponse) => {
     const upstream = request(`${target}${req.url ?? "/"}`, { method: req.method, headers: req.headers }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers)
@@ -96,7 +96,7 @@ const startGate = async () => {
       return forward(req, res)
     }
     req.pause()
-    held.push(() => forward(req, res))
+    held.push({ go: () => forward(req, res), res })
   })
   await new Promise<void>((done) => server.listen(0, "127.0.0.1", done))
   const { port } = server.address() as AddressInfo
@@ -107,10 +107,16 @@ const startGate = async () => {
       permits += n
       while (permits > 0 && held.length > 0) {
         permits--
-        held.shift()!()
+        held.shift()!.go()
       }
     },
-    close: () => new Promise<void>((done) => server.close(() => done()))
+    // Calls still held are dropped, so a run left behind by a failed test ends rather than waits.
+    close: () =>
+      new Promise<void>((done) => {
+        for (const { res } of held.splice(0)) res.destroy()
+        server.close(() => done())
+        server.closeAllConnections()
+      })
   }
 }
 
