@@ -8,7 +8,7 @@
  */
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { Effect } from "effect"
+import { Effect, Ref } from "effect"
 import type { Json } from "../../src/content/Canonical.ts"
 import * as ContentId from "../../src/content/ContentId.ts"
 import * as Agent from "../../src/evaluation/Agent.ts"
@@ -211,7 +211,9 @@ export const capabilities = {
         if (ctx.inputs.tools.length === 0) {
           // One step, as BIRD's harness: the reply is the prediction; submitting it is the recorded effect.
           const messages = [{ role: "user" as const, content: oneStepPrompt(schema, q) }]
+          yield* Ref.set(ctx.transcript, messages)
           const reply = yield* ctx.agent.reply({ system: ctx.inputs.system, messages, tools: [] })
+          yield* Ref.update(ctx.transcript, (ms) => [...ms, { role: "assistant" as const, content: reply.text, toolCalls: reply.toolCalls }])
           const sql = reply.text ?? ""
           // A submission refused or faulted is no answer (a prediction file without the entry).
           const submitted = yield* callTool(byName, { id: "submit", name: SUBMIT, arguments: { sql } })
@@ -220,7 +222,7 @@ export const capabilities = {
         const ended = yield* runToolLoop(ctx, { firstMessage: toolLoopPrompt(schema, q), tools, maxTurns: ctx.env.limits.turns ?? MAX_TURNS, stopTool: SUBMIT })
         // The last SQL whose submission went through (a faulted or refused one is no answer); with
         // no submission at all, the final text, as a prediction file would hold it.
-        const transcript = yield* ctx.transcript.get
+        const transcript = yield* Ref.get(ctx.transcript)
         const failed = new Set(transcript.flatMap((m) => (m.role === "tool" && m.error ? [m.toolCallId] : [])))
         let sql: string | null = ended.ended === "stop-tool" ? null : ended.answer
         for (const m of transcript) {
