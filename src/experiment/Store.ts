@@ -602,7 +602,7 @@ export const redactUrl = (url: string): string => {
 export const postgresClient = (url: string) =>
   Layer.unwrapEffect(
     Effect.map(Effect.promise(() => import("@effect/sql-pg")), (m) =>
-      m.PgClient.layer({ url: Redacted.make(url), applicationName: "assay", maxConnections: 20, connectTimeout: "10 seconds" }))
+      m.PgClient.layer({ url: Redacted.make(url), applicationName: "assay", maxConnections: 20, connectTimeout: "30 seconds" }))
   )
 
 /**

@@ -1,0 +1,135 @@
+/**
+ * Several workers on one Postgres store, as users start them: `assay worker` processes and a
+ * submitting `assay run --cluster`, against a real Postgres and a loopback model that answers
+ * each call after 500 ms. One worker is SIGKILLed mid-run (bin/assay.js runs the command in its
+ * own process, so the signal reaches the runner itself).
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Scope } from "effect"
+import { SqlClient } from "@effect/sql"
+import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
+import * as Registry from "../../src/model/Registry.ts"
+import * as Store from "../../src/experiment/Store.ts"
+import { assay, bin, root, tempDir } from "../cli/support.ts"
+import * as Postgres from "../support/postgres.ts"
+
+let scope: Scope.CloseableScope
+let server: Postgres.PgServer
+let model: LoopbackServer.LoopbackServer
+const children = new Set<ChildProcess>()
+
+// One model call per cell, answered after 500 ms: latency-bound cells.
+const script = [{ text: "Done.", usage: { input: 400, output: 10 }, repeat: true, delayMs: 500 }]
+
+beforeAll(async () => {
+  scope = await Effect.runPromise(Scope.make())
+  server = await Effect.runPromise(Scope.extend(Postgres.start, scope))
+  model = await Effect.runPromise(Scope.extend(LoopbackServer.start(script), scope))
+})
+afterAll(async () => {
+  for (const child of children) if (child.exitCode === null) child.kill("SIGKILL")
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+})
+
+const modelEnv = () => ({ OPENAI_BASE_URL: model.openAiBaseUrl, OPENAI_API_KEY: "sk-test-SECRET123" })
+
+/** Starts `assay worker` and resolves once it says it has joined. */
+const startWorker = (url: string, concurrency: number): Promise<ChildProcess> =>
+  new Promise((ok, fail) => {
+    const child = spawn(process.execPath, [bin, "worker", "--store", url, "--home", tempDir(), "--host", "127.0.0.1", "--concurrency", String(concurrency)], {
+      cwd: root,
+      env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ASSAY_DATA_DIR: process.env["ASSAY_DATA_DIR"] ?? "", ...modelEnv() },
+      stdio: ["ignore", "ignore", "pipe"]
+    })
+    children.add(child)
+    let err = ""
+    child.stderr!.on("data", (d: Buffer) => {
+      err += d.toString()
+      if (err.includes("assay: worker on port")) ok(child)
+    })
+    child.on("exit", (code) => fail(new Error(`worker exited ${code}: ${err}`)))
+  })
+
+const stop = (child: ChildProcess) => {
+  if (child.exitCode === null) child.kill("SIGTERM")
+}
+
+const query = <Row extends object>(url: string, text: string): Promise<ReadonlyArray<Row>> =>
+  Effect.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<Row>(text)).pipe(Effect.provide(Store.postgresClient(url)), Effect.scoped))
+
+const selection = ["--benchmark", "ledger", "--model", "openai:gpt-4o-mini", "--reps", "15"]
+const oneRep = ["--benchmark", "ledger", "--model", "openai:gpt-4o-mini", "--reps", "1"]
+
+interface Card {
+  readonly candidate: string
+  readonly stratum: string | null
+  readonly n: number
+  readonly meanReward: number
+  readonly tokens: { readonly input: number; readonly output: number }
+  readonly costUsd: number | null
+}
+interface RunJson {
+  readonly runId: string
+  readonly cells: Record<string, number>
+  readonly scorecards: ReadonlyArray<Card>
+  readonly spend: { readonly experimentUsd: number; readonly calls: number }
+}
+
+const figures = (r: RunJson) => r.scorecards.map((s) => ({ candidate: s.candidate, stratum: s.stratum, n: s.n, meanReward: s.meanReward, tokens: s.tokens, costUsd: s.costUsd }))
+
+describe("a cluster of workers", () => {
+  it("with no worker alive, run --cluster says so, runs nothing and exits 1", async () => {
+    const url = server.database("lonely")
+    const result = await assay(["run", ...oneRep, "--home", tempDir(), "--store", url, "--cluster", "--yes"], modelEnv())
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain("no worker is alive")
+    expect(model.requests().length).toBe(0)
+  })
+
+  it("300 cells on three workers, one SIGKILLed mid-run: every cell certified once, the same report as one process, the spend the server answered", async () => {
+    const price = (await Effect.runPromise(Registry.resolve("openai:gpt-4o-mini").pipe(Effect.provide(Registry.layer)))).model.cost!
+    const costOf = (requests: ReadonlyArray<LoopbackServer.LoggedRequest>) =>
+      requests.filter((r) => r.status === 200).reduce((sum, r) => sum + ((r.usage?.input ?? 0) * price.input + (r.usage?.output ?? 0) * price.output) / 1e6, 0)
+
+    // One process, the home's SQLite store: the report to match.
+    const local = await assay(["run", ...selection, "--home", tempDir(), "--parallel", "30", "--yes", "--json"], modelEnv())
+    expect(local.code, local.stderr).toBe(0)
+    const alone = JSON.parse(local.stdout) as RunJson
+    expect(alone.cells).toMatchObject({ total: 300, ran: 300 })
+    const before = model.requests().length
+
+    const url = server.database("cluster")
+    const workers = await Promise.all([startWorker(url, 10), startWorker(url, 10), startWorker(url, 10)])
+    try {
+      const submitted = assay(["run", ...selection, "--home", tempDir(), "--store", url, "--cluster", "--parallel", "60", "--yes", "--json"], modelEnv())
+      // Mid-run: once the server has answered 60 of the cluster's calls, the first worker dies.
+      for (let i = 0; i < 600 && model.requests().length - before < 60; i++) await new Promise((r) => setTimeout(r, 100))
+      workers[0]!.kill("SIGKILL")
+      const result = await submitted
+      expect(result.code, result.stderr).toBe(0)
+      const clustered = JSON.parse(result.stdout) as RunJson
+      expect(clustered.cells).toMatchObject({ total: 300, ran: 300, skipped: 0 })
+      expect(figures(clustered)).toEqual(figures(alone))
+
+      // Certified exactly once: one Attempt per cell in the store.
+      const perCell = await query<{ cell: string; n: string }>(url, "SELECT cell, count(*) AS n FROM attempts GROUP BY cell")
+      expect(perCell).toHaveLength(300)
+      expect(perCell.every((r) => Number(r.n) === 1)).toBe(true)
+
+      // The ledger holds what the server answered the cluster, the dead worker's calls included,
+      // but for the answers that reached it in its last moment (a call's spend is written when
+      // its answer arrives): at most its 10 calls in flight. Never more than the server answered.
+      const answered = model.requests().slice(before)
+      const ok = answered.filter((r) => r.status === 200)
+      const perCall = costOf(ok) / ok.length
+      expect(ok.length).toBeGreaterThan(300)
+      expect(clustered.spend.calls).toBeLessThanOrEqual(ok.length)
+      expect(clustered.spend.calls).toBeGreaterThanOrEqual(ok.length - 10)
+      expect(clustered.spend.experimentUsd).toBeCloseTo(clustered.spend.calls * perCall, 10)
+      expect(clustered.spend.experimentUsd).toBeLessThanOrEqual(costOf(ok) + 1e-12)
+    } finally {
+      for (const w of workers) stop(w)
+    }
+  }, 240_000)
+})
