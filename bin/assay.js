@@ -14,7 +14,7 @@ import { fileURLToPath, pathToFileURL } from "node:url"
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const cache = join(root, "node_modules", ".assay")
 const manifestFile = join(cache, "manifest.json")
-const FORMAT = 4 // the layout of a build; a new one invalidates old builds
+const FORMAT = 5 // the layout of a build; a new one invalidates old builds
 
 const stamp = (file) => {
   const s = statSync(join(root, file), { throwIfNoEntry: false })
@@ -74,6 +74,9 @@ const rebuild = async () => {
     plugins: [ownUrl, effectInside],
     outdir,
     entryNames: "[name]",
+    // .mjs: the build lives under node_modules, where Node looks for no package.json "type", so a
+    // .js file there is of unknown format and Node compiles it once more to find out.
+    outExtension: { ".js": ".mjs" },
     chunkNames: "chunk-[hash]",
     sourcemap: "linked",
     metafile: true,
@@ -85,7 +88,7 @@ const rebuild = async () => {
     inputs[path] = stamp(path)
   }
   const tmp = `${manifestFile}.${process.pid}.tmp`
-  writeFileSync(tmp, JSON.stringify({ format: FORMAT, entry: join(name, "main.js"), inputs }))
+  writeFileSync(tmp, JSON.stringify({ format: FORMAT, entry: join(name, "main.mjs"), inputs }))
   renameSync(tmp, manifestFile)
   // Older builds go, but not ones a command started within the hour may still load chunks from.
   for (const old of readdirSync(cache)) {
@@ -94,11 +97,11 @@ const rebuild = async () => {
       rmSync(path, { recursive: true, force: true })
     }
   }
-  return join(outdir, "main.js")
+  return join(outdir, "main.mjs")
 }
 
 mkdirSync(cache, { recursive: true })
 const entry = current() ?? (await rebuild())
 // Where the surface of this build is, for src/cli/benchmarks.ts (its import.meta.url is the source's).
-globalThis[Symbol.for("assay/library-url")] = pathToFileURL(join(dirname(entry), "index.js")).href
+globalThis[Symbol.for("assay/library-url")] = pathToFileURL(join(dirname(entry), "index.mjs")).href
 await import(pathToFileURL(entry).href)
