@@ -7,9 +7,7 @@
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, Schema } from "effect"
-import { sha256Hex } from "../../src/content/ContentId.ts"
-import { dataRoot, missingDataMessage } from "../../src/evaluation/DataRoot.ts"
-import type { PinnedFile } from "../../src/evaluation/Provider.ts"
+import { ContentId, DataRoot, type Provider } from "../../src/index.ts"
 import { goldLineOf } from "./grade.ts"
 
 export const UPSTREAM_REPOSITORY = "github.com/bird-bench/mini_dev"
@@ -72,7 +70,7 @@ export const REAL_SUMS = "bird/databases/SHA256SUMS"
 export const VERDICTS = "bird/oracle/verdicts-dev.jsonl"
 export const PROBES = "bird/oracle/probes.jsonl"
 
-export const pinnedFiles: ReadonlyArray<PinnedFile> = [
+export const pinnedFiles: ReadonlyArray<Provider.PinnedFile> = [
   { path: QUESTIONS, url: `${RAW}/${DATA_COMMIT}/llm/data/mini_dev_sqlite.json`, sha256: "4ba5fa8de55856222f484d380d2ba872b380bf79d825de70478e2120cb0fc43b" },
   { path: GOLD, url: `${RAW}/${DATA_COMMIT}/llm/data/mini_dev_sqlite_gold.sql`, sha256: "6fb891aa8e1d948499de3295a24dd18d783d7ac04971908cbe2533436901af81" },
   ...DB_IDS.map((db) => ({
@@ -132,11 +130,11 @@ export interface BirdData {
 const readText = (root: string, path: string): Effect.Effect<string, BirdDataError> =>
   Effect.try({
     try: () => readFileSync(join(root, path)),
-    catch: () => new BirdDataError({ detail: missingDataMessage("bird", "download", path, root) })
+    catch: () => new BirdDataError({ detail: DataRoot.missingDataMessage("bird", "download", path, root) })
   }).pipe(
     Effect.flatMap((bytes) => {
       const pinned = pinnedFiles.find((f) => f.path === path)
-      const actual = sha256Hex(new Uint8Array(bytes))
+      const actual = ContentId.sha256Hex(new Uint8Array(bytes))
       return pinned === undefined || pinned.sha256 === "" || pinned.sha256 === actual
         ? Effect.succeed(bytes.toString("utf8"))
         : Effect.fail(new BirdDataError({ detail: `${join(root, path)} has sha256 ${actual}, the pinned sha256 is ${pinned.sha256}` }))
@@ -149,7 +147,7 @@ export const databasesIn = (root: string): Databases =>
     ? { kind: "real", path: (db) => join(root, realDbPath(db)) }
     : { kind: "fixture", path: (db) => join(root, fixturePath(db)) }
 
-export const loadData = (root: string = dataRoot()): Effect.Effect<BirdData, BirdDataError> =>
+export const loadData = (root: string = DataRoot.dataRoot()): Effect.Effect<BirdData, BirdDataError> =>
   Effect.gen(function*() {
     const records = yield* readText(root, QUESTIONS).pipe(
       Effect.flatMap((text) =>

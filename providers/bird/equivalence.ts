@@ -8,7 +8,7 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, Schema } from "effect"
-import { dataRoot } from "../../src/evaluation/DataRoot.ts"
+import { DataRoot } from "../../src/index.ts"
 import { fixturePath, PROBES, VERDICTS } from "./data.ts"
 import type { ExecutorError } from "./executor.ts"
 import { goldLineOf, gradePair, type PairVerdict, predictedSqlOf } from "./grade.ts"
@@ -132,7 +132,7 @@ const checkExtraction = (root: string, probes: ReadonlyArray<OracleLine>): { ent
 /** Grades the corpora's lines and compares them with upstream's verdicts. */
 export const runEquivalence = (
   corpora: ReadonlyArray<string>,
-  root: string = dataRoot()
+  root: string = DataRoot.dataRoot()
 ): Effect.Effect<BirdEquivalence, CorpusError | ExecutorError> =>
   Effect.gen(function*() {
     let lines = 0
@@ -184,4 +184,4 @@ export const runEquivalence = (
   })
 
 /** The provider's own corpora: the dev verdicts and the probes. */
-export const defaultCorpora = (root: string = dataRoot()): ReadonlyArray<string> => [join(root, VERDICTS), join(root, PROBES)]
+export const defaultCorpora = (root: string = DataRoot.dataRoot()): ReadonlyArray<string> => [join(root, VERDICTS), join(root, PROBES)]

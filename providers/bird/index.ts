@@ -9,16 +9,7 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, Ref } from "effect"
-import type { Json } from "../../src/content/Canonical.ts"
-import * as ContentId from "../../src/content/ContentId.ts"
-import * as Agent from "../../src/evaluation/Agent.ts"
-import { CapabilityError, makeEvaluator, makeProtocol, makeWorldSetup, type ProtocolInputs } from "../../src/evaluation/Capabilities.ts"
-import { dataRoot } from "../../src/evaluation/DataRoot.ts"
-import type { Provider } from "../../src/evaluation/Provider.ts"
-import { callTool, runToolLoop } from "../../src/evaluation/toolLoop.ts"
-import type { AgentDef } from "../../src/schema/AgentDef.ts"
-import { defaultEffects, type EnvironmentDef, noLimits } from "../../src/schema/EnvironmentDef.ts"
-import * as World from "../../src/world/World.ts"
+import { Agent, type AgentDef, type Canonical, Capabilities, ContentId, DataRoot, EnvironmentDef, type Provider, ToolLoop, World } from "../../src/index.ts"
 import {
   type BirdData,
   type Databases,
@@ -38,21 +29,21 @@ const VERSION = "1"
 const BENCHMARK = "bird"
 const MAX_TURNS = 20
 
-const dataError = (detail: string) => new CapabilityError({ capability: BENCHMARK, reason: "data", detail })
+const dataError = (detail: string) => new Capabilities.CapabilityError({ capability: BENCHMARK, reason: "data", detail })
 
 // ---------------------------------------------------------------------------------------------
 // The questions, loaded once per process
 
 interface Loaded {
   readonly data: BirdData
-  readonly environments: ReadonlyArray<EnvironmentDef>
+  readonly environments: ReadonlyArray<EnvironmentDef.EnvironmentDef>
   readonly byTask: ReadonlyMap<string, Question>
 }
 
 /** Keyed by position: two question ids repeat in Mini-Dev. */
 export const taskId = (q: Question): string => `${String(q.idx).padStart(3, "0")}-${q.dbId}`
 
-const loaded: Effect.Effect<Loaded, CapabilityError> = Effect.runSync(
+const loaded: Effect.Effect<Loaded, Capabilities.CapabilityError> = Effect.runSync(
   Effect.cached(
     Effect.suspend(() => loadData()).pipe(
       Effect.map((data): Loaded => ({
@@ -65,19 +56,19 @@ const loaded: Effect.Effect<Loaded, CapabilityError> = Effect.runSync(
   )
 )
 
-const questionOf = (env: EnvironmentDef): Effect.Effect<{ readonly q: Question; readonly data: BirdData }, CapabilityError> =>
+const questionOf = (env: EnvironmentDef.EnvironmentDef): Effect.Effect<{ readonly q: Question; readonly data: BirdData }, Capabilities.CapabilityError> =>
   Effect.flatMap(loaded, ({ byTask, data }) => {
     const q = byTask.get(env.task)
     return q ? Effect.succeed({ q, data }) : Effect.fail(dataError(`no bird task ${env.task}`))
   })
 
-const environment = (q: Question): EnvironmentDef => ({
+const environment = (q: Question): EnvironmentDef.EnvironmentDef => ({
   benchmark: BENCHMARK,
   task: taskId(q),
   // Upstream reports by difficulty; the database is in the task id.
   stratum: q.difficulty,
   // The database never changes (it opens read-only): there is nothing to fork.
-  world: { isolation: "none", settlement: "discard", effects: defaultEffects },
+  world: { isolation: "none", settlement: "discard", effects: EnvironmentDef.defaultEffects },
   capabilities: {
     worldSetup: { name: "bird/database", version: VERSION },
     protocol: { name: "bird/sql", version: VERSION },
@@ -85,7 +76,7 @@ const environment = (q: Question): EnvironmentDef => ({
     upstream: `${UPSTREAM_REPOSITORY}@${UPSTREAM_COMMIT}`,
     models: {}
   },
-  limits: { ...noLimits, turns: MAX_TURNS }
+  limits: { ...EnvironmentDef.noLimits, turns: MAX_TURNS }
 })
 
 // ---------------------------------------------------------------------------------------------
@@ -113,9 +104,9 @@ const toolLoopPrompt = (schema: string, q: Question): string =>
   `Database schema:\n\n${schema}\n\nQuestion: ${q.question}\n${q.evidence !== "" ? `External knowledge: ${q.evidence}\n` : ""}`
 
 const toolSpecs = [queryTool("").spec, submitTool.spec]
-const specsDigest = ContentId.ofUnsafe(toolSpecs as unknown as Json)
+const specsDigest = ContentId.ofUnsafe(toolSpecs as unknown as Canonical.Json)
 
-const inputsOf = (agent: AgentDef): ProtocolInputs =>
+const inputsOf = (agent: AgentDef.AgentDef): Capabilities.ProtocolInputs =>
   agent.actionSpace === "text" ? { system: "", tools: [] } : { system: TOOL_SYSTEM, tools: toolSpecs }
 
 // ---------------------------------------------------------------------------------------------
@@ -150,9 +141,9 @@ interface Output {
   readonly sql: string | null
 }
 
-const parseOutput = (output: Json): Output | null => {
+const parseOutput = (output: Canonical.Json): Output | null => {
   if (typeof output !== "object" || output === null || Array.isArray(output)) return null
-  const o = output as { readonly [key: string]: Json }
+  const o = output as { readonly [key: string]: Canonical.Json }
   const protocol = o["protocol"]
   const sql = o["sql"]
   if ((protocol !== "one-step" && protocol !== "tool-loop") || (typeof sql !== "string" && sql !== null)) return null
@@ -174,14 +165,14 @@ const toGrade = (v: PairVerdict, databases: Databases["kind"], sql: string) => (
     predRows: v.predRows,
     goldRows: v.goldRows,
     databases
-  } satisfies Json
+  } satisfies Canonical.Json
 })
 
 // ---------------------------------------------------------------------------------------------
 // Capabilities
 
 export const capabilities = {
-  worldSetup: makeWorldSetup({
+  worldSetup: Capabilities.makeWorldSetup({
     name: "bird/database",
     version: VERSION,
     trust: "deterministic",
@@ -197,7 +188,7 @@ export const capabilities = {
         tools: [queryTool(data.databases.path(q.dbId)), submitTool]
       }))
   }),
-  protocol: makeProtocol({
+  protocol: Capabilities.makeProtocol({
     name: "bird/sql",
     version: VERSION,
     trust: "deterministic",
@@ -216,10 +207,10 @@ export const capabilities = {
           yield* Ref.update(ctx.transcript, (ms) => [...ms, { role: "assistant" as const, content: reply.text, toolCalls: reply.toolCalls }])
           const sql = reply.text ?? ""
           // A submission refused or faulted is no answer (a prediction file without the entry).
-          const submitted = yield* callTool(byName, { id: "submit", name: SUBMIT, arguments: { sql } })
-          return { protocol: "one-step", sql: submitted.error ? null : sql } satisfies Json
+          const submitted = yield* ToolLoop.callTool(byName, { id: "submit", name: SUBMIT, arguments: { sql } })
+          return { protocol: "one-step", sql: submitted.error ? null : sql } satisfies Canonical.Json
         }
-        const ended = yield* runToolLoop(ctx, { firstMessage: toolLoopPrompt(schema, q), tools, maxTurns: ctx.env.limits.turns ?? MAX_TURNS, stopTool: SUBMIT })
+        const ended = yield* ToolLoop.runToolLoop(ctx, { firstMessage: toolLoopPrompt(schema, q), tools, maxTurns: ctx.env.limits.turns ?? MAX_TURNS, stopTool: SUBMIT })
         // The last SQL whose submission went through (a faulted or refused one is no answer); with
         // no submission at all, the final text, as a prediction file would hold it.
         const transcript = yield* Ref.get(ctx.transcript)
@@ -231,10 +222,10 @@ export const capabilities = {
             if (call.name === SUBMIT && typeof call.arguments["sql"] === "string" && !failed.has(call.id)) sql = call.arguments["sql"]
           }
         }
-        return { protocol: "tool-loop", sql } satisfies Json
+        return { protocol: "tool-loop", sql } satisfies Canonical.Json
       })
   }),
-  evaluator: makeEvaluator({
+  evaluator: Capabilities.makeEvaluator({
     name: "bird/execution",
     version: VERSION,
     trust: "deterministic",
@@ -242,10 +233,10 @@ export const capabilities = {
       Effect.gen(function*() {
         const { q, data } = yield* questionOf(ctx.env)
         const output = parseOutput(ctx.output)
-        if (output === null) return yield* new CapabilityError({ capability: BENCHMARK, reason: "evaluator", detail: "the output is not a bird answer" })
+        if (output === null) return yield* new Capabilities.CapabilityError({ capability: BENCHMARK, reason: "evaluator", detail: "the output is not a bird answer" })
         const sql = predictedSqlOf(output.sql)
         const verdict = yield* gradePair(data.databases.path(q.dbId), sql, q.goldSql).pipe(
-          Effect.mapError((e) => new CapabilityError({ capability: BENCHMARK, reason: "evaluator", detail: e.message }))
+          Effect.mapError((e) => new Capabilities.CapabilityError({ capability: BENCHMARK, reason: "evaluator", detail: e.message }))
         )
         return toGrade(verdict, data.databases.kind, sql)
       })
@@ -257,7 +248,7 @@ export const capabilities = {
 
 const roster = ["gold", "echo"] as const
 
-const scripted = (name: string, env: EnvironmentDef): Effect.Effect<Agent.Agent, CapabilityError> => {
+const scripted = (name: string, env: EnvironmentDef.EnvironmentDef): Effect.Effect<Agent.Agent, Capabilities.CapabilityError> => {
   switch (name) {
     case "gold":
       return Effect.map(questionOf(env), ({ q }) =>
@@ -281,7 +272,7 @@ const ORACLE_SHA256: Readonly<Record<string, string>> = {
 
 const ATTRIBUTION = "BIRD Mini-Dev (bird-bench/mini_dev), CC BY-SA 4.0."
 
-export const provider: Provider = {
+export const provider: Provider.Provider = {
   name: BENCHMARK,
   version: VERSION,
   description: "BIRD Mini-Dev (SQLite): 500 text-to-SQL questions over 11 databases, graded by execution as upstream grades them",
@@ -292,7 +283,7 @@ export const provider: Provider = {
   scripted,
   // Which databases this run reads is decided by the data folder: the report must say so.
   get attribution() {
-    return databasesIn(dataRoot()).kind === "real"
+    return databasesIn(DataRoot.dataRoot()).kind === "real"
       ? `${ATTRIBUTION} Ran on the real Mini-Dev databases (${REAL_SUMS}).`
       : `${ATTRIBUTION} Ran on the synthetic fixture databases: this measures the path, not a model's BIRD score.`
   },

@@ -5,8 +5,7 @@
  * synchronous function of the world, so `query` runs in this process on a read-only connection.
  */
 import { createRequire } from "node:module"
-import type { Json } from "../../src/content/Canonical.ts"
-import { fail, ok, type Tool } from "../../src/world/Tool.ts"
+import { type Canonical, Tool } from "../../src/index.ts"
 import { freezeClock } from "./clock.ts"
 
 export const QUERY_MAX_ROWS = 50
@@ -40,7 +39,7 @@ const connection = (path: string): Database => {
 
 const DQS = /^no such column: "([\s\S]*)" - should this be a string literal in single-quotes\?$/
 
-const show = (v: unknown): Json => {
+const show = (v: unknown): Canonical.Json => {
   if (v === null || v === undefined) return null
   if (typeof v === "bigint") return Number.isSafeInteger(Number(v)) ? Number(v) : v.toString()
   if (typeof v === "number") return Number.isFinite(v) ? v : String(v)
@@ -62,7 +61,7 @@ export const runQuery = (dbPath: string, sql: string): { readonly output: string
       if (!stmt.reader) return { output: "Error: only statements that return rows can run here (the database is read-only)", error: true }
       stmt.safeIntegers(true)
       const columns = stmt.columns().map((c) => c.name)
-      const rows: Array<ReadonlyArray<Json>> = []
+      const rows: Array<ReadonlyArray<Canonical.Json>> = []
       const deadline = Date.now() + QUERY_MAX_MS
       let truncated: string | null = null
       for (const row of stmt.raw(true).iterate()) {
@@ -88,9 +87,9 @@ export const runQuery = (dbPath: string, sql: string): { readonly output: string
   return { output: "Error: too many double-quoted names", error: true }
 }
 
-const sqlArg = (args: { readonly [key: string]: Json }): string | null => (typeof args["sql"] === "string" ? args["sql"] : null)
+const sqlArg = (args: { readonly [key: string]: Canonical.Json }): string | null => (typeof args["sql"] === "string" ? args["sql"] : null)
 
-export const queryTool = (dbPath: string): Tool => ({
+export const queryTool = (dbPath: string): Tool.Tool => ({
   spec: {
     name: "query",
     description: `Run one read-only SQLite statement on the database and see its result (at most ${QUERY_MAX_ROWS} rows).`,
@@ -103,15 +102,15 @@ export const queryTool = (dbPath: string): Tool => ({
   access: "read",
   run: (_world, args) => {
     const sql = sqlArg(args)
-    if (sql === null) return fail("Error: the argument sql must be a string")
+    if (sql === null) return Tool.fail("Error: the argument sql must be a string")
     const r = runQuery(dbPath, sql)
-    return r.error ? fail(r.output) : ok(r.output)
+    return r.error ? Tool.fail(r.output) : Tool.ok(r.output)
   }
 })
 
 export const SUBMIT = "submit_sql"
 
-export const submitTool: Tool = {
+export const submitTool: Tool.Tool = {
   spec: {
     name: SUBMIT,
     description: "Give the final answer: the one SQLite query that answers the question. This ends the task.",
@@ -122,5 +121,5 @@ export const submitTool: Tool = {
     }
   },
   access: "read",
-  run: (_world, args) => (sqlArg(args) === null ? fail("Error: the argument sql must be a string") : ok("submitted"))
+  run: (_world, args) => (sqlArg(args) === null ? Tool.fail("Error: the argument sql must be a string") : Tool.ok("submitted"))
 }
