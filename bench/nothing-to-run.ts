@@ -13,7 +13,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type CommandRun, count, machine, millis, root, seconds, spread, succeeded, timeAssay } from "./support.ts"
+import { type CommandRun, count, machine, median, root, seconds, spread, succeeded, timeAssay } from "./support.ts"
 
 const CELLS = Number(process.env["ASSAY_BENCH_CELLS"] ?? 10_000)
 const TIMED = 5
@@ -70,8 +70,9 @@ export const run = async (): Promise<void> => {
     console.log(line("assay plan (start-up, plan, classify)", plan))
     console.log(line("assay run --yes --json (nothing to run)", runs))
     console.log(line("assay run --yes (text report)", text))
-    const rest = (runs.map((r) => r.wallMs).sort((a, b) => a - b)[runs.length >> 1]! - version.map((r) => r.wallMs).sort((a, b) => a - b)[version.length >> 1]!)
-    console.log(`  run less start-up (medians): ${millis(rest)} for ${count(cells.total)} kept cells`)
+    // Side by side rather than a difference of medians, which noise on a shared machine can make negative.
+    console.log(`  start-up's share of the run (medians): ${seconds(median(version.map((r) => r.cpuMs)))} of ${seconds(median(runs.map((r) => r.cpuMs)))} CPU, ` +
+      `${seconds(median(version.map((r) => r.wallMs)))} of ${seconds(median(runs.map((r) => r.wallMs)))} wall, for ${count(cells.total)} kept cells`)
   } finally {
     rmSync(home, { recursive: true, force: true })
   }
