@@ -9,7 +9,7 @@ import { join } from "node:path"
 import { Command } from "@effect/cli"
 import { NodeContext } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
-import { SqliteClient } from "@effect/sql-sqlite-node"
+import * as Sqlite from "../../src/experiment/Sqlite.ts"
 import { afterEach, describe, expect, it, vi } from "@effect/vitest"
 import { Cause, Effect, Exit, Layer, Option } from "effect"
 import { provider as ledger } from "../../providers/ledger/index.ts"
@@ -94,7 +94,7 @@ describe("assay replay", () => {
       yield* Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         yield* sql`UPDATE attempts SET record = json_remove(record, '$.recording[0]') WHERE json_extract(record, '$.task') = 'ledger-01'`
-      }).pipe(Effect.provide(SqliteClient.layer({ filename: join(home, "assay.sqlite") })), Effect.orDie, Effect.scoped)
+      }).pipe(Effect.provide(Sqlite.layer({ filename: join(home, "assay.sqlite") })), Effect.orDie, Effect.scoped)
 
       const { exit, stdout } = yield* printed(replay(["--home", home, "--json"]))
       const result = JSON.parse(stdout) as { missing: ReadonlyArray<unknown>; same: number; runId: string | null }

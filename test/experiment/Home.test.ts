@@ -6,7 +6,7 @@ import { createRequire } from "node:module"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { SqlClient } from "@effect/sql"
-import { SqliteClient } from "@effect/sql-sqlite-node"
+import * as Sqlite from "../../src/experiment/Sqlite.ts"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@effect/vitest"
 import { build } from "esbuild"
 import { Deferred, Effect, Fiber, Layer } from "effect"
@@ -356,7 +356,7 @@ describe("reading a home that cannot be written", () => {
       yield* Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         yield* sql`DELETE FROM effect_sql_migrations WHERE migration_id = (SELECT MAX(migration_id) FROM effect_sql_migrations)`
-      }).pipe(Effect.provide(SqliteClient.layer({ filename: file })), Effect.orDie)
+      }).pipe(Effect.provide(Sqlite.layer({ filename: file })), Effect.orDie)
       const before = digest(file)
       const error = yield* openFails(home, { readOnly: true })
       expect(error.reason).toBe("read-only")
@@ -377,7 +377,7 @@ describe("reading a home that cannot be written", () => {
           yield* Deferred.succeed(inside, undefined)
           yield* Deferred.await(done)
         }))
-      }).pipe(Effect.provide(SqliteClient.layer({ filename: file })), Effect.orDie, Effect.fork)
+      }).pipe(Effect.provide(Sqlite.layer({ filename: file })), Effect.orDie, Effect.fork)
       yield* Deferred.await(inside)
       for (const options of [{}, { readOnly: true }]) {
         const latest = yield* Effect.provide(Effect.flatMap(Store.Store, (s) => s.latestRun), Store.layer(home, options))

@@ -5,7 +5,7 @@
  */
 import { join } from "node:path"
 import { SqlClient } from "@effect/sql"
-import { SqliteClient } from "@effect/sql-sqlite-node"
+import * as Sqlite from "../../src/experiment/Sqlite.ts"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { provider as ledger } from "../../providers/ledger/index.ts"
@@ -66,7 +66,7 @@ const figuresOf = (report: Report) => ({
 /** Runs SQL against a home's store file directly, as another program (or an older assay) would. */
 const onStoreFile = (home: string, f: (sql: SqlClient.SqlClient) => Effect.Effect<unknown, unknown>) =>
   Effect.flatMap(SqlClient.SqlClient, f).pipe(
-    Effect.provide(SqliteClient.layer({ filename: join(home, "assay.sqlite") })),
+    Effect.provide(Sqlite.layer({ filename: join(home, "assay.sqlite") })),
     Effect.orDie,
     Effect.scoped
   )

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { SqlClient } from "@effect/sql"
-import { SqliteClient } from "@effect/sql-sqlite-node"
+import * as Sqlite from "../../src/experiment/Sqlite.ts"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { provider as ledger } from "../../providers/ledger/index.ts"
@@ -205,7 +205,7 @@ describe("experiments", () => {
         yield* sql`ALTER TABLE attempts DROP COLUMN ended`
         yield* sql`DROP TABLE spend`
         yield* sql`DELETE FROM effect_sql_migrations WHERE migration_id >= 2`
-      }).pipe(Effect.provide(SqliteClient.layer({ filename: join(home, "assay.sqlite") })), Effect.orDie, Effect.scoped)
+      }).pipe(Effect.provide(Sqlite.layer({ filename: join(home, "assay.sqlite") })), Effect.orDie, Effect.scoped)
       const again = yield* runLanes(home, lanes)
       expect(again.report.cells).toMatchObject({ total: 3, kept: 2, ran: 1 })
       expect(again.report.notes).toContain("1 cells whose last Attempt ended in a fault (an outage, not the candidate) ran again")
