@@ -61,8 +61,8 @@ ${body}
 `
 
 /**
- * Refreshes every element with `data-live` and an id from the same page fetched again, once a
- * second, while the page has an element marked `data-running` (a run that is writing).
+ * Refreshes every element with `data-live` and an id from the same page fetched again, every
+ * `data-poll` milliseconds while the page has an element so marked (the runs list; a run that is writing).
  */
 export const liveScript = `"use strict";
 (function () {
@@ -71,23 +71,32 @@ export const liveScript = `"use strict";
     var el = document.getElementById("live-status");
     if (el) el.textContent = text;
   };
+  var every = function () {
+    var el = document.querySelector("[data-poll]");
+    return el ? Number(el.getAttribute("data-poll")) || 1000 : 0;
+  };
   var tick = function () {
-    if (!document.querySelector("[data-running]")) return;
+    if (every() === 0) return;
     fetch(location.href, { headers: { accept: "text/html" }, cache: "no-store" })
       .then(function (res) { return res.text(); })
       .then(function (text) {
         var fresh = new DOMParser().parseFromString(text, "text/html");
         document.querySelectorAll("[data-live]").forEach(function (el) {
           var next = fresh.getElementById(el.id);
-          if (next) el.replaceWith(document.importNode(next, true));
+          if (!next) return;
+          // What the reader has checked stays checked across a refresh.
+          var checked = {};
+          el.querySelectorAll("input[type=checkbox]:checked").forEach(function (i) { checked[i.name + "=" + i.value] = true; });
+          next.querySelectorAll("input[type=checkbox]").forEach(function (i) { if (checked[i.name + "=" + i.value]) i.checked = true; });
+          el.replaceWith(document.importNode(next, true));
         });
         polls += 1;
         document.body.setAttribute("data-polls", String(polls));
         status("updated " + new Date().toLocaleTimeString());
       }, function (e) { status("the viewer did not answer (" + e + "); trying again"); })
-      .then(function () { setTimeout(tick, 1000); });
+      .then(function () { if (every() > 0) setTimeout(tick, every()); });
   };
-  setTimeout(tick, 1000);
+  if (every() > 0) setTimeout(tick, every());
 })();
 `
 
@@ -119,7 +128,7 @@ export const runsPage = (runs: ReadonlyArray<RunBrief>, home: string): string =>
   return page(
     "Runs",
     `<h1>Runs</h1><p class="notes">Store: ${h(home)} · newest first</p>
-<section id="runs" data-live${running ? " data-running" : ""}>${table}${running ? `<p class="notes" id="live-status">a run is writing: this list refreshes</p>` : ""}</section>`,
+<section id="runs" data-live data-poll="${running ? 1000 : 3000}"${running ? " data-running" : ""}>${table}${running ? `<p class="notes" id="live-status">a run is writing: this list refreshes</p>` : ""}</section>`,
     { live: true }
   )
 }
@@ -236,7 +245,7 @@ export const runPage = (
   return page(
     `Run ${brief.runId}`,
     `<h1>Run ${h(brief.runId)}</h1>
-<main id="run" data-live${running ? " data-running" : ""}>${parts.join("\n")}${running ? `<p class="notes" id="live-status">the run is writing: this page refreshes</p>` : ""}</main>`,
+<main id="run" data-live${running ? ` data-running data-poll="1000"` : ""}>${parts.join("\n")}${running ? `<p class="notes" id="live-status">the run is writing: this page refreshes</p>` : ""}</main>`,
     { live: true }
   )
 }

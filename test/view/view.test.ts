@@ -247,6 +247,30 @@ describe("assay view in headless Chromium", { timeout: 240_000 }, () => {
     expect((await get(`${viewer!.url}/api/runs/r-0000000000000000`)).status).toBe(404)
   })
 
+  it("the same experiment run again keeps its cells, and the comparison across the two runs links each kept cell to the Attempt it kept", async () => {
+    const again = await assay(["run", "--benchmark", "ledger", "--candidate", "gold", "--candidate", "echo", "--yes", "--json", "--home", home])
+    expect(again.code, again.stderr).toBe(0)
+    const second = JSON.parse(again.stdout) as RunJson & { cells: { kept: number } }
+    expect(second.cells.kept).toBe(40)
+    const api = JSON.parse((await get(`${viewer!.url}/api/compare?run=${report.runId}&run=${second.runId}&candidate=gold&candidate=echo`)).text) as {
+      columns: ReadonlyArray<{ runId: string; candidate: string }>
+      rows: ReadonlyArray<{ cells: ReadonlyArray<{ reward: number; attempt: { runId: string } | null } | null> }>
+      pairs: ReadonlyArray<{ a: number; b: number; aOnly: number; bOnly: number; both: number; neither: number }>
+    }
+    expect(api.columns).toEqual([
+      { runId: report.runId, candidate: "gold" },
+      { runId: report.runId, candidate: "echo" },
+      { runId: second.runId, candidate: "gold" },
+      { runId: second.runId, candidate: "echo" }
+    ])
+    expect(api.rows).toHaveLength(20)
+    // Kept cells stand on the first run's Attempts.
+    expect(api.rows.every((r) => r.cells.every((c) => c?.attempt?.runId === report.runId))).toBe(true)
+    // gold against itself across the runs: the same 20 passes; gold against the second run's echo: 20 apart.
+    expect(api.pairs.find((p) => p.a === 0 && p.b === 2)).toMatchObject({ both: 20, aOnly: 0, bOnly: 0 })
+    expect(api.pairs.find((p) => p.a === 0 && p.b === 3)).toMatchObject({ aOnly: 20, bOnly: 0 })
+  })
+
   it("while a run writes, the run page shows its progress, refreshed by the page itself, and the same viewer then shows its report", async () => {
     const pid = viewer!.child.pid
     const gate = await startGate()
