@@ -1,6 +1,5 @@
-import { mkdtemp, mkdir, writeFile } from "node:fs/promises"
+import { mkdir, writeFile } from "node:fs/promises"
 import { readFileSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
@@ -8,6 +7,7 @@ import * as World from "../../../../src/world/World.ts"
 import { allPinnedFiles, bankingDir, deepMerge, loadBankingData, pinnedFiles, readPinned } from "../../../../providers/tau2/banking/data.ts"
 import { finalDbSha256, upstreamDbHash } from "../../../../providers/tau2/banking/hash.ts"
 import { jsonLoads, pyRepr } from "../../../../providers/tau2/banking/pyvalue.ts"
+import { tempDir } from "../../../support/tempDirs.ts"
 
 describe("banking data", () => {
   it.effect("loads db.json (23 tables), 698 documents in corpus order and 97 tasks", () =>
@@ -43,7 +43,7 @@ describe("banking data", () => {
 
   it.effect("names the file, both hashes and the fix when a pinned file differs", () =>
     Effect.gen(function* () {
-      const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "tau2-banking-data-")))
+      const dir = tempDir("tau2-banking-data-")
       yield* Effect.promise(() => mkdir(join(dir, "tau2", "banking_knowledge"), { recursive: true }))
       yield* Effect.promise(() => writeFile(join(dir, pinnedFiles.policy.name), "not the policy"))
       const e = yield* Effect.flip(readPinned(pinnedFiles.policy, dir))

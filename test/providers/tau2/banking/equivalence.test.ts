@@ -1,10 +1,10 @@
-import { mkdtemp, writeFile } from "node:fs/promises"
-import { tmpdir } from "node:os"
+import { writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { loadBankingData } from "../../../../providers/tau2/banking/data.ts"
 import { defaultCorpora, makeReplayer, runCorpus, runEquivalence } from "../../../../providers/tau2/banking/equivalence.ts"
+import { tempDir } from "../../../support/tempDirs.ts"
 
 describe("equivalence with upstream's banking_knowledge (bm25) environment", () => {
   const [gold, fuzz, kb] = defaultCorpora()
@@ -40,7 +40,7 @@ describe("equivalence with upstream's banking_knowledge (bm25) environment", () 
   it.effect("recognises each line's format by its fields and reports what differs", () =>
     Effect.gen(function* () {
       const r = makeReplayer(yield* loadBankingData())
-      const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "tau2-banking-")))
+      const dir = tempDir("tau2-banking-")
       const path = join(dir, "mixed.jsonl")
       const lines = [
         { seed: 1, query: "   ", results: [] },
@@ -69,7 +69,7 @@ describe("equivalence with upstream's banking_knowledge (bm25) environment", () 
       const r = makeReplayer(yield* loadBankingData())
       const unreadable = yield* Effect.flip(runCorpus(r, "/nonexistent/corpus.jsonl"))
       expect(unreadable.reason).toBe("unreadable")
-      const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "tau2-banking-")))
+      const dir = tempDir("tau2-banking-")
       const path = join(dir, "bad.jsonl")
       yield* Effect.promise(() => writeFile(path, '{"task_id": "x"}\n'))
       const malformed = yield* Effect.flip(runCorpus(r, path))

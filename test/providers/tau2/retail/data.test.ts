@@ -1,6 +1,5 @@
-import { mkdtemp, mkdir, writeFile } from "node:fs/promises"
+import { mkdir, writeFile } from "node:fs/promises"
 import { readFileSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
@@ -8,6 +7,7 @@ import * as World from "../../../../src/world/World.ts"
 import { loadRetailData, pinnedFiles, readPinned, tau2Dir, worldFromDbText } from "../../../../providers/tau2/retail/data.ts"
 import { finalDbSha256, upstreamDbHash } from "../../../../providers/tau2/retail/hash.ts"
 import type { Product } from "../../../../providers/tau2/retail/model.ts"
+import { tempDir } from "../../../support/tempDirs.ts"
 
 describe("retail data", () => {
   it.effect("loads the pinned files into a world of 50 products, 500 users and 1000 orders", () =>
@@ -61,7 +61,7 @@ describe("retail data", () => {
 
   it.effect("names the file and both hashes when a file differs from the pinned one", () =>
     Effect.gen(function* () {
-      const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "tau2-")))
+      const dir = tempDir("tau2-")
       yield* Effect.promise(() => mkdir(join(dir, "tau2", "retail"), { recursive: true }))
       yield* Effect.promise(() => writeFile(join(dir, "tau2", "retail", "policy.md"), "not the policy"))
       const error = yield* Effect.flip(readPinned(pinnedFiles.policy, dir))

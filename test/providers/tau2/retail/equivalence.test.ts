@@ -1,10 +1,10 @@
-import { mkdtemp, writeFile } from "node:fs/promises"
-import { tmpdir } from "node:os"
+import { writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { defaultCorpora, runCorpus, runEquivalence } from "../../../../providers/tau2/retail/equivalence.ts"
 import { loadRetailData } from "../../../../providers/tau2/retail/data.ts"
+import { tempDir } from "../../../support/tempDirs.ts"
 
 describe("equivalence with upstream's retail tools", () => {
   const [gold, fuzz] = defaultCorpora()
@@ -28,7 +28,7 @@ describe("equivalence with upstream's retail tools", () => {
       const data = yield* loadRetailData()
       const unreadable = yield* Effect.flip(runCorpus(data.initialWorld, "/nonexistent/corpus.jsonl"))
       expect(unreadable.reason).toBe("unreadable")
-      const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "tau2-corpus-")))
+      const dir = tempDir("tau2-corpus-")
       const path = join(dir, "bad.jsonl")
       yield* Effect.promise(() => writeFile(path, '{"task_id": "x"}\n'))
       const malformed = yield* Effect.flip(runCorpus(data.initialWorld, path))
@@ -38,7 +38,7 @@ describe("equivalence with upstream's retail tools", () => {
   it.effect("names the first differing field of a line that disagrees", () =>
     Effect.gen(function* () {
       const data = yield* loadRetailData()
-      const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "tau2-corpus-")))
+      const dir = tempDir("tau2-corpus-")
       const path = join(dir, "one.jsonl")
       const line = {
         task_id: "t", actions: [{ name: "calculate", arguments: { expression: "2 + 2" }, error: false, content: "4" }],

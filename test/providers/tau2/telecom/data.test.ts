@@ -1,10 +1,10 @@
-import { mkdtemp, mkdir, readFile, writeFile } from "node:fs/promises"
-import { tmpdir } from "node:os"
+import { mkdir, readFile, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { dataRoot, loadTelecomData, pinnedFiles, readPinned } from "../../../../providers/tau2/telecom/data.ts"
 import { dbSha256, upstreamDbHash, upstreamUserDbHash, userDbSha256 } from "../../../../providers/tau2/telecom/hash.ts"
+import { tempDir } from "../../../support/tempDirs.ts"
 
 describe("telecom pinned data", () => {
   it.effect("the fresh environment hashes as upstream's (db.toml + user_db.toml, both hash forms)", () =>
@@ -24,7 +24,7 @@ describe("telecom pinned data", () => {
 
   it.effect("a missing file and an altered file are typed errors naming the file", () =>
     Effect.gen(function* () {
-      const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "telecom-data-")))
+      const dir = tempDir("telecom-data-")
       const missing = yield* Effect.flip(readPinned(pinnedFiles.db, dir))
       expect(missing).toMatchObject({ _tag: "TelecomDataError", reason: "missing" })
       yield* Effect.promise(() => mkdir(join(dir, "tau2", "telecom"), { recursive: true }))

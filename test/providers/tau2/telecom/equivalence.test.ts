@@ -1,9 +1,9 @@
-import { mkdtemp, readFile, writeFile } from "node:fs/promises"
-import { tmpdir } from "node:os"
+import { readFile, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { defaultCorpora, runEquivalence } from "../../../../providers/tau2/telecom/equivalence.ts"
+import { tempDir } from "../../../support/tempDirs.ts"
 
 describe("equivalence with upstream's telecom environment", () => {
   const [gold, fuzz] = defaultCorpora()
@@ -32,7 +32,7 @@ describe("equivalence with upstream's telecom environment", () => {
     Effect.gen(function* () {
       const first = (yield* Effect.promise(() => readFile(gold!, "utf8"))).split("\n")[0]!
       const line = JSON.parse(first) as { env_assertions: Array<{ met: boolean }>; final_user_db_sha256: string }
-      const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "telecom-corpus-")))
+      const dir = tempDir("telecom-corpus-")
       const flipped = { ...line, env_assertions: line.env_assertions.map((a, i) => (i === 1 ? { ...a, met: !a.met } : a)) }
       const path = join(dir, "tampered.jsonl")
       // Floats in arguments must survive as floats: keep the original text for the actions.
@@ -45,7 +45,7 @@ describe("equivalence with upstream's telecom environment", () => {
 
   it.effect("refuses a line that is not a telecom oracle line", () =>
     Effect.gen(function* () {
-      const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "telecom-corpus-")))
+      const dir = tempDir("telecom-corpus-")
       const path = join(dir, "bad.jsonl")
       yield* Effect.promise(() => writeFile(path, '{"task_id": "x"}\n'))
       const error = yield* Effect.flip(runEquivalence(path))
