@@ -24,7 +24,7 @@ td.pass { background: #dff3e6; }
 td.fail { background: #fbe3e1; }
 td.ended { background: #fff0d6; }
 td.missing { color: var(--muted); }
-tr.differs th, tr.differs td:first-child { font-weight: 600; }
+tr.differs td.left { font-weight: 600; }
 .bar { width: 420px; height: 14px; background: var(--panel); border: 1px solid var(--rule); border-radius: 7px; overflow: hidden; }
 .bar span { display: block; height: 100%; background: #0072B2; }
 .msg { border: 1px solid var(--rule); border-radius: 6px; padding: 6px 10px; margin: 6px 0; max-width: 980px; }
