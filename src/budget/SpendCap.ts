@@ -10,6 +10,7 @@
  * A call whose price is unknown reserves nothing and is not bounded by the cap: its cost is
  * unknown, never 0, and the report says so.
  */
+import type { SqlClient } from "@effect/sql"
 import { Effect, Schema, STM, TRef } from "effect"
 import type { ModelRequest, ModelResponse } from "../model/Model.ts"
 import { costOf } from "../model/Cost.ts"
@@ -158,3 +159,59 @@ export const wrapModel = (cap: SpendCap, inner: Model, options: WrapOptions): Mo
       )
     })
 })
+
+// ---------------------------------------------------------------------------------------------
+// A wallet shared by a cluster's workers
+
+/**
+ * The same wallet kept in a SQL row (Postgres: `assay run --cluster`), so that every worker's
+ * calls reserve from one cap. A reservation is one conditional UPDATE: it adds to `reserved_usd`
+ * only while spent + reserved + the call's worst case stays within the cap, so two workers
+ * cannot both take the last dollars. A call that would fit once calls in flight settle polls until
+ * they do. A worker that dies leaves its reservations in place: the cap counts them as spent,
+ * which may stop a run early but never lets it pass the cap. Database errors are defects here: a
+ * wallet that cannot be read must not let a call through.
+ */
+export const makeShared = (sql: SqlClient.SqlClient, walletId: string, capUsd: number | null, spentBefore: number): Effect.Effect<SpendCap> =>
+  Effect.gen(function*() {
+    const local = yield* make(null, 0)
+    if (capUsd === null) return yield* make(null, spentBefore)
+    yield* sql`CREATE TABLE IF NOT EXISTS wallets (id TEXT PRIMARY KEY, cap_usd DOUBLE PRECISION NOT NULL,
+      spent_usd DOUBLE PRECISION NOT NULL, reserved_usd DOUBLE PRECISION NOT NULL, refused INTEGER NOT NULL)`.pipe(
+      // Two workers creating it at once: one of them meets the other's table.
+      Effect.retry({ times: 3 })
+    )
+    yield* sql`INSERT INTO wallets (id, cap_usd, spent_usd, reserved_usd, refused) VALUES (${walletId}, ${capUsd}, ${spentBefore}, 0, 0)
+      ON CONFLICT (id) DO NOTHING`
+    const row = sql<{ cap_usd: number; spent_usd: number; reserved_usd: number; refused: number }>`
+      SELECT cap_usd, spent_usd, reserved_usd, refused FROM wallets WHERE id = ${walletId}`.pipe(Effect.map((rows) => rows[0]!))
+    const reserve = (usd: number): Effect.Effect<void, SpendCapReached> =>
+      Effect.gen(function*() {
+        for (;;) {
+          const taken = yield* sql`UPDATE wallets SET reserved_usd = reserved_usd + ${usd}
+            WHERE id = ${walletId} AND spent_usd + reserved_usd + ${usd} <= cap_usd RETURNING id`.pipe(Effect.orDie)
+          if (taken.length > 0) return
+          const s = yield* Effect.orDie(row)
+          if (s.spent_usd + usd > s.cap_usd) {
+            yield* sql`UPDATE wallets SET refused = refused + 1 WHERE id = ${walletId}`.pipe(Effect.orDie)
+            return yield* new SpendCapReached({ capUsd: s.cap_usd, spentUsd: s.spent_usd, reservedUsd: s.reserved_usd, neededUsd: usd })
+          }
+          yield* Effect.sleep("100 millis")
+        }
+      })
+    return {
+      reserve,
+      settle: (reservedUsd, costUsd) =>
+        Effect.zipRight(
+          sql`UPDATE wallets SET reserved_usd = GREATEST(0, reserved_usd - ${reservedUsd}), spent_usd = spent_usd + ${costUsd ?? 0}
+            WHERE id = ${walletId}`.pipe(Effect.orDie),
+          costUsd === null ? local.settle(0, null) : Effect.void
+        ),
+      charge: (usd) => sql`UPDATE wallets SET spent_usd = spent_usd + ${usd} WHERE id = ${walletId}`.pipe(Effect.asVoid, Effect.orDie),
+      state: Effect.gen(function*() {
+        const s = yield* Effect.orDie(row)
+        const mine = yield* local.state
+        return { capUsd: s.cap_usd, spentUsd: s.spent_usd, reservedUsd: s.reserved_usd, unknownCalls: mine.unknownCalls, refused: s.refused }
+      })
+    } satisfies SpendCap
+  }).pipe(Effect.orDie)

@@ -20,6 +20,7 @@ import * as Activity from "@effect/workflow/Activity"
 import * as Workflow from "@effect/workflow/Workflow"
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import { Cache, Duration, Effect, Layer, Option, Schema } from "effect"
+import * as SpendCap from "../budget/SpendCap.ts"
 import { lanesOfRun } from "../cli/replay.ts"
 import { type Cell, type CellDone, cellRunner, type CellRunner, makePlan, type Plan } from "../experiment/Runner.ts"
 import * as Store from "../experiment/Store.ts"
@@ -75,6 +76,7 @@ const clusterClient = (url: string) => Store.postgresClient(url)
 export const workerLayer = (options: { readonly url: string; readonly home: string; readonly host?: string; readonly port: number; readonly concurrency: number }) => {
   const cells = Layer.unwrapEffect(Effect.gen(function*() {
     const store = yield* Store.Store
+    const sql = yield* SqlClient.SqlClient
     const permits = yield* Effect.makeSemaphore(Math.max(1, options.concurrency))
     // One plan and one cell runner per run, built from the run's settings as replay builds them.
     const runners = yield* Cache.make({
@@ -88,7 +90,10 @@ export const workerLayer = (options: { readonly url: string; readonly home: stri
           const plan = yield* makePlan(lanes, experiment.repetitions)
           const settings = record.settings as { readonly maxUsd?: number | null; readonly timeoutSecs?: number | null }
           const before = yield* store.spendOf({ experimentId: plan.experimentId })
-          const runner = yield* cellRunner(plan, { maxUsd: settings.maxUsd ?? null, timeoutSeconds: settings.timeoutSecs ?? null, handlers: {} }, runId, before.knownUsd)
+          // The run's wallet in Postgres, one for every worker: --max-usd holds across them.
+          const maxUsd = settings.maxUsd ?? null
+          const wallet = yield* SpendCap.makeShared(sql, `run:${runId}`, maxUsd, before.knownUsd)
+          const runner = yield* cellRunner(plan, { maxUsd, timeoutSeconds: settings.timeoutSecs ?? null, handlers: {} }, runId, before.knownUsd, wallet)
           return { plan, runner } as { readonly plan: Plan; readonly runner: CellRunner }
         }).pipe(Effect.mapError((e) => new ClusterError({ reason: "cell", detail: `run ${runId}: ${e.message}` })))
     })

@@ -35,11 +35,11 @@ afterAll(async () => {
 const modelEnv = () => ({ OPENAI_BASE_URL: model.openAiBaseUrl, OPENAI_API_KEY: "sk-test-SECRET123" })
 
 /** Starts `assay worker` and resolves once it says it has joined. */
-const startWorker = (url: string, concurrency: number): Promise<ChildProcess> =>
+const startWorker = (url: string, concurrency: number, env: Record<string, string> = modelEnv()): Promise<ChildProcess> =>
   new Promise((ok, fail) => {
     const child = spawn(process.execPath, [bin, "worker", "--store", url, "--home", tempDir(), "--host", "127.0.0.1", "--concurrency", String(concurrency)], {
       cwd: root,
-      env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ASSAY_DATA_DIR: process.env["ASSAY_DATA_DIR"] ?? "", ...modelEnv() },
+      env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ASSAY_DATA_DIR: process.env["ASSAY_DATA_DIR"] ?? "", ...env },
       stdio: ["ignore", "ignore", "pipe"]
     })
     children.add(child)
@@ -131,5 +131,34 @@ describe("a cluster of workers", () => {
     } finally {
       for (const w of workers) stop(w)
     }
-  }, 240_000)
+  }, 420_000)
+
+  it("--max-usd holds across three workers: what the server answered, at list price, never passes it", async () => {
+    // Dear answers (4,000 output tokens, $0.00246 a call): each worker's own wallet would let it
+    // spend up to the cap, three times the cap in all; the shared wallet stops them all at it.
+    const dear = [{ text: "Done.", usage: { input: 400, output: 4000 }, repeat: true, delayMs: 200 }]
+    await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const server2 = yield* LoopbackServer.start(dear)
+      const env = { OPENAI_BASE_URL: server2.openAiBaseUrl, OPENAI_API_KEY: "sk-test-SECRET123" }
+      const url = server.database("capped")
+      const workers = yield* Effect.promise(() => Promise.all([0, 1, 2].map(() => startWorker(url, 4, env))))
+      try {
+        const capUsd = 0.05
+        const result = yield* Effect.promise(() =>
+          assay(["run", "--benchmark", "ledger", "--model", "openai:gpt-4o-mini", "--reps", "3", "--home", tempDir(), "--store", url, "--cluster", "--parallel", "60", "--max-usd", String(capUsd), "--yes", "--json"], env)
+        )
+        expect(result.code, result.stderr).toBe(0)
+        const report = JSON.parse(result.stdout) as RunJson
+        const price = (yield* Registry.resolve("openai:gpt-4o-mini").pipe(Effect.provide(Registry.layer))).model.cost!
+        const served = server2.requests().filter((r) => r.status === 200)
+        const usd = served.reduce((sum, r) => sum + ((r.usage?.input ?? 0) * price.input + (r.usage?.output ?? 0) * price.output) / 1e6, 0)
+        expect(usd).toBeLessThanOrEqual(capUsd)
+        expect(served.length).toBeGreaterThan(0)
+        expect(report.cells["skipped"]).toBeGreaterThan(0)
+        expect(report.spend.experimentUsd).toBeLessThanOrEqual(capUsd)
+      } finally {
+        for (const w of workers) stop(w)
+      }
+    })))
+  }, 300_000)
 })
