@@ -8,7 +8,7 @@
 import { spawn } from "node:child_process"
 import { createServer } from "node:http"
 import { HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer, Schema } from "effect"
 import { encodeJson } from "../experiment/Report.ts"
 import * as Store from "../experiment/Store.ts"
