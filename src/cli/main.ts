@@ -16,6 +16,7 @@ import * as Home from "../experiment/Home.ts"
 import { replayCommand } from "./replay.ts"
 import { checkedLocation, storeDoc, storeExists, storeOption, storeShown } from "./storeFlag.ts"
 import { workerCommand, workerDoc } from "./worker.ts"
+import { parseRate } from "../cluster/rateSpec.ts"
 import { fromNote, renderEstimate, runPilot } from "../experiment/Preflight.ts"
 import { classify, type Lane, makePlan, type Plan, run as runExperiment } from "../experiment/Runner.ts"
 import * as Store from "../experiment/Store.ts"
@@ -268,6 +269,7 @@ const docs = {
       "--yes": { about: "Run; without it the plan is printed and the command exits 2" },
       "--wait": { about: "If another command is running on this home, wait for it instead of exiting 1" },
       "--cluster": { about: "Run the cells on the workers of the --store Postgres (assay worker) instead of here; fails when none is alive" },
+      "--rate": { value: "PROVIDER=N/s", about: "With --cluster: at most N model calls a second to PROVIDER across every worker (openai=20/s); calls over it wait" },
       "--preflight-share": {
         value: "SHARE",
         fallback: String(defaultAllowance.share),
@@ -477,6 +479,13 @@ const runOptions = {
   yes: Options.boolean("yes"),
   wait: Options.boolean("wait"),
   cluster: Options.boolean("cluster"),
+  rate: Options.text("rate").pipe(
+    Options.repeated,
+    Options.mapEffect((texts) => {
+      const bad = texts.find((text) => parseRate(text) === null)
+      return bad === undefined ? Effect.succeed(texts) : Effect.fail(refused("rate", bad, "PROVIDER=N/s, N a whole number 1 or more (openai=20/s)"))
+    })
+  ),
   ...harnessRunOptions
 }
 
@@ -532,6 +541,7 @@ const runCommand = Command.make("run", runOptions, (opts) =>
           faults: Option.getOrNull(opts.faults),
           judge: opts.noJudge ? null : Option.getOrNull(opts.judge),
           preflightUsd: Option.getOrNull(opts.preflightUsd),
+          ...(opts.rate.length > 0 ? { rate: opts.rate } : {}),
           pilot
         }
       })
@@ -547,6 +557,9 @@ const runCommand = Command.make("run", runOptions, (opts) =>
             return yield* new ExitWith({ code: 3 })
           }
           if (!opts.json) yield* Console.error(renderEstimate(gate))
+        }
+        if (opts.rate.length > 0 && !opts.cluster) {
+          return yield* new UsageError({ detail: "--rate limits a cluster's workers together: add --cluster (and --store postgres://…)" })
         }
         if (opts.cluster) {
           if (at.store === null || at.store === undefined) {

@@ -20,7 +20,10 @@ import * as Activity from "@effect/workflow/Activity"
 import * as Workflow from "@effect/workflow/Workflow"
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import { Cache, Duration, Effect, Layer, Option, Schema } from "effect"
+import * as RateLimiter from "@effect/experimental/RateLimiter"
 import * as SpendCap from "../budget/SpendCap.ts"
+import { Model } from "../model/Model.ts"
+import * as RateLimit from "./RateLimit.ts"
 import { lanesOfRun } from "../cli/replay.ts"
 import { type Cell, type CellDone, cellRunner, type CellRunner, makePlan, type Plan } from "../experiment/Runner.ts"
 import * as Store from "../experiment/Store.ts"
@@ -88,12 +91,24 @@ export const workerLayer = (options: { readonly url: string; readonly home: stri
           const experiment = yield* store.getExperiment(record.experimentId)
           const { lanes } = yield* lanesOfRun(record.settings, experiment)
           const plan = yield* makePlan(lanes, experiment.repetitions)
-          const settings = record.settings as { readonly maxUsd?: number | null; readonly timeoutSecs?: number | null }
+          const settings = record.settings as { readonly maxUsd?: number | null; readonly timeoutSecs?: number | null; readonly rate?: ReadonlyArray<string> }
           const before = yield* store.spendOf({ experimentId: plan.experimentId })
           // The run's wallet in Postgres, one for every worker: --max-usd holds across them.
           const maxUsd = settings.maxUsd ?? null
           const wallet = yield* SpendCap.makeShared(sql, `run:${runId}`, maxUsd, before.knownUsd)
-          const runner = yield* cellRunner(plan, { maxUsd, timeoutSeconds: settings.timeoutSecs ?? null, handlers: {} }, runId, before.knownUsd, wallet)
+          const made = cellRunner(plan, { maxUsd, timeoutSeconds: settings.timeoutSecs ?? null, handlers: {} }, runId, before.knownUsd, wallet)
+          // --rate: each provider's calls limited across every worker, counted in Postgres.
+          const rates = (settings.rate ?? []).map(RateLimit.parseRate).filter((r) => r !== null)
+          const model = yield* Effect.serviceOption(Model)
+          const runner = rates.length > 0 && Option.isSome(model)
+            ? yield* Effect.provideService(
+              made,
+              Model,
+              yield* RateLimit.limitModel(model.value, rates).pipe(
+                Effect.provide(RateLimiter.layer.pipe(Layer.provide(RateLimit.layerStoreSql(sql))))
+              )
+            )
+            : yield* made
           return { plan, runner } as { readonly plan: Plan; readonly runner: CellRunner }
         }).pipe(Effect.mapError((e) => new ClusterError({ reason: "cell", detail: `run ${runId}: ${e.message}` })))
     })

@@ -161,4 +161,39 @@ describe("a cluster of workers", () => {
       }
     })))
   }, 300_000)
+
+  // The must-show is a sliding 1 s window of at most 20; the library's fixed windows let the end of
+  // one window and the start of the next reach the server together (35 in 1 s were seen), so what
+  // is asserted is what fixed windows hold: by the k-th second from the first call, at most 20(k+1).
+  it("--rate openai=20/s paces three workers together: by the k-th second at most 20 (k + 1) calls reached the server", async () => {
+    const fast = [{ text: "Done.", usage: { input: 400, output: 10 }, repeat: true }]
+    await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const server3 = yield* LoopbackServer.start(fast)
+      const env = { OPENAI_BASE_URL: server3.openAiBaseUrl, OPENAI_API_KEY: "sk-test-SECRET123" }
+      const url = server.database("rated")
+      const workers = yield* Effect.promise(() => Promise.all([0, 1, 2].map(() => startWorker(url, 10, env))))
+      try {
+        // When each request arrived, as seen by polling the server's log every 10 ms.
+        const arrivals: Array<number> = []
+        let seen = 0
+        const timer = setInterval(() => {
+          const n = server3.requests().length
+          for (; seen < n; seen++) arrivals.push(Date.now())
+        }, 10)
+        const result = yield* Effect.promise(() =>
+          assay(["run", "--benchmark", "ledger", "--model", "openai:gpt-4o-mini", "--reps", "3", "--home", tempDir(), "--store", url, "--cluster", "--parallel", "60", "--rate", "openai=20/s", "--yes", "--json"], env)
+        )
+        clearInterval(timer)
+        expect(result.code, result.stderr).toBe(0)
+        expect((JSON.parse(result.stdout) as RunJson).cells).toMatchObject({ total: 60, ran: 60 })
+        expect(arrivals).toHaveLength(60)
+        const first = arrivals[0]!
+        for (let k = 0; k < 3; k++) expect(arrivals.filter((t) => t < first + 1000 * k).length).toBeLessThanOrEqual(20 * (k + 1))
+        // The limit is what paced them: without it 60 instant calls on 30 slots take well under 1 s.
+        expect(arrivals[59]! - first).toBeGreaterThan(1500)
+      } finally {
+        for (const w of workers) stop(w)
+      }
+    })))
+  }, 300_000)
 })
