@@ -121,8 +121,10 @@ const startGate = async () => {
 }
 
 /** Waits until the viewer lists a running run with `n` cells written; its id. */
-const writtenReaches = async (url: string, n: number): Promise<string> => {
+const writtenReaches = async (url: string, n: number, ended: () => string | null): Promise<string> => {
   for (let i = 0; i < 1200; i++) {
+    const early = ended()
+    if (early !== null) throw new Error(early)
     const runs = JSON.parse((await get(`${url}/api/runs`)).text) as { runs: ReadonlyArray<{ runId: string; state: string; cells: { written: number } }> }
     const live = runs.runs.find((r) => r.state === "running" && r.cells.written >= n)
     if (live !== undefined) return live.runId
@@ -281,7 +283,10 @@ describe("assay view in headless Chromium", { timeout: 240_000 }, () => {
         const env = { OPENAI_BASE_URL: `${gate.url}/v1`, OPENAI_API_KEY: SECRET }
         // One model call per cell, one cell at a time: the gate lets the test say how far it gets.
         const running = assay(["run", "--benchmark", "ledger", "--model", "openai:gpt-4o-mini", "--yes", "--json", "--home", home, "--parallel", "1"], env)
-        const written = (n: number) => Effect.promise(() => writtenReaches(viewer!.url, n))
+        // A run that ends before the test lets it (it failed to start) is told at once, with its stderr.
+        let ended: string | null = null
+        void running.then((r) => (ended = `the run exited (${r.code}) early: ${r.stderr}`))
+        const written = (n: number) => Effect.promise(() => writtenReaches(viewer!.url, n, () => ended))
         gate.release(3)
         const runId = yield* written(3)
         // Three cells written, the fourth held: the page as served, then refreshed by its own script.
