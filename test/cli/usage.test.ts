@@ -49,7 +49,7 @@ describe("a command line assay cannot take is one line on stderr and exit 2", { 
 
   it("an unknown command is named with the commands there are", async () => {
     expectUsageError(await assay(["nope"]), "unknown command nope: assay takes plan, run, report", "data", "equivalence")
-    expectUsageError(await assay(["view"]), "unknown command view")
+    expectUsageError(await assay(["veiw"]), "unknown command veiw", "view", "worker")
     expectUsageError(await assay(["data", "nope"]), "unknown command data nope", "pull")
   })
 
