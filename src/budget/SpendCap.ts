@@ -10,7 +10,7 @@
  * A call whose price is unknown reserves nothing and is not bounded by the cap: its cost is
  * unknown, never 0, and the report says so.
  */
-import type { SqlClient } from "@effect/sql"
+import type * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Schema, STM, TRef } from "effect"
 import type { ModelRequest, ModelResponse } from "../model/Model.ts"
 import { costOf } from "../model/Cost.ts"

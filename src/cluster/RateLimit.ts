@@ -5,7 +5,7 @@
  * worker counts against the same window whatever its own clock says.
  */
 import * as RateLimiter from "@effect/experimental/RateLimiter"
-import type { SqlClient } from "@effect/sql"
+import type * as SqlClient from "@effect/sql/SqlClient"
 import { Duration, Effect, Layer } from "effect"
 import type { Model } from "../model/Model.ts"
 

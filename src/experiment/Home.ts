@@ -30,7 +30,7 @@ import {
 } from "node:fs"
 import { homedir, hostname, tmpdir } from "node:os"
 import { isAbsolute, join, resolve } from "node:path"
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as Sqlite from "./Sqlite.ts"
 import { Context, Duration, Effect, Layer, Option, Schema, type Scope } from "effect"
 

@@ -6,7 +6,7 @@
  * and schema: a home made by one is read and resumed by the other. Each driver is imported only
  * when chosen, so neither runtime loads the other's.
  */
-import type { SqlClient } from "@effect/sql"
+import type * as SqlClient from "@effect/sql/SqlClient"
 import type { ConfigError } from "effect/ConfigError"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Layer } from "effect"

@@ -9,7 +9,9 @@
  * paths, float width) `dialect` below says how, in one place.
  */
 import { resolve } from "node:path"
-import { Migrator, SqlClient } from "@effect/sql"
+import * as Migrator from "@effect/sql/Migrator"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
 import * as Sqlite from "./Sqlite.ts"
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
 import * as ContentId from "../content/ContentId.ts"
@@ -598,8 +600,12 @@ export const redactUrl = (url: string): string => {
   }
 }
 
-/** The connection pool of a Postgres store; a worker's cluster tables share the same server. */
-export const postgresClient = (url: string) =>
+/**
+ * The connection pool of a Postgres store; a worker's cluster tables share the same server. Typed
+ * as the generic SqlClient so the package's declarations never name @effect/sql-pg (whose types
+ * need `pg`'s and the DOM's): a library user who never opens Postgres needs neither.
+ */
+export const postgresClient = (url: string): Layer.Layer<SqlClient.SqlClient, SqlError> =>
   Layer.unwrapEffect(
     Effect.map(Effect.promise(() => import("@effect/sql-pg")), (m) =>
       m.PgClient.layer({ url: Redacted.make(url), applicationName: "assay", maxConnections: 20, connectTimeout: "30 seconds" }))
