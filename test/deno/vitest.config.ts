@@ -23,6 +23,9 @@ export const notUnderDeno: ReadonlyArray<readonly [string, string]> = [
   ["test/harness/Run.test.ts", "starts the fake agent CLI with process.execPath (deno without permissions)"],
   ["test/harness/Detect.test.ts", "starts the fake agent CLI with process.execPath (deno without permissions)"],
   ["test/harness/Plan.test.ts", "starts the fake agent CLI with process.execPath (deno without permissions)"],
+  // bird grades with better-sqlite3 in a child process of the runtime, which under Deno cannot load it.
+  ["test/providers/bird/grade.test.ts", "bird's SQL executor loads better-sqlite3 (not under Deno)"],
+  ["test/cli/bird.test.ts", "bird's SQL executor loads better-sqlite3 (not under Deno)"],
   // The real agent CLIs are node programs installed by tools/harnesses, tested under Node.
   ["test/harness/RealCli.test.ts", "the real agent CLIs (node programs), with a PATH that has no node"],
   ["test/cli/harnessClaude.test.ts", "the real Claude Code CLI"],
