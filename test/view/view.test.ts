@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net"
 import { Effect } from "effect"
 import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
 import { assay, bin, root, tempDir } from "../cli/support.ts"
-import { dumpDom, inkOf, requireChromium, screenshot } from "./chromium.ts"
+import { dumpDom, inkOf, requireChromium, screenshot } from "../support/chromium.ts"
 
 interface Viewer {
   readonly url: string

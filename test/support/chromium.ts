@@ -1,6 +1,6 @@
 /**
- * Headless Chromium (Debian's `chromium`, or $CHROMIUM) driven from its command line, as
- * test/experiment/ReportBrowser.test.ts drives it: the DOM it built, a screenshot, and the log
+ * Headless Chromium (Debian's `chromium`, or $CHROMIUM) driven from its command line, for the
+ * HTML report and viewer tests: the DOM it built, a screenshot, and the log
  * lines that tell of a page error. Each call gets a profile folder of its own, removed with the
  * test file's temp folders; every Chromium process ends with its call (execFile, with a timeout).
  */
@@ -8,7 +8,7 @@ import { execFile } from "node:child_process"
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { inflateSync } from "node:zlib"
-import { tempDir } from "../support/tempDirs.ts"
+import { tempDir } from "./tempDirs.ts"
 
 export const chromium = process.env["CHROMIUM"] ?? "/usr/bin/chromium"
 
