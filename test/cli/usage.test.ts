@@ -141,6 +141,17 @@ describe("--help", { timeout: 120_000 }, () => {
   })
 })
 
+describe("--version", { timeout: 120_000 }, () => {
+  // main.ts answers a lone --version without loading the command; anything else goes to it.
+  it("prints the version the help shows, and nothing else", async () => {
+    const [alone, help] = await Promise.all([assay(["--version"]), assay(["--help"])])
+    expect(alone.code, alone.stderr).toBe(0)
+    expect(alone.stdout).toBe("0.1.0\n")
+    expect(alone.stderr).toBe("")
+    expect(help.stdout).toMatch(/^assay 0\.1\.0: /)
+  })
+})
+
 describe("run without --yes", { timeout: 120_000 }, () => {
   it("prints no model providers heading when no candidate calls a model", async () => {
     const r = await assay(["run", "--benchmark", "ledger", "--candidate", "gold", "--home", untouched])

@@ -1,0 +1,1118 @@
+/**
+ * The assay command: plan, run, report, data, equivalence. Library errors arrive here typed
+ * and leave as one clear line on stderr with a non-zero exit code. Started by main.ts, which
+ * answers `--version` without loading this module.
+ */
+import { accessSync, constants, statSync, writeFileSync } from "node:fs"
+import { dirname, resolve } from "node:path"
+import { Args, AutoCorrect, CliConfig, Command, CommandDescriptor, HelpDoc, Options, type Usage, ValidationError } from "@effect/cli"
+// By module, not from the package's index: the index re-exports undici, ws and mime, which an
+// ES module bundle must then load at every start (esbuild keeps `export *` of an external).
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { Array as Arr, Cause, Console, Data, Effect, Either, Inspectable, Layer, Option, Schema } from "effect"
+import * as ContentId from "../content/ContentId.ts"
+import { completeReport, decodeJson, encodeJson, renderHtml, renderMarkdown, renderText, type Report } from "../experiment/Report.ts"
+import * as Home from "../experiment/Home.ts"
+import { replayCommand } from "./replay.ts"
+import { checkedLocation, storeDoc, storeExists, storeOption, storeShown } from "./storeFlag.ts"
+import { workerCommand, workerDoc } from "./worker.ts"
+import { parseRate } from "../cluster/rateSpec.ts"
+import { fromNote, renderEstimate, runPilot } from "../experiment/Preflight.ts"
+import { classify, type Lane, makePlan, type Plan, run as runExperiment } from "../experiment/Runner.ts"
+import * as Store from "../experiment/Store.ts"
+import * as Registry from "../model/Registry.ts"
+import { Model } from "../model/Model.ts"
+import { liveModel } from "../model/ModelEffect.ts"
+import * as Tracing from "../observability/Tracing.ts"
+import { type EffectsSpec, FaultReason, withEffects } from "../schema/EnvironmentDef.ts"
+import { benchmarkNames, benchmarkRef, loadBenchmark, UsageError } from "./benchmarks.ts"
+import { pullArchive, pullData } from "./pull.ts"
+import { progressLine } from "./pullArchive.ts"
+import { dataRoot } from "../evaluation/DataRoot.ts"
+import { resolveCandidate } from "./candidates.ts"
+import { defaultAllowance } from "../harness/Allowance.ts"
+import { harnessNames } from "../harness/Harness.ts"
+import { DEFAULT_MAX_USD, DEFAULT_TIMEOUT_SECS, harnessOptions, harnessRunOptions, isHarnessSelection, planHarness, runHarnesses } from "./harness.ts"
+import { stderrProgress } from "./progress.ts"
+import { VERSION } from "./version.ts"
+
+/** An intended exit with a code (the plan printed without --yes exits 2). */
+class ExitWith extends Data.TaggedError("ExitWith")<{ readonly code: number }> {}
+
+/** A file the command was asked to write and cannot: exit 1, and nothing is written. */
+class OutputError extends Schema.TaggedError<OutputError>()("OutputError", {
+  path: Schema.String,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `cannot write ${this.path}: ${this.reason}`
+  }
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// Flag values, checked while the command line is parsed, so a bad one is refused before a home
+// is created or a model is probed. A refusal names the flag, the value given and what it takes.
+
+const shown = (value: string): string => (value === "" || /\s/.test(value) ? JSON.stringify(value) : value)
+
+const refused = (flag: string, value: string, expected: string): ValidationError.ValidationError =>
+  ValidationError.invalidValue(HelpDoc.p(`--${flag} ${shown(value)}: expected ${expected}`))
+
+// Number("") is 0 and Number("0x10") is 16: only plain decimal text is a number here.
+const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/
+const WHOLE = /^[+-]?\d+$/
+
+const decimalOf = (text: string): number => (DECIMAL.test(text) ? Number(text) : Number.NaN)
+
+/** A flag taking a finite number that `accept` admits; `expected` says which, in words. */
+const numberFlag = (name: string, expected: string, accept: (n: number) => boolean) =>
+  Options.text(name).pipe(
+    Options.mapEffect((text) => {
+      const n = decimalOf(text)
+      return Number.isFinite(n) && accept(n) ? Effect.succeed(n) : Effect.fail(refused(name, text, expected))
+    })
+  )
+
+/** A flag taking a whole number of at least `min`. */
+const wholeFlag = (name: string, min: number) =>
+  Options.text(name).pipe(
+    Options.mapEffect((text) => {
+      const n = WHOLE.test(text) ? Number(text) : Number.NaN
+      return Number.isSafeInteger(n) && n >= min ? Effect.succeed(n) : Effect.fail(refused(name, text, `a whole number, ${min} or more`))
+    })
+  )
+
+/** A flag taking one of a few words. */
+const choiceFlag = <const C extends ReadonlyArray<string>>(name: string, choices: C) =>
+  Options.text(name).pipe(
+    Options.mapEffect((text) =>
+      choices.includes(text)
+        ? Effect.succeed(text as C[number])
+        : Effect.fail(refused(name, text, `one of ${choices.join(", ")}`))
+    )
+  )
+
+const codeOf = (e: unknown): string => (e instanceof Error && "code" in e ? String(e.code) : e instanceof Error ? e.message : String(e))
+
+/** Why a path cannot be looked at, in words (the error code alone says little to most people). */
+const fsProblem = (e: unknown, path: string): string => {
+  const code = codeOf(e)
+  if (code === "ENOTDIR") return `a part of ${path} is a file, not a folder`
+  if (code === "EACCES" || code === "EPERM") return `${path} cannot be reached (${code})`
+  return e instanceof Error ? e.message : String(e)
+}
+
+/** A flag taking a path which, where something exists there, is a `kind` (a home need not exist yet). */
+const pathFlag = (name: string, kind: "file" | "folder") =>
+  Options.text(name).pipe(
+    Options.mapEffect((text) =>
+      Effect.try({ try: () => statSync(text, { throwIfNoEntry: false }), catch: (e) => refused(name, text, `a ${kind}: ${fsProblem(e, text)}`) }).pipe(
+        Effect.flatMap((stat) =>
+          stat === undefined || (kind === "folder" ? stat.isDirectory() : stat.isFile())
+            ? Effect.succeed(text)
+            : Effect.fail(refused(name, text, `a ${kind}, and ${text} is ${stat.isDirectory() ? "a folder" : stat.isFile() ? "a file" : "neither a file nor a folder"}`))
+        )
+      )
+    )
+  )
+
+const FAULTS_FORM = `SEED:RATE[:KIND,...] (an integer seed, a rate above 0 and at most 1, kinds among ${FaultReason.literals.join(", ")})`
+
+/** `SEED:RATE[:KIND,...]` as the faults layer takes it, or what is wrong with it. */
+const faultsOf = (text: string): Either.Either<EffectsSpec, string> => {
+  const parts = text.split(":")
+  const [seed = "", rate, kinds] = parts
+  if (rate === undefined) return Either.left("it has no rate")
+  if (parts.length > 3) return Either.left(`it has ${parts.length} parts, not 2 or 3`)
+  if (!WHOLE.test(seed) || !Number.isSafeInteger(Number(seed))) return Either.left(`the seed ${shown(seed)} is not an integer`)
+  const rateN = decimalOf(rate)
+  if (rate === "") return Either.left("the rate is missing")
+  if (!(rateN > 0 && rateN <= 1)) return Either.left(`the rate ${shown(rate)} is not above 0 and at most 1`)
+  const named = kinds === undefined ? FaultReason.literals : kinds.split(",")
+  const unknown = named.filter((k) => !Schema.is(FaultReason)(k))
+  if (unknown.length > 0) return Either.left(`${unknown.map(shown).join(", ")} is not a fault kind`)
+  const kindList = Array.from(new Set(named.filter(Schema.is(FaultReason))))
+  if (!Arr.isNonEmptyReadonlyArray(kindList)) return Either.left("it names no fault kind")
+  return Either.right({ admission: "all", faults: { seed: Number(seed), rate: rateN, only: null, kinds: kindList } })
+}
+
+const parseFaults = (text: string): Effect.Effect<EffectsSpec, UsageError> =>
+  Either.match(faultsOf(text), {
+    onLeft: (why) => Effect.fail(new UsageError({ detail: `--faults ${shown(text)}: expected ${FAULTS_FORM}; ${why}` })),
+    onRight: Effect.succeed
+  })
+
+// The flag stays the text given (the run's settings record it as typed); parsing it here refuses it early.
+const faultsFlag = Options.text("faults").pipe(
+  Options.mapEffect((text) =>
+    Either.match(faultsOf(text), {
+      onLeft: (why) => Effect.fail(refused("faults", text, `${FAULTS_FORM}; ${why}`)),
+      onRight: () => Effect.succeed(text)
+    })
+  )
+)
+
+// ---------------------------------------------------------------------------------------------
+// Options shared by plan and run
+
+const DEFAULT_HOME = ".assay"
+const DEFAULT_REPS = 1
+const DEFAULT_PARALLEL = 4
+const REPORT_FORMATS = ["text", "md", "html"] as const
+const DEFAULT_VIEW_PORT = 4173
+const DEFAULT_VIEW_HOST = "127.0.0.1"
+
+const benchmark = Options.text("benchmark").pipe(Options.repeated)
+const candidate = Options.text("candidate").pipe(Options.repeated)
+const model = Options.text("model").pipe(Options.repeated)
+const task = Options.text("task").pipe(Options.repeated)
+const reps = wholeFlag("reps", 1).pipe(Options.withDefault(DEFAULT_REPS))
+const judge = Options.text("judge").pipe(Options.optional)
+const noJudge = Options.boolean("no-judge")
+const home = pathFlag("home", "folder").pipe(Options.withDefault(DEFAULT_HOME))
+const json = Options.boolean("json")
+
+const selection = { benchmark, candidate, model, task, reps, judge, noJudge, home, store: storeOption, json, ...harnessOptions }
+
+type Selection = {
+  readonly benchmark: ReadonlyArray<string>
+  readonly candidate: ReadonlyArray<string>
+  readonly model: ReadonlyArray<string>
+  readonly task: ReadonlyArray<string>
+  readonly reps: number
+  readonly judge: Option.Option<string>
+  readonly noJudge: boolean
+  readonly home: string
+  readonly store: Option.Option<string>
+  readonly json: boolean
+  readonly harness: ReadonlyArray<string>
+  readonly family: ReadonlyArray<string>
+}
+
+// ---------------------------------------------------------------------------------------------
+// What --help says. Which flags and arguments a command has, which take a value and which repeat
+// is read from the parser itself (see `shapeOf`), so help cannot list a flag the command lacks;
+// these are the words, and the defaults as the command applies them.
+
+interface FlagDoc {
+  /** The value's placeholder (USD, N, DIR); a switch has none. */
+  readonly value?: string
+  /** The default, when the flag has one. */
+  readonly fallback?: string
+  readonly about: string
+}
+
+interface CommandDoc {
+  readonly about: string
+  readonly args?: Readonly<Record<string, string>>
+  readonly flags?: Readonly<Record<string, FlagDoc>>
+}
+
+const selectionFlags = {
+  "--benchmark": {
+    value: "B",
+    about: `A benchmark to run: ${benchmarkNames().join(", ")}, or the path of a provider module (./bench/index.ts). Needed unless --harness is given`
+  },
+  "--candidate": {
+    value: "C",
+    about: "A candidate: gold, echo, none (as the benchmark offers), PROVIDER:MODEL (the built-in agent, tools offered), PROVIDER:MODEL+text " +
+      "(no tools: it answers in text, BFCL's prompt mode), or harness:NAME[:MODEL] on the corpus. Default: the benchmark's own roster"
+  },
+  "--model": {
+    value: "P:M",
+    about: "A model candidate PROVIDER:MODEL or PROVIDER:MODEL+text (providers: openai, anthropic, google, ollama, or any in the registry); with --harness, HARNESS:MODEL"
+  },
+  "--task": { value: "ID", about: "Only this task id. Default: every task of the benchmark" },
+  "--reps": { value: "N", fallback: String(DEFAULT_REPS), about: "Repetitions of each cell, a whole number 1 or more" },
+  "--judge": {
+    value: "P:M",
+    about: "The judge model PROVIDER:MODEL of benchmarks graded by a judge (none when absent); with --harness also HARNESS:MODEL, " +
+      "and there the default is the candidate with the highest known output price"
+  },
+  "--no-judge": { about: "Grade without a judge: judged checks are reported as not evaluated" },
+  "--home": { value: "DIR", fallback: DEFAULT_HOME, about: "The experiment home (its SQLite store)" },
+  "--store": storeDoc,
+  "--json": { about: "Print one JSON document" },
+  "--harness": { value: "NAME", about: `An agent CLI to benchmark on the corpus: ${harnessNames.join(", ")}, or all` },
+  "--family": { value: "F", about: "Only registry models of this family (harness runs)" }
+} satisfies Readonly<Record<string, FlagDoc>>
+
+const docs = {
+  "": { about: "Evaluate LLM agents and agent harnesses on public benchmarks, reproducibly and at known cost." },
+  plan: {
+    about: "Show what a run would do: benchmarks, candidates, cells (new, kept, stale, faulted to run again), live model providers. " +
+      "Makes no model call and changes nothing.",
+    flags: selectionFlags
+  },
+  run: {
+    about: "Run an experiment (resuming it if the home has its cells) and print its Scorecards. Without --yes, print the plan and exit 2.",
+    flags: {
+      ...selectionFlags,
+      "--max-usd": {
+        value: "USD",
+        about: "The experiment's spend cap: what all its runs in this home spend on model calls (candidate, simulated user, judge) at list price " +
+          "never passes USD, a number 0 or more. Each call reserves its worst case before it is sent; a cell whose call cannot is skipped, " +
+          "to run again with a larger cap. Calls of unknown price are not bounded by it. " +
+          `Default: no cap; harness runs: ${DEFAULT_MAX_USD} (counting this command's runs and their judging)`
+      },
+      "--timeout-secs": { value: "S", about: `Wall-time limit of each Attempt, in seconds, more than 0. Default: none; harness runs: ${DEFAULT_TIMEOUT_SECS}` },
+      "--parallel": { value: "N", fallback: String(DEFAULT_PARALLEL), about: "Cells run at once, a whole number 1 or more (harness runs run one at a time)" },
+      "--faults": {
+        value: "SEED:RATE[:KIND,...]",
+        about: `Inject faults into the effects of every cell: an integer seed, a rate above 0 and at most 1, kinds among ${FaultReason.literals.join(", ")} ` +
+          "(default: all). A faulty environment is another experiment. Model runs only"
+      },
+      "--preflight-usd": {
+        value: "USD",
+        about: "First run a pilot (one cell per candidate and stratum); stop with exit 3 if the conservative estimate of the rest exceeds USD, a number 0 or more"
+      },
+      "--yes": { about: "Run; without it the plan is printed and the command exits 2" },
+      "--wait": { about: "If another command is running on this home, wait for it instead of exiting 1" },
+      "--cluster": { about: "Run the cells on the workers of the --store Postgres (assay worker) instead of here; fails when none is alive" },
+      "--rate": { value: "PROVIDER=N/s", about: "With --cluster: at most N model calls a second to PROVIDER across every worker (openai=20/s); calls over it wait" },
+      "--preflight-share": {
+        value: "SHARE",
+        fallback: String(defaultAllowance.share),
+        about: "Harness runs on a subscription: first a pilot, then stop with exit 3 if the rest would take more than this share of any quota window; " +
+          `during the run no cell starts past it or past ${Math.round(defaultAllowance.pauseAt * 100)}% used`
+      }
+    }
+  },
+  report: {
+    about: "Re-render a stored run from the store alone: text, Markdown, JSON or one self-contained HTML file.",
+    args: { "RUN-ID": "A run id (r-...); the latest run when absent" },
+    flags: {
+      "--home": selectionFlags["--home"],
+      "--store": storeDoc,
+      "--json": { about: "Print the report as one JSON document (instead of --format)" },
+      "--format": { value: REPORT_FORMATS.join("|"), fallback: REPORT_FORMATS[0], about: "Plain text, Markdown or one self-contained HTML file" },
+      "--out": { value: "FILE", about: "Write the report to FILE instead of stdout; its folder must exist" },
+      "--cells": { about: "With --json: every cell with its reward, how it ended and its faults (as cellResults)" }
+    }
+  },
+  replay: {
+    about: "Re-evaluate every Attempt of a run from its recording with the current evaluators: no network, no key, $0. " +
+      "Prints how many verdicts are the same and each that differs; a changed verdict stores the replay as a run of its own.",
+    args: { "RUN-ID": "A run id (r-...); the latest run when absent" },
+    flags: { "--home": selectionFlags["--home"], "--store": storeDoc, "--json": selectionFlags["--json"] }
+  },
+  view: {
+    about: "A local web viewer of the store: its runs (updating while one writes), each run's Scorecards and plots, candidates compared " +
+      "cell by cell, and each Attempt's transcript, effects and checks; a JSON API behind the pages (see the README). Ctrl-C stops it.",
+    flags: {
+      "--home": selectionFlags["--home"],
+      "--store": storeDoc,
+      "--port": { value: "P", fallback: String(DEFAULT_VIEW_PORT), about: "The port to listen on, 0 to 65535 (0: any free port; the address is printed)" },
+      "--host": {
+        value: "H",
+        fallback: DEFAULT_VIEW_HOST,
+        about: "The address to listen on. Anything but loopback makes the results visible to the network, and a warning says so"
+      },
+      "--open": { about: "Open the viewer in the desktop's browser" }
+    }
+  },
+  worker: workerDoc,
+  data: { about: "Benchmark data." },
+  "data pull": {
+    about: "Fetch a benchmark's pinned upstream files (checked by sha256) into the data folder: ASSAY_DATA_DIR, " +
+      "default $XDG_CACHE_HOME/assay/data (~/.cache/assay/data). All or nothing: a failed pull leaves the folder as it was.",
+    args: { BENCHMARK: `A benchmark: ${benchmarkNames().join(", ")}, or the path of a provider module` },
+    flags: {
+      "--from": { value: "DIR", about: "Copy from a local folder laid out like the data folder instead of downloading" },
+      "--mirror": { value: "URL", about: "Download https://HOST/PATH from URL/HOST/PATH instead (a mirror of the upstream hosts)" },
+      "--real": {
+        about: "bird: download the real Mini-Dev databases (minidev.zip, no published checksum) instead, print its sha256 and unpack " +
+          "them where --from DIR puts them. Without --sha256 they are installed unpinned, and the output says so"
+      },
+      "--sha256": { value: "HEX", about: "With --real: the sha256 minidev.zip must have; another one fails and leaves the data folder as it was" },
+      "--url": { value: "URL", about: "With --real: download the archive from URL instead of upstream's" }
+    }
+  },
+  equivalence: {
+    about: "Run the transcription over an upstream oracle corpus and print how many lines agree, and each disagreement.",
+    args: { BENCHMARK: `A benchmark: ${benchmarkNames().join(", ")}, or the path of a provider module` },
+    flags: {
+      "--corpus": { value: "FILE", about: "An oracle corpus in the provider's line format. Default: the provider's own" },
+      "--json": selectionFlags["--json"]
+    }
+  }
+} satisfies Readonly<Record<string, CommandDoc>>
+
+const docOf = (path: ReadonlyArray<string>): CommandDoc | undefined => (docs as Readonly<Record<string, CommandDoc | undefined>>)[path.join(" ")]
+
+/** The lanes of a selection: each benchmark with its environments and candidates. */
+const lanesOf = (sel: Selection, faults: Option.Option<EffectsSpec>) =>
+  Effect.gen(function*() {
+    if (sel.benchmark.length === 0) {
+      return yield* new UsageError({ detail: `no benchmark: add --benchmark with one of ${benchmarkNames().join(", ")}` })
+    }
+    const lanes: Array<Lane> = []
+    for (const name of sel.benchmark) {
+      const provider = yield* loadBenchmark(name)
+      let environments = yield* provider.environments.pipe(Effect.mapError((e) => new UsageError({ detail: e.message })))
+      if (sel.task.length > 0) {
+        const unknown = sel.task.filter((t) => !environments.some((e) => e.task === t))
+        if (unknown.length > 0 && sel.benchmark.length === 1) {
+          return yield* new UsageError({ detail: `no task ${unknown.join(", ")} in ${name}` })
+        }
+        environments = environments.filter((e) => sel.task.includes(e.task))
+      }
+      if (Option.isSome(faults)) environments = environments.map((e) => withEffects(e, faults.value))
+      // The judge is part of what a score means: it goes into each EnvironmentDef that uses one.
+      const judgeRef = sel.noJudge ? null : Option.getOrNull(sel.judge)
+      if (judgeRef !== null && provider.judged === true) {
+        const judge = yield* Effect.flatMap(Registry.Registry, (r) => r.resolve(judgeRef)).pipe(
+          Effect.mapError((e) => new UsageError({ detail: `--judge ${judgeRef}: ${e.message}` }))
+        )
+        environments = environments.map((e) => ({ ...e, capabilities: { ...e.capabilities, models: { ...e.capabilities.models, judge: judge.ref } } }))
+      }
+      const names = [...sel.candidate, ...sel.model]
+      const chosen = names.length > 0 ? names : provider.roster
+      const candidates = yield* Effect.forEach(chosen, (c) => resolveCandidate(provider, c))
+      lanes.push({ provider, environments, candidates })
+    }
+    return lanes
+  })
+
+const printJson = (value: unknown) => Console.log(JSON.stringify(value, null, 2))
+
+const planSummary = (sel: Selection, lanes: ReadonlyArray<Lane>, states: ReadonlyArray<{ readonly state: string }>, experimentId: string) => ({
+  experimentId,
+  home: resolve(sel.home),
+  benchmarks: lanes.map((l) => ({ name: l.provider.name, version: l.provider.version, tasks: l.environments.length })),
+  candidates: Array.from(new Set(lanes.flatMap((l) => l.candidates.map((c) => c.def.name)))),
+  repetitions: sel.reps,
+  judge: sel.noJudge ? null : Option.getOrNull(sel.judge),
+  cells: {
+    total: states.length,
+    new: states.filter((s) => s.state === "new").length,
+    kept: states.filter((s) => s.state === "kept").length,
+    stale: states.filter((s) => s.state === "stale").length,
+    faulted: states.filter((s) => s.state === "faulted").length
+  }
+})
+
+type ProviderLiveness = { readonly provider: string; readonly status: string; readonly reason: string; readonly models: ReadonlyArray<string> }
+
+const planText = (summary: ReturnType<typeof planSummary>, models: ReadonlyArray<ProviderLiveness>) =>
+  [
+    `experiment ${ContentId.short(summary.experimentId)} in ${summary.home}`,
+    ...summary.benchmarks.map((b) => `  benchmark ${b.name} (v${b.version}): ${b.tasks} tasks`),
+    `  candidates: ${summary.candidates.join(", ")}`,
+    `  repetitions: ${summary.repetitions}; judge: ${summary.judge ?? "none"}`,
+    `  cells: ${summary.cells.total} (${summary.cells.new} new, ${summary.cells.kept} kept, ${summary.cells.stale} stale${summary.cells.faulted > 0 ? `, ${summary.cells.faulted} faulted to run again` : ""})`,
+    // A heading with nothing under it reads as "no provider is live": it is shown only with content.
+    ...(models.length > 0 ? [`model providers:`] : []),
+    ...models.map((m) => `  ${m.provider.padEnd(12)} ${m.status.padEnd(7)} ${m.reason}${m.status === "live" ? ` (${m.models.length} models)` : ""}`)
+  ].join("\n")
+
+/** The store of a home (its SQLite file) or of `--store URL`. */
+const withStore = <A, E, R>(at: Store.Location, effect: Effect.Effect<A, E, R | Store.Store>) =>
+  Effect.provide(effect, Store.layerAt(at))
+
+/** Cell states for a plan without creating a home: plan and run without --yes change nothing. */
+const statesOf = (at: Store.Location, plan: Plan) =>
+  storeExists(at)
+    ? withStore(at, classify(plan))
+    : Effect.succeed(plan.cells.map((cell) => ({ cell, state: "new" as const })))
+
+// The model clients and the HTTP client: start-up a run of scripted
+// candidates does not need, so they are loaded on first use.
+const liveness = () => Effect.flatMap(Effect.promise(() => import("../model/Clients.ts")), (m) => m.liveness())
+
+/** The model providers the selection's model candidates call. */
+const modelProvidersOf = (lanes: ReadonlyArray<Lane>): ReadonlySet<string> =>
+  new Set(
+    lanes.flatMap((l) => l.candidates.filter((c) => c.def.kind === "llm").map((c) => (c.registryEntry as { provider?: string } | null)?.provider ?? ""))
+  )
+
+/** Liveness of the providers the selection calls (none probed when it calls none). */
+const livenessOf = (lanes: ReadonlyArray<Lane>) => {
+  const providers = modelProvidersOf(lanes)
+  return providers.size === 0 ? Effect.succeed([]) : Effect.map(liveness(), (all) => all.filter((p) => providers.has(p.provider)))
+}
+
+/** A model candidate whose provider is not live would fail every cell: refuse before any runs. */
+const requireLiveModels = (lanes: ReadonlyArray<Lane>) =>
+  Effect.gen(function*() {
+    const absent = (yield* livenessOf(lanes)).filter((p) => p.status !== "live")
+    if (absent.length > 0) {
+      return yield* new UsageError({
+        detail: absent.map((p) => `model provider ${p.provider} is not live: ${p.reason}`).join("; ") + " (nothing was run)"
+      })
+    }
+  })
+
+// ---------------------------------------------------------------------------------------------
+// plan
+
+const planCommand = Command.make("plan", selection, (sel) =>
+  Effect.gen(function*() {
+    if (isHarnessSelection(sel)) return yield* planHarness(sel)
+    const lanes = yield* lanesOf(sel, Option.none())
+    const plan = yield* makePlan(lanes, sel.reps)
+    const at = yield* checkedLocation(sel.home, sel.store)
+    const states = yield* statesOf(at, plan)
+    const summary = planSummary(sel, lanes, states, plan.experimentId)
+    const models = yield* liveness()
+    const stored = storeExists(at)
+      ? yield* withStore(
+        at,
+        Effect.flatMap(Store.Store, (s) =>
+          Effect.all({ note: s.latestNote(plan.experimentId, "estimate"), spend: s.spendOf({ experimentId: plan.experimentId }) }))
+      )
+      : null
+    const previous = stored === null ? null : fromNote(stored.note)
+    // What --max-usd bounds, in numbers: the experiment's spend so far, over all its runs here.
+    const spend = { experimentUsd: stored?.spend.knownUsd ?? 0, calls: stored?.spend.calls ?? 0, unknownCalls: stored?.spend.unknownCalls ?? 0 }
+    const spendLine = `  spent: $${spend.experimentUsd.toFixed(4)} on ${spend.calls} model calls by this experiment so far` +
+      (spend.unknownCalls > 0 ? ` (and ${spend.unknownCalls} calls of unknown price)` : "") +
+      "; run --max-usd caps this total, across runs; calls of unknown price are not counted in it or capped"
+    if (sel.json) yield* printJson({ ...summary, spend, modelProviders: models, ...(previous ? { estimate: previous } : {}) })
+    else yield* Console.log(planText(summary, models) + "\n" + spendLine + (previous ? "\n" + renderEstimate(previous) : ""))
+  })).pipe(Command.withDescription(docs["plan"].about))
+
+// ---------------------------------------------------------------------------------------------
+// run
+
+const runOptions = {
+  ...selection,
+  maxUsd: numberFlag("max-usd", "a number of dollars, 0 or more", (n) => n >= 0).pipe(Options.optional),
+  timeoutSecs: numberFlag("timeout-secs", "a number of seconds, more than 0", (n) => n > 0).pipe(Options.optional),
+  parallel: wholeFlag("parallel", 1).pipe(Options.withDefault(DEFAULT_PARALLEL)),
+  faults: faultsFlag.pipe(Options.optional),
+  preflightUsd: numberFlag("preflight-usd", "a number of dollars, 0 or more", (n) => n >= 0).pipe(Options.optional),
+  yes: Options.boolean("yes"),
+  wait: Options.boolean("wait"),
+  cluster: Options.boolean("cluster"),
+  rate: Options.text("rate").pipe(
+    Options.repeated,
+    Options.mapEffect((texts) => {
+      const bad = texts.find((text) => parseRate(text) === null)
+      return bad === undefined ? Effect.succeed(texts) : Effect.fail(refused("rate", bad, "PROVIDER=N/s, N a whole number 1 or more (openai=20/s)"))
+    })
+  ),
+  ...harnessRunOptions
+}
+
+const runCommand = Command.make("run", runOptions, (opts) =>
+  Effect.gen(function*() {
+    // One writer per home, held until the command ends (pilot and run alike). Taking it creates
+    // the home, so a model run takes it only once nothing is left to refuse.
+    const lockHome = Home.lock(opts.home, {
+      wait: opts.wait,
+      command: `assay ${process.argv.slice(2).join(" ")}`,
+      onWait: (h) => Console.error(h ? `assay: waiting for pid ${h.pid} on ${h.host} (running since ${h.since})` : "assay: waiting for the home's lock")
+    })
+    if (isHarnessSelection(opts)) {
+      if (opts.yes) yield* lockHome
+      const code = yield* runHarnesses(opts)
+      if (code !== 0) return yield* new ExitWith({ code })
+      return
+    }
+    if (Option.isSome(opts.preflightShare)) {
+      return yield* new UsageError({ detail: "--preflight-share is for harness runs on a subscription (--harness); model runs are billed per token: use --preflight-usd" })
+    }
+    const faults = Option.isSome(opts.faults) ? Option.some(yield* parseFaults(opts.faults.value)) : Option.none()
+    const lanes = yield* lanesOf(opts, faults)
+    const plan = yield* makePlan(lanes, opts.reps)
+    const at = yield* checkedLocation(opts.home, opts.store)
+    if (opts.yes) yield* requireLiveModels(lanes)
+    if (!opts.yes) {
+      const states = yield* statesOf(at, plan)
+      const summary = planSummary(opts, lanes, states, plan.experimentId)
+      // What --yes would need: the providers of the model candidates, as plan shows them.
+      const models = yield* livenessOf(lanes)
+      if (opts.json) yield* printJson({ ...summary, modelProviders: models, ran: false, hint: "add --yes to run" })
+      else yield* Console.log(planText(summary, models) + "\nnot run: add --yes to run it")
+      return yield* new ExitWith({ code: 2 })
+    }
+    yield* lockHome
+    const runSettings = (pilot: boolean) => ({
+        parallel: opts.parallel,
+        maxUsd: Option.getOrNull(opts.maxUsd),
+        timeoutSeconds: Option.getOrNull(opts.timeoutSecs),
+        // Model calls go to the Model service (provided at the edge), under the spend cap.
+        handlers: {},
+        progress: stderrProgress(),
+        settings: {
+          // A provider given by path is stored absolute, so replay finds it from anywhere.
+          benchmarks: opts.benchmark.map(benchmarkRef),
+          candidates: [...opts.candidate, ...opts.model],
+          tasks: opts.task,
+          reps: opts.reps,
+          parallel: opts.parallel,
+          maxUsd: Option.getOrNull(opts.maxUsd),
+          timeoutSecs: Option.getOrNull(opts.timeoutSecs),
+          faults: Option.getOrNull(opts.faults),
+          judge: opts.noJudge ? null : Option.getOrNull(opts.judge),
+          preflightUsd: Option.getOrNull(opts.preflightUsd),
+          ...(opts.rate.length > 0 ? { rate: opts.rate } : {}),
+          pilot
+        }
+      })
+    // The store is opened once for the pilot and the run.
+    const outcome = yield* withStore(
+      at,
+      Effect.gen(function*() {
+        if (Option.isSome(opts.preflightUsd)) {
+          const { estimate: gate } = yield* runPilot(plan, runSettings(true), { budgetUsd: opts.preflightUsd.value, parallel: opts.parallel })
+          if (gate.verdict !== "within-budget") {
+            if (opts.json) yield* printJson({ stopped: gate.verdict, runId: gate.runId, estimate: gate })
+            else yield* Console.log(renderEstimate(gate) + `\nstopped: ${gate.verdict}; run again with a larger --preflight-usd to resume after the pilot`)
+            return yield* new ExitWith({ code: 3 })
+          }
+          if (!opts.json) yield* Console.error(renderEstimate(gate))
+        }
+        if (opts.rate.length > 0 && !opts.cluster) {
+          return yield* new UsageError({ detail: "--rate limits a cluster's workers together: add --cluster (and --store postgres://…)" })
+        }
+        if (opts.cluster) {
+          if (at.store === null || at.store === undefined) {
+            return yield* new UsageError({ detail: "--cluster runs the cells on the workers of a Postgres store: add --store postgres://… (or set ASSAY_STORE)" })
+          }
+          const cluster = yield* Effect.promise(() => import("../cluster/Cluster.ts"))
+          return yield* cluster.onCluster(at.store, plan, (dispatch) => runExperiment(plan, { ...runSettings(false), dispatch }))
+        }
+        return yield* runExperiment(plan, runSettings(false))
+      })
+    )
+    yield* printReport(outcome.report, opts.json ? "json" : "text")
+    // An outage is not the candidates' failure: say so in one line, and that a rerun retries them.
+    const unreachable = outcome.attempts.filter((a) => a.verdict.ended?.reason === "fault" && a.verdict.ended.detail.includes("unreachable"))
+    if (unreachable.length > 0) {
+      yield* Console.error(
+        `assay: ${unreachable.length} cells ended as faults because the model endpoint could not be reached (${
+          unreachable[0]!.verdict.ended!.detail
+        }); they are not scored as the model's failures, and the next run retries them`
+      )
+    }
+  }).pipe(Effect.scoped)).pipe(Command.withDescription(docs["run"].about))
+
+/**
+ * A file can be written where its folder exists and is writable. The folder is never created: a
+ * mistyped path should fail, not leave a new tree behind.
+ */
+const requireWritable = (file: string): Effect.Effect<void, OutputError> => {
+  const path = resolve(file)
+  const folder = dirname(path)
+  const refuse = (reason: string) => new OutputError({ path: file, reason })
+  return Effect.gen(function*() {
+    const stat = yield* Effect.try({ try: () => statSync(folder, { throwIfNoEntry: false }), catch: (e) => refuse(fsProblem(e, folder)) })
+    if (stat === undefined) return yield* refuse(`the folder ${folder} does not exist`)
+    if (!stat.isDirectory()) return yield* refuse(`${folder} is not a folder`)
+    const target = yield* Effect.try({ try: () => statSync(path, { throwIfNoEntry: false }), catch: (e) => refuse(fsProblem(e, path)) })
+    if (target?.isDirectory() === true) return yield* refuse(`${path} is a folder`)
+    yield* Effect.try({ try: () => accessSync(folder, constants.W_OK), catch: (e) => refuse(`the folder ${folder} is not writable (${codeOf(e)})`) })
+  })
+}
+
+const printReport = (report: Report, format: "json" | "text" | "md" | "html") =>
+  format === "json"
+    ? Effect.flatMap(encodeJson(report).pipe(Effect.orDie), Console.log)
+    : Console.log(format === "md" ? renderMarkdown(report) : format === "html" ? renderHtml(report) : renderText(report))
+
+// ---------------------------------------------------------------------------------------------
+// report
+
+const reportCommand = Command.make(
+  "report",
+  {
+    runId: Args.text({ name: "RUN-ID" }).pipe(Args.optional),
+    home,
+    store: storeOption,
+    json,
+    format: choiceFlag("format", REPORT_FORMATS).pipe(Options.withDefault(REPORT_FORMATS[0])),
+    // Checked by requireWritable when the command runs: a report that cannot be written exits 1.
+    out: Options.text("out").pipe(Options.optional),
+    cells: Options.boolean("cells")
+  },
+  (opts) =>
+    Effect.gen(function*() {
+      // Checked first: a report that cannot be written is refused before the store is opened.
+      if (Option.isSome(opts.out)) yield* requireWritable(opts.out.value)
+      const at = yield* checkedLocation(opts.home, opts.store)
+      if (!storeExists(at)) {
+        return yield* new UsageError({ detail: `no assay home at ${resolve(opts.home)}: run an experiment first or pass --home` })
+      }
+      const runRecord = yield* withStore(
+        at,
+        Effect.flatMap(Store.Store, (store) =>
+          Option.match(opts.runId, {
+            onNone: () => Effect.flatMap(store.latestRun, (r) => (r ? Effect.succeed(r) : Effect.fail(new UsageError({ detail: "the home has no run yet" })))),
+            onSome: (id) => store.getRun(id)
+          }))
+      )
+      if (runRecord.summary === null) {
+        // A run still going is told as such, so the advice does not send the user round in circles.
+        const holder = yield* Home.holderOf(opts.home)
+        if (holder !== null && "pid" in holder) {
+          return yield* new UsageError({
+            detail: `run ${runRecord.id} is still running (pid ${holder.pid} on ${holder.host}, since ${holder.since}): report it once it has finished`
+          })
+        }
+        return yield* new UsageError({ detail: `run ${runRecord.id} did not finish (it was stopped): run the same command again to resume it` })
+      }
+      const stored = yield* decodeJson(JSON.stringify(runRecord.summary)).pipe(
+        Effect.mapError((e) => new UsageError({ detail: `the stored report of ${runRecord.id} cannot be read: ${e.message}` }))
+      )
+      const format = opts.json ? "json" : opts.format
+      if (opts.cells && format !== "json") return yield* new UsageError({ detail: "--cells lists the cells in the JSON report: add --json" })
+      const full = yield* withStore(at, completeReport(stored, { cells: opts.cells }))
+      if (Option.isSome(opts.out)) {
+        const text = format === "json" ? yield* encodeJson(full, { cells: opts.cells }).pipe(Effect.orDie) : format === "md" ? renderMarkdown(full) : format === "html" ? renderHtml(full) : renderText(full)
+        const out = opts.out.value
+        yield* Effect.try({ try: () => writeFileSync(out, text), catch: (e) => new OutputError({ path: out, reason: e instanceof Error ? e.message : String(e) }) })
+        yield* Console.error(`assay: wrote ${opts.out.value}`)
+      } else {
+        yield* (format === "json" ? Effect.flatMap(encodeJson(full, { cells: opts.cells }).pipe(Effect.orDie), Console.log) : printReport(full, format))
+      }
+    })
+).pipe(Command.withDescription(docs["report"].about))
+
+// ---------------------------------------------------------------------------------------------
+// view
+
+const viewCommand = Command.make(
+  "view",
+  {
+    home,
+    store: storeOption,
+    port: wholeFlag("port", 0).pipe(Options.withDefault(DEFAULT_VIEW_PORT)),
+    host: Options.text("host").pipe(Options.withDefault(DEFAULT_VIEW_HOST)),
+    open: Options.boolean("open")
+  },
+  (opts) =>
+    Effect.gen(function*() {
+      if (opts.port > 65535) return yield* new UsageError({ detail: `--port ${opts.port}: expected a whole number from 0 to 65535` })
+      const at = yield* checkedLocation(opts.home, opts.store)
+      if (!storeExists(at)) return yield* new UsageError({ detail: `no assay home at ${resolve(opts.home)}: run an experiment first or pass --home` })
+      // Loaded when asked for: the HTTP server is no part of the other commands' start-up.
+      const { isLoopback, openInBrowser, view } = yield* Effect.promise(() => import("../view/Server.ts"))
+      if (!isLoopback(opts.host)) {
+        yield* Console.error(`assay: warning: --host ${opts.host}: the results, transcripts included, are visible to anyone who can reach this machine on the network`)
+      }
+      yield* view({
+        at,
+        host: opts.host,
+        port: opts.port,
+        onListening: (url) =>
+          Effect.gen(function*() {
+            yield* Console.log(`assay view: ${url}/ (store ${storeShown(at)}); Ctrl-C stops it`)
+            if (opts.open && !(yield* openInBrowser(`${url}/`))) yield* Console.error(`assay: --open: no browser opener (xdg-open) was found; open ${url}/ yourself`)
+          })
+      })
+    })
+).pipe(Command.withDescription(docs["view"].about))
+
+// ---------------------------------------------------------------------------------------------
+// data
+
+const pull = Command.make(
+  "pull",
+  {
+    benchmark: Args.text({ name: "BENCHMARK" }),
+    from: pathFlag("from", "folder").pipe(Options.optional),
+    mirror: Options.text("mirror").pipe(Options.optional),
+    real: Options.boolean("real"),
+    sha256: Options.text("sha256").pipe(Options.optional),
+    url: Options.text("url").pipe(Options.optional)
+  },
+  (opts) =>
+    Effect.gen(function*() {
+      const provider = yield* loadBenchmark(opts.benchmark)
+      // The one data folder: where `run`, `plan` and `equivalence` read (src/evaluation/DataRoot.ts).
+      if (opts.real) {
+        if (Option.isSome(opts.from)) return yield* new UsageError({ detail: "data pull: --real downloads; --from copies a local folder: give one of them" })
+        const progress = progressLine(process.stderr, "downloaded")
+        return yield* pullArchive(provider, {
+          target: dataRoot(),
+          url: Option.getOrNull(opts.url),
+          mirror: Option.getOrNull(opts.mirror),
+          sha256: Option.getOrNull(opts.sha256),
+          log: Console.log,
+          progress
+        })
+      }
+      if (Option.isSome(opts.sha256) || Option.isSome(opts.url)) return yield* new UsageError({ detail: "data pull: --sha256 and --url go with --real" })
+      yield* pullData(provider, { target: dataRoot(), from: Option.getOrNull(opts.from), mirror: Option.getOrNull(opts.mirror), log: Console.log })
+    })
+).pipe(Command.withDescription(docs["data pull"].about))
+
+const dataCommands = [pull] as const
+
+const dataCommand = Command.make("data").pipe(Command.withSubcommands(dataCommands), Command.withDescription(docs["data"].about))
+
+// ---------------------------------------------------------------------------------------------
+// equivalence
+
+const equivalenceCommand = Command.make(
+  "equivalence",
+  {
+    benchmark: Args.text({ name: "BENCHMARK" }),
+    corpus: pathFlag("corpus", "file").pipe(Options.optional),
+    json
+  },
+  (opts) =>
+    Effect.gen(function*() {
+      const provider = yield* loadBenchmark(opts.benchmark)
+      if (!provider.equivalence) return yield* new UsageError({ detail: `${provider.name} has no upstream to be equivalent to` })
+      const result = yield* provider.equivalence(Option.getOrNull(opts.corpus)).pipe(Effect.mapError((e) => new UsageError({ detail: e.message })))
+      if (opts.json) yield* printJson(result)
+      else {
+        yield* Console.log(`${result.benchmark}: ${result.agree} of ${result.lines} lines agree with upstream (${result.corpus})`)
+        for (const d of result.disagree) yield* Console.log(`  disagree: ${JSON.stringify(d)}`)
+      }
+      if (result.agree !== result.lines) return yield* new ExitWith({ code: 1 })
+    })
+).pipe(Command.withDescription(docs["equivalence"].about))
+
+// ---------------------------------------------------------------------------------------------
+
+const commands = [planCommand, runCommand, reportCommand, replayCommand, workerCommand, viewCommand, dataCommand, equivalenceCommand] as const
+
+const assay = Command.make("assay").pipe(
+  Command.withSubcommands(commands),
+  Command.withDescription(docs[""].about)
+)
+
+// ---------------------------------------------------------------------------------------------
+// Help and usage errors. @effect/cli's parser decides what a command line means; what it says is
+// ours: help that names `assay run`, shows defaults and has no escape codes off a terminal, and
+// every refused command line as one line on stderr, exit 2.
+
+interface FlagShape {
+  readonly name: string
+  readonly takesValue: boolean
+  readonly accepted: Option.Option<string>
+  readonly many: boolean
+}
+
+interface ArgShape {
+  readonly name: string
+  readonly many: boolean
+  readonly optional: boolean
+}
+
+/** The flags and arguments a command's parser accepts, in the order they were defined. */
+const shapeOf = (usage: Usage.Usage): { readonly flags: ReadonlyArray<FlagShape>; readonly args: ReadonlyArray<ArgShape> } => {
+  const flags: Array<FlagShape> = []
+  const args: Array<ArgShape> = []
+  const walk = (u: Usage.Usage, many: boolean, optional: boolean): void => {
+    switch (u._tag) {
+      case "Named": {
+        const name = u.names[0] ?? ""
+        if (name.startsWith("-")) flags.push({ name, takesValue: Option.isSome(u.acceptedValues), accepted: u.acceptedValues, many })
+        else if (name.startsWith("<")) args.push({ name: name.slice(1, -1), many, optional })
+        return
+      }
+      case "Optional":
+        return walk(u.usage, many, true)
+      case "Repeated":
+        return walk(u.usage, true, optional)
+      case "Alternation":
+      case "Concat":
+        walk(u.left, many, optional)
+        return walk(u.right, many, optional)
+      case "Empty":
+      case "Mixed":
+        return
+    }
+  }
+  walk(usage, false, false)
+  return { flags, args }
+}
+
+/** A command and its subcommands, in the order they are defined (the parser keeps no such tree). */
+interface CommandNode {
+  readonly name: string
+  readonly descriptor: CommandDescriptor.Command<unknown>
+  readonly children: ReadonlyArray<CommandNode>
+}
+
+const nodeOf = (command: { readonly descriptor: CommandDescriptor.Command<unknown> }, children: ReadonlyArray<CommandNode> = []): CommandNode => ({
+  name: Array.from(CommandDescriptor.getNames(command.descriptor))[0] ?? "",
+  descriptor: command.descriptor,
+  children
+})
+
+const commandTree: CommandNode = nodeOf(assay, commands.map((c) => (c === dataCommand ? nodeOf(c, dataCommands.map((d) => nodeOf(d))) : nodeOf(c))))
+
+/** The command named by the leading words of `args` (`data pull`). */
+const commandAt = (args: ReadonlyArray<string>): { readonly path: ReadonlyArray<string>; readonly node: CommandNode } => {
+  let node = commandTree
+  const path: Array<string> = []
+  for (const word of args) {
+    if (word.startsWith("-")) continue
+    const next = node.children.find((c) => c.name === word)
+    if (next === undefined) break
+    path.push(word)
+    node = next
+  }
+  return { path, node }
+}
+
+// Bold headings on a terminal only, and never under NO_COLOR (https://no-color.org).
+const styled = (): boolean => process.stdout.isTTY === true && (process.env["NO_COLOR"] ?? "") === ""
+const heading = (text: string) => (styled() ? `\x1b[1m${text}\x1b[0m` : text)
+
+const WIDTH = 100
+
+/** `text` in lines of at most WIDTH columns, each after `indent` spaces (the first after `first`). */
+const wrap = (text: string, indent: number, first = " ".repeat(indent)): string => {
+  const lines: Array<string> = []
+  let line = first
+  let fresh = true
+  for (const word of text.split(/\s+/).filter((w) => w.length > 0)) {
+    if (!fresh && line.length + 1 + word.length > WIDTH) {
+      lines.push(line)
+      line = " ".repeat(indent) + word
+    } else line = fresh ? line + word : `${line} ${word}`
+    fresh = false
+  }
+  lines.push(line.trimEnd())
+  return lines.join("\n")
+}
+
+const argForm = (a: ArgShape) => (a.optional ? `[${a.name}]` : a.name) + (a.many ? "..." : "")
+
+const flagValue = (f: FlagShape, doc: FlagDoc | undefined) => doc?.value ?? Option.getOrElse(f.accepted, () => "VALUE")
+
+// Every flag of assay's commands is optional: a bracket each, `...` after those that repeat.
+const flagForm = (f: FlagShape, doc: FlagDoc | undefined) => `[${f.name}${f.takesValue ? ` ${flagValue(f, doc)}` : ""}]${f.many ? "..." : ""}`
+
+const leavesOf = (path: ReadonlyArray<string>, node: CommandNode): ReadonlyArray<string> =>
+  node.children.length === 0 ? [path.join(" ")] : node.children.flatMap((c) => leavesOf([...path, c.name], c))
+
+const helpText = (path: ReadonlyArray<string>): string => {
+  const { node } = commandAt(path)
+  const doc = docOf(path)
+  const command = ["assay", ...path].join(" ")
+  const about = doc?.about ?? ""
+  if (node.children.length > 0) {
+    const leaves = leavesOf([], node)
+    const width = Math.max(...leaves.map((l) => l.length))
+    return [
+      wrap(`${command}${path.length === 0 ? ` ${VERSION}` : ""}: ${about}`, 2, ""),
+      "",
+      heading("Usage"),
+      `  ${command} COMMAND [FLAG]...`,
+      "",
+      heading("Commands"),
+      ...leaves.map((leaf) => wrap(docOf([...path, leaf])?.about ?? "", width + 4, `  ${leaf.padEnd(width)}  `)),
+      "",
+      wrap(`${command} COMMAND --help shows a command's flags${path.length === 0 ? "; assay --version prints the version" : ""}.`, 0),
+      ...(path.length === 0
+        ? ["Exit codes: 0 done, 1 failed (one line on stderr says why), 2 usage error or the plan shown without --yes, 3 stopped by preflight or a quota allowance."]
+            .map((l) => wrap(l, 0))
+        : [])
+    ].join("\n")
+  }
+  const shape = shapeOf(CommandDescriptor.getUsage(node.descriptor))
+  const flagDoc = (name: string) => doc?.flags?.[name]
+  const forms = [...shape.args.map(argForm), ...shape.flags.map((f) => flagForm(f, flagDoc(f.name)))]
+  const rows: Array<readonly [string, string]> = [
+    ...shape.args.map((a) => [argForm(a), doc?.args?.[a.name] ?? "(not described)"] as const),
+    ...shape.flags.map((f) => {
+      const d = flagDoc(f.name)
+      const extras = [f.many ? "Repeatable" : "", d?.fallback !== undefined ? `Default: ${d.fallback}` : ""].filter((x) => x.length > 0)
+      const about = [d?.about ?? "(not described)", ...extras].join(". ")
+      return [f.takesValue ? `${f.name} ${flagValue(f, d)}` : f.name, about] as const
+    }),
+    ["-h, --help", "Show this help"]
+  ]
+  const column = 28
+  return [
+    wrap(`${command}: ${about}`, 2, ""),
+    "",
+    heading("Usage"),
+    wrap(forms.join(" "), command.length + 3, `  ${command} `),
+    "",
+    heading("Flags and arguments"),
+    ...rows.map(([left, right]) =>
+      left.length + 2 <= column - 2 ? wrap(right, column, `  ${left.padEnd(column - 2)}`) : `  ${left}\n${wrap(right, column)}`
+    )
+  ].join("\n")
+}
+
+/** A HelpDoc as plain text on one line (its ANSI styling removed). */
+const plainText = (doc: HelpDoc.HelpDoc): string => oneLine(HelpDoc.toAnsiText(doc).replace(/\x1b\[[0-9;]*[A-Za-z]/g, ""))
+
+const oneLine = (text: string): string => text.replace(/\s*\n\s*/g, " ").trim()
+
+/** The closest of `names` to `given`, when close enough to be what was meant. */
+const nearest = (given: string, names: ReadonlyArray<string>): string | null => {
+  const bare = given.replace(/^-+/, "")
+  const prefixed = names.filter((n) => bare.length >= 3 && n.replace(/^-+/, "").startsWith(bare))
+  if (prefixed.length === 1) return prefixed[0]!
+  const scored = names.map((n) => [n, AutoCorrect.levensteinDistance(given, n, CliConfig.defaultConfig)] as const).sort((x, y) => x[1] - y[1])
+  const best = scored[0]
+  return best !== undefined && best[1] <= Math.max(1, Math.min(2, Math.floor(given.length / 3))) ? best[0] : null
+}
+
+const didYouMean = (given: string, names: ReadonlyArray<string>) => {
+  const n = nearest(given, names)
+  return n === null ? "" : ` (did you mean ${n}?)`
+}
+
+const seeHelp = (path: ReadonlyArray<string>) => `see ${["assay", ...path, "--help"].join(" ")}`
+
+const namedAs = (path: ReadonlyArray<string>) => (path.length === 0 ? "assay" : path.join(" "))
+
+/** A word or flag of the command line the command has no place for. */
+const unexpected = (word: string, args: ReadonlyArray<string>): UsageError => {
+  const { path, node } = commandAt(args)
+  const subs = node.children.map((c) => c.name)
+  const shape = shapeOf(CommandDescriptor.getUsage(node.descriptor))
+  const name = word.split("=")[0] ?? word
+  const say = (what: string) => new UsageError({ detail: `${what}; ${seeHelp(path)}` })
+  if (!word.startsWith("-")) {
+    if (subs.length > 0) {
+      return say(`unknown command ${[...path, word].join(" ")}${didYouMean(word, subs)}: ${namedAs(path)} takes ${subs.join(", ")}`)
+    }
+    const takes = shape.args.length === 0 ? "it takes no arguments" : `it takes ${shape.args.map(argForm).join(" ")}`
+    return say(`unexpected argument ${shown(word)} for ${namedAs(path)} (${takes})`)
+  }
+  const known = shape.flags.find((f) => f.name === name)
+  if (known === undefined) {
+    const names = [...shape.flags.map((f) => f.name), "--help"]
+    return say(`unknown flag ${name} for ${namedAs(path)}${didYouMean(name, names)}`)
+  }
+  const given = args.filter((a) => a === name || a.startsWith(`${name}=`)).length
+  if (given > 1 && !known.many) return say(`${name} is given ${given} times; it takes one`)
+  if (known.takesValue) return say(`${name} needs a value (${flagValue(known, docOf(path)?.flags?.[name])})`)
+  return say(`${name} takes no value`)
+}
+
+/** A command line @effect/cli refused, as one line saying what was wrong and what is accepted. */
+const usageErrorOf = (error: ValidationError.ValidationError, args: ReadonlyArray<string>): UsageError => {
+  const { path } = commandAt(args)
+  const text = plainText(error.error)
+  switch (error._tag) {
+    case "CommandMismatch":
+    case "MissingSubcommand": {
+      // The first word after the command found, or its first flag, is what did not match.
+      const rest = args.filter((a) => !path.includes(a))
+      const word = rest.find((a) => !a.startsWith("-")) ?? rest[0]
+      if (word !== undefined) return unexpected(word, args)
+      break
+    }
+    case "MissingValue": {
+      const missing = /<([^>]+)>/.exec(text)?.[1]
+      if (missing !== undefined) {
+        const about = docOf(path)?.args?.[missing]
+        const what = about === undefined ? "" : ` (${about.charAt(0).toLowerCase()}${about.slice(1)})`
+        return new UsageError({ detail: `${namedAs(path)} needs ${missing}${what}; ${seeHelp(path)}` })
+      }
+      break
+    }
+    case "InvalidValue": {
+      // Our own flags name themselves; a primitive's message ('x' is not a float) is given its flag.
+      const primitive = /^'(.*)' is not an? (\w+)/.exec(text)
+      if (primitive !== null) {
+        const [, value = "", kind = ""] = primitive
+        const at = args.findIndex((a, i) => (a === value && args[i - 1]?.startsWith("--") === true) || a.endsWith(`=${value}`))
+        const flag = at < 0 ? null : args[at] === value ? args[at - 1] : args[at]?.split("=")[0]
+        const expected = kind === "float" ? "a number" : kind === "integer" ? "a whole number" : `a ${kind}`
+        if (flag !== undefined && flag !== null) return new UsageError({ detail: `${flag} ${shown(value)}: expected ${expected}; ${seeHelp(path)}` })
+      }
+      break
+    }
+  }
+  return new UsageError({ detail: `${text.replace(/\.$/, "")}; ${seeHelp(path)}` })
+}
+
+/**
+ * The first word that looks like a flag and is none of the command's, or a flag that lacks its
+ * value. The parser can take either for a positional argument (`data pull --bogus` reads as the
+ * benchmark "--bogus", `report --out` as the run id "--out"): they are refused here.
+ */
+const strayFlag = (args: ReadonlyArray<string>): string | undefined => {
+  const { node } = commandAt(args)
+  const flags = new Map(shapeOf(CommandDescriptor.getUsage(node.descriptor)).flags.map((f) => [f.name, f]))
+  for (let i = 0; i < args.length; i++) {
+    const word = args[i] ?? ""
+    if (!/^--?[^-\d]/.test(word)) continue
+    const flag = flags.get(word.split("=")[0] ?? word)
+    if (flag === undefined) return word
+    if (flag.takesValue && !word.includes("=")) {
+      if (i + 1 >= args.length) return word
+      i++ // its value, whatever it looks like
+    }
+  }
+  return undefined
+}
+
+const isHelpRequested = (e: unknown): e is ValidationError.HelpRequested => ValidationError.isValidationError(e) && ValidationError.isHelpRequested(e)
+
+/**
+ * A command without a handler of its own (assay, assay data) fails with HelpRequested, which
+ * @effect/cli leaves out of the handler's error type: widened here so that it can be caught.
+ */
+const mayAskForHelp = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | ValidationError.ValidationError, R> => effect
+
+const cli = (argv: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const args = argv.slice(2)
+    // Parsed here rather than by Command.run, which prints its own multi-line messages first.
+    const directive = yield* CommandDescriptor.parse(assay.descriptor, ["assay", ...args], CliConfig.defaultConfig).pipe(
+      Effect.mapError((e) => usageErrorOf(e, args))
+    )
+    if (directive._tag === "BuiltIn") {
+      if (directive.option._tag === "ShowHelp") return yield* Console.log(helpText(commandAt(args).path))
+      if (directive.option._tag === "ShowVersion") return yield* Console.log(VERSION)
+      // Completions, the wizard and --log-level are @effect/cli's own: it runs them.
+      return yield* Command.run(assay, { name: "assay", version: VERSION })(argv)
+    }
+    const [extra] = directive.leftover
+    const stray = strayFlag(args)
+    if (stray !== undefined) return yield* unexpected(stray, args)
+    if (extra !== undefined) return yield* unexpected(extra, args)
+    yield* mayAskForHelp(assay.handler(directive.value)).pipe(Effect.catchIf(isHelpRequested, () => Console.log(helpText(commandAt(args).path))))
+  })
+
+/** Any failure as one line: an Error's message, a refused command line's text, or the value shown. */
+const describeFailure = (error: unknown): string =>
+  oneLine(
+    ValidationError.isValidationError(error)
+      ? plainText(error.error)
+      : error instanceof Error
+      ? error.message
+      : typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
+      ? error.message
+      : Inspectable.toStringUnknown(error, 0)
+  )
+
+const program = Effect.suspend(() => cli(process.argv)).pipe(
+  Effect.provide(Layer.mergeAll(NodeContext.layer, Registry.layer, Layer.succeed(Model, liveModel))),
+  Effect.catchAllCause((cause) =>
+    Effect.sync(() => {
+      if (Cause.isInterruptedOnly(cause)) {
+        process.exitCode = 130
+        return
+      }
+      const failure = Cause.failureOption(cause)
+      if (Option.isNone(failure)) {
+        // A defect: a bug in assay or a dependency, still one line, with the cause for a report.
+        const defect = Cause.squash(cause)
+        process.stderr.write(`assay: internal error: ${describeFailure(defect)}\n`)
+        if (process.env["ASSAY_DEBUG"]) process.stderr.write(Cause.pretty(cause) + "\n")
+        process.exitCode = 1
+        return
+      }
+      const error: unknown = failure.value
+      if (error instanceof ExitWith) {
+        process.exitCode = error.code
+        return
+      }
+      process.stderr.write(`assay: ${describeFailure(error)}\n`)
+      process.exitCode = error instanceof UsageError || ValidationError.isValidationError(error) ? 2 : 1
+    })
+  ),
+  // Outermost, so every span has ended when its scope closes and flushes them, before the exit.
+  Effect.provide(Tracing.layerFromEnv())
+)
+
+NodeRuntime.runMain(program, { disableErrorReporting: true, disablePrettyLogger: true })
