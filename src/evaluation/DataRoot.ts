@@ -5,6 +5,8 @@
  * user rather than per checkout. `assay data pull` writes there and every provider reads there,
  * both through `dataRoot`, so the advice of a missing-data error is the command that fixes it.
  */
+import { createHash, randomBytes } from "node:crypto"
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { homedir } from "node:os"
 import { isAbsolute, join, resolve } from "node:path"
 import { Config, Option, Record } from "effect"
@@ -18,12 +20,18 @@ export interface DataEnv {
 
 const nonEmpty = (s: string | undefined): string | undefined => (s === undefined || s === "" ? undefined : s)
 
-/** The folder used when ASSAY_DATA_DIR is not set (an XDG_CACHE_HOME that is not absolute is ignored, as the XDG spec says). */
-export const defaultDataRoot = (env: DataEnv = process.env): string => {
+/**
+ * `$XDG_CACHE_HOME/assay/NAME` (`~/.cache/assay/NAME` when XDG_CACHE_HOME is not set or not
+ * absolute, as the XDG spec says): the user's cache folders, the data's default one among them.
+ */
+export const userCacheFolder = (name: string, env: DataEnv = process.env): string => {
   const xdg = nonEmpty(env.XDG_CACHE_HOME)
   const cache = xdg !== undefined && isAbsolute(xdg) ? xdg : join(nonEmpty(env.HOME) ?? homedir(), ".cache")
-  return resolve(cache, "assay", "data")
+  return resolve(cache, "assay", name)
 }
+
+/** The folder used when ASSAY_DATA_DIR is not set. */
+export const defaultDataRoot = (env: DataEnv = process.env): string => userCacheFolder("data", env)
 
 /** The data folder, absolute: `ASSAY_DATA_DIR` (an empty value counts as unset), else `defaultDataRoot`. */
 export const dataRoot = (env: DataEnv = process.env): string => {
@@ -66,3 +74,97 @@ export const pullCommand = (benchmark: string, kind: PullKind): string =>
 export const missingDataMessage = (benchmark: string, kind: PullKind, file: string, root: string, env: DataEnv = process.env): string =>
   `${file} is missing from the data folder ${describeDataRoot(root, env)}: run ${pullCommand(benchmark, kind)}` +
   (root === dataRoot(env) ? "" : `, with ASSAY_DATA_DIR=${root}`)
+
+// ---------------------------------------------------------------------------------------------
+// What a provider keeps of its data between processes, in the user's cache folder (the data
+// folder may be read-only): forms of a data file prepared for a fast load, keyed by the file's
+// sha256, and notes of files already verified. Each is checked before use (its own checksum, its
+// key, the noted file's exact state), so a damaged, stale or foreign entry is never used: the
+// caller then does the full work, as if there were none. A lost entry costs that work once.
+
+const sha256 = (text: string): string => createHash("sha256").update(text).digest("hex")
+
+/** Writes `text` to `target` through a staged file, so a reader sees the old entry or the new one, whole. */
+const writeWhole = (target: string, text: string): void => {
+  const staged = `${target}.${process.pid}-${randomBytes(4).toString("hex")}`
+  try {
+    mkdirSync(join(target, ".."), { recursive: true })
+    writeFileSync(staged, text)
+    renameSync(staged, target)
+  } catch {
+    // A cache that cannot be written (read-only, full, a race) only means the next load does the full work.
+    rmSync(staged, { force: true })
+  }
+}
+
+const preparedFile = (kind: string, key: string, env: DataEnv): string =>
+  join(userCacheFolder("prepared", env), `${kind}-${sha256(key).slice(0, 32)}.json`)
+
+/**
+ * The prepared form of kind `kind` stored under `key` (which names everything the form depends
+ * on: the data file's sha256, the form's version), or undefined when there is none, it is
+ * damaged (its checksum fails) or it was stored under another key.
+ */
+export const readPrepared = (kind: string, key: string, env: DataEnv = process.env): unknown => {
+  let text: string
+  try {
+    text = readFileSync(preparedFile(kind, key, env), "utf8")
+  } catch {
+    return undefined // none yet
+  }
+  const newline = text.indexOf("\n")
+  const body = text.slice(newline + 1)
+  if (newline !== 64 || text.slice(0, 64) !== sha256(body)) return undefined
+  try {
+    const stored = JSON.parse(body) as { readonly key?: unknown; readonly form?: unknown }
+    return stored.key === key ? stored.form : undefined
+  } catch {
+    return undefined // cannot happen with a matching checksum, unless written so by hand
+  }
+}
+
+/** Stores a prepared form (any JSON value) under `key`; failing to store it is not an error. */
+export const writePrepared = (kind: string, key: string, form: unknown, env: DataEnv = process.env): void => {
+  const body = JSON.stringify({ key, form })
+  writeWhole(preparedFile(kind, key, env), `${sha256(body)}\n${body}`)
+}
+
+/** A file's state as a note records it: device, inode, size, modification and change times (ns). */
+const stateOf = (path: string): string | undefined => {
+  try {
+    const s = statSync(path, { bigint: true })
+    return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`
+  } catch {
+    return undefined
+  }
+}
+
+const noteFile = (path: string, env: DataEnv): string => join(userCacheFolder("data-checks", env), `${sha256(path).slice(0, 32)}.json`)
+
+/**
+ * The sha256 noted for the file at `path` (absolute) when it was last hashed, if the file is in
+ * exactly the state it was in then: anything that touched it since (a copy, a write, even with
+ * the modification time put back: the change time cannot be) makes this undefined.
+ */
+export const notedSha256 = (path: string, env: DataEnv = process.env): string | undefined => {
+  const state = stateOf(path)
+  if (state === undefined) return undefined
+  try {
+    const note = JSON.parse(readFileSync(noteFile(path, env), "utf8")) as { path?: unknown; state?: unknown; sha256?: unknown }
+    return note.path === path && note.state === state && typeof note.sha256 === "string" ? note.sha256 : undefined
+  } catch {
+    return undefined // no note, or one that cannot be read: the caller hashes the file
+  }
+}
+
+/**
+ * Notes that the file at `path` has sha256 `hash`, with the state `stateBefore` it had before it
+ * was read (so a change while it was read makes the note stale, not wrong).
+ */
+export const noteSha256 = (path: string, hash: string, stateBefore: string | undefined, env: DataEnv = process.env): void => {
+  if (stateBefore === undefined || stateOf(path) !== stateBefore) return
+  writeWhole(noteFile(path, env), JSON.stringify({ path, state: stateBefore, sha256: hash }))
+}
+
+/** The state `noteSha256` is given: take it before reading the file. */
+export const fileState = (path: string): string | undefined => stateOf(path)

@@ -39,6 +39,35 @@ interface Entry {
   readonly hash: Lanes
 }
 
+/**
+ * A record of a prepared world (`fromPrepared`): its value is made on first read and its hash on
+ * first need (a write over it), then kept. Forks share the entry, so each is made at most once.
+ */
+class LazyEntry implements Entry {
+  private made: Json | undefined
+  private load: (() => Json) | undefined
+  private lanes: Lanes | undefined
+  constructor(
+    readonly rank: number,
+    private readonly table: string,
+    private readonly key: string,
+    load: () => Json
+  ) {
+    this.load = load
+  }
+  get value(): Json {
+    if (this.load !== undefined) {
+      this.made = this.load()
+      this.load = undefined // the loader (and what it holds) can go
+    }
+    return this.made as Json
+  }
+  get hash(): Lanes {
+    this.lanes ??= hashRecord(this.table, this.key, this.value)
+    return this.lanes
+  }
+}
+
 interface Table {
   readonly entries: HashMap.HashMap<string, Entry>
   readonly nextRank: number
@@ -116,6 +145,57 @@ export const fromEntries = (tables: ReadonlyArray<readonly [string, ReadonlyArra
   return { tables: tableMap, digest }
 }
 
+/** A table's digest as 64 hex digits: what `fromPrepared` is given back for it. */
+export const tableDigest = (world: World, table: string): string => lanesHex(tableOf(world, table).digest)
+
+const lanesHex = (lanes: Lanes): string => {
+  let hex = ""
+  for (const lane of lanes) hex += lane.toString(16).padStart(8, "0")
+  return hex
+}
+
+const hexLanes = (hex: string): Lanes | undefined => {
+  if (!/^[0-9a-f]{64}$/.test(hex)) return undefined
+  const lanes = new Uint32Array(LANES)
+  for (let i = 0; i < LANES; i++) lanes[i] = Number.parseInt(hex.slice(i * 8, i * 8 + 8), 16)
+  return lanes
+}
+
+/** A table of a prepared world: its records' loaders in rank order, and the table's digest as `tableDigest` gave it. */
+export interface PreparedTable {
+  readonly name: string
+  readonly digest: string
+  /** Distinct keys; each loader returns the record (never null) and is called at most once. */
+  readonly records: ReadonlyArray<readonly [string, () => Json]>
+}
+
+/**
+ * A world whose records are made when first read: the tables' digests are given (as
+ * `tableDigest` reported them for the world these records make), so building it costs a map
+ * entry per record, no parse and no hash. The caller vouches that the loaders make exactly
+ * those records (a prepared form checked when it was written); the world is then equal,
+ * digest included, to `fromEntries` of the same records. Undefined when a digest is malformed
+ * or a table is named twice.
+ */
+export const fromPrepared = (tables: ReadonlyArray<PreparedTable>): World | undefined => {
+  let tableMap = HashMap.empty<string, Table>()
+  let digest = zeroLanes
+  for (const { digest: hex, name, records } of tables) {
+    const tableDigest = hexLanes(hex)
+    if (tableDigest === undefined || HashMap.has(tableMap, name)) return undefined
+    const table = HashMap.mutate(HashMap.empty<string, Entry>(), (m) => {
+      for (let rank = 0; rank < records.length; rank++) {
+        const [key, load] = records[rank]!
+        HashMap.set(m, key, new LazyEntry(rank, name, key, load))
+      }
+    })
+    if (HashMap.size(table) !== records.length) return undefined // a key given twice
+    tableMap = HashMap.set(tableMap, name, { entries: table, nextRank: records.length, digest: tableDigest })
+    digest = addLanes(digest, tableDigest, 1)
+  }
+  return { tables: tableMap, digest }
+}
+
 /** A fork shares the whole structure: worlds are never mutated, so the fork is the value itself. */
 export const fork = (world: World): World => world
 
@@ -177,11 +257,7 @@ export const replay = <A>(world: World, actions: Iterable<A>, step: (world: Worl
 }
 
 /** The structural digest: equal worlds (as JSON values) have equal digests, in O(1). */
-export const digest = (world: World): string => {
-  let hex = ""
-  for (const lane of world.digest) hex += lane.toString(16).padStart(8, "0")
-  return `sha256+:${hex}`
-}
+export const digest = (world: World): string => `sha256+:${lanesHex(world.digest)}`
 
 export const equals = (a: World, b: World): boolean => {
   for (let i = 0; i < LANES; i++) if (a.digest[i] !== b.digest[i]) return false

@@ -16,6 +16,7 @@ import {
   upstreamRevision
 } from "../common/pinned.ts"
 import { type DbDomainData, loadDbDomainFiles, type Splits } from "../common/dbDomain.ts"
+import { type PreparedDomain } from "../common/prepared.ts"
 import { Flight, orderFlight, orderReservation, orderUser, Reservation, User } from "./model.ts"
 
 export { dataRoot, upstreamRepository, upstreamRevision }
@@ -120,13 +121,24 @@ export const worldFromDbText = (text: string): Either.Either<World.World, string
   return Either.right(world)
 }
 
+/** A record from its own text, after the full parse checked the file (a prepared form is used only for the text it was checked from). */
+const orderedRecord = (order: (value: { readonly [key: string]: unknown }) => Record<string, unknown>) => (text: string): Canonical.Json =>
+  order(JSON.parse(text) as { readonly [key: string]: unknown }) as Canonical.Json
+
+/** Airline's world for common/prepared.ts: the full parse, and each table's record loader. */
+export const airlineWorld: PreparedDomain = {
+  kind: "tau2-airline",
+  full: worldFromDbText,
+  records: { flights: orderedRecord(orderFlight), users: orderedRecord(orderUser), reservations: orderedRecord(orderReservation) }
+}
+
 export type { Splits }
 
 export type AirlineData = DbDomainData
 
 /** Every airline file, hash-checked and decoded. */
 export const loadAirlineData = (dataDir?: string): Effect.Effect<AirlineData, AirlineDataError> =>
-  loadDbDomainFiles(pinnedFiles, (file) => readPinned(file, dataDir), invalid, worldFromDbText)
+  loadDbDomainFiles(pinnedFiles, (file) => readPinned(file, dataDir), invalid, airlineWorld)
 
 /** Cached per process: the 7 MB DB is parsed once. */
 export const airlineData: Effect.Effect<AirlineData, AirlineDataError> = Effect.runSync(Effect.cached(loadAirlineData()))

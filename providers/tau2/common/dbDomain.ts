@@ -9,6 +9,7 @@ import { Effect, Either, ParseResult, Schema } from "effect"
 import { type Canonical, type Capabilities, ContentId, type EnvironmentDef, type Provider, type Tool, World } from "../../../src/index.ts"
 import { userSystemPrompt } from "./conversation.ts"
 import type { PinnedFile } from "./pinned.ts"
+import { type PreparedDomain, preparedWorld } from "./prepared.ts"
 import type { Prompts } from "./prompts.ts"
 import { makeTau2Provider, type Tau2Provider } from "./provider.ts"
 import { OpenAiTools, toolSpecsOf, ToolTypes } from "./toolFiles.ts"
@@ -43,14 +44,14 @@ export interface DbDomainData {
 
 /**
  * Reads the six files (hash-checked by `read`) and decodes them; the DB text becomes the initial
- * world through the domain's own `worldFromDbText`. `invalid` is the domain's data error for a
+ * world through the domain's own full parse, or its prepared form (common/prepared.ts). `invalid` is the domain's data error for a
  * file that is not what upstream's loader accepts.
  */
 export const loadDbDomainFiles = <E>(
   files: DbDomainFiles,
   read: (file: PinnedFile) => Effect.Effect<string, E>,
   invalid: (file: PinnedFile, detail: string) => E,
-  worldFromDbText: (text: string) => Either.Either<World.World, string>
+  world: PreparedDomain
 ): Effect.Effect<DbDomainData, E> =>
   Effect.gen(function*() {
     const parseJson = (file: PinnedFile, text: string): Effect.Effect<unknown, E> =>
@@ -64,7 +65,8 @@ export const loadDbDomainFiles = <E>(
       [read(files.db), read(files.tasks), read(files.policy), read(files.splits), read(files.tools), read(files.toolTypes)],
       { concurrency: "unbounded" }
     )
-    const initialWorld = yield* Either.mapLeft(worldFromDbText(dbText), (detail) => invalid(files.db, detail))
+    // read() checked the text's sha256 against the pinned one.
+    const { world: initialWorld } = yield* Either.mapLeft(preparedWorld(world, dbText, files.db.sha256), (detail) => invalid(files.db, detail))
     const tasksJson = yield* parseJson(files.tasks, tasksText)
     const splits = yield* decodeFile(files.splits, Splits, splitsText)
     const tools = yield* decodeFile(files.tools, OpenAiTools, toolsText)

@@ -3,8 +3,9 @@
  * the value recorded in the domain's `data.ts`, and the domain's data error (one per domain, so
  * a caller's error channel names the domain it loaded).
  */
+import * as NodeBuffer from "node:buffer"
 import { createHash } from "node:crypto"
-import { readFile } from "node:fs/promises"
+import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, Schema } from "effect"
 import { DataRoot } from "../../../src/index.ts"
@@ -85,11 +86,21 @@ export const readPinnedFrom = <E>(
 ): Effect.Effect<string, E> =>
   Effect.gen(function* () {
     const path = join(folder, file.name)
-    const bytes = yield* Effect.tryPromise({
-      try: () => readFile(path),
+    // Read at once: a few milliseconds at most for these files, where fs/promises' chunked read
+    // of the 2.8 MB retail DB costs ~10 ms of CPU.
+    const bytes = yield* Effect.try({
+      try: () => readFileSync(path),
       catch: (e) => failure({ file: path, reason: "missing", detail: String(e), root })
     })
     const actual = createHash("sha256").update(bytes).digest("hex")
     if (actual !== file.sha256) return yield* Effect.fail(failure({ file: path, reason: "hash-mismatch", expected: file.sha256, actual }))
-    return bytes.toString("utf8")
+    return textOf(bytes)
   })
+
+const isAscii: ((bytes: Uint8Array) => boolean) | undefined = (NodeBuffer as { readonly isAscii?: (bytes: Uint8Array) => boolean }).isAscii
+
+/**
+ * The bytes' UTF-8 text. ASCII bytes (every tau2 DB file) are copied as Latin-1, the same
+ * string made without decoding: a fraction of a millisecond for db.json, against ~10 ms.
+ */
+export const textOf = (bytes: Buffer): string => (isAscii !== undefined && isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8"))

@@ -18,6 +18,7 @@ import {
   upstreamRevision
 } from "../common/pinned.ts"
 import { type DbDomainData, loadDbDomainFiles, type Splits } from "../common/dbDomain.ts"
+import { type PreparedDomain, preparedWorld } from "../common/prepared.ts"
 import type { ToolTypes } from "../common/toolFiles.ts"
 import { asJson, optionalOrderFields, Order, Product, User } from "./model.ts"
 
@@ -218,27 +219,42 @@ const fastTables = (text: string): DbTables | undefined => {
   return users && orders ? { products: products.right, users, orders } : undefined
 }
 
-/** db.json text to the initial World (tables products, users, orders in db.json order). */
+/** A product as the world holds it: its variants (keyed by item id in db.json) as a list, decoded. */
+const productRecord = (id: string, p: OrderedJson): Either.Either<Json, string> => {
+  if (p === null || !isOrderedObject(p)) return Either.left(`products.${id} is not an object`)
+  const variants = p.get("variants")
+  if (variants === undefined || variants === null || !isOrderedObject(variants)) return Either.left(`products.${id}.variants is not an object`)
+  const list: Array<Json> = []
+  for (const [itemId, v] of variants) {
+    const plain = toPlain(v, `products.${id}.variants.${itemId}`)
+    if (Either.isLeft(plain)) return Either.left(plain.left)
+    list.push(plain.right)
+    const variant = plain.right as { readonly item_id?: Json }
+    if (variant.item_id !== itemId) return Either.left(`products.${id}.variants.${itemId}: key differs from item_id`)
+  }
+  return Either.map(
+    decodeRecord(Product, { name: p.get("name") as Json, product_id: p.get("product_id") as Json, variants: list }, `products.${id}`),
+    asJson
+  )
+}
+
+/** An order as the world holds it: the file's object, with the optional fields it lacks as null. */
+const filledOrder = (plain: Json): Record<string, Json> => {
+  const filled: Record<string, Json> = { ...(plain as Record<string, Json>) }
+  for (const field of optionalOrderFields) if (!(field in filled)) filled[field] = null
+  return filled
+}
+
+/** db.json text to the initial World (tables products, users, orders in db.json order), every record checked. */
 export const worldFromDbText = (text: string): Either.Either<World.World, string> => {
   const tables = fastTables(text) ?? orderedTables(text)
   if (Either.isEither(tables) && Either.isLeft(tables)) return Either.left(tables.left)
   const { orders, products, users } = Either.isEither(tables) ? tables.right : tables
   const productRecords: Array<readonly [string, Json]> = []
   for (const [id, p] of products) {
-    if (p === null || !isOrderedObject(p)) return Either.left(`products.${id} is not an object`)
-    const variants = p.get("variants")
-    if (variants === undefined || variants === null || !isOrderedObject(variants)) return Either.left(`products.${id}.variants is not an object`)
-    const list: Array<Json> = []
-    for (const [itemId, v] of variants) {
-      const plain = toPlain(v, `products.${id}.variants.${itemId}`)
-      if (Either.isLeft(plain)) return Either.left(plain.left)
-      list.push(plain.right)
-      const variant = plain.right as { readonly item_id?: Json }
-      if (variant.item_id !== itemId) return Either.left(`products.${id}.variants.${itemId}: key differs from item_id`)
-    }
-    const record = decodeRecord(Product, { name: p.get("name") as Json, product_id: p.get("product_id") as Json, variants: list }, `products.${id}`)
+    const record = productRecord(id, p)
     if (Either.isLeft(record)) return Either.left(record.left)
-    productRecords.push([id, asJson(record.right)])
+    productRecords.push([id, record.right])
   }
   const userRecords: Array<readonly [string, Json]> = []
   for (const [id, u] of users) {
@@ -253,14 +269,37 @@ export const worldFromDbText = (text: string): Either.Either<World.World, string
   for (const [id, o] of orders) {
     const plain = o()
     if (Either.isLeft(plain)) return Either.left(plain.left)
-    const filled: Record<string, Json> = { ...(plain.right as Record<string, Json>) }
-    for (const field of optionalOrderFields) if (!(field in filled)) filled[field] = null
+    const filled = filledOrder(plain.right)
     const record = decodeRecord(Order, filled, `orders.${id}`)
     if (Either.isLeft(record)) return Either.left(record.left)
     orderRecords.push([id, filled])
   }
   return Either.right(World.fromEntries([["products", productRecords], ["users", userRecords], ["orders", orderRecords]]))
 }
+
+/**
+ * A record from its own text, once the full parse has checked the file (a prepared form is only
+ * used for the text it was made and checked from): what worldFromDbText makes of it.
+ */
+const checkedRecord = (record: Either.Either<Json, string>): Json =>
+  Either.getOrElse(record, (detail) => {
+    throw new Tau2DataError({ file: pinnedFiles.db.name, reason: "invalid", detail: `a prepared record no longer loads: ${detail}` })
+  })
+
+/** Retail's world for common/prepared.ts: the full parse, and each table's record loader. */
+export const retailWorld: PreparedDomain = {
+  kind: "tau2-retail",
+  full: worldFromDbText,
+  records: {
+    products: (text, id) => checkedRecord(Either.flatMap(Either.mapLeft(parseOrdered(text), (e) => `offset ${e.offset}`), (p) => productRecord(id, p))),
+    users: (text) => JSON.parse(text) as Json,
+    orders: (text) => filledOrder(JSON.parse(text) as Json)
+  }
+}
+
+/** db.json text to the initial World, from its prepared form when the user's cache has one (common/prepared.ts). */
+export const worldFromDb = (text: string, sha256?: string): Either.Either<World.World, string> =>
+  Either.map(preparedWorld(retailWorld, text, sha256), (r) => r.world)
 
 export type { ToolTypes }
 
@@ -270,4 +309,4 @@ export type RetailData = DbDomainData
 
 /** Every retail file, hash-checked and decoded. */
 export const loadRetailData = (dataDir?: string): Effect.Effect<RetailData, Tau2DataError> =>
-  loadDbDomainFiles(pinnedFiles, (file) => readPinned(file, dataDir), invalid, worldFromDbText)
+  loadDbDomainFiles(pinnedFiles, (file) => readPinned(file, dataDir), invalid, retailWorld)

@@ -1,0 +1,150 @@
+/**
+ * A DB domain's initial world from db.json, fast after the first time: the first load parses and
+ * checks the whole file (the domain's `full` parse), then notes in the user's cache where each
+ * record's text stands and each table's digest (a prepared form keyed by the text's sha256).
+ * Later loads build the world from that form without parsing: each record is parsed from its own
+ * slice of the text when first read (World.fromPrepared), by the domain's record loader.
+ *
+ * A form is written only once it is shown to make the same world: every record loaded from its
+ * slice, the world built from them eagerly, its digests equal to the full parse's. A form is used
+ * only when its checksum, key (domain, form version, the text's sha256 and length) and spans are
+ * right; otherwise the full parse runs, as with no form, so a damaged or stale cache never changes
+ * a world.
+ */
+import { createHash } from "node:crypto"
+import { Either } from "effect"
+import { type Canonical, DataRoot, World } from "../../../src/index.ts"
+import { objectMembers, skipWhitespace } from "./orderedJson.ts"
+
+type Json = Canonical.Json
+
+/** The form's layout; a new one (or a change to how records are loaded or hashed) needs a new number. */
+const FORM_VERSION = 1
+
+/** One table's record from its text (the slice of db.json holding it) and its key; the domain's full parse makes the same value. */
+export type RecordLoader = (text: string, key: string) => Json
+
+export interface PreparedDomain {
+  /** Names the cache entries, e.g. "tau2-retail". */
+  readonly kind: string
+  /** The full parse and check of db.json (every error says where the file is wrong). */
+  readonly full: (text: string) => Either.Either<World.World, string>
+  /** A loader for every table of the world; a world with another table is not prepared. */
+  readonly records: Readonly<Record<string, RecordLoader>>
+}
+
+interface FormTable {
+  readonly name: string
+  readonly digest: string
+  readonly keys: ReadonlyArray<string>
+  /** start, end of each key's record text, in turn. */
+  readonly spans: ReadonlyArray<number>
+}
+
+const isFormTable = (v: unknown, textLength: number): v is FormTable => {
+  if (v === null || typeof v !== "object") return false
+  const t = v as { name?: unknown; digest?: unknown; keys?: unknown; spans?: unknown }
+  if (typeof t.name !== "string" || typeof t.digest !== "string" || !Array.isArray(t.keys) || !Array.isArray(t.spans)) return false
+  if (t.spans.length !== 2 * t.keys.length || !t.keys.every((k) => typeof k === "string")) return false
+  for (let i = 0; i < t.spans.length; i += 2) {
+    const start: unknown = t.spans[i]
+    const end: unknown = t.spans[i + 1]
+    if (!Number.isInteger(start) || !Number.isInteger(end) || (start as number) < 0 || (end as number) <= (start as number) || (end as number) > textLength) return false
+  }
+  return true
+}
+
+/** Where each table's records stand in the text: db.json is an object of tables, each an object of records. */
+const recordSpans = (text: string): Map<string, Map<string, readonly [number, number]>> | undefined => {
+  const top = objectMembers(text, 0)
+  if (top === undefined || skipWhitespace(text, top.end) !== text.length) return undefined
+  const out = new Map<string, Map<string, readonly [number, number]>>()
+  for (const table of top.members) {
+    const records = objectMembers(text, table.start)
+    if (records === undefined || out.has(table.key)) continue // not a table of records, or named twice: not prepared
+    const spans = new Map<string, readonly [number, number]>()
+    for (const m of records.members) spans.set(m.key, [m.start, m.end])
+    if (spans.size === records.members.length) out.set(table.key, spans)
+  }
+  return out
+}
+
+/** The form of `world` over `text`, when every record's slice loads to the same world; else undefined. */
+const makeForm = (domain: PreparedDomain, text: string, world: World.World): ReadonlyArray<FormTable> | undefined => {
+  const spans = recordSpans(text)
+  if (spans === undefined) return undefined
+  const tables: Array<FormTable> = []
+  const eager: Array<readonly [string, ReadonlyArray<readonly [string, Json]>]> = []
+  for (const name of World.tableNames(world)) {
+    const load = domain.records[name]
+    const tableSpans = spans.get(name) ?? new Map<string, readonly [number, number]>()
+    if (load === undefined) return undefined
+    const keys: Array<string> = []
+    const flat: Array<number> = []
+    const records: Array<readonly [string, Json]> = []
+    for (const [key] of World.entries(world, name)) {
+      const span = tableSpans.get(key)
+      if (span === undefined) return undefined
+      keys.push(key)
+      flat.push(span[0], span[1])
+      records.push([key, load(text.slice(span[0], span[1]), key)])
+    }
+    tables.push({ name, digest: World.tableDigest(world, name), keys, spans: flat })
+    eager.push([name, records])
+  }
+  const again = World.fromEntries(eager)
+  if (!World.equals(again, world)) return undefined
+  for (const t of tables) if (World.tableDigest(again, t.name) !== t.digest) return undefined
+  return tables
+}
+
+/** How World digests records now: a form's table digests hold only while this is unchanged. */
+let hashing: string | undefined
+const hashingFingerprint = (): string =>
+  (hashing ??= World.digest(World.fromEntries([["t", [["k", { a: [1, 2.5, "x", null, true] }]]]])))
+
+const keyOf = (domain: PreparedDomain, text: string, sha256: string): string =>
+  `${domain.kind}:v${FORM_VERSION}:${hashingFingerprint()}:${sha256}:${text.length}`
+
+/** The world from a stored form, or undefined when there is none that fits this text. */
+const fromForm = (domain: PreparedDomain, text: string, key: string): World.World | undefined => {
+  const form = DataRoot.readPrepared(domain.kind, key)
+  if (!Array.isArray(form) || !form.every((t) => isFormTable(t, text.length))) return undefined
+  const tables: Array<World.PreparedTable> = []
+  for (const t of form as ReadonlyArray<FormTable>) {
+    const load = domain.records[t.name]
+    if (load === undefined) return undefined
+    const records: Array<readonly [string, () => Json]> = []
+    for (let i = 0; i < t.keys.length; i++) {
+      const key = t.keys[i]!
+      const start = t.spans[2 * i]!
+      const end = t.spans[2 * i + 1]!
+      records.push([key, () => load(text.slice(start, end), key)])
+    }
+    tables.push({ name: t.name, digest: t.digest, records })
+  }
+  return World.fromPrepared(tables)
+}
+
+/** How the world was made: from a stored form, or by the full parse (then stored, when it could be). */
+export type Source = "prepared" | "parsed"
+
+/**
+ * db.json's text to the initial world, from the prepared form when there is one for this exact
+ * text, else by the full parse (whose errors are the result's). `sha256` is that of the text's
+ * UTF-8 bytes when the caller has checked it (a pinned file); else it is computed here.
+ */
+export const preparedWorld = (
+  domain: PreparedDomain,
+  text: string,
+  sha256: string = createHash("sha256").update(text).digest("hex")
+): Either.Either<{ readonly world: World.World; readonly source: Source }, string> => {
+  const key = keyOf(domain, text, sha256)
+  const prepared = fromForm(domain, text, key)
+  if (prepared !== undefined) return Either.right({ world: prepared, source: "prepared" })
+  const full = domain.full(text)
+  if (Either.isLeft(full)) return Either.left(full.left)
+  const form = makeForm(domain, text, full.right)
+  if (form !== undefined) DataRoot.writePrepared(domain.kind, key, form)
+  return Either.right({ world: full.right, source: "parsed" })
+}
