@@ -21,7 +21,21 @@ import { loadAll } from "../providers/bfcl/data.ts"
 import { type CorpusEntry, parseCorpus, tasksById } from "../providers/bfcl/equivalence.ts"
 import { goldAnswer } from "../providers/bfcl/gold.ts"
 import { parsePyJson } from "../providers/bfcl/pyjson.ts"
-import { machine } from "./support.ts"
+import { readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
+import { machine, succeeded, timeNode } from "./support.ts"
+
+/** Upstream's rate as the oracle README states it (a reference figure from another machine). */
+const upstreamRate = (dataDir: string): string => {
+  try {
+    const readme = readFileSync(join(dataDir, "bfcl", "oracle", "README.md"), "utf8")
+    const section = readme.slice(readme.indexOf("Speed of upstream's checker"))
+    const m = /([\d,]+) answers\/s/.exec(section)
+    return m === null ? "not found in bfcl/oracle/README.md" : `~${m[1]} answers/s over both halves of its corpus, median of 9 passes in one process (bfcl/oracle/README.md)`
+  } catch {
+    return "bfcl/oracle/README.md not found"
+  }
+}
 
 const median = (xs: ReadonlyArray<number>): number => {
   const s = [...xs].sort((a, b) => a - b)
@@ -95,13 +109,13 @@ export const run = async (): Promise<void> => {
     })
   )
   const rate = (ms: number): number => (entries.length / ms) * 1000
-  // Only the first pass of the first row meets empty memos (when the section runs alone); every
-  // later pass reuses what the earlier ones kept, as grading many answers in one process does.
+  // The first pass of the first row meets the checker's memos empty only when the section runs
+  // alone; every later pass reuses what the earlier ones kept, as grading many answers in one process does.
   const row = (label: string, ps: ReadonlyArray<Pass>, cold: boolean): void => {
     const later = cold ? ps.slice(1) : ps
     console.log(
       `  ${label.padEnd(24)}` +
-        (cold ? `first pass (empty memos) ${fmt(rate(ps[0]!.wallMs))} answers/s wall (${ps[0]!.wallMs.toFixed(1)} ms); then ` : "") +
+        (cold ? `first pass here ${fmt(rate(ps[0]!.wallMs))} answers/s wall (${ps[0]!.wallMs.toFixed(1)} ms); then ` : "") +
         `median ${fmt(rate(wall(later)))} answers/s wall (${wall(later).toFixed(1)} ms/pass), ${fmt(rate(cpu(later)))} per CPU-second`
     )
   }
@@ -112,7 +126,21 @@ export const run = async (): Promise<void> => {
     })
   )
 
+  // The first pass in a process of its own: this one has loaded and parsed the corpus already (and
+  // may have run other sections), the child has only loaded the tasks.
+  const child = succeeded(await timeNode(["--import", "tsx", fileURLToPath(new URL("./bfcl-pass.ts", import.meta.url))]), "bench/bfcl-pass.ts")
+  const fresh = JSON.parse(child.stdout.trim().split("\n").pop() ?? "{}") as { readonly answers: number; readonly passes: ReadonlyArray<Pass> }
+  const freshRate = (ms: number): number => (fresh.answers / ms) * 1000
+  const warm = fresh.passes.slice(1)
+
   console.log(`bfcl checker over the dev oracle corpus (${fmt(entries.length)} answers), 9 passes each, in the order run; ${machine()}`)
+  console.log(
+    `  parse line + check + error text, in a fresh process (bench/bfcl-pass.ts): first pass ${fmt(freshRate(fresh.passes[0]!.wallMs))} answers/s wall ` +
+      `(${fresh.passes[0]!.wallMs.toFixed(1)} ms, ${fresh.passes[0]!.cpuMs.toFixed(1)} ms CPU = ${fmt(freshRate(fresh.passes[0]!.cpuMs))} per CPU-second); ` +
+      `warm, its next 8: median ${fmt(freshRate(wall(warm)))} answers/s wall (${wall(warm).toFixed(1)} ms/pass), ${fmt(freshRate(cpu(warm)))} per CPU-second`
+  )
+  console.log(`  upstream's checker, same answers (README reference, another machine): ${upstreamRate(dataDir)}`)
+  console.log("  in this process, after the corpus was parsed here:")
   row("parse line + check", withParsePasses, true)
   row("check only", checkOnlyPasses, false)
   row("check + error strings", withErrorsPasses, false)

@@ -5,8 +5,9 @@
  * The files are JSON Lines despite `.json`; they are parsed with `pyjson` so that `5` and `5.0`
  * stay an int and a float, as upstream's `json.load` keeps them.
  */
-import { readFile } from "node:fs/promises"
-import { join } from "node:path"
+import * as NodeBuffer from "node:buffer"
+import { readFileSync } from "node:fs"
+import { resolve } from "node:path"
 import { Effect, Schema } from "effect"
 import { ContentId, DataRoot } from "../../src/index.ts"
 import { isDict, isList, parsePyJson, type PyDict, type PyList, type PyValue } from "./pyjson.ts"
@@ -157,24 +158,39 @@ const pinnedByFile = new Map(PINNED_FILES.map((p) => [p.file, p]))
 /** The folder holding `bfcl/`: `options.dataDir`, else the data root. */
 export const rootOf = (options: DataOptions | undefined): string => options?.dataDir ?? DataRoot.dataRoot()
 
-/** Reads one pinned file and checks its sha256. */
+/**
+ * Reads one pinned file and checks its sha256. A file already hashed in exactly its present
+ * state (device, inode, size, modification and change times: DataRoot.notedSha256) is not hashed
+ * again; anything that touched it since makes the note stale, and the bytes are hashed.
+ */
 export const readPinned = (file: string, options?: DataOptions): Effect.Effect<string, BfclDataError> => {
   const root = rootOf(options)
-  const path = join(root, "bfcl", "v4", file)
-  return Effect.tryPromise({
-    try: () => readFile(path),
+  const path = resolve(root, "bfcl", "v4", file)
+  return Effect.try({
+    // Read at once: fs/promises' chunked read costs more CPU than these files take to read.
+    try: () => {
+      const state = DataRoot.fileState(path)
+      return { bytes: readFileSync(path), state, noted: DataRoot.notedSha256(path) }
+    },
     catch: (cause) =>
       new BfclDataError({ file: path, reason: "missing", detail: cause instanceof Error ? cause.message : String(cause), root })
   }).pipe(
-    Effect.flatMap((bytes) => {
+    Effect.flatMap(({ bytes, noted, state }) => {
       const expected = pinnedByFile.get(file)?.sha256
-      const actual = ContentId.sha256Hex(bytes)
       if (expected === undefined) return Effect.fail(new BfclDataError({ file: path, reason: "malformed", detail: "not a pinned file" }))
+      // The note is read before the bytes' state is compared: a note of another state is never used.
+      const actual = noted === expected && DataRoot.fileState(path) === state ? noted : ContentId.sha256Hex(bytes)
       if (actual !== expected) return Effect.fail(new BfclDataError({ file: path, reason: "hash-mismatch", expected, actual }))
-      return Effect.succeed(bytes.toString("utf8"))
+      if (noted !== actual) DataRoot.noteSha256(path, actual, state)
+      return Effect.succeed(textOf(bytes))
     })
   )
 }
+
+const isAscii: ((bytes: Uint8Array) => boolean) | undefined = (NodeBuffer as { readonly isAscii?: (bytes: Uint8Array) => boolean }).isAscii
+
+/** The bytes' UTF-8 text; ASCII bytes are copied as Latin-1, the same string without decoding. */
+const textOf = (bytes: Buffer): string => (isAscii !== undefined && isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8"))
 
 const parseLines = (file: string, text: string): Effect.Effect<ReadonlyArray<PyDict>, BfclDataError> => {
   const out: Array<PyDict> = []

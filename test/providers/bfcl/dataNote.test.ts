@@ -1,0 +1,68 @@
+import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { Effect } from "effect"
+import { readPinned } from "../../../providers/bfcl/data.ts"
+import { DataRoot } from "../../../src/index.ts"
+import { tempDir } from "../../support/tempDirs.ts"
+
+const FILE = "BFCL_v4_live_parallel.json"
+
+let saved: string | undefined
+let cache = ""
+beforeEach(() => {
+  saved = process.env["XDG_CACHE_HOME"]
+  cache = tempDir("assay-bfcl-note-")
+  process.env["XDG_CACHE_HOME"] = cache
+})
+afterEach(() => {
+  if (saved === undefined) delete process.env["XDG_CACHE_HOME"]
+  else process.env["XDG_CACHE_HOME"] = saved
+})
+
+/** A data root holding one pinned file, copied from the shared data. */
+const rootWithFile = (): { readonly root: string; readonly path: string } => {
+  const root = tempDir("assay-bfcl-root-")
+  mkdirSync(join(root, "bfcl", "v4"), { recursive: true })
+  const path = join(root, "bfcl", "v4", FILE)
+  copyFileSync(join(DataRoot.dataRoot(), "bfcl", "v4", FILE), path)
+  return { root, path }
+}
+
+describe("bfcl pinned files: a verified file's sha256 noted by its state", () => {
+  it.effect("the first read hashes and notes the file; later reads of the unchanged file use the note", () =>
+    Effect.gen(function*() {
+      const { path, root } = rootWithFile()
+      const text = yield* readPinned(FILE, { dataDir: root })
+      expect(text).toBe(readFileSync(path, "utf8"))
+      expect(readdirSync(join(cache, "assay", "data-checks")).length).toBe(1)
+      expect(DataRoot.notedSha256(path)).toMatch(/^[0-9a-f]{64}$/)
+      expect(yield* readPinned(FILE, { dataDir: root })).toBe(text)
+    }))
+
+  it.effect("a file changed after its note (same size) is hashed again and refused", () =>
+    Effect.gen(function*() {
+      const { path, root } = rootWithFile()
+      yield* readPinned(FILE, { dataDir: root })
+      const bytes = readFileSync(path)
+      bytes[10] = bytes[10] === 0x41 ? 0x42 : 0x41
+      writeFileSync(path, bytes)
+      expect(DataRoot.notedSha256(path)).toBeUndefined()
+      const error = yield* Effect.flip(readPinned(FILE, { dataDir: root }))
+      expect(error.reason).toBe("hash-mismatch")
+    }))
+
+  it.effect("a note of another file, or one that cannot be read, is not used", () =>
+    Effect.gen(function*() {
+      const { path, root } = rootWithFile()
+      yield* readPinned(FILE, { dataDir: root })
+      const [note] = readdirSync(join(cache, "assay", "data-checks"))
+      const notePath = join(cache, "assay", "data-checks", note!)
+      const noted = JSON.parse(readFileSync(notePath, "utf8")) as { path: string }
+      writeFileSync(notePath, JSON.stringify({ ...noted, path: `${path}.other` }))
+      expect(DataRoot.notedSha256(path)).toBeUndefined()
+      writeFileSync(notePath, "{ not json")
+      expect(DataRoot.notedSha256(path)).toBeUndefined()
+      expect((yield* readPinned(FILE, { dataDir: root })).length).toBeGreaterThan(0)
+    }))
+})
