@@ -94,3 +94,14 @@ describe("pyjson", () => {
     expect(repr).toMatch(/\.|e|^-?0\.0$/)
   })
 })
+
+describe("toPlainJson", () => {
+  it("keeps a key named __proto__ as an own key, and every other key in JSON.parse's order", () => {
+    const text = '{"b": 1, "__proto__": {"x": 2.5}, "10": [true, null], "a": "s"}'
+    const plain = toPlainJson(parse(text)) as Record<string, unknown>
+    expect(Object.keys(plain)).toEqual(["10", "b", "__proto__", "a"])
+    expect(Object.getPrototypeOf(plain)).toBe(Object.prototype)
+    expect(Object.getOwnPropertyDescriptor(plain, "__proto__")).toEqual({ value: { x: 2.5 }, enumerable: true, writable: true, configurable: true })
+    expect(JSON.stringify(plain)).toBe(JSON.stringify(JSON.parse(text)))
+  })
+})
