@@ -86,6 +86,14 @@ export interface Store {
   readonly latestNote: (experimentId: string, kind: string) => Effect.Effect<unknown | null, StoreError>
   /** One model call's spend, written as the call completes. */
   readonly putSpend: (runId: string, experimentId: string, cell: CellKey, spend: SpendRow) => Effect.Effect<void, StoreError>
+  /**
+   * Spend rows and Attempts together in one transaction (a writer's batch: one commit for many
+   * cells); the Attempts' ids in order. Each is written as `putSpend` and `putAttempt` write it.
+   */
+  readonly putBatch: (batch: {
+    readonly spend: ReadonlyArray<{ readonly runId: string; readonly experimentId: string; readonly cell: CellKey; readonly spend: SpendRow }>
+    readonly attempts: ReadonlyArray<{ readonly runId: string; readonly attempt: Attempt }>
+  }) => Effect.Effect<ReadonlyArray<string>, StoreError>
   /** What every model call of an experiment (all its runs) cost, or of one run. */
   readonly spendOf: (of: { readonly experimentId: string } | { readonly runId: string }) => Effect.Effect<SpendTotal, StoreError>
   /** What was stored under a key of derived figures (see `putDerived`), or null. */
@@ -266,6 +274,9 @@ const withCause = (e: unknown): string => {
 }
 
 const query = (detail: string) => Effect.mapError((e: unknown) => new StoreError({ reason: "query", detail: `${detail}: ${withCause(e)}` }))
+/** As `query`, keeping a StoreError of the store's own (an Attempt that does not encode) as it is. */
+const queryUnlessStore = (detail: string) =>
+  Effect.mapError((e: unknown) => (e instanceof StoreError ? e : new StoreError({ reason: "query", detail: `${detail}: ${withCause(e)}` })))
 
 const decodeAttempt = Schema.decodeUnknown(Schema.parseJson(Attempt))
 /**
@@ -320,6 +331,29 @@ const make = (home: string, readOnly: boolean) =>
         for (const row of rows) if (wanted.has(row.cell)) out.set(row.cell, row)
         return out
       })
+    // An Attempt's record and its cell's index row (the index never lags the records), and a
+    // call's spend row: written inside a transaction of the caller's (one Attempt, or a batch).
+    const writeAttempt = (runId: string, attempt: Attempt) =>
+      Effect.gen(function*() {
+        // Encoded once: its canonical form names it, its JSON is the record (the same text
+        // Schema.parseJson(Attempt) would write). At --parallel 100 every encode is CPU the
+        // slots wait on.
+        const encoded = yield* Schema.encode(Attempt)(attempt).pipe(Effect.mapError((e) => new StoreError({ reason: "decode", detail: e.message })))
+        const id = ContentId.ofUnsafe(encoded)
+        const record = JSON.stringify(encoded)
+        const cell = cellKeyOf({ environmentId: attempt.environmentId, candidate: attempt.candidate, repetition: attempt.repetition })
+        const inserted = yield* sql<{ seq: number }>`INSERT INTO attempts (id, run_id, cell, environment_id, candidate, repetition, inputs_id, reward, cost_usd, record, created_at, ended)
+          VALUES (${id}, ${runId}, ${cell}, ${attempt.environmentId}, ${attempt.candidate}, ${attempt.repetition},
+                  ${attempt.inputsId}, ${attempt.verdict.reward}, ${attempt.usage.costUsd}, ${record}, ${now()},
+                  ${endedColumn(attempt)}) RETURNING seq`
+        yield* upsertCell(sql, cellRow(inserted[0]!.seq, id, runId, attempt))
+        return id as string
+      })
+    const writeSpend = (runId: string, experimentId: string, cell: CellKey, spend: SpendRow) =>
+      sql`INSERT INTO spend (run_id, experiment_id, cell, provider, model, input_tokens, output_tokens, cache_read_tokens,
+          cache_write_tokens, cost_usd, created_at)
+        VALUES (${runId}, ${experimentId}, ${cellKeyOf(cell)}, ${spend.provider}, ${spend.model}, ${spend.inputTokens},
+          ${spend.outputTokens}, ${spend.cacheReadTokens}, ${spend.cacheWriteTokens}, ${spend.costUsd}, ${now()})`
     const store: Store = {
       home,
       putExperiment: (def) => {
@@ -372,25 +406,14 @@ const make = (home: string, readOnly: boolean) =>
       ),
       runs: sql<{ id: string; experiment_id: string; settings: string; started_at: string; finished_at: string | null; summary: string | null }>`
           SELECT * FROM runs ORDER BY started_at DESC, rowid DESC`.pipe(query("reading the runs"), Effect.map((rows) => rows.map(rowToRun))),
-      putAttempt: (runId, attempt) =>
+      putAttempt: (runId, attempt) => writeAttempt(runId, attempt).pipe(sql.withTransaction, queryUnlessStore("saving an attempt")),
+      putBatch: (batch) =>
         Effect.gen(function*() {
-          // Encoded once: its canonical form names it, its JSON is the record (the same text
-          // Schema.parseJson(Attempt) would write). At --parallel 100 every encode is CPU the
-          // slots wait on.
-          const encoded = yield* Schema.encode(Attempt)(attempt).pipe(Effect.mapError((e) => new StoreError({ reason: "decode", detail: e.message })))
-          const id = ContentId.ofUnsafe(encoded)
-          const record = JSON.stringify(encoded)
-          const cell = cellKeyOf({ environmentId: attempt.environmentId, candidate: attempt.candidate, repetition: attempt.repetition })
-          // The record and the cell's index row together: the index never lags the records.
-          yield* Effect.gen(function*() {
-            const inserted = yield* sql<{ seq: number }>`INSERT INTO attempts (id, run_id, cell, environment_id, candidate, repetition, inputs_id, reward, cost_usd, record, created_at, ended)
-              VALUES (${id}, ${runId}, ${cell}, ${attempt.environmentId}, ${attempt.candidate}, ${attempt.repetition},
-                      ${attempt.inputsId}, ${attempt.verdict.reward}, ${attempt.usage.costUsd}, ${record}, ${now()},
-                      ${endedColumn(attempt)}) RETURNING seq`
-            yield* upsertCell(sql, cellRow(inserted[0]!.seq, id, runId, attempt))
-          }).pipe(sql.withTransaction, query("saving an attempt"))
-          return id as string
-        }),
+          for (const s of batch.spend) yield* writeSpend(s.runId, s.experimentId, s.cell, s.spend)
+          const ids: Array<string> = []
+          for (const a of batch.attempts) ids.push(yield* writeAttempt(a.runId, a.attempt))
+          return ids
+        }).pipe(sql.withTransaction, queryUnlessStore("saving attempts and spend")),
       latestInputs: (cells) =>
         Effect.map(readIndex(cells, sql<{ cell: string; inputs_id: string; ended: string | null }>`SELECT cell, inputs_id, ended FROM cells`), (rows) => {
           const out = new Map<string, LatestInputs>()
@@ -459,10 +482,7 @@ const make = (home: string, readOnly: boolean) =>
           Effect.map((rows) => (rows[0] ? (JSON.parse(rows[0].note) as unknown) : null))
         ),
       putSpend: (runId, experimentId, cell, spend) =>
-        sql`INSERT INTO spend (run_id, experiment_id, cell, provider, model, input_tokens, output_tokens, cache_read_tokens,
-            cache_write_tokens, cost_usd, created_at)
-          VALUES (${runId}, ${experimentId}, ${cellKeyOf(cell)}, ${spend.provider}, ${spend.model}, ${spend.inputTokens},
-            ${spend.outputTokens}, ${spend.cacheReadTokens}, ${spend.cacheWriteTokens}, ${spend.costUsd}, ${now()})`.pipe(
+        writeSpend(runId, experimentId, cell, spend).pipe(
           Effect.asVoid,
           query("saving a model call's spend")
         ),
