@@ -67,6 +67,8 @@ export const fixturePath = (db: string) => `bird/fixture/${db}/${db}.sqlite`
 /** Where a pull `--from DIR` puts the real Mini-Dev databases, with `SHA256SUMS` beside them. */
 export const realDbPath = (db: string) => `bird/databases/${db}/${db}.sqlite`
 export const REAL_SUMS = "bird/databases/SHA256SUMS"
+/** Where the pull got the real databases: a local copy, or a download with its sha256 and whether it was pinned. */
+export const REAL_ORIGIN = "bird/databases/ORIGIN.json"
 export const VERDICTS = "bird/oracle/verdicts-dev.jsonl"
 export const PROBES = "bird/oracle/probes.jsonl"
 
@@ -146,6 +148,23 @@ export const databasesIn = (root: string): Databases =>
   DB_IDS.every((db) => existsSync(join(root, realDbPath(db))))
     ? { kind: "real", path: (db) => join(root, realDbPath(db)) }
     : { kind: "fixture", path: (db) => join(root, fixturePath(db)) }
+
+const Origin = Schema.Union(
+  Schema.Struct({ source: Schema.Literal("local copy"), from: Schema.String }),
+  Schema.Struct({ source: Schema.Literal("download"), url: Schema.String, sha256: Schema.String, pinned: Schema.Boolean })
+)
+
+/** What `ORIGIN.json` says of the real databases, for the report; empty when the pull left none (or it is unreadable). */
+export const originNote = (root: string): string => {
+  const file = join(root, REAL_ORIGIN)
+  if (!existsSync(file)) return ""
+  const decoded = Schema.decodeUnknownEither(Schema.parseJson(Origin))(readFileSync(file, "utf8"))
+  if (decoded._tag === "Left") return `; ${REAL_ORIGIN} is unreadable`
+  const o = decoded.right
+  return o.source === "local copy"
+    ? `; copied from ${o.from}`
+    : `; downloaded from ${o.url}, archive sha256 ${o.sha256}, ${o.pinned ? "pinned by --sha256" : "UNPINNED (no --sha256 was given)"}`
+}
 
 export const loadData = (root: string = DataRoot.dataRoot()): Effect.Effect<BirdData, BirdDataError> =>
   Effect.gen(function*() {

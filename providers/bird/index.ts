@@ -15,6 +15,7 @@ import {
   type Databases,
   databasesIn,
   loadData,
+  originNote,
   pinnedFiles,
   type Question,
   REAL_SUMS,
@@ -284,7 +285,7 @@ export const provider: Provider.Provider = {
   // Which databases this run reads is decided by the data folder: the report must say so.
   get attribution() {
     return databasesIn(DataRoot.dataRoot()).kind === "real"
-      ? `${ATTRIBUTION} Ran on the real Mini-Dev databases (${REAL_SUMS}).`
+      ? `${ATTRIBUTION} Ran on the real Mini-Dev databases (${REAL_SUMS}${originNote(DataRoot.dataRoot())}).`
       : `${ATTRIBUTION} Ran on the synthetic fixture databases: this measures the path, not a model's BIRD score.`
   },
   data: [

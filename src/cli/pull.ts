@@ -11,6 +11,7 @@ import { Effect, Either, Schema } from "effect"
 import { sha256Hex } from "../content/ContentId.ts"
 import { pullCommand } from "../evaluation/DataRoot.ts"
 import type { PinnedFile, Provider } from "../evaluation/Provider.ts"
+import { downloadToFile, type Progress, unpack } from "./pullArchive.ts"
 
 export class PullError extends Schema.TaggedError<PullError>()("PullError", {
   benchmark: Schema.String,
@@ -38,12 +39,18 @@ export const mirroredUrl = (url: string, mirror: string | null): string =>
 /**
  * Benchmarks whose databases have no published checksum (BIRD's Mini-Dev `minidev.zip`): a pull
  * `--from DIR` copies each `<db>/<db>.sqlite` from the first of `under` that DIR holds into
- * `into/<db>/<db>.sqlite` and records the sha256 it found in `into/SHA256SUMS`.
+ * `into/<db>/<db>.sqlite` and records the sha256 it found in `into/SHA256SUMS`; a pull `--real`
+ * downloads `archive` and unpacks each `…/dev_databases/<db>/<db>.sqlite` entry there the same way.
+ * `into/ORIGIN.json` says where the databases came from (and whether the archive was pinned).
  */
-const localDatabases: Readonly<Record<string, { readonly under: ReadonlyArray<string>; readonly into: string; readonly ids: ReadonlyArray<string> }>> = {
+const localDatabases: Readonly<
+  Record<string, { readonly under: ReadonlyArray<string>; readonly into: string; readonly archive: string; readonly ids: ReadonlyArray<string> }>
+> = {
   bird: {
     under: ["bird/databases", "dev_databases", "MINIDEV/dev_databases", "minidev/MINIDEV/dev_databases", "sqlite/dev_databases"],
     into: "bird/databases",
+    // Upstream's own download (README badge, llm/mini_dev_data/README.md); the Google Drive mirrors need a browser.
+    archive: "https://bird-bench.oss-cn-beijing.aliyuncs.com/minidev.zip",
     ids: [
       "california_schools", "card_games", "codebase_community", "debit_card_specializing", "european_football_2", "financial",
       "formula_1", "student_club", "superhero", "thrombosis_prediction", "toxicology"
@@ -203,7 +210,9 @@ export const pullData = (provider: Provider, options: PullOptions): Effect.Effec
         }
         const sumsPath = `${localDatabases[provider.name]!.into}/SHA256SUMS`
         yield* stage(sumsPath, new TextEncoder().encode(sums.join("\n") + "\n")).pipe(Effect.mapError(fail))
-        paths.push(sumsPath)
+        const originPath = `${localDatabases[provider.name]!.into}/ORIGIN.json`
+        yield* stage(originPath, originBytes({ source: "local copy", from: resolve(from as string) })).pipe(Effect.mapError(fail))
+        paths.push(sumsPath, originPath)
       }
 
       if (derived !== undefined) {
@@ -233,5 +242,90 @@ export const pullData = (provider: Provider, options: PullOptions): Effect.Effec
       return paths.length
     }).pipe(Effect.ensuring(removeStaging))
     yield* options.log(`${placed} files of ${provider.name} in ${target}`)
+    return placed
+  })
+
+/** Where a benchmark's databases came from, as `ORIGIN.json` beside them records it. */
+type Origin =
+  | { readonly source: "local copy"; readonly from: string }
+  | { readonly source: "download"; readonly url: string; readonly sha256: string; readonly pinned: boolean }
+
+const originBytes = (origin: Origin): Uint8Array => new TextEncoder().encode(JSON.stringify(origin, null, 2) + "\n")
+
+export interface ArchiveOptions {
+  readonly target: string
+  /** Where to download from; null: the benchmark's own URL (through `mirror` if one is given). */
+  readonly url: string | null
+  readonly mirror: string | null
+  /** The sha256 the archive must have (`--sha256`); null: install what arrives, unpinned, and say so. */
+  readonly sha256: string | null
+  readonly log: (line: string) => Effect.Effect<void>
+  readonly progress: { readonly progress: Progress; readonly done: () => void }
+}
+
+/**
+ * `assay data pull BENCHMARK --real`: downloads the benchmark's database archive (no checksum is
+ * published for it) into a staging folder beside the data folder, prints the sha256 it got, checks
+ * it against `--sha256` when one is given, unpacks the databases, records their sha256 and the
+ * archive's, and only then moves them into place, where a `--from DIR` pull puts them.
+ */
+export const pullArchive = (provider: Provider, options: ArchiveOptions): Effect.Effect<number, PullError> =>
+  Effect.gen(function*() {
+    const fail = (detail: string) => new PullError({ benchmark: provider.name, detail })
+    const spec = localDatabases[provider.name]
+    if (spec === undefined) return yield* fail("has no database archive to download (--real is for bird); its files are pinned: pull without --real")
+    const wanted = options.sha256?.toLowerCase() ?? null
+    if (wanted !== null && !/^[0-9a-f]{64}$/.test(wanted)) return yield* fail(`--sha256 ${options.sha256} is not 64 hex digits`)
+    const url = options.url ?? mirroredUrl(spec.archive, options.mirror)
+    const name = basename(new URL(url).pathname) || "archive.zip"
+
+    const parent = dirname(resolve(options.target))
+    yield* Effect.try({ try: () => mkdirSync(parent, { recursive: true }), catch: (e) => fail(`cannot create ${parent}: ${String(e)}`) })
+    const staging = join(parent, `.${basename(options.target)}.pull-${randomBytes(6).toString("hex")}`)
+    const placed = yield* Effect.gen(function*() {
+      const zip = join(staging, ".download", name)
+      yield* options.log(`downloading ${url}`)
+      const got = yield* downloadToFile(url, zip, options.progress.progress).pipe(
+        Effect.ensuring(Effect.sync(options.progress.done)),
+        Effect.mapError(fail)
+      )
+      yield* options.log(`got ${name}: ${got.bytes} bytes, sha256 ${got.sha256}`)
+      if (wanted !== null && got.sha256 !== wanted) return yield* fail(`${url} has sha256 ${got.sha256}, --sha256 gave ${wanted}`)
+
+      const pattern = /(?:^|\/)dev_databases\/([^/]+)\/([^/]+)\.sqlite$/
+      const pick = (entry: string): string | null => {
+        const m = pattern.exec(entry)
+        return m === null || entry.startsWith("__MACOSX/") || m[1] !== m[2] || !spec.ids.includes(m[1]!) ? null : `${spec.into}/${m[1]}/${m[1]}.sqlite`
+      }
+      const expected = spec.ids.map((id) => `${spec.into}/${id}/${id}.sqlite`)
+      const unpacked = yield* unpack(zip, staging, pick, expected).pipe(Effect.mapError(fail))
+      const paths: Array<string> = []
+      for (const path of expected) {
+        const u = unpacked.find((x) => x.path === path)!
+        paths.push(path)
+        yield* options.log(`ok ${path} (${u.entry} in ${name}): sha256 ${u.sha256}`)
+      }
+      const sums = expected.map((path) => `${unpacked.find((x) => x.path === path)!.sha256}  ${path.split("/").slice(-2).join("/")}`)
+      const write = (path: string, bytes: Uint8Array) =>
+        Effect.try({ try: () => writeFileSync(join(staging, path), bytes), catch: (e) => fail(`cannot write ${join(staging, path)}: ${String(e)}`) })
+      yield* write(`${spec.into}/SHA256SUMS`, new TextEncoder().encode(sums.join("\n") + "\n"))
+      yield* write(`${spec.into}/ORIGIN.json`, originBytes({ source: "download", url, sha256: got.sha256, pinned: wanted !== null }))
+      paths.push(`${spec.into}/SHA256SUMS`, `${spec.into}/ORIGIN.json`)
+      yield* Either.match(moveIntoPlace(staging, options.target, paths), { onLeft: (e) => Effect.fail(fail(e)), onRight: () => Effect.void })
+
+      yield* options.log(`${expected.length} databases of ${provider.name} in ${join(options.target, spec.into)}`)
+      yield* options.log(
+        wanted !== null
+          ? `pinned: ${name} matched --sha256 ${wanted} (recorded in ${spec.into}/ORIGIN.json)`
+          : `installed UNPINNED: upstream publishes no checksum for ${name} and no --sha256 was given, so sha256 ${got.sha256} was checked ` +
+            `against nothing (recorded in ${spec.into}/ORIGIN.json). To pin it, pass it next time: ` +
+            `assay data pull ${provider.name} --real --sha256 ${got.sha256} (a download with other bytes then fails and changes nothing)`
+      )
+      const notYet = (provider.data ?? []).filter((f) => f.oracle !== true && !existsSync(join(options.target, f.path)))
+      if (notYet.length > 0) {
+        yield* options.log(`the questions and schemas are not in ${options.target} yet (e.g. ${notYet[0]!.path}): run ${pullCommand(provider.name, "download")}`)
+      }
+      return paths.length
+    }).pipe(Effect.ensuring(Effect.sync(() => rmSync(staging, { recursive: true, force: true }))))
     return placed
   })
