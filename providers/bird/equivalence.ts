@@ -10,7 +10,7 @@ import { join } from "node:path"
 import { Effect, Schema } from "effect"
 import { DataRoot } from "../../src/index.ts"
 import { fixturePath, PROBES, VERDICTS } from "./data.ts"
-import type { ExecutorError } from "./executor.ts"
+import { engine, type ExecutorError } from "./executor.ts"
 import { goldLineOf, gradePair, type PairVerdict, predictedSqlOf } from "./grade.ts"
 
 const OracleLine = Schema.Struct({
@@ -59,6 +59,8 @@ export interface BirdEquivalence {
   readonly rowsAgree: number
   /** Probe entries whose extracted prediction and gold SQL equal upstream's (null when the corpus is not the probes'). */
   readonly extraction: { readonly entries: number; readonly agree: number } | null
+  /** The SQLite the grader ran on, and the better-sqlite3 it came with (ASSAY_BIRD_SQLITE or the project's). */
+  readonly engine: { readonly sqlite: string | null; readonly module: string }
 }
 
 export class CorpusError extends Schema.TaggedError<CorpusError>()("CorpusError", {
@@ -179,7 +181,8 @@ export const runEquivalence = (
       skipped: {},
       timeDependent,
       rowsAgree,
-      extraction
+      extraction,
+      engine: engine()
     }
   })
 
