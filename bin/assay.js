@@ -14,7 +14,7 @@ import { fileURLToPath, pathToFileURL } from "node:url"
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const cache = join(root, "node_modules", ".assay")
 const manifestFile = join(cache, "manifest.json")
-const FORMAT = 5 // the layout of a build; a new one invalidates old builds
+const FORMAT = 6 // the layout of a build; a new one invalidates old builds
 
 const stamp = (file) => {
   const s = statSync(join(root, file), { throwIfNoEntry: false })
@@ -54,6 +54,36 @@ const rebuild = async () => {
         /^(effect|@effect\/[^/]+|fast-check|pure-rand)(\/|$)/.test(args.path) ? undefined : { path: args.path, external: true })
     }
   }
+  // Dependencies that every start would load (~0.5 s of CPU together) though only some commands
+  // call them: platform-node re-exports undici with `export *`, @effect/cli imports three config
+  // file parsers, the frozen web needs html-to-text, `data pull` yauzl. Each is replaced by a
+  // module with the same names that loads the real one on its first call. The names are the ones
+  // these importers use; one not listed fails the build (below) rather than being undefined.
+  const lazyModules = {
+    undici: ["Agent", "getGlobalDispatcher"],
+    ini: ["parse"],
+    toml: ["parse"],
+    yaml: ["parse"],
+    "html-to-text": ["convert"],
+    yauzl: ["openPromise"]
+  }
+  const lazy = {
+    name: "lazy-externals",
+    setup(b) {
+      b.onResolve({ filter: /^(undici|ini|toml|yaml|html-to-text|yauzl)$/ }, (args) => ({ path: args.path, namespace: "lazy" }))
+      b.onLoad({ filter: /.*/, namespace: "lazy" }, (args) => ({
+        // A function called with `new` that returns an object gives that object: `new Agent()` is undici's Agent.
+        contents: `import { createRequire } from "node:module"
+let real
+const load = () => (real ??= createRequire(${JSON.stringify(join(root, "package.json"))})(${JSON.stringify(args.path)}))
+${lazyModules[args.path].map((n) => `export function ${n}(...args) { return new.target ? new (load().${n})(...args) : load().${n}(...args) }`).join("\n")}
+export default new Proxy({}, { get: (_, key) => load()[key] })
+`,
+        loader: "js",
+        resolveDir: root
+      }))
+    }
+  }
   const name = `build-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}`
   const outdir = join(cache, name)
   const result = await build({
@@ -71,7 +101,7 @@ const rebuild = async () => {
     // Only @effect packages depend on effect, so there is one copy of it. fast-check (and pure-rand,
     // which it re-exports) is bundled too: effect's index re-exports it, and an external module
     // re-exported with `export *` is loaded at every start, used or not.
-    plugins: [ownUrl, effectInside],
+    plugins: [ownUrl, lazy, effectInside],
     outdir,
     entryNames: "[name]",
     // .mjs: the build lives under node_modules, where Node looks for no package.json "type", so a
@@ -82,6 +112,11 @@ const rebuild = async () => {
     metafile: true,
     logLevel: "error"
   })
+  const missing = result.warnings.filter((w) => w.id === "import-is-undefined")
+  if (missing.length > 0) {
+    rmSync(outdir, { recursive: true, force: true })
+    throw new Error(`bin/assay.js: a lazily loaded module is used by a name it does not list: ${missing.map((w) => w.text).join("; ")}`)
+  }
   const inputs = {}
   for (const file of [...Object.keys(result.metafile.inputs), relative(root, fileURLToPath(import.meta.url))]) {
     const path = relative(root, join(root, file))
