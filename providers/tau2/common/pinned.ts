@@ -6,7 +6,7 @@
 import * as NodeBuffer from "node:buffer"
 import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
-import { join } from "node:path"
+import { join, resolve } from "node:path"
 import { Effect, Schema } from "effect"
 import { DataRoot } from "../../../src/index.ts"
 
@@ -88,14 +88,24 @@ export const readPinnedFrom = <E>(
     const path = join(folder, file.name)
     // Read at once: a few milliseconds at most for these files, where fs/promises' chunked read
     // of the 2.8 MB retail DB costs ~10 ms of CPU.
-    const bytes = yield* Effect.try({
-      try: () => readFileSync(path),
+    const { bytes, noted, state } = yield* Effect.try({
+      try: () => {
+        const state = DataRoot.fileState(resolve(path))
+        return { bytes: readFileSync(path), state, noted: DataRoot.notedSha256(resolve(path)) }
+      },
       catch: (e) => failure({ file: path, reason: "missing", detail: String(e), root })
     })
-    const actual = createHash("sha256").update(bytes).digest("hex")
+    // A large file hashed before in exactly its present state (DataRoot.notedSha256: device, inode,
+    // size, modification and change times, unchanged while it was read) is not hashed again.
+    const unchanged = noted === file.sha256 && DataRoot.fileState(resolve(path)) === state
+    const actual = unchanged ? file.sha256 : createHash("sha256").update(bytes).digest("hex")
     if (actual !== file.sha256) return yield* Effect.fail(failure({ file: path, reason: "hash-mismatch", expected: file.sha256, actual }))
+    if (!unchanged && bytes.length >= NOTED_SIZE) DataRoot.noteSha256(resolve(path), actual, state)
     return textOf(bytes)
   })
+
+/** Files from this size on get a note of their sha256 (db.json files); smaller ones hash in well under a millisecond. */
+const NOTED_SIZE = 256 * 1024
 
 const isAscii: ((bytes: Uint8Array) => boolean) | undefined = (NodeBuffer as { readonly isAscii?: (bytes: Uint8Array) => boolean }).isAscii
 

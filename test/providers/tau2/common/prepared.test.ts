@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, Either } from "effect"
+import { DataRoot } from "../../../../src/index.ts"
 import * as World from "../../../../src/world/World.ts"
 import { preparedWorld } from "../../../../providers/tau2/common/prepared.ts"
 import { airlineWorld, pinnedFiles as airlineFiles, readPinned as readAirline } from "../../../../providers/tau2/airline/data.ts"
@@ -81,5 +82,24 @@ describe("a DB domain's world from its prepared form", () => {
     expect([first.source, next.source]).toEqual(["parsed", "prepared"])
     expect(World.digest(next.world)).toBe(World.digest(first.world))
     expect(airlineHash(next.world)).toBe(airlineHash(first.world))
+  })
+})
+
+describe("a tau2 pinned file's sha256 noted by its state", () => {
+  it("a large file is hashed once per state: a copy changed after its note is refused", () => {
+    const root = tempDir("assay-tau2-root-")
+    mkdirSync(join(root, "tau2", "retail"), { recursive: true })
+    const path = join(root, "tau2", "retail", "db.json")
+    copyFileSync(join(DataRoot.dataRoot(), "tau2", "retail", "db.json"), path)
+    const read = () => Effect.runSync(Effect.either(readPinned(pinnedFiles.db, root)))
+    expect(Either.isRight(read())).toBe(true)
+    expect(DataRoot.notedSha256(path)).toBe(pinnedFiles.db.sha256)
+    expect(Either.isRight(read())).toBe(true)
+    const bytes = readFileSync(path)
+    bytes[100] = bytes[100] === 0x61 ? 0x62 : 0x61
+    writeFileSync(path, bytes)
+    expect(DataRoot.notedSha256(path)).toBeUndefined()
+    const refused = read()
+    expect(Either.isLeft(refused) && refused.left.reason).toBe("hash-mismatch")
   })
 })
