@@ -2,7 +2,7 @@
  * An `SqlClient` over `node:sqlite` (`DatabaseSync`), the SQLite built into the runtime: the store's
  * driver under Deno, which cannot load better-sqlite3 (not a Node-API addon). It mirrors
  * `@effect/sql-sqlite-node`'s client: one synchronous connection behind a semaphore, WAL unless
- * disabled, prepared statements cached, integers read as numbers. Loaded only by `../Sqlite.ts` under
+ * disabled, prepared statements cached, integers read as numbers, and a query's rows streamed from `iterate()`. Loaded only by `../Sqlite.ts` under
  * Deno (Node 20 has no `node:sqlite`), so nothing here is imported under Node.
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
@@ -10,11 +10,12 @@ import * as Client from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
-import { Cache, Duration, Effect, Layer, Scope } from "effect"
+import { Cache, Chunk, Duration, Effect, Layer, Option, Scope, Stream } from "effect"
 
 /** The part of `node:sqlite` used here (@types/node 20 does not describe the module). */
 interface StatementSync {
   readonly all: (...params: ReadonlyArray<unknown>) => ReadonlyArray<object>
+  readonly iterate: (...params: ReadonlyArray<unknown>) => IterableIterator<object>
   readonly run: (...params: ReadonlyArray<unknown>) => { readonly changes: number | bigint; readonly lastInsertRowid: number | bigint }
   readonly columns: () => ReadonlyArray<unknown>
   readonly setReturnArrays: (enabled: boolean) => void
@@ -58,6 +59,9 @@ const sqliteError = (cause: unknown): unknown => {
   if (found === undefined) return cause
   return Object.assign(new Error(cause.message, { cause }), { code: found[1] })
 }
+
+/** Rows taken from SQLite per pull of a stream. */
+const streamChunkSize = 128
 
 const fail = (message: string) => (cause: unknown) => new SqlError({ cause: sqliteError(cause), message })
 
@@ -111,6 +115,47 @@ const make = (options: Options) =>
         (s) => Effect.sync(() => s.setReturnArrays(false))
       )
 
+    // Rows one chunk at a time from `StatementSync.iterate()`, each chunk through the same row
+    // transform as `execute`. The statement is prepared for this stream alone: a cached one may be
+    // run by another query between two pulls, which would reset this stream's cursor. The stream
+    // does not hold the connection between pulls, so its consumer may write as it reads (a pull
+    // that runs while another fiber's transaction holds the connection reads as that transaction
+    // does, one connection being one view); ending it early, or failing, resets the statement.
+    const stream = (
+      sql: string,
+      params: ReadonlyArray<unknown>,
+      transformRows: (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
+    ): Stream.Stream<object, SqlError> =>
+      Stream.unwrapScoped(Effect.gen(function*() {
+        const statement = yield* Effect.try({ try: () => db.prepare(sql), catch: fail("Failed to prepare statement") })
+        const rowsOf = yield* Effect.acquireRelease(
+          Effect.try({ try: () => statement.iterate(...params), catch: fail("Failed to execute statement") }),
+          (iterator) => Effect.sync(() => iterator.return?.())
+        )
+        // A step that throws ends the stream with an SqlError, after the rows read before it. Deno
+        // 2.9's iterator does not throw: its next() takes a failed step (a runtime error, a damaged
+        // page, SQLITE_BUSY) for the end and discards SQLite's error, so under Deno such a stream
+        // ends early without one (test/deno/store.test.ts pins this); `execute` (all()) reports it.
+        let failed: SqlError | undefined
+        const pull = Effect.suspend((): Effect.Effect<Chunk.Chunk<object>, Option.Option<SqlError>> => {
+          if (failed !== undefined) return Effect.fail(Option.some(failed))
+          const chunk: Array<object> = []
+          try {
+            while (chunk.length < streamChunkSize) {
+              const next = rowsOf.next()
+              if (next.done === true) break
+              chunk.push(next.value)
+            }
+          } catch (cause) {
+            failed = fail("Failed to execute statement")(cause)
+            if (chunk.length === 0) return Effect.fail(Option.some(failed))
+          }
+          if (chunk.length === 0) return Effect.fail(Option.none())
+          return Effect.succeed(Chunk.unsafeFromArray(transformRows ? transformRows(chunk) : chunk))
+        })
+        return Stream.repeatEffectChunkOption(pull)
+      }))
+
     // `Connection`'s row type is `any` (the library's); rows are cast where the store asks for a shape.
     const connection: Connection = {
       execute: (sql, params, transformRows) => (transformRows ? Effect.map(rows(sql, params), transformRows) : rows(sql, params)),
@@ -123,7 +168,7 @@ const make = (options: Options) =>
         )
         return transformRows ? Effect.map(run, transformRows) : run
       },
-      executeStream: () => Effect.dieMessage("executeStream not implemented")
+      executeStream: stream
     }
 
     const semaphore = yield* Effect.makeSemaphore(1)
