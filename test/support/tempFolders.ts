@@ -18,6 +18,9 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 
+/** The run's own XDG_CACHE_HOME, inside its temp folder: not a leak. */
+const CACHE = ".cache"
+
 const sizeOf = (p: string): number => {
   const s = fs.lstatSync(p, { throwIfNoEntry: false })
   if (s === undefined) return 0
@@ -84,6 +87,9 @@ export default function setup(): () => void {
   const runTmp = fs.mkdtempSync(path.join(sharedTmp, `assay-vitest-${process.pid}-`))
   // Workers are forked after globalSetup and inherit this; os.tmpdir() reads TMPDIR on each call.
   process.env.TMPDIR = runTmp
+  // The user's cache folder too: what the command notes there (store checks, verified data files,
+  // prepared worlds) stays in the run's folder rather than in ~/.cache, unless the caller chose one.
+  if (process.env.XDG_CACHE_HOME === undefined) process.env.XDG_CACHE_HOME = path.join(runTmp, CACHE)
 
   return () => {
     // Leaks of this run for certain (the ones ASSAY_TMP_LEAKS=fail fails on).
@@ -96,7 +102,7 @@ export default function setup(): () => void {
         if (errnoOf(e) !== "ESRCH") throw e // ESRCH: it ended by itself meanwhile
       }
     }
-    for (const name of fs.readdirSync(runTmp).sort()) {
+    for (const name of fs.readdirSync(runTmp).filter((n) => n !== CACHE).sort()) {
       leaks.push(`${path.join(runTmp, name)} (${human(sizeOf(path.join(runTmp, name)))})`)
     }
     fs.rmSync(runTmp, { recursive: true, force: true })
