@@ -47,8 +47,10 @@ export const workerCommand = Command.make(
       const { workerLayer } = yield* Effect.promise(() => import("../cluster/Cluster.ts"))
       const url = at.store
       const layer = workerLayer({ url, home: opts.home, port, concurrency: opts.concurrency, ...(Option.isSome(opts.host) ? { host: opts.host.value } : {}) })
+      // Said once the worker's layer is built (its runner registered), not beside the build:
+      // whoever waits for this line (a test, a script) may submit at once.
       yield* Layer.launch(
-        Layer.merge(layer, Layer.effectDiscard(Console.error(`assay: worker on port ${port} (pid ${process.pid}), running up to ${opts.concurrency} cells at once`)))
+        Layer.tap(layer, () => Console.error(`assay: worker on port ${port} (pid ${process.pid}), running up to ${opts.concurrency} cells at once`))
       )
     })
 ).pipe(Command.withDescription(workerDoc.about))

@@ -20,7 +20,6 @@ import * as Activity from "@effect/workflow/Activity"
 import * as Workflow from "@effect/workflow/Workflow"
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import { Cache, Duration, Effect, Layer, Option, Schema } from "effect"
-import * as RateLimiter from "@effect/experimental/RateLimiter"
 import * as SpendCap from "../budget/SpendCap.ts"
 import { Model } from "../model/Model.ts"
 import * as RateLimit from "./RateLimit.ts"
@@ -38,12 +37,17 @@ export class ClusterError extends Schema.TaggedError<ClusterError>()("ClusterErr
 }
 
 /**
- * Failover in a few seconds rather than the defaults' ~30: a dead runner's shard locks expire
- * after 6 s, health is checked and assignments refreshed every 2 s and 1 s.
+ * Failover in a few seconds rather than the defaults' ~30. On Postgres a shard lock is an advisory
+ * lock of the runner's session, freed as soon as a killed runner's connection closes; what finds
+ * the dead runner is the others' health check (every 2 s) and their refresh of assignments (every
+ * 1 s). The lock's expiration sets how long any lock query may take (a third of it) before the
+ * runner gives up all its shards: at 6 s (2 s per query) runners on a loaded machine (load ~40 on
+ * 2 cores) dropped and retook their shards over and over and cells stalled for minutes, so 15 s
+ * (5 s per query, refreshed every 5 s).
  */
 export const shardingConfig: Partial<ShardingConfig.ShardingConfig["Type"]> = {
-  shardLockExpiration: Duration.seconds(6),
-  shardLockRefreshInterval: Duration.seconds(2),
+  shardLockExpiration: Duration.seconds(15),
+  shardLockRefreshInterval: Duration.seconds(5),
   runnerHealthCheckInterval: Duration.seconds(2),
   refreshAssignmentsInterval: Duration.seconds(1),
   entityMessagePollInterval: Duration.millis(250),
@@ -105,7 +109,7 @@ export const workerLayer = (options: { readonly url: string; readonly home: stri
               made,
               Model,
               yield* RateLimit.limitModel(model.value, rates).pipe(
-                Effect.provide(RateLimiter.layer.pipe(Layer.provide(RateLimit.layerStoreSql(sql))))
+                Effect.provide(RateLimit.layerStoreSql(sql))
               )
             )
             : yield* made
