@@ -5,6 +5,7 @@
  */
 import { Cause, Clock, Context, Duration, Effect, Exit, Option, Ref, Schema } from "effect"
 import type { Json } from "../content/Canonical.ts"
+import * as Canonical from "../content/Canonical.ts"
 import * as ContentId from "../content/ContentId.ts"
 import { BudgetExceeded, make as makeWallet, Wallet } from "../budget/Wallet.ts"
 import type { SpendCapReached } from "../budget/SpendCap.ts"
@@ -51,14 +52,42 @@ export const assemble = (inputs: ProtocolInputs, agent: AgentDef): ProtocolInput
   tools: agent.actionSpace === "tools" ? inputs.tools : []
 })
 
-/** The content id of what a candidate is presented with at run start. */
-export const inputsIdOf = (assembled: ProtocolInputs, agent: AgentDef, registryEntry: Json | null): ContentId.ContentId =>
-  ContentId.ofUnsafe({
-    kind: agent.kind,
-    system: assembled.system,
-    tools: assembled.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
-    model: registryEntry
-  })
+// Canonical texts of the values every Attempt of a run shares (tool specs, registry entries,
+// environment and agent definitions), made once per value: they are immutable data, and at
+// --parallel 1000 the JS thread spends what each Attempt recomputes.
+const canonicalOf = new WeakMap<object, string>()
+const canonicalOnce = (value: object, make: () => unknown): string => {
+  let text = canonicalOf.get(value)
+  if (text === undefined) {
+    text = Canonical.canonicalUnsafe(make())
+    canonicalOf.set(value, text)
+  }
+  return text
+}
+
+/**
+ * The content id of what a candidate is presented with at run start: that of
+ * `{ kind, system, tools: [{ name, description, parameters }], model }`, its canonical text put
+ * together from the canonical texts of its parts (keys in canonical order: kind, model, system, tools).
+ */
+export const inputsIdOf = (assembled: ProtocolInputs, agent: AgentDef, registryEntry: Json | null): ContentId.ContentId => {
+  const tools = assembled.tools.map((t) => canonicalOnce(t, () => ({ name: t.name, description: t.description, parameters: t.parameters })))
+  const model = registryEntry !== null && typeof registryEntry === "object" ? canonicalOnce(registryEntry, () => registryEntry) : Canonical.canonicalUnsafe(registryEntry)
+  return ContentId.ofText(`{"kind":${JSON.stringify(agent.kind)},"model":${model},"system":${JSON.stringify(assembled.system)},"tools":[${tools.join(",")}]}`)
+}
+
+const environmentIds = new WeakMap<EnvironmentDef, string>()
+const environmentIdOf = (env: EnvironmentDef): string => {
+  let id = environmentIds.get(env)
+  if (id === undefined) environmentIds.set(env, id = EnvironmentDefs.idOf(env))
+  return id
+}
+const agentIds = new WeakMap<AgentDef, string>()
+const agentIdOf = (agent: AgentDef): string => {
+  let id = agentIds.get(agent)
+  if (id === undefined) agentIds.set(agent, id = AgentDefs.idOf(agent))
+  return id
+}
 
 /** The inputs id a candidate would get now, with no model call. */
 export const predictInputsId = (capabilities: Capabilities, env: EnvironmentDef, agent: AgentDef, registryEntry: Json | null) =>
@@ -99,6 +128,10 @@ const endedVerdict = (ended: Ended): Verdict => ({
 
 const idOfJson = (value: unknown): string => ContentId.ofUnsafe(value)
 
+const isVerdict = Schema.is(VerdictSchema)
+/** The verdict as Schema.encodeSync would give it (the same value), failing as it would on one out of shape. */
+const validVerdict = (verdict: Verdict): Verdict => (isVerdict(verdict) ? verdict : Schema.encodeSync(VerdictSchema)(verdict))
+
 export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.Effect<Attempt> =>
   Effect.gen(function*() {
     const { capabilities, agentDef } = options
@@ -106,8 +139,8 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
     const t0 = yield* Clock.currentTimeMillis
     const registryEntry = options.registryEntry ?? null
     const base = {
-      environmentId: EnvironmentDefs.idOf(env),
-      agentId: AgentDefs.idOf(agentDef),
+      environmentId: environmentIdOf(env),
+      agentId: agentIdOf(agentDef),
       benchmark: env.benchmark,
       task: env.task,
       stratum: env.stratum,
@@ -131,7 +164,8 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
       receipt: {
         evidenceId: idOfJson(parts.evidence),
         outputId: idOfJson(parts.output),
-        verdictId: idOfJson(Schema.encodeSync(VerdictSchema)(parts.verdict)),
+        // A Verdict's encoded form is itself (no transformations); the check is its reward's range.
+        verdictId: idOfJson(validVerdict(parts.verdict)),
         recordingId: idOfJson(parts.recording),
         library: LIBRARY_VERSION
       }
@@ -169,10 +203,6 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
         inner.generate(request).pipe(Effect.tapError((e) => (e._tag === "SpendCapReached" ? Ref.set(capped, e) : Effect.void)))
     }))
     const modelHandlers: WE.Handlers = Option.isSome(model) ? { "model/generate": modelHandler(model.value) } : {}
-    const handler = options.replay
-      ? WE.layerReplay(options.replay)
-      : WE.layerLive({ ...modelHandlers, ...setup.handlers, ...options.handlers, ...WE.toolHandlers(setup.tools, world) })
-    const stack = WE.attemptStack(env.world.effects, `${env.benchmark}/${env.task}`, handler, options.wraps ?? [])
     const wallet = yield* makeWallet(limits)
     const attemptServices = Context.make(WE.AttemptWorld, world).pipe(
       Context.add(WE.Recorder, recorder),
@@ -180,9 +210,37 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
       Context.add(Wallet, wallet)
     )
     const withModel = Option.isSome(model) ? Context.add(attemptServices, Model, model.value) : attemptServices
-    // The stack is built from its layers for each Attempt (its handler holds the Attempt's fork);
-    // a wrap's own resources live while it is built, so a wrap acquires long-lived ones outside.
-    const effects = yield* Effect.provide(Effect.provide(WE.WorldEffects, stack), withModel)
+    const task = `${env.benchmark}/${env.task}`
+    const wraps = options.wraps ?? []
+    // Without wraps of the caller's own, the stack is put together directly, the same wrappers in
+    // the same order as `attemptStack`'s layers (building layers for every Attempt costs more CPU
+    // than the rest of a one-call Attempt). With wraps, it is built from its layers for each Attempt
+    // (its handler holds the Attempt's fork); a wrap's own resources live while it is built, so a
+    // wrap acquires long-lived ones outside.
+    const effects = wraps.length === 0
+      ? WE.attemptEffects(
+        env.world.effects,
+        task,
+        options.replay
+          ? WE.makeReplay(options.replay, world)
+          : WE.makeLive({ ...modelHandlers, ...setup.handlers, ...options.handlers, ...WE.toolHandlers(setup.tools, world) }, world),
+        recorder,
+        faultLog
+      )
+      : yield* Effect.provide(
+        Effect.provide(
+          WE.WorldEffects,
+          WE.attemptStack(
+            env.world.effects,
+            task,
+            options.replay
+              ? WE.layerReplay(options.replay)
+              : WE.layerLive({ ...modelHandlers, ...setup.handlers, ...options.handlers, ...WE.toolHandlers(setup.tools, world) }),
+            wraps
+          )
+        ),
+        withModel
+      )
     const context = Context.add(withModel, WE.WorldEffects, effects)
     // The inputs id is of what the candidate is actually presented with: the system prompt and
     // tools of the first request the protocol makes of it (the declared ones when it is never

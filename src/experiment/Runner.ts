@@ -6,7 +6,7 @@
  */
 import { appendFileSync, mkdirSync } from "node:fs"
 import { join } from "node:path"
-import { Effect, Option, Ref, Schema } from "effect"
+import { Deferred, Effect, Exit, Fiber, Option, Queue, Ref, Scheduler, Schema } from "effect"
 import type { Json } from "../content/Canonical.ts"
 import * as ContentId from "../content/ContentId.ts"
 import type { Agent } from "../evaluation/Agent.ts"
@@ -14,7 +14,7 @@ import type { CapabilityError } from "../evaluation/Capabilities.ts"
 import { evaluate, LIBRARY_VERSION, predictInputsId } from "../evaluation/evaluate.ts"
 import type { Provider } from "../evaluation/Provider.ts"
 import type { AgentDef } from "../schema/AgentDef.ts"
-import { Attempt as AttemptSchema, type Attempt } from "../schema/Attempt.ts"
+import type { Attempt } from "../schema/Attempt.ts"
 import { type EnvironmentDef, idOf as environmentIdOf } from "../schema/EnvironmentDef.ts"
 import { type ExperimentDef, idOf as experimentIdOf } from "../schema/ExperimentDef.ts"
 import type { Handlers, Wrap } from "../world/WorldEffects.ts"
@@ -31,7 +31,7 @@ import {
   scorecardsOfCells,
   summaryOf
 } from "./Scorecards.ts"
-import { type CellKey, cellKeyOf, type LatestInputs, Store, type StoreError } from "./Store.ts"
+import { type CellKey, cellKeyOf, type LatestInputs, type SpendRow, Store, type StoreError } from "./Store.ts"
 
 export interface Candidate {
   readonly def: AgentDef
@@ -198,7 +198,64 @@ export interface RunOutcome {
   readonly complete: boolean
 }
 
-const encodeLine = Schema.encodeSync(AttemptSchema)
+
+/**
+ * Where a cell's own CPU work runs (preparing it, grading it, ids, the store write, progress):
+ * below the model calls. A slot's call is sent and its answer taken on Effect's default
+ * scheduler (microtasks, within the I/O callback that freed the slot); everything else is
+ * queued here and run from `setImmediate` in slices of a few milliseconds, so when 100 answers
+ * arrive together the 100 next calls are sent before any of the 100 finished cells is graded,
+ * and new answers are read between slices.
+ */
+const SLICE_MS = 4
+export const cellScheduler = (): Scheduler.Scheduler => {
+  let queue: Array<() => void> = []
+  let head = 0
+  let scheduled = false
+  const drain = () => {
+    const until = performance.now() + SLICE_MS
+    while (head < queue.length) {
+      const task = queue[head]!
+      queue[head++] = noop
+      task()
+      if (performance.now() >= until) break
+    }
+    if (head >= queue.length) {
+      queue = []
+      head = 0
+      scheduled = false
+    } else setImmediate(drain)
+  }
+  return Scheduler.make((task) => {
+    queue.push(task)
+    if (!scheduled) {
+      scheduled = true
+      setImmediate(drain)
+    }
+  })
+}
+const noop = () => {}
+
+// Effect's own tracer, which keeps spans in memory and sends them nowhere: with it (no
+// OTEL_EXPORTER_OTLP_ENDPOINT), the cells' spans (an Attempt's, its model and tool calls', every
+// SQL statement's) are not made at all, a few hundred microseconds of CPU per cell at --parallel 1000.
+const nativeTracer = Effect.runSync(Effect.tracer)
+const untracedUnlessExported = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.tracerWith((tracer) => (tracer === nativeTracer ? Effect.withTracerEnabled(self, false) : self))
+
+/**
+ * The `--parallel` slots: N model calls in flight. A call holds its slot from the moment it is
+ * sent until its answer is read, and no longer: the cell's grading, ids and store write happen
+ * after the slot is free. The waiting call is taken and sent on the default scheduler; the cell
+ * then yields to the cell scheduler (`cellScheduler`), so the next cell's call goes out first.
+ */
+const slotted = (slots: Effect.Semaphore, inner: Model): Model => ({
+  generate: (request) =>
+    slots.withPermits(1)(inner.generate(request)).pipe(
+      Effect.withScheduler(Scheduler.defaultScheduler),
+      Effect.zipLeft(Effect.yieldNow())
+    )
+})
 
 export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome, StoreError, Store> =>
   Effect.gen(function*() {
@@ -229,9 +286,13 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     // The experiment's wallet: what its earlier runs spent counts against the cap.
     const before = yield* store.spendOf({ experimentId: plan.experimentId })
     // A cell runs here, or on a cluster's workers (settings.dispatch), which store it the same way.
+    const parallel = Math.max(1, settings.parallel)
+    const slots = yield* Effect.makeSemaphore(parallel)
+    const scheduler = cellScheduler()
+    const writer = yield* makeWriter(store).pipe(Effect.withScheduler(scheduler))
     const produce: CellRunner = settings.dispatch !== undefined
       ? ((dispatch) => (cell: Cell) => dispatch(cell, { runId }))(settings.dispatch)
-      : yield* cellRunner(plan, settings, runId, before.knownUsd)
+      : yield* cellRunner(plan, settings, runId, before.knownUsd, undefined, { slots, writer })
     yield* settings.progress.start({ total: plan.cells.length, toRun: toRun.length, kept: kept.length })
 
     const runCell = (cell: Cell) =>
@@ -243,7 +304,8 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
         }
         const attempt = done.attempt
         freshIds.set(attempt, done.id)
-        appendFileSync(resultsFile, JSON.stringify(encodeLine(attempt)) + "\n")
+        // An Attempt's encoded form is itself (no transformations; the store's write checked it).
+        appendFileSync(resultsFile, JSON.stringify(attempt) + "\n")
         if (attempt.inputsId !== "" && attempt.inputsId !== cell.predictedInputsId) {
           yield* Ref.update(unpredicted, (u) => [...u, cellKeyOf(cell.key)])
           yield* Effect.logWarning(`unpredicted inputs for ${cell.candidate.def.name} on ${cell.env.task}`)
@@ -265,7 +327,17 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
         })
       })
 
-    yield* Effect.forEach(toRun, (s) => runCell(s.cell), { concurrency: Math.max(1, settings.parallel), discard: true })
+    // Here, up to 2N cells are open: N with a call in flight, and N more prepared up to their next
+    // call (or grading the last one), so a slot that frees is taken at once. Under a spend cap N:
+    // a cell starts only once the cells before it in its slot have finished and their measured
+    // spend (unpriced calls, agent CLIs, judges) is counted, as the cap's check before each cell
+    // needs. A cluster's workers bound their own cells: N dispatched at a time.
+    const open = settings.dispatch !== undefined || settings.maxUsd !== null ? parallel : 2 * parallel
+    yield* Effect.forEach(toRun, (s) => runCell(s.cell), { concurrency: open, discard: true }).pipe(
+      Effect.withScheduler(scheduler),
+      untracedUnlessExported,
+      Effect.ensuring(writer.close)
+    )
     yield* settings.progress.end
 
     const ran = fresh
@@ -364,10 +436,14 @@ export const cellRunner = (
   settings: Pick<RunSettings, "maxUsd" | "handlers" | "wraps" | "timeoutSeconds" | "admit">,
   runId: string,
   spentBefore: number,
-  shared?: SpendCap.SpendCap
+  shared?: SpendCap.SpendCap,
+  here?: { readonly slots: Effect.Semaphore; readonly writer: Writer }
 ): Effect.Effect<CellRunner, never, Store> =>
   Effect.gen(function*() {
     const store = yield* Store
+    const slots = here?.slots
+    const putSpend = here?.writer.spend ?? store.putSpend
+    const putAttempt = here?.writer.attempt ?? store.putAttempt
     const cap = shared ?? (yield* SpendCap.make(settings.maxUsd, spentBefore))
     // What the Attempts run here say they cost (judging included).
     const measured = yield* Ref.make(0)
@@ -376,7 +452,12 @@ export const cellRunner = (
       Option.isSome(registry) ? registry.value.file.providers[provider]?.models[model] : undefined
     const model = yield* Effect.serviceOption(Model)
     const skip = (cell: Cell, reason: string) => Effect.as(store.putSkipped(runId, cell.key, reason), null)
-    return (cell: Cell) =>
+    // A cell whose model calls go through the Model service here holds a slot only while a call
+    // is in flight (`slotted`). One whose calls the runner does not see (an agent CLI, a caller's
+    // own model/generate handler, a scripted candidate) holds a slot for its whole Attempt; its
+    // judge's calls then take none, so it never waits on a second slot of its own.
+    const perCall = (cell: Cell) => slots !== undefined && Option.isSome(model) && settings.handlers["model/generate"] === undefined && cell.candidate.def.kind === "llm"
+    const runOne = (cell: Cell) =>
       Effect.gen(function*() {
         const now = yield* cap.state
         // What the cap metered per call, or what the finished Attempts say they cost (calls made
@@ -391,9 +472,9 @@ export const cellRunner = (
         if (agent._tag === "Left") return yield* skip(cell, `no agent: ${agent.left.message}`)
         // This cell's model calls, under the cap, each written to the store as it completes.
         const cellModel = Option.map(model, (inner) =>
-          SpendCap.wrapModel(cap, inner, {
+          SpendCap.wrapModel(cap, perCall(cell) ? slotted(slots!, inner) : inner, {
             priceOf,
-            onSpend: (spend) => Effect.orDie(store.putSpend(runId, plan.experimentId, cell.key, spend))
+            onSpend: (spend) => Effect.orDie(putSpend(runId, plan.experimentId, cell.key, spend))
           }))
         const attempt = yield* evaluate(cell.env, {
           capabilities: cell.lane.provider.capabilities,
@@ -414,7 +495,7 @@ export const cellRunner = (
           const judging = judgedByHarness ? attempt.judging?.costUsd : 0
           const costUsd = attempt.usage.costUsd === null || judging === null ? null : attempt.usage.costUsd + (judging ?? 0)
           yield* cap.charge(costUsd ?? 0)
-          yield* store.putSpend(runId, plan.experimentId, cell.key, {
+          yield* putSpend(runId, plan.experimentId, cell.key, {
             provider: "harness",
             model: cell.candidate.def.model ?? cell.candidate.def.name,
             inputTokens: attempt.usage.inputTokens,
@@ -424,10 +505,62 @@ export const cellRunner = (
             costUsd
           })
         }
-        const id = yield* store.putAttempt(runId, attempt)
+        const id = yield* putAttempt(runId, attempt)
         yield* Ref.update(measured, (usd) => usd + (attempt.usage.costUsd ?? 0) + (attempt.judging?.costUsd ?? 0))
         return { id, attempt }
       })
+    return (cell: Cell) => (slots === undefined || perCall(cell) ? runOne(cell) : slots.withPermits(1)(runOne(cell)))
+  })
+
+/**
+ * The run's store writes, from one fiber: each call's spend row and each Attempt is queued, and
+ * the writer commits whatever is queued in one transaction (`Store.putBatch`), then answers each
+ * caller. A caller goes on only once its row is committed, as with a write of its own: a call's
+ * spend is in the store before its answer is used, so a run killed at any point and resumed
+ * counts every answered call. One commit serves the many cells that finish together.
+ */
+export interface Writer {
+  readonly spend: Store["putSpend"]
+  readonly attempt: Store["putAttempt"]
+  /** Stops the writer once what is queued is written. */
+  readonly close: Effect.Effect<void>
+}
+
+type Queued =
+  | { readonly spend: { readonly runId: string; readonly experimentId: string; readonly cell: CellKey; readonly spend: SpendRow }; readonly done: Deferred.Deferred<void, StoreError> }
+  | { readonly attempt: { readonly runId: string; readonly attempt: Attempt }; readonly done: Deferred.Deferred<string, StoreError> }
+
+const BATCH = 512
+
+const makeWriter = (store: Store): Effect.Effect<Writer> =>
+  Effect.gen(function*() {
+    const queue = yield* Queue.unbounded<Queued>()
+    const writeBatch = (items: ReadonlyArray<Queued>) =>
+      Effect.gen(function*() {
+        const spend = items.flatMap((q) => ("spend" in q ? [q.spend] : []))
+        const attempts = items.flatMap((q) => ("attempt" in q ? [q] : []))
+        const written = yield* Effect.exit(store.putBatch({ spend, attempts: attempts.map((q) => q.attempt) }))
+        for (const q of items) {
+          if ("spend" in q) yield* Deferred.done(q.done, Exit.asVoid(written))
+        }
+        for (let i = 0; i < attempts.length; i++) {
+          yield* Deferred.done(attempts[i]!.done, Exit.map(written, (ids) => ids[i]!))
+        }
+      })
+    const fiber = yield* Queue.take(queue).pipe(
+      Effect.flatMap((first) => Effect.flatMap(Queue.takeUpTo(queue, BATCH - 1), (rest) => writeBatch([first, ...rest]))),
+      Effect.forever,
+      Effect.forkDaemon
+    )
+    const enqueue = <A>(make: (done: Deferred.Deferred<A, StoreError>) => Queued) =>
+      Effect.flatMap(Deferred.make<A, StoreError>(), (done) => Effect.zipRight(Queue.offer(queue, make(done)), Deferred.await(done)))
+    return {
+      spend: (runId, experimentId, cell, spend) =>
+        enqueue<void>((done) => ({ spend: { runId, experimentId, cell, spend }, done } as Queued)),
+      attempt: (runId, attempt) => enqueue<string>((done) => ({ attempt: { runId, attempt }, done } as Queued)),
+      // Every caller awaits its own row, so once the cells are done nothing is left queued.
+      close: Effect.zipRight(Queue.shutdown(queue), Fiber.interrupt(fiber)).pipe(Effect.asVoid)
+    } satisfies Writer
   })
 
 /** A current cell: its key, the content id of its Attempt, and the Attempt's summary. */

@@ -8,18 +8,16 @@
  * timeouts and unreachable endpoints (injected or real) are retried with bounded backoff; the
  * retries show in usage.
  */
-import { Duration, Effect, Schedule, Schema } from "effect"
+import { Duration, Effect, Schedule } from "effect"
 import type { Json } from "../content/Canonical.ts"
 import { type BudgetExceeded, metered, type Wallet } from "../budget/Wallet.ts"
 import { AgentError, type Agent, type AgentFailure } from "../evaluation/Agent.ts"
 import type { AgentInput, AgentReply, Message } from "../evaluation/Conversation.ts"
 import * as WE from "../world/WorldEffects.ts"
-import { ModelRequest, ModelResponse } from "./Clients.ts"
+import { type ModelRequest, ModelResponse } from "./Model.ts"
 import { costOf } from "./Cost.ts"
 import { liveModel, modelHandler } from "./ModelEffect.ts"
 import type { ResolvedModel } from "./Registry.ts"
-
-const encodeRequest = Schema.encodeSync(ModelRequest)
 
 /** The live handler of `model/generate`: a real call through the model clients. */
 export const liveHandler: WE.Handler = modelHandler(liveModel)
@@ -52,7 +50,8 @@ export const call = (
   const effect: WE.EffectRequest = {
     kind: "model/generate",
     key: options.role,
-    request: encodeRequest(request) as unknown as Json
+    // A ModelRequest's encoded form is itself (plain data, no transformations): no Schema pass.
+    request: request as unknown as Json
   }
   let attempts = 0
   const once = Effect.suspend(() => {

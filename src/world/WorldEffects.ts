@@ -5,7 +5,7 @@
  * composed (`fromSpec`).
  */
 import { createHash } from "node:crypto"
-import { Context, Effect, Layer, Ref, Schema } from "effect"
+import { Context, Effect, Either, Layer, type ParseResult, Ref, Schema } from "effect"
 import { canonicalUnsafe, type Json } from "../content/Canonical.ts"
 import type { RecordedEffect } from "../schema/Attempt.ts"
 import type { Admission, EffectKind, EffectsSpec, FaultReason, FaultSpec } from "../schema/EnvironmentDef.ts"
@@ -70,15 +70,22 @@ export const AttemptWorld = Context.GenericTag<AttemptWorld>("assay/AttemptWorld
 export const layerAttemptWorld = (initial: World.World): Layer.Layer<AttemptWorld> =>
   Layer.effect(AttemptWorld, Effect.map(Ref.make(World.fork(initial)), (ref) => ({ ref })))
 
-/** Perform an effect through the current service, decoding its result. */
-export const perform = <A, I>(effect: EffectRequest, result: Schema.Schema<A, I>) =>
-  Effect.flatMap(WorldEffects, (w) => w.perform(effect)).pipe(
+const decoders = new WeakMap<Schema.Schema.Any, (u: unknown) => Either.Either<unknown, ParseResult.ParseError>>()
+
+/** Perform an effect through the current service, decoding its result (synchronously: no fiber steps of its own). */
+export const perform = <A, I>(effect: EffectRequest, result: Schema.Schema<A, I>): Effect.Effect<A, EffectError, WorldEffects> => {
+  let decode = decoders.get(result)
+  if (decode === undefined) decoders.set(result, decode = Schema.decodeUnknownEither(result))
+  const decoder = decode
+  return Effect.flatMap(WorldEffects, (w) => w.perform(effect)).pipe(
     Effect.flatMap((json) =>
-      Schema.decodeUnknown(result)(json).pipe(
-        Effect.mapError((e) => new EffectFailed({ kind: effect.kind, key: effect.key, reason: "handler", detail: e.message }))
-      )
+      Either.match(decoder(json), {
+        onLeft: (e) => Effect.fail(new EffectFailed({ kind: effect.kind, key: effect.key, reason: "handler", detail: e.message })),
+        onRight: (a) => Effect.succeed(a as A)
+      })
     )
   )
+}
 
 // ---------------------------------------------------------------------------------------------
 // The handler: live or replay
@@ -315,6 +322,17 @@ export const admission = (spec: Admission): Wrap => Layer.effect(WorldEffects, E
  * `wraps` or the runner's settings; they sit outermost, above admission.
  */
 export type Wrap = Layer.Layer<WorldEffects, never, WorldEffects>
+
+/**
+ * `attemptStack` without wraps, put together directly from its wrappers (no layers to build):
+ * admission, faults, recording, then `inner` (live or replay), outermost first.
+ */
+export const attemptEffects = (spec: EffectsSpec, task: string, inner: WorldEffects, recorder: Recorder, log: FaultLog): WorldEffects => {
+  let effects = wrapRecording(inner, recorder)
+  if (spec.faults !== null) effects = wrapFaults(spec.faults, effects, log, task)
+  if (spec.admission !== "all") effects = admissionWrapper(spec.admission)(effects)
+  return effects
+}
 
 /**
  * The one way an Attempt's effects are composed, outermost first: the user's wraps, admission,
