@@ -7,6 +7,9 @@
  * Busy share: in-flight calls averaged over the window from the first call's start to the last
  * answer, divided by N. The server logs a call when it answers, 2 s after it arrived; the log is
  * polled every 5 ms, so each call's interval is [answer - 2 s, answer] to within a poll.
+ *
+ * A `--parallel` slot is one model call in flight (README, "Parallel slots"): the busy share is
+ * exactly what the slots are for.
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -35,9 +38,10 @@ const measure = (c: Case) =>
     const answers: Array<number> = []
     let seen = 0
     const poll = setInterval(() => {
-      const log = server.requests()
+      const fresh = server.requestsFrom(seen)
       const now = performance.now()
-      for (; seen < log.length; seen++) if (log[seen]!.method === "POST" && log[seen]!.status === 200) answers.push(now)
+      seen += fresh.length
+      for (const r of fresh) if (r.method === "POST" && r.status === 200) answers.push(now)
     }, POLL_MS)
     const reps = Math.ceil(c.cells / 20)
     const started = performance.now()
@@ -53,8 +57,8 @@ const measure = (c: Case) =>
     succeeded(run, `assay run --parallel ${c.parallel}`)
     const report = JSON.parse(run.stdout) as { cells: { total: number; ran: number } }
     if (answers.length !== report.cells.ran) throw new Error(`${answers.length} calls answered for ${report.cells.ran} cells run: not one call per cell`)
-    const first = Math.min(...answers) - ANSWER_MS
-    const last = Math.max(...answers)
+    const first = answers.reduce((a, b) => Math.min(a, b), Infinity) - ANSWER_MS
+    const last = answers.reduce((a, b) => Math.max(a, b), -Infinity)
     const window = last - first
     const busy = (answers.length * ANSWER_MS) / (c.parallel * window)
     const ideal = Math.ceil(answers.length / c.parallel) * ANSWER_MS
@@ -82,7 +86,8 @@ export const run = async (): Promise<void> => {
     console.log(`${count(r.calls)} ledger cells at --parallel ${c.parallel}, the model answering in ${ANSWER_MS / 1000} s; ${machine()}`)
     console.log(`  busy share ${r.busy.toFixed(2)} (in flight averaged over the calls' window / ${c.parallel})`)
     console.log(`  calls' window ${seconds(r.window)} against an ideal ${seconds(r.ideal)}; the command ${seconds(r.run.wallMs)} wall ` +
-      `(first call sent ${seconds(r.firstCall)} after spawn), ${seconds(r.run.cpuMs)} CPU, peak RSS ${(r.run.maxRssKiB / 1024).toFixed(0)} MiB`)
+      `(first call sent ${seconds(r.firstCall)} after spawn), ${seconds(r.run.cpuMs)} CPU (${(r.run.cpuMs / r.calls).toFixed(1)} ms per cell, start-up included), ` +
+      `peak RSS ${(r.run.maxRssKiB / 1024).toFixed(0)} MiB`)
     console.log(`  in flight, least-most per second of the window: ${shape(r.profile)}`)
   }
 }

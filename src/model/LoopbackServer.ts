@@ -610,6 +610,8 @@ export interface LoopbackServer {
   readonly googleBaseUrl: string
   /** requests received so far, credentials redacted */
   readonly requests: () => ReadonlyArray<LoggedRequest>
+  /** the requests logged after the first `from` (no copy of the whole log: a bench polls it) */
+  readonly requestsFrom: (from: number) => ReadonlyArray<LoggedRequest>
   /** indices of the non-repeating turns not yet consumed */
   readonly pendingTurns: () => ReadonlyArray<number>
 }
@@ -787,6 +789,7 @@ export const makeServer = (script: Script, options: StartOptions = {}): { server
     server,
     handle: {
       requests: () => [...log],
+      requestsFrom: (from) => log.slice(from),
       pendingTurns: () =>
         script.turns.flatMap((t, i) => (t.repeat !== true && t.default !== true && !consumed.has(i) ? [i] : []))
     }
