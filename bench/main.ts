@@ -23,7 +23,8 @@ const sections: Record<string, () => Promise<{ readonly run: () => Promise<void>
   "tau2-banking-provider": () => import("./tau2-banking-provider.ts"),
   "contract-review": () => import("./contract-review.ts"),
   "model-loopback": () => import("./model-loopback.ts"),
-  harness: () => import("./harness.ts")
+  harness: () => import("./harness.ts"),
+  cluster: () => import("./cluster.ts")
 }
 
 // The pinned upstream data of this machine, as tests and .ci/run use it, unless told otherwise.

@@ -1,0 +1,136 @@
+/**
+ * Three workers against one: latency-bound cells on a cluster (issue 19: "with three workers,
+ * latency-bound cells finish at least 2.7× faster than with one"). A Postgres of the bench's own
+ * (test/support/postgres.ts), a loopback model answering every call after 1.5 s, and the same
+ * 300 ledger cells run by `assay run --cluster` on one `assay worker`, then on three, each worker
+ * with the same --concurrency, each run in a fresh database. The model's latency is the bound, not
+ * the CPU: on a 2-core machine shared with other work the workers' CPU is printed beside the walls.
+ *
+ * Figures: the command's wall (spawn to exit, as the user waits) and the calls' window (the first
+ * request's arrival at the server to the last answer), each for one and three workers, and their
+ * ratios, all from this run.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect, Exit, Scope } from "effect"
+import * as LoopbackServer from "../src/model/LoopbackServer.ts"
+import * as Postgres from "../test/support/postgres.ts"
+import { assayBin, machine, root, seconds, succeeded, timeAssay } from "./support.ts"
+
+const ANSWER_MS = 1500
+const REPS = 15 // ledger has 20 environments: 300 cells
+const CONCURRENCY = 10
+// The submitter keeps twice the cluster's slots submitted, so every worker has cells waiting
+// whichever shards the cells hash to (cells go to the worker holding their shard).
+const PARALLEL = 60
+
+/** A worker's own CPU so far (user + system), from /proc. */
+const cpuMsOf = (pid: number): number => {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+    return (Number(fields[11]) + Number(fields[12])) * 10 // clock ticks of 10 ms (USER_HZ 100)
+  } catch {
+    return Number.NaN
+  }
+}
+
+/** Starts `assay worker` (kept in `into` at once, to be stopped whatever happens) and resolves once it has said it joined. */
+const startWorker = (into: Array<ChildProcess>, url: string, home: string, env: Record<string, string>): Promise<ChildProcess> =>
+  new Promise((ok, fail) => {
+    const child = spawn(process.execPath, [assayBin, "worker", "--store", url, "--home", home, "--host", "127.0.0.1", "--concurrency", String(CONCURRENCY)], {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "ignore", "pipe"]
+    })
+    into.push(child)
+    let err = ""
+    child.stderr!.on("data", (d: Buffer) => {
+      err += d.toString()
+      if (err.includes("assay: worker on port")) ok(child)
+    })
+    child.on("exit", (code) => fail(new Error(`worker exited ${code}: ${err.slice(-2000)}`)))
+  })
+
+const stopAll = (workers: ReadonlyArray<ChildProcess>): Promise<void> =>
+  Promise.all(workers.map((w) =>
+    w.exitCode !== null ? Promise.resolve() : new Promise<void>((ok) => {
+      w.removeAllListeners("exit")
+      w.once("exit", () => ok())
+      w.kill("SIGTERM")
+      setTimeout(() => w.kill("SIGKILL"), 10_000).unref()
+    })
+  )).then(() => undefined)
+
+interface Measured {
+  readonly workers: number
+  readonly wallMs: number
+  readonly submitterCpuMs: number
+  readonly workersCpuMs: number
+  readonly windowMs: number
+  readonly calls: number
+  readonly perWorker: ReadonlyArray<number>
+}
+
+const measure = async (pg: Postgres.PgServer, n: number, home: string): Promise<Measured> => {
+  const scope = await Effect.runPromise(Scope.make())
+  const workers: Array<ChildProcess> = []
+  try {
+    const server = await Effect.runPromise(Scope.extend(LoopbackServer.start([{ repeat: true, text: "Done.", usage: { input: 400, output: 10 }, delayMs: ANSWER_MS }]), scope))
+    const env = { OPENAI_BASE_URL: server.openAiBaseUrl, OPENAI_API_KEY: "sk-bench" }
+    const url = pg.database(`bench_${n}`)
+    await Promise.all(Array.from({ length: n }, (_, i) => startWorker(workers, url, join(home, `w${n}-${i}`), env)))
+    const cpuBefore = workers.map((w) => cpuMsOf(w.pid!))
+    // The server logs a call as it answers: each answer's time, polled every 5 ms.
+    const answers: Array<number> = []
+    let seen = 0
+    const poll = setInterval(() => {
+      const log = server.requests()
+      for (; seen < log.length; seen++) if (log[seen]!.status === 200) answers.push(performance.now())
+    }, 5)
+    const run = await timeAssay(
+      ["run", "--benchmark", "ledger", "--model", "openai:gpt-4o-mini", "--reps", String(REPS), "--home", join(home, `submit${n}`), "--store", url, "--cluster", "--parallel", String(PARALLEL), "--yes", "--json"],
+      env
+    ).finally(() => clearInterval(poll))
+    succeeded(run, `assay run --cluster on ${n} worker(s)`)
+    const report = JSON.parse(run.stdout) as { cells: { total: number; ran: number } }
+    if (report.cells.ran !== REPS * 20) throw new Error(`ran ${report.cells.ran} of ${REPS * 20} cells`)
+    const perWorker = workers.map((w, i) => cpuMsOf(w.pid!) - cpuBefore[i]!)
+    return {
+      workers: n,
+      wallMs: run.wallMs,
+      submitterCpuMs: run.cpuMs,
+      workersCpuMs: perWorker.reduce((a, b) => a + b, 0),
+      windowMs: Math.max(...answers) - (Math.min(...answers) - ANSWER_MS),
+      calls: answers.length,
+      perWorker
+    }
+  } finally {
+    await stopAll(workers)
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+  }
+}
+
+export const run = async (): Promise<void> => {
+  const home = mkdtempSync(join(tmpdir(), "assay-bench-cluster-"))
+  const scope = await Effect.runPromise(Scope.make())
+  try {
+    const pg = await Effect.runPromise(Scope.extend(Postgres.start, scope))
+    const cells = REPS * 20
+    const ideal = (n: number) => Math.ceil(cells / (n * CONCURRENCY)) * ANSWER_MS
+    const results: Array<Measured> = []
+    for (const n of [1, 3]) {
+      const r = await measure(pg, n, home)
+      results.push(r)
+      console.log(`${cells} ledger cells on ${n} worker(s) x --concurrency ${CONCURRENCY}, --parallel ${PARALLEL}, the model answering in ${ANSWER_MS / 1000} s; ${machine()}`)
+      console.log(`  the command ${seconds(r.wallMs)} wall, ${seconds(r.submitterCpuMs)} CPU; calls' window ${seconds(r.windowMs)} (ideal ${seconds(ideal(n))}), ${r.calls} calls`)
+      console.log(`  per cell: ${(r.wallMs / cells).toFixed(0)} ms of wall, ${(r.workersCpuMs / cells).toFixed(1)} ms of workers' CPU (workers: ${r.perWorker.map((c) => seconds(c)).join(", ")} CPU)`)
+    }
+    const [one, three] = results as [Measured, Measured]
+    console.log(`  three workers against one: ${(one.wallMs / three.wallMs).toFixed(2)}x on the command's wall, ${(one.windowMs / three.windowMs).toFixed(2)}x on the calls' window (goal >= 2.7x)`)
+  } finally {
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+    rmSync(home, { recursive: true, force: true })
+  }
+}
