@@ -6,7 +6,9 @@
  * exact decimals, reals as round-trip text), so Python's int/float/text distinctions survive.
  */
 import { type ChildProcess, spawn } from "node:child_process"
+import { existsSync } from "node:fs"
 import { createRequire } from "node:module"
+import { join, sep } from "node:path"
 import { Effect, Schema } from "effect"
 
 /** One cell as the child reports it: `n` NULL, `i<decimal>` integer, `f<number>` real, `s<text>` text, `b<hex>` blob. */
@@ -164,13 +166,20 @@ let nextId = 1
 
 /**
  * Another better-sqlite3 for the grader, by its folder (e.g. one bundling SQLite 3.40, the oracle's;
- * see the README's "Why idx 244 differs"); unset, the project's own.
+ * see the README's "Why idx 244 differs"). Unset: the oracle's engine where tools/bird-sqlite
+ * installed it in this checkout, else the project's own.
  */
 export const ENGINE_ENV = "ASSAY_BIRD_SQLITE"
 
 const betterSqlite3 = (): string => {
   const other = process.env[ENGINE_ENV]
-  return other !== undefined && other !== "" ? other : createRequire(import.meta.url).resolve("better-sqlite3")
+  if (other !== undefined && other !== "") return other
+  const own = createRequire(import.meta.url).resolve("better-sqlite3")
+  // The checkout's root is the folder holding the node_modules the project's own engine is in
+  // (so from the sources and from the command's bundle alike); an installed package has no tools/.
+  const at = own.lastIndexOf(`${sep}node_modules${sep}`)
+  const oracle = at < 0 ? undefined : join(own.slice(0, at), "tools", "bird-sqlite", "node_modules", "better-sqlite3")
+  return oracle !== undefined && existsSync(join(oracle, "build", "Release", "better_sqlite3.node")) ? oracle : own
 }
 
 let engineVersion: string | null = null

@@ -77,14 +77,20 @@ describe("bird: errors and timeouts score 0", () => {
 })
 
 describe("bird: equivalence with upstream's grader", () => {
-  it.effect("every probe and dev verdict agrees but for SQLite 3.51's order of ties, and the probes' SQL is extracted as upstream's", () =>
+  it.effect("every probe and dev verdict agrees on the oracle's SQLite 3.40 (on a later one, all but its order of ties), and the probes' SQL is extracted as upstream's", () =>
     Effect.gen(function*() {
       const r = yield* runEquivalence(defaultCorpora())
       expect(r.lines).toBe(4059)
       expect(r.extraction).toEqual({ entries: 59, agree: 59 })
-      // What is left differs in the rows the engine returned (digests), never in the comparison.
-      expect(r.disagree.filter((d) => d.sameRows.pred !== false && d.sameRows.gold !== false)).toEqual([])
       expect(r.disagree.filter((d) => d.corpus.endsWith("probes.jsonl"))).toEqual([])
-      expect(r.agree).toBeGreaterThanOrEqual(r.lines - 1)
+      // tools/bird-sqlite installs 3.40.1 (npm test's pretest, .ci/run): then every line agrees.
+      if (r.engine.sqlite?.startsWith("3.40.") === true) {
+        expect(r.disagree).toEqual([])
+        expect(r.agree).toBe(r.lines)
+      } else {
+        // What is left differs in the rows the engine returned (digests), never in the comparison.
+        expect(r.disagree.filter((d) => d.sameRows.pred !== false && d.sameRows.gold !== false)).toEqual([])
+        expect(r.agree).toBeGreaterThanOrEqual(r.lines - 1)
+      }
     }).pipe(Effect.ensuring(shutdown)), 120_000)
 })
