@@ -540,6 +540,16 @@ const makeWriter = (store: Store): Effect.Effect<Writer> =>
         const spend = items.flatMap((q) => ("spend" in q ? [q.spend] : []))
         const attempts = items.flatMap((q) => ("attempt" in q ? [q] : []))
         const written = yield* Effect.exit(store.putBatch({ spend, attempts: attempts.map((q) => q.attempt) }))
+        // A batch that fails (one Attempt that cannot be stored) rolls back all of it: then each
+        // row is written on its own, so the others' spend and Attempts are kept and only the
+        // failing row's caller sees the error.
+        if (Exit.isFailure(written) && items.length > 1) {
+          for (const q of items) {
+            if ("spend" in q) yield* Deferred.done(q.done, Exit.asVoid(yield* Effect.exit(store.putBatch({ spend: [q.spend], attempts: [] }))))
+            else yield* Deferred.done(q.done, Exit.map(yield* Effect.exit(store.putBatch({ spend: [], attempts: [q.attempt] })), (ids) => ids[0]!))
+          }
+          return
+        }
         for (const q of items) {
           if ("spend" in q) yield* Deferred.done(q.done, Exit.asVoid(written))
         }
