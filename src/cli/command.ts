@@ -10,7 +10,7 @@ import { Args, AutoCorrect, CliConfig, Command, CommandDescriptor, HelpDoc, Opti
 // ES module bundle must then load at every start (esbuild keeps `export *` of an external).
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Array as Arr, Cause, Console, Data, Effect, Either, Inspectable, Layer, Option, Schema } from "effect"
+import { Array as Arr, Cause, Console, Data, Effect, Either, Exit, Inspectable, Layer, Option, Schema } from "effect"
 import * as ContentId from "../content/ContentId.ts"
 import { completeReport, decodeJson, encodeJson, renderHtml, renderMarkdown, renderText, type Report } from "../experiment/Report.ts"
 import * as Home from "../experiment/Home.ts"
@@ -1115,4 +1115,11 @@ const program = Effect.suspend(() => cli(process.argv)).pipe(
   Effect.provide(Tracing.layerFromEnv())
 )
 
-NodeRuntime.runMain(program, { disableErrorReporting: true, disablePrettyLogger: true })
+// A run stopped by a signal (Ctrl-C, SIGTERM) ends interrupted: exit 130, never 0 (runMain's own
+// teardown exits 0 then, which would tell a script the run finished). Otherwise the exit code set above.
+NodeRuntime.runMain(program, {
+  disableErrorReporting: true,
+  disablePrettyLogger: true,
+  teardown: (exit, onExit) =>
+    onExit(Exit.isFailure(exit) ? (Cause.isInterruptedOnly(exit.cause) ? 130 : 1) : typeof process.exitCode === "number" ? process.exitCode : 0)
+})

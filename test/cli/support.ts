@@ -14,12 +14,25 @@ export interface Result {
   readonly stderr: string
 }
 
+/**
+ * The environment of a command a test runs: a clean one, but for the test run's own temp and
+ * cache folders (test/support/tempFolders.ts), so what the command leaves there is the run's.
+ */
+export const cleanEnv = (env: Record<string, string> = {}): Record<string, string> => ({
+  PATH: process.env["PATH"] ?? "",
+  HOME: process.env["HOME"] ?? "/tmp",
+  ASSAY_DATA_DIR: process.env["ASSAY_DATA_DIR"] ?? "",
+  ...(process.env["TMPDIR"] !== undefined ? { TMPDIR: process.env["TMPDIR"] } : {}),
+  ...(process.env["XDG_CACHE_HOME"] !== undefined ? { XDG_CACHE_HOME: process.env["XDG_CACHE_HOME"] } : {}),
+  ...env
+})
+
 /** Runs the assay command as a user would, with a clean environment plus `env`. */
 export const assay = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Promise<Result> =>
   new Promise((done, fail) => {
     const child = spawn(process.execPath, [bin, ...args], {
       cwd: root,
-      env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ASSAY_DATA_DIR: process.env["ASSAY_DATA_DIR"] ?? "", ...env },
+      env: cleanEnv(env),
       stdio: ["ignore", "pipe", "pipe"]
     })
     let stdout = ""
