@@ -348,9 +348,12 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
       const key = cellKeyOf(s.cell.key)
       return [key, latest.get(key)!] as const
     })
-    const position = new Map(plan.cells.map((c, i) => [cellKeyOf(c.key), i]))
-    const current: ReadonlyArray<Current> = [
-      ...Array.from(keptCells, ([key, c]) => ({ key, id: c.id, summary: c.summary })),
+    const keptCurrent: Array<Current> = Array.from(keptCells, ([key, c]) => ({ key, id: c.id, summary: c.summary }))
+    // The kept cells are in plan order already: with nothing run (a finished experiment run
+    // again) there is nothing to sort in, and no position map of every cell to build.
+    const position = ran.length === 0 ? null : new Map(plan.cells.map((c, i) => [cellKeyOf(c.key), i]))
+    const current: ReadonlyArray<Current> = position === null ? keptCurrent : [
+      ...keptCurrent,
       ...ran.map((a) => ({
         key: cellKeyOf({ environmentId: a.environmentId, candidate: a.candidate, repetition: a.repetition }),
         id: freshIds.get(a) ?? "",
