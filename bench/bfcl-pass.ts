@@ -7,10 +7,9 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect } from "effect"
-import { check, type DecodeOutcome } from "../providers/bfcl/checker.ts"
 import { loadAll } from "../providers/bfcl/data.ts"
 import { tasksById } from "../providers/bfcl/equivalence.ts"
-import { parsePyJson } from "../providers/bfcl/pyjson.ts"
+import { checkLine } from "./bfcl-line.ts"
 
 const dataDir = process.env["ASSAY_DATA_DIR"] ?? "../shared/data"
 const tasks = await Effect.runPromise(loadAll({ dataDir }))
@@ -22,19 +21,8 @@ let answers = 0
 const pass = (): void => {
   answers = 0
   for (const line of lines) {
-    const r = parsePyJson(line)
-    if (!r.ok || !(r.value instanceof Map)) continue
-    const id = r.value.get("id")
-    const answer = r.value.get("answer")
-    const t = typeof id === "string" ? byId.get(id) : undefined
-    if (t === undefined || answer === undefined) continue
-    let outcome: DecodeOutcome = { _tag: "Decoded", value: answer }
-    if (t.possibleAnswer === null && answer instanceof Map) {
-      const d = answer.get("decoded")
-      const m = answer.get("decode_error")
-      outcome = d !== undefined ? { _tag: "Decoded", value: d } : { _tag: "DecodeError", message: typeof m === "string" ? m : "" }
-    }
-    const verdict = check(t, outcome)
+    const verdict = checkLine(line, byId)
+    if (verdict === undefined) continue
     if (verdict.valid) sink++
     for (const e of verdict.errors) sink += e.length
     answers++

@@ -16,11 +16,11 @@ import { Effect } from "effect"
 import { provider } from "../providers/bfcl/index.ts"
 import { makePlan, run as runExperiment, silent } from "../src/experiment/Runner.ts"
 import * as Store from "../src/experiment/Store.ts"
-import { check, type DecodeOutcome } from "../providers/bfcl/checker.ts"
+import { check } from "../providers/bfcl/checker.ts"
 import { loadAll } from "../providers/bfcl/data.ts"
 import { type CorpusEntry, parseCorpus, tasksById } from "../providers/bfcl/equivalence.ts"
 import { goldAnswer } from "../providers/bfcl/gold.ts"
-import { parsePyJson } from "../providers/bfcl/pyjson.ts"
+import { checkLine } from "./bfcl-line.ts"
 import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { machine, succeeded, timeNode } from "./support.ts"
@@ -80,21 +80,7 @@ export const run = async (): Promise<void> => {
   const lines = text.split("\n").filter((l) => l.length > 0)
   const withParsePasses = (
     passes(9, () => {
-      for (const line of lines) {
-        const r = parsePyJson(line)
-        if (!r.ok || !(r.value instanceof Map)) continue
-        const id = r.value.get("id")
-        const answer = r.value.get("answer")
-        const t = typeof id === "string" ? byId.get(id) : undefined
-        if (t === undefined || answer === undefined) continue
-        let outcome: DecodeOutcome = { _tag: "Decoded", value: answer }
-        if (t.possibleAnswer === null && answer instanceof Map) {
-          const d = answer.get("decoded")
-          const m = answer.get("decode_error")
-          outcome = d !== undefined ? { _tag: "Decoded", value: d } : { _tag: "DecodeError", message: typeof m === "string" ? m : "" }
-        }
-        if (check(t, outcome).valid) sink++
-      }
+      for (const line of lines) if (checkLine(line, byId)?.valid === true) sink++
     })
   )
   const checkOnlyPasses = (
