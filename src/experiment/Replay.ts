@@ -183,7 +183,15 @@ export const replayRun = (runId: string, source: ReplaySource): Effect.Effect<Re
     const agentDefs = new Map(experiment.candidates.map((d) => [AgentDefs.idOf(d) as string, d]))
     const targets = new Map<string, Target>()
     for (const lane of source.lanes) for (const env of lane.environments) targets.set(environmentIdOf(env), { lane, env })
-    const stored = yield* store.attemptsOfRun(runId)
+    // In the experiment's cell order (benchmark and task, candidate, repetition), not the order
+    // the run happened to store them in: its cells finish in any order.
+    const envOrder = new Map([...targets.keys()].map((id, i) => [id, i]))
+    const candidateOrder = new Map(experiment.candidates.map((d, i) => [d.name, i]))
+    const rank = (a: Attempt) => [envOrder.get(a.environmentId) ?? Infinity, candidateOrder.get(a.candidate) ?? Infinity, a.repetition]
+    const stored = [...(yield* store.attemptsOfRun(runId))].sort((x, y) => {
+      const [a, b] = [rank(x.attempt), rank(y.attempt)]
+      return a[0]! - b[0]! || a[1]! - b[1]! || a[2]! - b[2]!
+    })
     const outcomes = yield* Effect.forEach(
       stored,
       ({ attempt }) => Effect.map(replayOne(attempt, targets, agentDefs, source.unavailable ?? new Map()), (outcome) => ({ attempt, outcome })),

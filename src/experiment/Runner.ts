@@ -332,7 +332,9 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     // a cell starts only once the cells before it in its slot have finished and their measured
     // spend (unpriced calls, agent CLIs, judges) is counted, as the cap's check before each cell
     // needs. A cluster's workers bound their own cells: N dispatched at a time.
-    const open = settings.dispatch !== undefined || settings.maxUsd !== null ? parallel : 2 * parallel
+    // The same under an admission check (a harness run's allowance and spend cap): it must see
+    // the cells before it finished.
+    const open = settings.dispatch !== undefined || settings.maxUsd !== null || settings.admit !== undefined ? parallel : 2 * parallel
     yield* Effect.forEach(toRun, (s) => runCell(s.cell), { concurrency: open, discard: true }).pipe(
       Effect.withScheduler(scheduler),
       untracedUnlessExported,
