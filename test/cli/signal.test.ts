@@ -27,6 +27,8 @@ describe("assay run stopped by a signal", () => {
           env: cleanEnv({ OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`, OPENAI_API_KEY: "sk-test" }),
           stdio: ["ignore", "pipe", "pipe"]
         })
+        let stderr = ""
+        child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
         let sent = false
         // Once the first call has reached the server, the run is waiting on it: stop it then.
         server.on("request", () => {
@@ -36,8 +38,8 @@ describe("assay run stopped by a signal", () => {
           }
         })
         const code = await new Promise<number | null>((done) => child.on("close", (c) => done(c)))
-        expect(sent).toBe(true)
-        expect(code).toBe(130)
+        expect(sent, stderr).toBe(true)
+        expect(code, stderr).toBe(130)
       } finally {
         server.closeAllConnections()
         server.close()
