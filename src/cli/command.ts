@@ -19,7 +19,7 @@ import { checkedLocation, storeDoc, storeExists, storeOption, storeShown } from 
 import { workerCommand, workerDoc } from "./worker.ts"
 import { parseRate } from "../cluster/rateSpec.ts"
 import { fromNote, renderEstimate, runPilot } from "../experiment/Preflight.ts"
-import { classify, type Lane, makePlan, type Plan, run as runExperiment } from "../experiment/Runner.ts"
+import { classify, countStates, type Lane, makePlan, type Plan, run as runExperiment } from "../experiment/Runner.ts"
 import * as Store from "../experiment/Store.ts"
 import * as Registry from "../model/Registry.ts"
 import { Model } from "../model/Model.ts"
@@ -385,13 +385,7 @@ const planSummary = (sel: Selection, lanes: ReadonlyArray<Lane>, states: Readonl
   candidates: Array.from(new Set(lanes.flatMap((l) => l.candidates.map((c) => c.def.name)))),
   repetitions: sel.reps,
   judge: sel.noJudge ? null : Option.getOrNull(sel.judge),
-  cells: {
-    total: states.length,
-    new: states.filter((s) => s.state === "new").length,
-    kept: states.filter((s) => s.state === "kept").length,
-    stale: states.filter((s) => s.state === "stale").length,
-    faulted: states.filter((s) => s.state === "faulted").length
-  }
+  cells: countStates(states)
 })
 
 type ProviderLiveness = { readonly provider: string; readonly status: string; readonly reason: string; readonly models: ReadonlyArray<string> }

@@ -13,7 +13,7 @@ import { Console, Effect, Option } from "effect"
 import * as ContentId from "../content/ContentId.ts"
 import { fromNote, renderEstimate, runPilot } from "../experiment/Preflight.ts"
 import type { Lane, RunOutcome } from "../experiment/Runner.ts"
-import { classify, makePlan, run as runExperiment } from "../experiment/Runner.ts"
+import { classify, countStates, makePlan, run as runExperiment } from "../experiment/Runner.ts"
 import { encodeJson, renderText, type Report } from "../experiment/Report.ts"
 import * as Store from "../experiment/Store.ts"
 import * as Allowance from "../harness/Allowance.ts"
@@ -221,13 +221,7 @@ const planDocument = (sel: HarnessSelection, p: Prepared, states: ReadonlyArray<
   judgeCalls: p.plan.judgeCalls,
   spendCapUsd: maxUsd,
   timeoutSecs,
-  cells: {
-    total: states.length,
-    new: states.filter((s) => s.state === "new").length,
-    kept: states.filter((s) => s.state === "kept").length,
-    stale: states.filter((s) => s.state === "stale").length,
-    faulted: states.filter((s) => s.state === "faulted").length
-  }
+  cells: countStates(states)
 })
 
 type PlanDocument = ReturnType<typeof planDocument>

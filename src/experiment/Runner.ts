@@ -162,6 +162,15 @@ export type CellState = "new" | "kept" | "stale" | "faulted"
  * server error, an unreachable endpoint) says nothing of the candidate. Where the environment
  * injects faults, an Attempt ended by an injected fault is its result and is kept.
  */
+/** How many of a plan's cells are in each state, as `plan` shows and `--json` gives them. */
+export const countStates = (states: ReadonlyArray<{ readonly state: string }>) => ({
+  total: states.length,
+  new: states.filter((s) => s.state === "new").length,
+  kept: states.filter((s) => s.state === "kept").length,
+  stale: states.filter((s) => s.state === "stale").length,
+  faulted: states.filter((s) => s.state === "faulted").length
+})
+
 export const classify = (plan: Plan) =>
   Effect.gen(function*() {
     const store = yield* Store
