@@ -13,7 +13,9 @@
 import { hostname } from "node:os"
 import * as ClusterWorkflowEngine from "@effect/cluster/ClusterWorkflowEngine"
 import * as RunnerAddress from "@effect/cluster/RunnerAddress"
-import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import * as SqlMessageStorage from "@effect/cluster/SqlMessageStorage"
+import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Activity from "@effect/workflow/Activity"
@@ -79,6 +81,33 @@ type CellPayload = (typeof CellWorkflow)["payloadSchema"]["Type"]
 /** The cluster's own tables in the store's database, beside the store's. */
 const clusterClient = (url: string) => Store.postgresClient(url)
 
+/**
+ * The cluster's tables, made by one process at a time. @effect/cluster creates them as its
+ * storage starts, unlocked: workers starting together on a fresh database raced on CREATE TABLE
+ * (Postgres fails one of two concurrent `CREATE TABLE IF NOT EXISTS` on its catalog) and one
+ * worker died at start. So each process first builds the storage once under a session advisory
+ * lock (held on a connection of its own, freed when that connection closes if the process dies),
+ * then the rate limit's tables; the real build after it finds every table made.
+ */
+const clusterSchema = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* Effect.scoped(Effect.gen(function*() {
+    const conn = yield* sql.reserve
+    yield* Effect.acquireRelease(
+      conn.executeRaw("SELECT pg_advisory_lock(4242002)", []),
+      () =>
+        conn.executeRaw("SELECT pg_advisory_unlock(4242002)", []).pipe(
+          Effect.catchAllCause((cause) => Effect.logWarning("the cluster schema's lock could not be freed; it is freed when its connection closes", cause))
+        )
+    )
+    yield* Layer.build(Layer.mergeAll(SqlMessageStorage.layer, SqlRunnerStorage.layer).pipe(Layer.provide(ShardingConfig.layer(shardingConfig))))
+    yield* RateLimit.makeTables(sql)
+  }))
+})
+
+/** A cluster layer, built once its tables are made. */
+const afterSchema = <A, E, R>(layer: Layer.Layer<A, E, R>) => Layer.unwrapEffect(Effect.as(clusterSchema, layer))
+
 /** A worker: a runner of the cluster, listening on `port`, running at most `concurrency` cells at once. */
 export const workerLayer = (options: { readonly url: string; readonly home: string; readonly host?: string; readonly port: number; readonly concurrency: number }) => {
   const cells = Layer.unwrapEffect(Effect.gen(function*() {
@@ -136,14 +165,14 @@ export const workerLayer = (options: { readonly url: string; readonly home: stri
     )
   }))
   const host = options.host ?? hostname()
-  const runner = NodeClusterSocket.layer({
+  const runner = afterSchema(NodeClusterSocket.layer({
     storage: "sql",
     shardingConfig: {
       ...shardingConfig,
       runnerAddress: Option.some(RunnerAddress.make(host, options.port)),
       runnerListenAddress: Option.some(RunnerAddress.make("0.0.0.0", options.port))
     }
-  })
+  }))
   return cells.pipe(
     Layer.provide(ClusterWorkflowEngine.layer),
     Layer.provide(runner),
@@ -155,7 +184,7 @@ export const workerLayer = (options: { readonly url: string; readonly home: stri
 /** The submitting side: a client of the cluster only (it runs no cell and holds no shard). */
 export const clientLayer = (url: string) =>
   ClusterWorkflowEngine.layer.pipe(
-    Layer.provideMerge(NodeClusterSocket.layer({ clientOnly: true, storage: "sql", shardingConfig })),
+    Layer.provideMerge(afterSchema(NodeClusterSocket.layer({ clientOnly: true, storage: "sql", shardingConfig }))),
     Layer.provideMerge(clusterClient(url))
   )
 

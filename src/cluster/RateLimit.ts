@@ -20,7 +20,7 @@
  */
 import * as RateLimiter from "@effect/experimental/RateLimiter"
 import type * as SqlClient from "@effect/sql/SqlClient"
-import { Duration, Effect, Layer } from "effect"
+import { Duration, Effect, Layer, Schedule } from "effect"
 import type { Model } from "../model/Model.ts"
 
 export { parseRate } from "./rateSpec.ts"
@@ -35,18 +35,25 @@ const storeError = (cause: unknown) => new RateLimiter.RateLimitStoreError({ mes
 
 const now = "extract(epoch FROM clock_timestamp()) * 1000"
 
+/**
+ * The store's two tables. A worker makes them as it starts, under the cluster schema's lock
+ * (concurrent CREATE TABLE races on Postgres's catalog); a driver without a cluster makes them here.
+ */
+export const makeTables = (sql: SqlClient.SqlClient) =>
+  sql`CREATE TABLE IF NOT EXISTS rate_windows (key TEXT PRIMARY KEY, count INTEGER NOT NULL, expires_at DOUBLE PRECISION NOT NULL)`.pipe(
+    Effect.zipRight(
+      sql`CREATE TABLE IF NOT EXISTS rate_buckets (key TEXT PRIMARY KEY, tokens DOUBLE PRECISION NOT NULL, refilled_at DOUBLE PRECISION NOT NULL, answer DOUBLE PRECISION NOT NULL)`
+    ),
+    // Two processes making them at once without the lock (the tests' drivers): the loser retries.
+    Effect.retry({ times: 3, schedule: Schedule.spaced(Duration.millis(100)) })
+  )
+
 /** A RateLimiterStore in SQL (Postgres): token buckets with fractional tokens, and fixed windows. */
 export const layerStoreSql = (sql: SqlClient.SqlClient): Layer.Layer<RateLimiter.RateLimiterStore> =>
   Layer.effect(
     RateLimiter.RateLimiterStore,
     Effect.gen(function*() {
-      yield* sql`CREATE TABLE IF NOT EXISTS rate_windows (key TEXT PRIMARY KEY, count INTEGER NOT NULL, expires_at DOUBLE PRECISION NOT NULL)`.pipe(
-        Effect.zipRight(
-          sql`CREATE TABLE IF NOT EXISTS rate_buckets (key TEXT PRIMARY KEY, tokens DOUBLE PRECISION NOT NULL, refilled_at DOUBLE PRECISION NOT NULL, answer DOUBLE PRECISION NOT NULL)`
-        ),
-        Effect.retry({ times: 3 }),
-        Effect.orDie
-      )
+      yield* makeTables(sql).pipe(Effect.orDie)
       return RateLimiter.RateLimiterStore.of({
         fixedWindow: (options) => {
           const refill = Duration.toMillis(options.refillRate) * options.tokens
