@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
-import { mkdtempSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect } from "effect"
 import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
+import { tempDir } from "../support/tempDirs.ts"
 import { sseData } from "../../src/model/Clients.ts"
 
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
@@ -204,7 +204,7 @@ describe("LoopbackServer", () => {
 
   it.scopedLive("a script can be a JSON file; a malformed script fails with LoopbackError", () =>
     Effect.gen(function*() {
-      const dir = mkdtempSync(join(tmpdir(), "assay-loopback-"))
+      const dir = tempDir("assay-loopback-")
       const file = join(dir, "script.json")
       writeFileSync(file, JSON.stringify([{ text: "from file" }]))
       const server = yield* LoopbackServer.start(file)

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
-import { mkdtempSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, Either, Layer } from "effect"
 import * as Registry from "../../src/model/Registry.ts"
+import { tempDir } from "../support/tempDirs.ts"
 
 const resolveRef = (ref: string) => Effect.runSync(Effect.either(Registry.resolve(ref).pipe(Effect.provide(Registry.layer))))
 
@@ -111,7 +111,7 @@ describe("Registry", () => {
 
   it.effect("layerFromFile loads another registry file; a malformed one fails with RegistryError", () =>
     Effect.gen(function*() {
-      const dir = mkdtempSync(join(tmpdir(), "assay-registry-"))
+      const dir = tempDir("assay-registry-")
       const good = join(dir, "good.json")
       const bad = join(dir, "bad.json")
       writeFileSync(good, JSON.stringify({

@@ -21,6 +21,9 @@ import * as path from "node:path"
 /** The run's own XDG_CACHE_HOME, inside its temp folder: not a leak. */
 const CACHE = ".cache"
 
+/** tsx's transform cache (`tsx-<uid>` in the temp folder) of the processes run with `--import tsx`: a cache too. */
+const isCache = (name: string): boolean => name === CACHE || /^tsx-\d+$/.test(name)
+
 const sizeOf = (p: string): number => {
   const s = fs.lstatSync(p, { throwIfNoEntry: false })
   if (s === undefined) return 0
@@ -102,7 +105,7 @@ export default function setup(): () => void {
         if (errnoOf(e) !== "ESRCH") throw e // ESRCH: it ended by itself meanwhile
       }
     }
-    for (const name of fs.readdirSync(runTmp).filter((n) => n !== CACHE).sort()) {
+    for (const name of fs.readdirSync(runTmp).filter((n) => !isCache(n)).sort()) {
       leaks.push(`${path.join(runTmp, name)} (${human(sizeOf(path.join(runTmp, name)))})`)
     }
     fs.rmSync(runTmp, { recursive: true, force: true })

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { CATEGORIES, loadAll, loadCategory, PINNED_FILES, TASK_COUNTS, UNPASSABLE_TASKS } from "../../../providers/bfcl/data.ts"
 import { PyFloat } from "../../../providers/bfcl/pyjson.ts"
+import { tempDir } from "../../support/tempDirs.ts"
 
 describe("bfcl data", () => {
   it.effect("loads the eleven categories, 3,491 tasks, with possible answers where graded by AST", () =>
@@ -37,7 +37,7 @@ describe("bfcl data", () => {
 
   it.effect("a changed file is an error naming the file and both hashes", () =>
     Effect.gen(function*() {
-      const dir = mkdtempSync(join(tmpdir(), "bfcl-data-"))
+      const dir = tempDir("bfcl-data-")
       mkdirSync(join(dir, "bfcl", "v4"), { recursive: true })
       writeFileSync(join(dir, "bfcl", "v4", "BFCL_v4_irrelevance.json"), "{}\n")
       const error = yield* Effect.flip(loadCategory("irrelevance", { dataDir: dir }))
@@ -49,7 +49,7 @@ describe("bfcl data", () => {
 
   it.effect("a missing file says how to get the data", () =>
     Effect.gen(function*() {
-      const dir = mkdtempSync(join(tmpdir(), "bfcl-data-"))
+      const dir = tempDir("bfcl-data-")
       const error = yield* Effect.flip(loadCategory("multiple", { dataDir: dir }))
       expect(error.reason).toBe("missing")
       expect(error.message).toContain("BFCL_v4_multiple.json")
