@@ -11,7 +11,7 @@
  * unknown, never 0, and the report says so.
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
-import { Effect, Schema, STM, TRef } from "effect"
+import { Duration, Effect, Schedule, Schema, STM, TRef } from "effect"
 import type { ModelRequest, ModelResponse } from "../model/Model.ts"
 import { costOf } from "../model/Cost.ts"
 import type { Model } from "../model/Model.ts"
@@ -164,38 +164,96 @@ export const wrapModel = (cap: SpendCap, inner: Model, options: WrapOptions): Mo
 // A wallet shared by a cluster's workers
 
 /**
- * The same wallet kept in a SQL row (Postgres: `assay run --cluster`), so that every worker's
- * calls reserve from one cap. A reservation is one conditional UPDATE: it adds to `reserved_usd`
- * only while spent + reserved + the call's worst case stays within the cap, so two workers
- * cannot both take the last dollars. A call that would fit once calls in flight settle polls until
- * they do. A worker that dies leaves its reservations in place: the cap counts them as spent,
- * which may stop a run early but never lets it pass the cap. Database errors are defects here: a
- * wallet that cannot be read must not let a call through.
+ * The same wallet kept in Postgres (`assay run --cluster`), so that every worker's calls reserve
+ * from one cap. The wallet's row holds the cap and what is spent; what is reserved is one row per
+ * holder (a worker process), stamped by that holder's heartbeat. A reservation is one transaction
+ * under the wallet row's lock: holds whose heartbeat is older than `staleAfter` (their worker
+ * died) are freed, then the call's worst case is added to the caller's hold only while spent +
+ * every live hold + it stays within the cap, so two workers cannot both take the last dollars,
+ * and a dead worker's reservations stop counting once its heartbeat is stale (before, they stayed
+ * counted for good and could end a run early). A call that would fit once calls in flight settle
+ * polls until they do. Database errors are defects here: a wallet that cannot be read must not
+ * let a call through.
+ *
+ * A holder's heartbeat (`heartbeat`) must run for as long as it may hold: a worker forks it for
+ * its whole life. Were it late by more than `staleAfter` (15 s; it beats every 3 s), another worker
+ * could take that hold's dollars and the cap could pass by what that holder had in flight.
  */
-export const makeShared = (sql: SqlClient.SqlClient, walletId: string, capUsd: number | null, spentBefore: number): Effect.Effect<SpendCap> =>
+export interface SharedOptions {
+  /** Who reserves: one id per process, the same its heartbeat stamps. */
+  readonly holder: string
+  /** How old a hold's heartbeat may be before its dollars are freed. Default 15 s. */
+  readonly staleAfter?: Duration.Duration
+}
+
+export const staleAfterDefault = Duration.seconds(15)
+
+/** The wallet's tables, made by one process at a time (concurrent CREATE TABLE races on Postgres's catalog). */
+export const makeSharedTables = (sql: SqlClient.SqlClient) =>
+  Effect.gen(function*() {
+    yield* sql`SELECT pg_advisory_xact_lock(4242003)`
+    yield* sql`CREATE TABLE IF NOT EXISTS wallets (id TEXT PRIMARY KEY, cap_usd DOUBLE PRECISION NOT NULL,
+      spent_usd DOUBLE PRECISION NOT NULL, refused INTEGER NOT NULL)`
+    yield* sql`CREATE TABLE IF NOT EXISTS wallet_holds (wallet_id TEXT NOT NULL, holder TEXT NOT NULL,
+      reserved_usd DOUBLE PRECISION NOT NULL, heartbeat_at TIMESTAMPTZ NOT NULL, PRIMARY KEY (wallet_id, holder))`
+  }).pipe(sql.withTransaction)
+
+/** Stamps `holder`'s holds as alive every `every` (3 s), for as long as it runs (fork it for the holder's life). */
+export const heartbeat = (sql: SqlClient.SqlClient, holder: string, every: Duration.Duration = Duration.seconds(3)) =>
+  makeSharedTables(sql).pipe(
+    Effect.orDie,
+    Effect.zipRight(
+      sql`UPDATE wallet_holds SET heartbeat_at = clock_timestamp() WHERE holder = ${holder}`.pipe(
+        // A missed beat is not fatal (the next may pass), but a run of them frees this holder's dollars: said.
+        Effect.catchAll((e) => Effect.logWarning(`the spend cap's heartbeat failed: ${e.message}`)),
+        Effect.repeat(Schedule.spaced(every))
+      )
+    ),
+    Effect.asVoid
+  )
+
+export const makeShared = (
+  sql: SqlClient.SqlClient,
+  walletId: string,
+  capUsd: number | null,
+  spentBefore: number,
+  options: SharedOptions
+): Effect.Effect<SpendCap> =>
   Effect.gen(function*() {
     const local = yield* make(null, 0)
     if (capUsd === null) return yield* make(null, spentBefore)
-    yield* sql`CREATE TABLE IF NOT EXISTS wallets (id TEXT PRIMARY KEY, cap_usd DOUBLE PRECISION NOT NULL,
-      spent_usd DOUBLE PRECISION NOT NULL, reserved_usd DOUBLE PRECISION NOT NULL, refused INTEGER NOT NULL)`.pipe(
-      // Two workers creating it at once: one of them meets the other's table.
-      Effect.retry({ times: 3 })
-    )
-    yield* sql`INSERT INTO wallets (id, cap_usd, spent_usd, reserved_usd, refused) VALUES (${walletId}, ${capUsd}, ${spentBefore}, 0, 0)
+    const holder = options.holder
+    const staleSecs = Duration.toSeconds(options.staleAfter ?? staleAfterDefault)
+    yield* makeSharedTables(sql)
+    yield* sql`INSERT INTO wallets (id, cap_usd, spent_usd, refused) VALUES (${walletId}, ${capUsd}, ${spentBefore}, 0)
       ON CONFLICT (id) DO NOTHING`
-    const row = sql<{ cap_usd: number; spent_usd: number; reserved_usd: number; refused: number }>`
-      SELECT cap_usd, spent_usd, reserved_usd, refused FROM wallets WHERE id = ${walletId}`.pipe(Effect.map((rows) => rows[0]!))
+    const live = sql`wallet_id = ${walletId} AND heartbeat_at >= clock_timestamp() - make_interval(secs => ${staleSecs})`
+    const held = sql<{ held: number }>`SELECT COALESCE(SUM(reserved_usd), 0) AS held FROM wallet_holds WHERE ${live}`.pipe(
+      Effect.map((rows) => Number(rows[0]?.held ?? 0))
+    )
+    type Outcome = { readonly _tag: "taken" } | { readonly _tag: "wait" } | { readonly _tag: "refused"; readonly error: SpendCapReached }
+    const tryReserve = (usd: number): Effect.Effect<Outcome> =>
+      Effect.gen(function*() {
+        const wallet = (yield* sql<{ cap_usd: number; spent_usd: number }>`SELECT cap_usd, spent_usd FROM wallets WHERE id = ${walletId} FOR UPDATE`)[0]!
+        yield* sql`DELETE FROM wallet_holds WHERE wallet_id = ${walletId} AND heartbeat_at < clock_timestamp() - make_interval(secs => ${staleSecs})`
+        const reserved = yield* held
+        if (wallet.spent_usd + reserved + usd <= wallet.cap_usd) {
+          yield* sql`INSERT INTO wallet_holds (wallet_id, holder, reserved_usd, heartbeat_at) VALUES (${walletId}, ${holder}, ${usd}, clock_timestamp())
+            ON CONFLICT (wallet_id, holder) DO UPDATE SET reserved_usd = wallet_holds.reserved_usd + ${usd}, heartbeat_at = clock_timestamp()`
+          return { _tag: "taken" } as const
+        }
+        if (wallet.spent_usd + usd > wallet.cap_usd) {
+          yield* sql`UPDATE wallets SET refused = refused + 1 WHERE id = ${walletId}`
+          return { _tag: "refused", error: new SpendCapReached({ capUsd: wallet.cap_usd, spentUsd: wallet.spent_usd, reservedUsd: reserved, neededUsd: usd }) } as const
+        }
+        return { _tag: "wait" } as const
+      }).pipe(sql.withTransaction, Effect.orDie)
     const reserve = (usd: number): Effect.Effect<void, SpendCapReached> =>
       Effect.gen(function*() {
         for (;;) {
-          const taken = yield* sql`UPDATE wallets SET reserved_usd = reserved_usd + ${usd}
-            WHERE id = ${walletId} AND spent_usd + reserved_usd + ${usd} <= cap_usd RETURNING id`.pipe(Effect.orDie)
-          if (taken.length > 0) return
-          const s = yield* Effect.orDie(row)
-          if (s.spent_usd + usd > s.cap_usd) {
-            yield* sql`UPDATE wallets SET refused = refused + 1 WHERE id = ${walletId}`.pipe(Effect.orDie)
-            return yield* new SpendCapReached({ capUsd: s.cap_usd, spentUsd: s.spent_usd, reservedUsd: s.reserved_usd, neededUsd: usd })
-          }
+          const outcome = yield* tryReserve(usd)
+          if (outcome._tag === "taken") return
+          if (outcome._tag === "refused") return yield* outcome.error
           yield* Effect.sleep("100 millis")
         }
       })
@@ -203,15 +261,20 @@ export const makeShared = (sql: SqlClient.SqlClient, walletId: string, capUsd: n
       reserve,
       settle: (reservedUsd, costUsd) =>
         Effect.zipRight(
-          sql`UPDATE wallets SET reserved_usd = GREATEST(0, reserved_usd - ${reservedUsd}), spent_usd = spent_usd + ${costUsd ?? 0}
-            WHERE id = ${walletId}`.pipe(Effect.orDie),
+          Effect.gen(function*() {
+            // Spend first, then the hold: in between the cap counts the call twice, never not at all.
+            yield* sql`UPDATE wallets SET spent_usd = spent_usd + ${costUsd ?? 0} WHERE id = ${walletId}`
+            yield* sql`UPDATE wallet_holds SET reserved_usd = GREATEST(0, reserved_usd - ${reservedUsd}), heartbeat_at = clock_timestamp()
+              WHERE wallet_id = ${walletId} AND holder = ${holder}`
+          }).pipe(sql.withTransaction, Effect.orDie),
           costUsd === null ? local.settle(0, null) : Effect.void
         ),
       charge: (usd) => sql`UPDATE wallets SET spent_usd = spent_usd + ${usd} WHERE id = ${walletId}`.pipe(Effect.asVoid, Effect.orDie),
       state: Effect.gen(function*() {
-        const s = yield* Effect.orDie(row)
+        const s = (yield* sql<{ cap_usd: number; spent_usd: number; refused: number }>`SELECT cap_usd, spent_usd, refused FROM wallets WHERE id = ${walletId}`)[0]!
+        const reserved = yield* held
         const mine = yield* local.state
-        return { capUsd: s.cap_usd, spentUsd: s.spent_usd, reservedUsd: s.reserved_usd, unknownCalls: mine.unknownCalls, refused: s.refused }
-      })
+        return { capUsd: s.cap_usd, spentUsd: s.spent_usd, reservedUsd: reserved, unknownCalls: mine.unknownCalls, refused: s.refused }
+      }).pipe(Effect.orDie)
     } satisfies SpendCap
   }).pipe(Effect.orDie)

@@ -10,6 +10,7 @@
  * before running, the activity looks in the store, so a cell whose Attempt was already stored
  * (a worker that died after storing, before replying) is not run again.
  */
+import { randomUUID } from "node:crypto"
 import { hostname } from "node:os"
 import * as ClusterWorkflowEngine from "@effect/cluster/ClusterWorkflowEngine"
 import * as RunnerAddress from "@effect/cluster/RunnerAddress"
@@ -110,10 +111,14 @@ const afterSchema = <A, E, R>(layer: Layer.Layer<A, E, R>) => Layer.unwrapEffect
 
 /** A worker: a runner of the cluster, listening on `port`, running at most `concurrency` cells at once. */
 export const workerLayer = (options: { readonly url: string; readonly home: string; readonly host?: string; readonly port: number; readonly concurrency: number }) => {
-  const cells = Layer.unwrapEffect(Effect.gen(function*() {
+  const cells = Layer.unwrapScoped(Effect.gen(function*() {
     const store = yield* Store.Store
     const sql = yield* SqlClient.SqlClient
     const permits = yield* Effect.makeSemaphore(Math.max(1, options.concurrency))
+    // This worker's holds in every run's wallet, kept alive while it runs: once it dies they are
+    // freed for the other workers (SpendCap.makeShared).
+    const holder = `${options.host ?? hostname()}:${options.port}:${process.pid}:${randomUUID()}`
+    yield* Effect.forkScoped(SpendCap.heartbeat(sql, holder))
     // One plan and one cell runner per run, built from the run's settings as replay builds them.
     const runners = yield* Cache.make({
       capacity: 64,
@@ -128,7 +133,7 @@ export const workerLayer = (options: { readonly url: string; readonly home: stri
           const before = yield* store.spendOf({ experimentId: plan.experimentId })
           // The run's wallet in Postgres, one for every worker: --max-usd holds across them.
           const maxUsd = settings.maxUsd ?? null
-          const wallet = yield* SpendCap.makeShared(sql, `run:${runId}`, maxUsd, before.knownUsd)
+          const wallet = yield* SpendCap.makeShared(sql, `run:${runId}`, maxUsd, before.knownUsd, { holder })
           const made = cellRunner(plan, { maxUsd, timeoutSeconds: settings.timeoutSecs ?? null, handlers: {} }, runId, before.knownUsd, wallet)
           // --rate: each provider's calls limited across every worker, counted in Postgres.
           const rates = (settings.rate ?? []).map(RateLimit.parseRate).filter((r) => r !== null)
