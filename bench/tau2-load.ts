@@ -5,11 +5,11 @@
  */
 import { Effect, Either } from "effect"
 import { preparedWorld } from "../providers/tau2/common/prepared.ts"
-import { pinnedFiles, readPinned, retailWorld } from "../providers/tau2/retail/data.ts"
+import { pinnedFiles, readPinnedBytes, retailWorld } from "../providers/tau2/retail/data.ts"
 
 const start = performance.now()
 const cpu = process.cpuUsage()
-const text = Effect.runSync(readPinned(pinnedFiles.db))
-const { source } = Either.getOrThrow(preparedWorld(retailWorld, text, pinnedFiles.db.sha256))
+const bytes = Effect.runSync(readPinnedBytes(pinnedFiles.db))
+const { source } = Either.getOrThrow(preparedWorld(retailWorld, bytes, pinnedFiles.db.sha256))
 const used = process.cpuUsage(cpu)
 process.stdout.write(JSON.stringify({ ms: performance.now() - start, cpuMs: (used.user + used.system) / 1000, source }) + "\n")

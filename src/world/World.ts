@@ -1,7 +1,9 @@
 /**
- * A world is an immutable value: named tables of JSON records, each table a persistent hash map
- * (Effect's HashMap, a HAMT). A write returns a new world that shares every untouched node with
- * the old one, so `fork` is the identity and costs nothing, and `replay` is a fold.
+ * A world is an immutable value: named tables of JSON records, each table the records it was
+ * built with (a JS Map, never changed after) under the writes made since (a persistent hash map,
+ * Effect's HashMap). A write returns a new world that shares the built records and every
+ * untouched node of the writes with the old one, so `fork` is the identity and costs nothing, and
+ * `replay` is a fold.
  *
  * The world's digest is kept along the structure: each record carries the hash of its
  * (table, key, canonical value), and a table's digest is the lane-wise sum of its records'
@@ -44,16 +46,21 @@ interface Entry {
  * first need (a write over it), then kept. Forks share the entry, so each is made at most once.
  */
 class LazyEntry implements Entry {
-  private made: Json | undefined
-  private load: (() => Json) | undefined
-  private lanes: Lanes | undefined
-  constructor(
-    readonly rank: number,
-    private readonly table: string,
-    private readonly key: string,
-    load: () => Json
-  ) {
+  // Declared only, set in the constructor: a class field is defined one by one on each of the
+  // ~1,550 entries a load makes, which costs more than the map holding them in a fresh process.
+  declare readonly rank: number
+  declare private readonly table: string
+  declare private readonly key: string
+  declare private made: Json | undefined
+  declare private load: (() => Json) | undefined
+  declare private lanes: Lanes | undefined
+  constructor(rank: number, table: string, key: string, load: () => Json) {
+    this.rank = rank
+    this.table = table
+    this.key = key
+    this.made = undefined
     this.load = load
+    this.lanes = undefined
   }
   get value(): Json {
     if (this.load !== undefined) {
@@ -68,16 +75,43 @@ class LazyEntry implements Entry {
   }
 }
 
+/**
+ * A table: the records it was built with, in a JS Map (rank order), never changed once the table
+ * exists and shared by every world written from it, and the writes made since over them, in a
+ * persistent map (null where a built record was removed). Building a table is then a Map insert
+ * per record: a HashMap of the 1,550 retail records costs ~25 ms of CPU in a fresh process,
+ * before the JIT warms up, against well under a millisecond for the Map.
+ */
 interface Table {
-  readonly entries: HashMap.HashMap<string, Entry>
+  readonly built: ReadonlyMap<string, Entry>
+  readonly writes: HashMap.HashMap<string, Entry | null>
+  readonly size: number
   readonly nextRank: number
   readonly digest: Lanes
 }
 
-const emptyTable: Table = { entries: HashMap.empty(), nextRank: 0, digest: zeroLanes }
+const emptyTable: Table = { built: new Map(), writes: HashMap.empty(), size: 0, nextRank: 0, digest: zeroLanes }
+
+const builtTable = (built: ReadonlyMap<string, Entry>, nextRank: number, digest: Lanes): Table => ({
+  built,
+  writes: HashMap.empty(),
+  size: built.size,
+  nextRank,
+  digest
+})
+
+/** The table's record at `key`: its latest write, else the one it was built with. */
+const lookup = (t: Table, key: string): Entry | undefined => {
+  if (HashMap.size(t.writes) > 0) {
+    const written = HashMap.get(t.writes, key)
+    if (Option.isSome(written)) return written.value ?? undefined
+  }
+  return t.built.get(key)
+}
 
 export interface World {
-  readonly tables: HashMap.HashMap<string, Table>
+  /** Never changed once the world exists: a write copies it (a world has a few tables). */
+  readonly tables: ReadonlyMap<string, Table>
   readonly digest: Lanes
 }
 
@@ -93,24 +127,23 @@ export type Write = {
   readonly value: Json | null
 }
 
-export const empty: World = { tables: HashMap.empty(), digest: zeroLanes }
+export const empty: World = { tables: new Map(), digest: zeroLanes }
 
 /** A world from plain tables; keys keep the order given; a null record is absent. */
 export const make = (tables: Readonly<Record<string, Readonly<Record<string, Json>>>>): World => {
-  let tableMap = HashMap.empty<string, Table>()
+  const tableMap = new Map<string, Table>()
   let digest = zeroLanes
   for (const [name, records] of Object.entries(tables)) {
-    const table = HashMap.mutate(HashMap.empty<string, Entry>(), (m) => {
-      let rank = 0
-      for (const [key, value] of Object.entries(records)) {
-        // null is absence, as for a write: a record made null would digest unlike any written world.
-        if (value === null) continue
-        HashMap.set(m, key, { value, rank: rank++, hash: hashRecord(name, key, value) })
-      }
-    })
+    const built = new Map<string, Entry>()
     let tableDigest = zeroLanes
-    for (const entry of HashMap.values(table)) tableDigest = addLanes(tableDigest, entry.hash, 1)
-    tableMap = HashMap.set(tableMap, name, { entries: table, nextRank: HashMap.size(table), digest: tableDigest })
+    for (const [key, value] of Object.entries(records)) {
+      // null is absence, as for a write: a record made null would digest unlike any written world.
+      if (value === null) continue
+      const hash = hashRecord(name, key, value)
+      built.set(key, { value, rank: built.size, hash })
+      tableDigest = addLanes(tableDigest, hash, 1)
+    }
+    tableMap.set(name, builtTable(built, built.size, tableDigest))
     digest = addLanes(digest, tableDigest, 1)
   }
   return { tables: tableMap, digest }
@@ -123,23 +156,24 @@ export const make = (tables: Readonly<Record<string, Readonly<Record<string, Jso
  * equal (digest included) to `set`ting each record in turn on empty tables.
  */
 export const fromEntries = (tables: ReadonlyArray<readonly [string, ReadonlyArray<readonly [string, Json | null]>]>): World => {
-  let tableMap = HashMap.empty<string, Table>()
+  const tableMap = new Map<string, Table>()
   let digest = zeroLanes
   for (const [name, records] of tables) {
     let rank = 0
-    const table = HashMap.mutate(HashMap.empty<string, Entry>(), (m) => {
-      for (const [key, value] of records) {
-        const old = Option.getOrUndefined(HashMap.get(m, key))
-        if (value === null) {
-          if (old) HashMap.remove(m, key)
-          continue
-        }
-        HashMap.set(m, key, { value, rank: old ? old.rank : rank++, hash: hashRecord(name, key, value) })
+    // A Map keeps a key's first place when set again, and puts a key deleted and set again last:
+    // the order of successive `set`s, so its order is the ranks'.
+    const built = new Map<string, Entry>()
+    for (const [key, value] of records) {
+      const old = built.get(key)
+      if (value === null) {
+        built.delete(key)
+        continue
       }
-    })
+      built.set(key, { value, rank: old ? old.rank : rank++, hash: hashRecord(name, key, value) })
+    }
     let tableDigest = zeroLanes
-    for (const entry of HashMap.values(table)) tableDigest = addLanes(tableDigest, entry.hash, 1)
-    tableMap = HashMap.set(tableMap, name, { entries: table, nextRank: rank, digest: tableDigest })
+    for (const entry of built.values()) tableDigest = addLanes(tableDigest, entry.hash, 1)
+    tableMap.set(name, builtTable(built, rank, tableDigest))
     digest = addLanes(digest, tableDigest, 1)
   }
   return { tables: tableMap, digest }
@@ -178,19 +212,18 @@ export interface PreparedTable {
  * or a table is named twice.
  */
 export const fromPrepared = (tables: ReadonlyArray<PreparedTable>): World | undefined => {
-  let tableMap = HashMap.empty<string, Table>()
+  const tableMap = new Map<string, Table>()
   let digest = zeroLanes
   for (const { digest: hex, name, records } of tables) {
     const tableDigest = hexLanes(hex)
-    if (tableDigest === undefined || HashMap.has(tableMap, name)) return undefined
-    const table = HashMap.mutate(HashMap.empty<string, Entry>(), (m) => {
-      for (let rank = 0; rank < records.length; rank++) {
-        const [key, load] = records[rank]!
-        HashMap.set(m, key, new LazyEntry(rank, name, key, load))
-      }
-    })
-    if (HashMap.size(table) !== records.length) return undefined // a key given twice
-    tableMap = HashMap.set(tableMap, name, { entries: table, nextRank: records.length, digest: tableDigest })
+    if (tableDigest === undefined || tableMap.has(name)) return undefined
+    const built = new Map<string, Entry>()
+    for (let rank = 0; rank < records.length; rank++) {
+      const [key, load] = records[rank]!
+      built.set(key, new LazyEntry(rank, name, key, load))
+    }
+    if (built.size !== records.length) return undefined // a key given twice
+    tableMap.set(name, builtTable(built, records.length, tableDigest))
     digest = addLanes(digest, tableDigest, 1)
   }
   return { tables: tableMap, digest }
@@ -199,14 +232,13 @@ export const fromPrepared = (tables: ReadonlyArray<PreparedTable>): World | unde
 /** A fork shares the whole structure: worlds are never mutated, so the fork is the value itself. */
 export const fork = (world: World): World => world
 
-const tableOf = (world: World, table: string): Table => Option.getOrElse(HashMap.get(world.tables, table), () => emptyTable)
+const tableOf = (world: World, table: string): Table => world.tables.get(table) ?? emptyTable
 
-export const get = (world: World, table: string, key: string): Json | undefined =>
-  Option.getOrUndefined(Option.map(HashMap.get(tableOf(world, table).entries, key), (e) => e.value))
+export const get = (world: World, table: string, key: string): Json | undefined => lookup(tableOf(world, table), key)?.value
 
-export const has = (world: World, table: string, key: string): boolean => HashMap.has(tableOf(world, table).entries, key)
+export const has = (world: World, table: string, key: string): boolean => lookup(tableOf(world, table), key) !== undefined
 
-export const size = (world: World, table: string): number => HashMap.size(tableOf(world, table).entries)
+export const size = (world: World, table: string): number => tableOf(world, table).size
 
 const orderCache = new WeakMap<Table, ReadonlyArray<readonly [string, Json]>>()
 
@@ -215,35 +247,45 @@ export const entries = (world: World, table: string): ReadonlyArray<readonly [st
   const t = tableOf(world, table)
   const cached = orderCache.get(t)
   if (cached) return cached
-  const sorted = Array.from(t.entries).sort((a, b) => a[1].rank - b[1].rank)
-  const out = sorted.map(([k, e]) => [k, e.value] as const)
+  let out: Array<readonly [string, Json]>
+  if (HashMap.size(t.writes) === 0) {
+    out = Array.from(t.built, ([k, e]) => [k, e.value] as const) // a Map's order is its ranks'
+  } else {
+    const live: Array<readonly [string, Entry]> = []
+    for (const [k, e] of t.built) if (!HashMap.has(t.writes, k)) live.push([k, e])
+    for (const [k, e] of t.writes) if (e !== null) live.push([k, e])
+    out = live.sort((a, b) => a[1].rank - b[1].rank).map(([k, e]) => [k, e.value] as const)
+  }
   orderCache.set(t, out)
   return out
 }
 
-export const tableNames = (world: World): ReadonlyArray<string> => Array.from(HashMap.keys(world.tables)).sort()
+export const tableNames = (world: World): ReadonlyArray<string> => Array.from(world.tables.keys()).sort()
 
 /** Apply one write; the result shares everything else with `world`. */
 export const set = (world: World, table: string, key: string, value: Json | null): World => {
   const t = tableOf(world, table)
-  const old = Option.getOrUndefined(HashMap.get(t.entries, key))
+  const old = lookup(t, key)
   let tableDigest = t.digest
-  let entriesMap: HashMap.HashMap<string, Entry>
+  let writes: HashMap.HashMap<string, Entry | null>
   let nextRank = t.nextRank
+  let size = t.size
   if (old) tableDigest = addLanes(tableDigest, old.hash, -1)
   if (value === null) {
     if (!old) return world
-    entriesMap = HashMap.remove(t.entries, key)
+    // A built record stays in `built` (shared): the write marks it removed.
+    writes = t.built.has(key) ? HashMap.set(t.writes, key, null) : HashMap.remove(t.writes, key)
+    size--
   } else {
     const hash = hashRecord(table, key, value)
     tableDigest = addLanes(tableDigest, hash, 1)
-    entriesMap = HashMap.set(t.entries, key, { value, rank: old ? old.rank : nextRank++, hash })
+    writes = HashMap.set(t.writes, key, { value, rank: old ? old.rank : nextRank++, hash })
+    if (!old) size++
   }
   const digest = addLanes(addLanes(world.digest, t.digest, -1), tableDigest, 1)
-  return {
-    tables: HashMap.set(world.tables, table, { entries: entriesMap, nextRank, digest: tableDigest }),
-    digest
-  }
+  const tables = new Map(world.tables)
+  tables.set(table, { built: t.built, writes, size, nextRank, digest: tableDigest })
+  return { tables, digest }
 }
 
 export const apply = (world: World, writes: ReadonlyArray<Write>): World =>

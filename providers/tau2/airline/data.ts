@@ -9,6 +9,7 @@ import {
   dataRoot,
   pinnedErrorFields,
   pinnedErrorMessage,
+  readPinnedBytesFrom,
   readPinnedFrom,
   type PinnedDomain,
   type PinnedFile,
@@ -77,6 +78,10 @@ export class AirlineDataError extends Schema.TaggedError<AirlineDataError>()("Ai
 export const readPinned = (file: PinnedFile, dataDir?: string): Effect.Effect<string, AirlineDataError> =>
   readPinnedFrom(dataRoot(dataDir), file, (fields) => new AirlineDataError(fields))
 
+/** One pinned file's bytes, its hash checked. */
+export const readPinnedBytes = (file: PinnedFile, dataDir?: string): Effect.Effect<Buffer, AirlineDataError> =>
+  readPinnedBytesFrom(dataRoot(dataDir), file, (fields) => new AirlineDataError(fields))
+
 const invalid = (file: PinnedFile, detail: string) => new AirlineDataError({ file: file.name, reason: "invalid", detail })
 
 const isObject = (v: unknown): v is { readonly [key: string]: unknown } => v !== null && typeof v === "object" && !Array.isArray(v)
@@ -138,7 +143,7 @@ export type AirlineData = DbDomainData
 
 /** Every airline file, hash-checked and decoded. */
 export const loadAirlineData = (dataDir?: string): Effect.Effect<AirlineData, AirlineDataError> =>
-  loadDbDomainFiles(pinnedFiles, (file) => readPinned(file, dataDir), invalid, airlineWorld)
+  loadDbDomainFiles(pinnedFiles, (file) => readPinned(file, dataDir), (file) => readPinnedBytes(file, dataDir), invalid, airlineWorld)
 
 /** Cached per process: the 7 MB DB is parsed once. */
 export const airlineData: Effect.Effect<AirlineData, AirlineDataError> = Effect.runSync(Effect.cached(loadAirlineData()))

@@ -43,13 +43,15 @@ export interface DbDomainData {
 }
 
 /**
- * Reads the six files (hash-checked by `read`) and decodes them; the DB text becomes the initial
- * world through the domain's own full parse, or its prepared form (common/prepared.ts). `invalid` is the domain's data error for a
- * file that is not what upstream's loader accepts.
+ * Reads the six files (hash-checked by `read`, the DB's bytes by `readBytes`) and decodes them;
+ * the DB becomes the initial world through the domain's own full parse, or its prepared form
+ * (common/prepared.ts, which decodes only the records read). `invalid` is the domain's data
+ * error for a file that is not what upstream's loader accepts.
  */
 export const loadDbDomainFiles = <E>(
   files: DbDomainFiles,
   read: (file: PinnedFile) => Effect.Effect<string, E>,
+  readBytes: (file: PinnedFile) => Effect.Effect<Buffer, E>,
   invalid: (file: PinnedFile, detail: string) => E,
   world: PreparedDomain
 ): Effect.Effect<DbDomainData, E> =>
@@ -61,12 +63,12 @@ export const loadDbDomainFiles = <E>(
         parseJson(file, text),
         (value) => Effect.mapError(Schema.decodeUnknown(schema)(value), (e) => invalid(file, ParseResult.TreeFormatter.formatErrorSync(e)))
       )
-    const [dbText, tasksText, policy, splitsText, toolsText, typesText] = yield* Effect.all(
-      [read(files.db), read(files.tasks), read(files.policy), read(files.splits), read(files.tools), read(files.toolTypes)],
+    const [dbBytes, tasksText, policy, splitsText, toolsText, typesText] = yield* Effect.all(
+      [readBytes(files.db), read(files.tasks), read(files.policy), read(files.splits), read(files.tools), read(files.toolTypes)],
       { concurrency: "unbounded" }
     )
-    // read() checked the text's sha256 against the pinned one.
-    const { world: initialWorld } = yield* Either.mapLeft(preparedWorld(world, dbText, files.db.sha256), (detail) => invalid(files.db, detail))
+    // readBytes() checked their sha256 against the pinned one.
+    const { world: initialWorld } = yield* Either.mapLeft(preparedWorld(world, dbBytes, files.db.sha256), (detail) => invalid(files.db, detail))
     const tasksJson = yield* parseJson(files.tasks, tasksText)
     const splits = yield* decodeFile(files.splits, Splits, splitsText)
     const tools = yield* decodeFile(files.tools, OpenAiTools, toolsText)

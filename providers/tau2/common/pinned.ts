@@ -83,7 +83,15 @@ export const readPinnedFrom = <E>(
   file: PinnedFile,
   failure: (fields: ReadFailure) => E,
   root: string = folder
-): Effect.Effect<string, E> =>
+): Effect.Effect<string, E> => Effect.map(readPinnedBytesFrom(folder, file, failure, root), textOf)
+
+/** The same file's bytes, hash checked (for a reader that decodes only the parts it needs). */
+export const readPinnedBytesFrom = <E>(
+  folder: string,
+  file: PinnedFile,
+  failure: (fields: ReadFailure) => E,
+  root: string = folder
+): Effect.Effect<Buffer, E> =>
   Effect.gen(function* () {
     const path = join(folder, file.name)
     // Read at once: a few milliseconds at most for these files, where fs/promises' chunked read
@@ -101,7 +109,7 @@ export const readPinnedFrom = <E>(
     const actual = unchanged ? file.sha256 : createHash("sha256").update(bytes).digest("hex")
     if (actual !== file.sha256) return yield* Effect.fail(failure({ file: path, reason: "hash-mismatch", expected: file.sha256, actual }))
     if (!unchanged && bytes.length >= NOTED_SIZE) DataRoot.noteSha256(resolve(path), actual, state)
-    return textOf(bytes)
+    return bytes
   })
 
 /** Files from this size on get a note of their sha256 (db.json files); smaller ones hash in well under a millisecond. */

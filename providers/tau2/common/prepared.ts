@@ -1,25 +1,27 @@
 /**
  * A DB domain's initial world from db.json, fast after the first time: the first load parses and
  * checks the whole file (the domain's `full` parse), then notes in the user's cache where each
- * record's text stands and each table's digest (a prepared form keyed by the text's sha256).
+ * record's text stands and each table's digest (a prepared form keyed by the file's sha256).
  * Later loads build the world from that form without parsing: each record is parsed from its own
- * slice of the text when first read (World.fromPrepared), by the domain's record loader.
+ * slice of the file when first read (World.fromPrepared), by the domain's record loader. Given
+ * the file's bytes (ASCII, as every tau2 DB is), no text is decoded but those slices.
  *
  * A form is written only once it is shown to make the same world: every record loaded from its
  * slice, the world built from them eagerly, its digests equal to the full parse's. A form is used
- * only when its checksum, key (domain, form version, the text's sha256 and length) and spans are
- * right; otherwise the full parse runs, as with no form, so a damaged or stale cache never changes
- * a world.
+ * only when its checksum, key (domain, form version, the file's sha256 and byte length) and spans
+ * are right; otherwise the full parse runs, as with no form, so a damaged or stale cache never
+ * changes a world.
  */
 import { createHash } from "node:crypto"
 import { Either } from "effect"
 import { type Canonical, DataRoot, World } from "../../../src/index.ts"
 import { objectMembers, skipWhitespace } from "./orderedJson.ts"
+import { textOf } from "./pinned.ts"
 
 type Json = Canonical.Json
 
 /** The form's layout; a new one (or a change to how records are loaded or hashed) needs a new number. */
-const FORM_VERSION = 1
+const FORM_VERSION = 2
 
 /** One table's record from its text (the slice of db.json holding it) and its key; the domain's full parse makes the same value. */
 export type RecordLoader = (text: string, key: string) => Json
@@ -41,6 +43,12 @@ interface FormTable {
   readonly spans: ReadonlyArray<number>
 }
 
+interface Form {
+  /** Whether the file is ASCII: then its bytes are its text, and a record's slice of them is decoded alone. */
+  readonly ascii: boolean
+  readonly tables: ReadonlyArray<FormTable>
+}
+
 const isFormTable = (v: unknown, textLength: number): v is FormTable => {
   if (v === null || typeof v !== "object") return false
   const t = v as { name?: unknown; digest?: unknown; keys?: unknown; spans?: unknown }
@@ -52,6 +60,15 @@ const isFormTable = (v: unknown, textLength: number): v is FormTable => {
     if (!Number.isInteger(start) || !Number.isInteger(end) || (start as number) < 0 || (end as number) <= (start as number) || (end as number) > textLength) return false
   }
   return true
+}
+
+/** A stored form that fits a file of `byteLength` bytes (an ASCII form: as many characters). */
+const asForm = (v: unknown, byteLength: number): Form | undefined => {
+  if (v === null || typeof v !== "object") return undefined
+  const f = v as { ascii?: unknown; tables?: unknown }
+  if (typeof f.ascii !== "boolean" || !Array.isArray(f.tables)) return undefined
+  // A non-ASCII file's text is shorter than its bytes: its spans are checked against the text once decoded.
+  return f.tables.every((t) => isFormTable(t, byteLength)) ? (v as Form) : undefined
 }
 
 /** Where each table's records stand in the text: db.json is an object of tables, each an object of records. */
@@ -103,15 +120,27 @@ let hashing: string | undefined
 const hashingFingerprint = (): string =>
   (hashing ??= World.digest(World.fromEntries([["t", [["k", { a: [1, 2.5, "x", null, true] }]]]])))
 
-const keyOf = (domain: PreparedDomain, text: string, sha256: string): string =>
-  `${domain.kind}:v${FORM_VERSION}:${hashingFingerprint()}:${sha256}:${text.length}`
+const keyOf = (domain: PreparedDomain, sha256: string, byteLength: number): string =>
+  `${domain.kind}:v${FORM_VERSION}:${hashingFingerprint()}:${sha256}:${byteLength}`
 
-/** The world from a stored form, or undefined when there is none that fits this text. */
-const fromForm = (domain: PreparedDomain, text: string, key: string): World.World | undefined => {
-  const form = DataRoot.readPrepared(domain.kind, key)
-  if (!Array.isArray(form) || !form.every((t) => isFormTable(t, text.length))) return undefined
+/** db.json as given: its text, or its bytes (UTF-8). */
+export type DbFile = string | Buffer
+
+/** The world from a stored form, or undefined when there is none that fits this file. */
+const fromForm = (domain: PreparedDomain, db: DbFile, byteLength: number, key: string): World.World | undefined => {
+  const form = asForm(DataRoot.readPrepared(domain.kind, key), byteLength)
+  if (form === undefined) return undefined
+  let slice: (start: number, end: number) => string
+  if (typeof db !== "string" && form.ascii) {
+    slice = (start, end) => db.toString("latin1", start, end)
+  } else {
+    const text = typeof db === "string" ? db : textOf(db)
+    // An ASCII file's text is as long as its bytes; another's spans must fit its text.
+    if (form.ascii ? text.length !== byteLength : !form.tables.every((t) => isFormTable(t, text.length))) return undefined
+    slice = (start, end) => text.slice(start, end)
+  }
   const tables: Array<World.PreparedTable> = []
-  for (const t of form as ReadonlyArray<FormTable>) {
+  for (const t of form.tables) {
     const load = domain.records[t.name]
     if (load === undefined) return undefined
     const records: Array<readonly [string, () => Json]> = []
@@ -119,7 +148,7 @@ const fromForm = (domain: PreparedDomain, text: string, key: string): World.Worl
       const key = t.keys[i]!
       const start = t.spans[2 * i]!
       const end = t.spans[2 * i + 1]!
-      records.push([key, () => load(text.slice(start, end), key)])
+      records.push([key, () => load(slice(start, end), key)])
     }
     tables.push({ name: t.name, digest: t.digest, records })
   }
@@ -130,21 +159,25 @@ const fromForm = (domain: PreparedDomain, text: string, key: string): World.Worl
 export type Source = "prepared" | "parsed"
 
 /**
- * db.json's text to the initial world, from the prepared form when there is one for this exact
- * text, else by the full parse (whose errors are the result's). `sha256` is that of the text's
- * UTF-8 bytes when the caller has checked it (a pinned file); else it is computed here.
+ * db.json (its text, or its bytes) to the initial world, from the prepared form when there is
+ * one for this exact file, else by the full parse (whose errors are the result's). `sha256` is
+ * that of the file's bytes when the caller has checked it (a pinned file); else it is computed
+ * here.
  */
 export const preparedWorld = (
   domain: PreparedDomain,
-  text: string,
-  sha256: string = createHash("sha256").update(text).digest("hex")
+  db: DbFile,
+  sha256: string = createHash("sha256").update(db).digest("hex")
 ): Either.Either<{ readonly world: World.World; readonly source: Source }, string> => {
-  const key = keyOf(domain, text, sha256)
-  const prepared = fromForm(domain, text, key)
+  const byteLength = typeof db === "string" ? Buffer.byteLength(db) : db.length
+  const key = keyOf(domain, sha256, byteLength)
+  const prepared = fromForm(domain, db, byteLength, key)
   if (prepared !== undefined) return Either.right({ world: prepared, source: "prepared" })
+  const text = typeof db === "string" ? db : textOf(db)
   const full = domain.full(text)
   if (Either.isLeft(full)) return Either.left(full.left)
-  const form = makeForm(domain, text, full.right)
-  if (form !== undefined) DataRoot.writePrepared(domain.kind, key, form)
+  const tables = makeForm(domain, text, full.right)
+  // UTF-8 takes more bytes than UTF-16 code units for any character past ASCII: equal lengths mean ASCII.
+  if (tables !== undefined) DataRoot.writePrepared(domain.kind, key, { ascii: text.length === byteLength, tables } satisfies Form)
   return Either.right({ world: full.right, source: "parsed" })
 }

@@ -11,6 +11,7 @@ import {
   dataRoot,
   pinnedErrorFields,
   pinnedErrorMessage,
+  readPinnedBytesFrom,
   readPinnedFrom,
   type PinnedDomain,
   type PinnedFile,
@@ -96,6 +97,10 @@ export const tau2Dir = (dataDir?: string): string => join(dataRoot(dataDir), "ta
 /** One pinned file's text, its hash checked. */
 export const readPinned = (file: PinnedFile, dataDir?: string): Effect.Effect<string, Tau2DataError> =>
   readPinnedFrom(tau2Dir(dataDir), file, (fields) => new Tau2DataError(fields), dataRoot(dataDir))
+
+/** One pinned file's bytes, its hash checked. */
+export const readPinnedBytes = (file: PinnedFile, dataDir?: string): Effect.Effect<Buffer, Tau2DataError> =>
+  readPinnedBytesFrom(tau2Dir(dataDir), file, (fields) => new Tau2DataError(fields), dataRoot(dataDir))
 
 const invalid = (file: PinnedFile, detail: string) => new Tau2DataError({ file: file.name, reason: "invalid", detail })
 
@@ -309,4 +314,4 @@ export type RetailData = DbDomainData
 
 /** Every retail file, hash-checked and decoded. */
 export const loadRetailData = (dataDir?: string): Effect.Effect<RetailData, Tau2DataError> =>
-  loadDbDomainFiles(pinnedFiles, (file) => readPinned(file, dataDir), invalid, retailWorld)
+  loadDbDomainFiles(pinnedFiles, (file) => readPinned(file, dataDir), (file) => readPinnedBytes(file, dataDir), invalid, retailWorld)
