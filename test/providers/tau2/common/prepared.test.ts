@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { createHash } from "node:crypto"
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, Either } from "effect"
 import { DataRoot } from "../../../../src/index.ts"
@@ -7,7 +8,7 @@ import * as World from "../../../../src/world/World.ts"
 import { preparedWorld } from "../../../../providers/tau2/common/prepared.ts"
 import { airlineWorld, pinnedFiles as airlineFiles, readPinned as readAirline } from "../../../../providers/tau2/airline/data.ts"
 import { upstreamDbHash as airlineHash } from "../../../../providers/tau2/airline/hash.ts"
-import { pinnedFiles, readPinned, retailWorld, worldFromDbText } from "../../../../providers/tau2/retail/data.ts"
+import { loadRetailData, pinnedFiles, readPinned, readPinnedBytes, retailWorld, worldFromDbText } from "../../../../providers/tau2/retail/data.ts"
 import { upstreamDbHash } from "../../../../providers/tau2/retail/hash.ts"
 import { tempDir } from "../../../support/tempDirs.ts"
 
@@ -75,6 +76,63 @@ describe("a DB domain's world from its prepared form", () => {
     expect(Either.isLeft(preparedWorld(retailWorld, broken))).toBe(true)
   })
 
+  it("from the file's bytes (what a load reads), the same world as from its text, either way round", () => {
+    const text = retailText()
+    const bytes = Either.getOrThrow(Effect.runSync(Effect.either(readPinnedBytes(pinnedFiles.db))))
+    const parsed = Either.getOrThrow(worldFromDbText(text))
+    const first = Either.getOrThrow(preparedWorld(retailWorld, bytes, pinnedFiles.db.sha256))
+    expect(first.source).toBe("parsed")
+    const fromText = Either.getOrThrow(preparedWorld(retailWorld, text, pinnedFiles.db.sha256))
+    const fromBytes = Either.getOrThrow(preparedWorld(retailWorld, bytes, pinnedFiles.db.sha256))
+    expect([fromText.source, fromBytes.source]).toEqual(["prepared", "prepared"])
+    for (const w of [fromText.world, fromBytes.world]) {
+      expect(World.digest(w)).toBe(World.digest(parsed))
+      expect(upstreamDbHash(w)).toBe(upstreamDbHash(parsed))
+    }
+    expect(World.toJson(fromBytes.world)).toEqual(World.toJson(parsed))
+    // Without a claimed sha256 the bytes' own is computed: the same key, the same form.
+    expect(Either.getOrThrow(preparedWorld(retailWorld, bytes)).source).toBe("prepared")
+  })
+
+  it("a file that is not ASCII: its form is used through the decoded text, and makes the full parse's world", () => {
+    const text = retailText().replace('"first_name": "', '"first_name": "Zoë ')
+    const bytes = Buffer.from(text, "utf8")
+    expect(bytes.length).toBeGreaterThan(text.length)
+    expect(Either.getOrThrow(preparedWorld(retailWorld, bytes)).source).toBe("parsed")
+    const again = Either.getOrThrow(preparedWorld(retailWorld, bytes))
+    expect(again.source).toBe("prepared")
+    expect(World.toJson(again.world)).toEqual(World.toJson(Either.getOrThrow(worldFromDbText(text))))
+    expect(Either.getOrThrow(preparedWorld(retailWorld, text)).source).toBe("prepared")
+  })
+
+  it("a stale form (sound checksum, but another layout or another file's) is not used", () => {
+    const text = retailText()
+    Either.getOrThrow(preparedWorld(retailWorld, text, pinnedFiles.db.sha256))
+    const [file] = formFiles()
+    const stored = readFileSync(file!, "utf8")
+    const body = JSON.parse(stored.slice(65)) as { key: string; form: { ascii: boolean; tables: ReadonlyArray<unknown> } }
+    const rewrite = (value: unknown) => {
+      const b = JSON.stringify(value)
+      writeFileSync(file!, `${createHash("sha256").update(b).digest("hex")}\n${b}`)
+    }
+    const load = () => Either.getOrThrow(preparedWorld(retailWorld, text, pinnedFiles.db.sha256))
+    // The previous layout (tables alone, no ASCII flag), stored under this key.
+    rewrite({ key: body.key, form: body.form.tables })
+    expect(load().source).toBe("parsed")
+    // Spans past the end of the file.
+    rewrite({ key: body.key, form: { ...body.form, tables: body.form.tables.map((t) => ({ ...(t as object), spans: (t as { spans: Array<number> }).spans.map((n) => n + text.length) })) } })
+    expect(load().source).toBe("parsed")
+    // Another file's form in this one's place: its key is not this file's.
+    const other = text.replace('"status": "pending"', '"status": "cancelled"')
+    Either.getOrThrow(preparedWorld(retailWorld, other))
+    const otherFile = formFiles().find((f) => f !== file)!
+    copyFileSync(otherFile, file!)
+    const world = load()
+    expect(world.source).toBe("parsed")
+    expect(World.digest(world.world)).toBe(World.digest(Either.getOrThrow(worldFromDbText(text))))
+    expect(load().source).toBe("prepared")
+  })
+
   it("airline: the world from its form equals the full parse's, upstream's hash included", () => {
     const text = Either.getOrThrow(Effect.runSync(Effect.either(readAirline(airlineFiles.db))))
     const first = Either.getOrThrow(preparedWorld(airlineWorld, text, airlineFiles.db.sha256))
@@ -86,6 +144,37 @@ describe("a DB domain's world from its prepared form", () => {
 })
 
 describe("a tau2 pinned file's sha256 noted by its state", () => {
+  it("the provider's load: db.json changed after its form and note were made is refused, put back it loads the same world", () => {
+    const root = tempDir("assay-tau2-root-")
+    const source = DataRoot.dataRoot()
+    const files = [pinnedFiles.db, pinnedFiles.tasks, pinnedFiles.policy, pinnedFiles.splits, pinnedFiles.tools, pinnedFiles.toolTypes]
+    for (const f of files) {
+      mkdirSync(join(root, "tau2", f.name, ".."), { recursive: true })
+      copyFileSync(join(source, "tau2", f.name), join(root, "tau2", f.name))
+    }
+    const path = join(root, "tau2", pinnedFiles.db.name)
+    const load = () => Effect.runSync(Effect.either(loadRetailData(root)))
+    const first = Either.getOrThrow(load())
+    const again = Either.getOrThrow(load()) // from the note and the form
+    expect(DataRoot.notedSha256(path)).toBe(pinnedFiles.db.sha256)
+    expect(World.digest(again.initialWorld)).toBe(World.digest(first.initialWorld))
+    // One byte changed in place, same size: the note no longer vouches, the hash is taken and differs.
+    const original = readFileSync(path)
+    const changed = Buffer.from(original)
+    changed[changed.indexOf("pending")] = "P".charCodeAt(0)
+    writeFileSync(path, changed)
+    const refused = load()
+    expect(Either.isLeft(refused) && refused.left.reason).toBe("hash-mismatch")
+    // The original bytes back (a new write: the note is stale, the file is hashed again).
+    rmSync(path)
+    writeFileSync(path, original)
+    expect(DataRoot.notedSha256(path)).toBeUndefined()
+    const restored = Either.getOrThrow(load())
+    expect(World.digest(restored.initialWorld)).toBe(World.digest(Either.getOrThrow(worldFromDbText(original.toString("utf8")))))
+    expect(upstreamDbHash(restored.initialWorld)).toBe(upstreamDbHash(first.initialWorld))
+  })
+
+
   it("a large file is hashed once per state: a copy changed after its note is refused", () => {
     const root = tempDir("assay-tau2-root-")
     mkdirSync(join(root, "tau2", "retail"), { recursive: true })
