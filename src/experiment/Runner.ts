@@ -4,7 +4,7 @@
  * cells whose newest Attempt is current, and runs the rest with bounded parallelism, committing
  * each Attempt as it finishes.
  */
-import { appendFileSync, mkdirSync } from "node:fs"
+import { closeSync, mkdirSync, openSync, writeSync } from "node:fs"
 import { join } from "node:path"
 import { Deferred, Effect, Exit, Fiber, Option, Queue, Ref, Scheduler, Schema } from "effect"
 import type { Json } from "../content/Canonical.ts"
@@ -245,6 +245,12 @@ export const cellScheduler = (): Scheduler.Scheduler => {
 }
 const noop = () => {}
 
+/** Appends text to an open file whole (a write may take only part of it, as appendFileSync knows). */
+const writeAll = (fd: number, text: string): void => {
+  const bytes = Buffer.from(text)
+  for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at)
+}
+
 // Effect's own tracer, which keeps spans in memory and sends them nowhere: with it (no
 // OTEL_EXPORTER_OTLP_ENDPOINT), the cells' spans (an Attempt's, its model and tool calls', every
 // SQL statement's) are not made at all, a few hundred microseconds of CPU per cell at --parallel 1000.
@@ -314,7 +320,7 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
         const attempt = done.attempt
         freshIds.set(attempt, done.id)
         // An Attempt's encoded form is itself (no transformations; the store's write checked it).
-        appendFileSync(resultsFile, JSON.stringify(attempt) + "\n")
+        writeAll(results, JSON.stringify(attempt) + "\n")
         if (attempt.inputsId !== "" && attempt.inputsId !== cell.predictedInputsId) {
           yield* Ref.update(unpredicted, (u) => [...u, cellKeyOf(cell.key)])
           yield* Effect.logWarning(`unpredicted inputs for ${cell.candidate.def.name} on ${cell.env.task}`)
@@ -344,10 +350,13 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     // The same under an admission check (a harness run's allowance and spend cap): it must see
     // the cells before it finished.
     const open = settings.dispatch !== undefined || settings.maxUsd !== null || settings.admit !== undefined ? parallel : 2 * parallel
+    // Opened once for the cells (an appendFileSync per cell opened and closed the file each time).
+    const results = openSync(resultsFile, "a")
     yield* Effect.forEach(toRun, (s) => runCell(s.cell), { concurrency: open, discard: true }).pipe(
       Effect.withScheduler(scheduler),
       untracedUnlessExported,
-      Effect.ensuring(writer.close)
+      Effect.ensuring(writer.close),
+      Effect.ensuring(Effect.sync(() => closeSync(results)))
     )
     yield* settings.progress.end
 
