@@ -12,6 +12,9 @@ import { noLimits } from "../schema/EnvironmentDef.ts"
 import { harnessNames, isHarnessName } from "../harness/Harness.ts"
 import { UsageError } from "./benchmarks.ts"
 
+// Loaded once, on the first model cell (the clients take seconds to load), not imported per cell.
+const loadModelAgent = Effect.runSync(Effect.cached(Effect.promise(() => import("../model/ModelAgent.ts"))))
+
 /**
  * `harness:NAME[:MODEL]`: an agent CLI on the corpus benchmark. Its identity is the harness and the
  * model asked for (the CLI's default when none); the protocol runs it as a `process/spawn` effect.
@@ -66,7 +69,7 @@ export const resolveCandidate = (provider: Provider, name: string): Effect.Effec
       def: { name, kind: "llm", model: resolved.ref, actionSpace: text ? "text" : "tools", prompt: "", limits: noLimits },
       registryEntry: resolved as unknown as Json,
       // Loaded on first use: the model clients take seconds to load.
-      agentFor: () => Effect.map(Effect.promise(() => import("../model/ModelAgent.ts")), (m) => m.modelAgent(name, resolved))
+      agentFor: () => Effect.map(loadModelAgent, (m) => m.modelAgent(name, resolved))
     } satisfies Candidate
   })
 }
