@@ -12,6 +12,7 @@ import { CHECK_NAMES, check, type Verdict } from "./checker.ts"
 import {
   loadAll,
   ORACLE_FILES,
+  rootOf,
   PINNED_FILES,
   type Task,
   UNPASSABLE_TASKS,
@@ -21,6 +22,7 @@ import {
 import { decodeFunctionCallingReply, decodePromptOutput, type ToolCall } from "./decode.ts"
 import { defaultCorpusPath, runEquivalence } from "./equivalence.ts"
 import { goldAnswer } from "./gold.ts"
+import { readPlanned, writePlanned } from "./prepared.ts"
 import { isDict, type PyDict, pyJsonDumps, type PyValue, toPlainJson } from "./pyjson.ts"
 import { functionDocsJson, promptSystemPrompt, toolNameOf, toolSchemas } from "./tools.ts"
 
@@ -47,6 +49,35 @@ const loaded: Effect.Effect<Loaded, Capabilities.CapabilityError> = Effect.runSy
   )
 )
 
+/** What planning needs: the environments and each task's function-calling inputs. */
+interface Listed {
+  readonly environments: ReadonlyArray<EnvironmentDef.EnvironmentDef>
+  readonly toolsInputs: ReadonlyMap<string, Capabilities.ProtocolInputs>
+}
+
+/**
+ * From the prepared form when the data files are known unchanged (providers/bfcl/prepared.ts),
+ * else from the full load, which then stores the form for the next process.
+ */
+const listed: Effect.Effect<Listed, Capabilities.CapabilityError> = Effect.runSync(
+  Effect.cached(
+    Effect.suspend(() => {
+      const planned = readPlanned(rootOf(undefined))
+      if (planned !== undefined) {
+        return Effect.succeed<Listed>({
+          environments: planned.map(environment),
+          toolsInputs: new Map(planned.map((t) => [t.id, { system: t.system, tools: t.tools }]))
+        })
+      }
+      return Effect.map(loaded, ({ byId, environments }): Listed => {
+        const tasks = environments.map((e) => byId.get(e.task)!)
+        writePlanned(tasks.map((t) => ({ id: t.id, category: t.category, ...cachedInputs(t, "tools") })))
+        return { environments, toolsInputs: new Map(tasks.map((t) => [t.id, cachedInputs(t, "tools")])) }
+      })
+    })
+  )
+)
+
 const taskOf = (env: EnvironmentDef.EnvironmentDef): Effect.Effect<Task, Capabilities.CapabilityError> =>
   Effect.flatMap(loaded, ({ byId }) => {
     const task = byId.get(env.task)
@@ -56,7 +87,7 @@ const taskOf = (env: EnvironmentDef.EnvironmentDef): Effect.Effect<Task, Capabil
 // ---------------------------------------------------------------------------------------------
 // Environments
 
-const environment = (task: Task): EnvironmentDef.EnvironmentDef => ({
+const environment = (task: Pick<Task, "id" | "category">): EnvironmentDef.EnvironmentDef => ({
   benchmark: BENCHMARK,
   task: task.id,
   stratum: task.category,
@@ -215,7 +246,15 @@ export const capabilities = {
     name: "bfcl/one-step",
     version: VERSION,
     trust: "deterministic",
-    inputs: (env, agent) => Effect.map(taskOf(env), (task) => cachedInputs(task, modeOf(agent))),
+    // Function-calling inputs as planning lists them (the same values a full load makes); prompt
+    // mode's are made from the task.
+    inputs: (env, agent) =>
+      modeOf(agent) === "tools"
+        ? Effect.flatMap(listed, ({ toolsInputs }) => {
+          const inputs = toolsInputs.get(env.task)
+          return inputs !== undefined ? Effect.succeed(inputs) : Effect.fail(dataError(`no bfcl task ${env.task}`))
+        })
+        : Effect.map(taskOf(env), (task) => cachedInputs(task, "text")),
     run: (ctx) =>
       Effect.gen(function*() {
         const task = yield* taskOf(ctx.env)
@@ -302,7 +341,7 @@ export const provider: Provider.Provider = {
   name: BENCHMARK,
   version: VERSION,
   description: "BFCL v4 single-turn Python: 3,491 questions in eleven categories, graded by a transcription of upstream's AST checker",
-  environments: Effect.map(loaded, ({ environments }) => environments),
+  environments: Effect.map(listed, ({ environments }) => environments),
   capabilities,
   roster,
   rosterDef,

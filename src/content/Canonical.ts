@@ -100,3 +100,15 @@ export const canonicalUnsafe = (value: unknown): string => {
   if (text._tag === "Left") throw text.left
   return text.right
 }
+
+// Canonical texts made elsewhere for values that are immutable data (a provider's tool specs read
+// from a prepared form that stored their texts), so a caller about to write one can take it instead.
+const remembered = new WeakMap<object, string>()
+
+/** Records `text` as the canonical JSON text of `value`; only for a text made from exactly that value. */
+export const remember = (value: object, text: string): void => {
+  remembered.set(value, text)
+}
+
+/** The canonical text recorded for `value` by `remember`, if any. */
+export const rememberedText = (value: object): string | undefined => remembered.get(value)

@@ -54,10 +54,12 @@ export const assemble = (inputs: ProtocolInputs, agent: AgentDef): ProtocolInput
 
 // Canonical texts of the values every Attempt of a run shares (tool specs, registry entries,
 // environment and agent definitions), made once per value: they are immutable data, and at
-// --parallel 1000 the JS thread spends what each Attempt recomputes.
+// --parallel 1000 the JS thread spends what each Attempt recomputes. A value given a text with
+// Canonical.remember (a tool spec exactly as shown, from a provider's prepared form) is not walked.
 const canonicalOf = new WeakMap<object, string>()
 const canonicalOnce = (value: object, make: () => unknown): string => {
   let text = canonicalOf.get(value)
+  if (text === undefined) text = Canonical.rememberedText(value)
   if (text === undefined) {
     text = Canonical.canonicalUnsafe(make())
     canonicalOf.set(value, text)
