@@ -120,9 +120,21 @@ const run = (db, sql) => {
   }
   return runOnce(db, sql)
 }
+// Python's sqlite3 allows a comment after the one statement ("SELECT 1; -- done"); better-sqlite3
+// 8.1 (SQLite 3.40, the oracle's engine) refuses any tail but whitespace. On exactly that refusal,
+// a trailing line comment after the last semicolon is dropped and the statement prepared again.
+const TRAILING_COMMENT = /;[ \t\r\n]*--[^'"\n]*[ \t\r\n]*$/
+const prepare = (db, sql) => {
+  try { return db.prepare(sql) } catch (e) {
+    if (e instanceof RangeError && /more than one statement/.test(e.message) && TRAILING_COMMENT.test(sql)) {
+      return db.prepare(sql.replace(TRAILING_COMMENT, ";"))
+    }
+    throw e
+  }
+}
 const runOnce = (db, sql) => {
   let stmt
-  try { stmt = db.prepare(sql) } catch (e) {
+  try { stmt = prepare(db, sql) } catch (e) {
     // Python's sqlite3 runs empty and comment-only SQL and returns no rows.
     if (e instanceof RangeError && /contains no statements/.test(e.message)) return { rows: [] }
     return { error: e.message, errorType: e.code || e.constructor.name }
