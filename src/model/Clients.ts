@@ -12,6 +12,8 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as Http from "node:http"
+import * as Https from "node:https"
 import { Config, Duration, Effect, Either, Layer, Option, Redacted, Schema, Scope } from "effect"
 import * as Gemini from "./Gemini.ts"
 import * as JsonText from "./JsonText.ts"
@@ -204,7 +206,7 @@ const errorMessageOfBody = (body: string | undefined): string | undefined => {
   return body.slice(0, 300)
 }
 
-const retryAfterOf = (headers: Readonly<Record<string, string>>): number | undefined => {
+const retryAfterOf = (headers: Readonly<Record<string, string | undefined>>): number | undefined => {
   const value = headers["retry-after"]
   if (value === undefined) return undefined
   const seconds = Number(value)
@@ -327,33 +329,167 @@ const decodeJson = <A>(ctx: CallContext, decode: (u: unknown) => Either.Either<A
 // Trace headers (b3, traceparent) are of no use to a model provider.
 const untraced = (client: HttpClient.HttpClient): HttpClient.HttpClient => HttpClient.withTracerPropagation(client, false)
 
-/** Sends a request and reads the whole body; a non-2xx status is a ModelError saying what the server said. */
-const bodyOfSuccess = (
-  ctx: CallContext,
-  client: HttpClient.HttpClient,
-  httpRequest: HttpClientRequest.HttpClientRequest
-): Effect.Effect<string, ModelError> =>
-  Effect.gen(function*() {
+/** One POST of a JSON body, as each client makes it. */
+interface Post {
+  readonly url: string
+  readonly headers: Readonly<Record<string, string>>
+  /** the JSON text */
+  readonly body: string
+}
+
+/** What came back: the status, the headers (lower-case names) and the whole body as text. */
+interface Reply {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string | undefined>>
+  readonly body: string
+}
+
+/**
+ * Sends a POST and reads the whole answer within `timeout`. A transport failure is `network`, no
+ * answer in time is `timeout`; any status is a Reply.
+ */
+type Send = (ctx: CallContext, post: Post, timeout: Duration.Duration) => Effect.Effect<Reply, ModelError>
+
+const timedOut = (ctx: CallContext, timeout: Duration.Duration): ModelError =>
+  modelError(ctx, "timeout", null, `no answer within ${Duration.format(timeout)}`)
+
+/** A Send over an HttpClient of the caller's (any platform's). */
+const sendOver = (client: HttpClient.HttpClient): Send => (ctx, post, timeout) => {
+  const httpRequest = HttpClientRequest.post(post.url).pipe(
+    HttpClientRequest.setHeaders(post.headers),
+    HttpClientRequest.bodyText(post.body, "application/json")
+  )
+  return Effect.gen(function*() {
     const response = yield* client.execute(httpRequest).pipe(Effect.mapError((e) => requestFailure(ctx, e)))
     const body = yield* response.text.pipe(Effect.mapError((e) => requestFailure(ctx, e)))
-    if (response.status < 200 || response.status >= 300) {
-      const said = errorMessageOfBody(body) ?? "(no body)"
-      return yield* modelError(
-        ctx,
-        reasonOfStatus(response.status),
-        response.status,
-        `HTTP ${response.status} from ${httpRequest.method} ${httpRequest.url}: ${said}`,
-        retryAfterOf(response.headers)
-      )
+    return { status: response.status, headers: response.headers, body } satisfies Reply
+  }).pipe(Effect.timeoutFail({ duration: timeout, onTimeout: () => timedOut(ctx, timeout) }))
+}
+
+/** The http and https agents the command's calls go through. */
+interface Agents {
+  readonly http: Http.Agent
+  readonly https: Https.Agent
+}
+
+/**
+ * A Send straight over Node's http/https with keep-alive agents: one callback-driven request per
+ * call, resumed once with the whole body. Per call this is a fraction of the CPU of the same
+ * request through @effect/platform's HttpClient (request and response objects, a fiber per body
+ * direction, an abort signal, a timeout fiber), which at --parallel 1000 is time the slots wait on.
+ * Failures are told as `requestFailure` tells the HttpClient's.
+ */
+const sendNode = (agents: Agents): Send => (ctx, post, timeout) =>
+  Effect.async<Reply, ModelError>((resume) => {
+    const where = `POST ${post.url}`
+    let settled = false
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const settle = (result: Effect.Effect<Reply, ModelError>) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      resume(result)
     }
-    return body
+    let url: URL
+    try {
+      url = new URL(post.url)
+    } catch (e) {
+      settled = true
+      resume(Effect.fail(modelError(ctx, "bad-request", null, `${where}: ${String(e)}`)))
+      return
+    }
+    const body = Buffer.from(post.body)
+    const headers = { ...post.headers, "content-type": "application/json", "content-length": String(body.length) }
+    const https = url.protocol === "https:"
+    if (!https && url.protocol !== "http:") {
+      settled = true
+      resume(Effect.fail(modelError(ctx, "bad-request", null, `${where}: unsupported protocol ${url.protocol}`)))
+      return
+    }
+    const onResponse = (res: Http.IncomingMessage) => {
+      const status = res.statusCode ?? 0
+      const chunks: Array<Buffer> = []
+      const failed = (e: unknown) => {
+        const transport = transportFailureOf(e)
+        settle(Effect.fail(
+          transport !== undefined
+            ? modelError(ctx, "network", status, `the connection failed while reading the response: ${transport}`)
+            : modelError(ctx, "decode", status, String(e))
+        ))
+      }
+      res.on("data", (chunk: Buffer) => chunks.push(chunk))
+      res.on("error", failed)
+      res.on("end", () => {
+        const retryAfter = res.headers["retry-after"]
+        settle(Effect.succeed({
+          status,
+          headers: { "retry-after": Array.isArray(retryAfter) ? retryAfter[0] : retryAfter },
+          body: Buffer.concat(chunks).toString("utf8")
+        }))
+      })
+      res.on("close", () => {
+        if (!res.complete) failed(Object.assign(new Error("aborted"), { code: "ECONNRESET" }))
+      })
+    }
+    let req: Http.ClientRequest
+    try {
+      req = https
+        ? Https.request(url, { method: "POST", agent: agents.https, headers }, onResponse)
+        : Http.request(url, { method: "POST", agent: agents.http, headers }, onResponse)
+    } catch (e) {
+      // Node refuses a request it cannot write (a header value with a newline) before sending it.
+      settled = true
+      resume(Effect.fail(modelError(ctx, "bad-request", null, `${where}: ${String(e)}`)))
+      return
+    }
+    req.on("error", (e) => settle(Effect.fail(modelError(ctx, "network", null, `cannot reach ${where}: ${transportFailureOf(e) ?? "transport failure"}`))))
+    // setTimeout fires at once for a delay past 2^31 - 1 ms (or an infinite one): no timer then.
+    const ms = Duration.toMillis(timeout)
+    timer = ms <= 2 ** 31 - 1
+      ? setTimeout(() => {
+        settle(Effect.fail(timedOut(ctx, timeout)))
+        req.destroy()
+      }, ms)
+      : undefined
+    req.end(body)
+    return Effect.sync(() => {
+      settled = true
+      clearTimeout(timer)
+      req.destroy()
+    })
   })
 
-const postJson = (url: string, body: unknown): HttpClientRequest.HttpClientRequest =>
-  HttpClientRequest.post(url).pipe(HttpClientRequest.acceptJson, HttpClientRequest.bodyUnsafeJson(body))
+// The HttpClients made by `nodeHttpClient`, with the agents they send through: a client from
+// there is used as a Send over those agents directly.
+const nodeAgents = new WeakMap<HttpClient.HttpClient, Agents>()
 
-const withBearer = (request: HttpClientRequest.HttpClientRequest, key: Option.Option<Redacted.Redacted>) =>
-  Option.isSome(key) ? HttpClientRequest.bearerToken(request, key.value) : request
+const sendOf = (client: HttpClient.HttpClient): Send => {
+  const agents = nodeAgents.get(client)
+  return agents !== undefined ? sendNode(agents) : sendOver(untraced(client))
+}
+
+/** Sends a request and reads the whole body; a non-2xx status is a ModelError saying what the server said. */
+const bodyOfSuccess = (ctx: CallContext, send: Send, post: Post, timeout: Duration.Duration): Effect.Effect<string, ModelError> =>
+  Effect.flatMap(send(ctx, post, timeout), (reply) => {
+    if (reply.status >= 200 && reply.status < 300) return Effect.succeed(reply.body)
+    const said = errorMessageOfBody(reply.body) ?? "(no body)"
+    return Effect.fail(modelError(
+      ctx,
+      reasonOfStatus(reply.status),
+      reply.status,
+      `HTTP ${reply.status} from POST ${post.url}: ${said}`,
+      retryAfterOf(reply.headers)
+    ))
+  })
+
+const postJson = (url: string, body: unknown, headers: Readonly<Record<string, string>> = {}): Post => ({
+  url,
+  headers: { accept: "application/json", ...headers },
+  body: JSON.stringify(body)
+})
+
+const bearer = (connection: Connection): Record<string, string> =>
+  Option.isSome(connection.key) ? { authorization: `Bearer ${Redacted.value(connection.key.value.key)}` } : {}
 
 const openAiUsage = (input: number, output: number, cached: number): Usage => ({
   // OpenAI counts cached prompt tokens inside the input tokens; ours are disjoint.
@@ -495,14 +631,14 @@ const callsOfItems = (ctx: CallContext, items: ReadonlyArray<ResponsesItem>): Ef
 
 const viaResponses = (
   ctx: CallContext,
-  client: HttpClient.HttpClient,
+  send: Send,
   request: ModelRequest,
   connection: Connection,
-  stream: boolean
+  stream: boolean,
+  timeout: Duration.Duration
 ): Effect.Effect<ModelResponse, ModelError> =>
   Effect.gen(function*() {
-    const httpRequest = withBearer(postJson(`${connection.baseUrl}/responses`, responsesBody(request, stream)), Option.map(connection.key, (k) => k.key))
-    const body = yield* bodyOfSuccess(ctx, client, httpRequest)
+    const body = yield* bodyOfSuccess(ctx, send, postJson(`${connection.baseUrl}/responses`, responsesBody(request, stream), bearer(connection)), timeout)
     if (!stream) {
       const response = yield* decodeJson(ctx, decodeResponsesBody, body)
       if (response.status === "failed" || (response.error !== undefined && response.error !== null)) {
@@ -694,14 +830,14 @@ const chatUsageOf = (usage: typeof ChatUsage.Type | null | undefined): Usage =>
 
 const viaChatCompletions = (
   ctx: CallContext,
-  client: HttpClient.HttpClient,
+  send: Send,
   request: ModelRequest,
   connection: Connection,
-  stream: boolean
+  stream: boolean,
+  timeout: Duration.Duration
 ): Effect.Effect<ModelResponse, ModelError> =>
   Effect.gen(function*() {
-    const httpRequest = withBearer(postJson(`${connection.baseUrl}/chat/completions`, chatBody(request, stream)), Option.map(connection.key, (k) => k.key))
-    const body = yield* bodyOfSuccess(ctx, client, httpRequest)
+    const body = yield* bodyOfSuccess(ctx, send, postJson(`${connection.baseUrl}/chat/completions`, chatBody(request, stream), bearer(connection)), timeout)
     if (!stream) {
       const completion = yield* decodeJson(ctx, decodeChatCompletion, body)
       const choice = completion.choices[0]
@@ -778,16 +914,16 @@ const geminiArgumentTexts = (text: string): Array<string | undefined> => {
 
 const viaGemini = (
   ctx: CallContext,
-  client: HttpClient.HttpClient,
+  send: Send,
   request: ModelRequest,
   connection: Connection,
-  stream: boolean
+  stream: boolean,
+  timeout: Duration.Duration
 ): Effect.Effect<ModelResponse, ModelError> =>
   Effect.gen(function*() {
     const method = stream ? "streamGenerateContent?alt=sse" : "generateContent"
-    let httpRequest = postJson(`${connection.baseUrl}/models/${encodeURIComponent(request.model)}:${method}`, Gemini.bodyOf(request))
-    if (Option.isSome(connection.key)) httpRequest = HttpClientRequest.setHeader(httpRequest, "x-goog-api-key", Redacted.value(connection.key.value.key))
-    const body = yield* bodyOfSuccess(ctx, client, httpRequest)
+    const key: Record<string, string> = Option.isSome(connection.key) ? { "x-goog-api-key": Redacted.value(connection.key.value.key) } : {}
+    const body = yield* bodyOfSuccess(ctx, send, postJson(`${connection.baseUrl}/models/${encodeURIComponent(request.model)}:${method}`, Gemini.bodyOf(request), key), timeout)
     // Function calls come whole (never split across chunks): their args' text is in one chunk.
     const texts = stream ? sseData(body) : [body]
     const chunks = yield* Effect.forEach(texts, (t) => decodeJson(ctx, decodeGemini, t))
@@ -933,17 +1069,18 @@ const toolUseInputTexts = (body: string): Map<string, string> => {
 
 const viaAnthropic = (
   ctx: CallContext,
-  client: HttpClient.HttpClient,
+  send: Send,
   request: ModelRequest,
   connection: Connection,
-  stream: boolean
+  stream: boolean,
+  timeout: Duration.Duration
 ): Effect.Effect<ModelResponse, ModelError> =>
   Effect.gen(function*() {
-    let httpRequest = postJson(`${connection.baseUrl}/v1/messages`, anthropicBody(request, stream)).pipe(
-      HttpClientRequest.setHeader("anthropic-version", ANTHROPIC_VERSION)
-    )
-    if (Option.isSome(connection.key)) httpRequest = HttpClientRequest.setHeader(httpRequest, "x-api-key", Redacted.value(connection.key.value.key))
-    const body = yield* bodyOfSuccess(ctx, client, httpRequest)
+    const headers: Record<string, string> = {
+      "anthropic-version": ANTHROPIC_VERSION,
+      ...(Option.isSome(connection.key) ? { "x-api-key": Redacted.value(connection.key.value.key) } : {})
+    }
+    const body = yield* bodyOfSuccess(ctx, send, postJson(`${connection.baseUrl}/v1/messages`, anthropicBody(request, stream), headers), timeout)
     if (!stream) {
       const message = yield* decodeJson(ctx, decodeAnthropicMessage, body)
       const inputTexts = toolUseInputTexts(body)
@@ -1044,7 +1181,7 @@ export interface LiveClients {
 
 const makeWith = (defaults: LiveOptions, registry: Option.Option<Registry>): Effect.Effect<LiveClients, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
-    const http = untraced(yield* HttpClient.HttpClient)
+    const http = sendOf(yield* HttpClient.HttpClient)
 
     const generate = (request: ModelRequest, options: GenerateOptions = {}): Effect.Effect<ModelResponse, ModelError> =>
       Effect.gen(function*() {
@@ -1059,26 +1196,21 @@ const makeWith = (defaults: LiveOptions, registry: Option.Option<Registry>): Eff
         const connection = connected.right
         const ctx: CallContext = { ...base, secrets: Option.isSome(connection.key) ? [connection.key.value.key] : [] }
         const stream = options.stream ?? defaults.stream ?? false
-        const call: Effect.Effect<ModelResponse, ModelError> = endpoint.api === "openai-chat"
-          ? viaChatCompletions(ctx, http, request, connection, stream)
+        // Each request is bounded by the timeout (the Send's own timer), not the call by a fiber of its own.
+        const timeout = Duration.decode(options.timeout ?? defaults.timeout ?? Duration.seconds(120))
+        return yield* endpoint.api === "openai-chat"
+          ? viaChatCompletions(ctx, http, request, connection, stream, timeout)
           : endpoint.api === "google"
-          ? viaGemini(ctx, http, request, connection, stream)
+          ? viaGemini(ctx, http, request, connection, stream, timeout)
           : endpoint.api === "anthropic-messages"
-          ? viaAnthropic(ctx, http, request, connection, stream)
-          : viaResponses(ctx, http, request, connection, stream).pipe(
+          ? viaAnthropic(ctx, http, request, connection, stream, timeout)
+          : viaResponses(ctx, http, request, connection, stream, timeout).pipe(
             // Many OpenAI-compatible servers (Ollama, vLLM, LM Studio) have no /responses: use chat completions there.
             Effect.catchIf(
               (e) => e.status === 404 || e.status === 405,
-              () => viaChatCompletions(ctx, http, request, connection, stream)
+              () => viaChatCompletions(ctx, http, request, connection, stream, timeout)
             )
           )
-        const timeout = options.timeout ?? defaults.timeout ?? Duration.seconds(120)
-        return yield* call.pipe(
-          Effect.timeoutFail({
-            duration: timeout,
-            onTimeout: () => modelError(ctx, "timeout", null, `no answer within ${Duration.format(timeout)}`)
-          })
-        )
       })
     return { generate }
   })
@@ -1090,10 +1222,21 @@ const makeWith = (defaults: LiveOptions, registry: Option.Option<Registry>): Eff
 export const make = (options: LiveOptions = {}): Effect.Effect<LiveClients, never, HttpClient.HttpClient> =>
   Effect.flatMap(Effect.serviceOption(Registry), (registry) => makeWith(options, registry))
 
-/** Node's HTTP client with one keep-alive agent: a run reuses its connections instead of a handshake per call. */
-export const nodeHttpClient: Layer.Layer<HttpClient.HttpClient> = NodeHttpClient.layerWithoutAgent.pipe(
-  Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: true }))
-)
+/**
+ * Node's HTTP client with one keep-alive agent: a run reuses its connections instead of a
+ * handshake per call. Up to 4,096 idle connections are kept (Node keeps 256 by default), so the
+ * next wave of --parallel 1000 calls opens none. The live clients over this client send through
+ * its agents directly (`sendNode`).
+ */
+export const nodeHttpClient: Layer.Layer<HttpClient.HttpClient> = Layer.effect(
+  HttpClient.HttpClient,
+  Effect.gen(function*() {
+    const agent = yield* NodeHttpClient.HttpAgent
+    const client = yield* NodeHttpClient.make
+    nodeAgents.set(client, { http: agent.http, https: agent.https })
+    return client
+  })
+).pipe(Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: true, maxFreeSockets: 4096 })))
 
 // One set of clients for the process, for callers that have no Model layer: built on the first
 // call, with no Registry of its own (each call's context gives it), and never closed.
