@@ -144,13 +144,17 @@ describe("a cluster of workers", () => {
       expect(perCell).toHaveLength(300)
       expect(perCell.every((r) => Number(r.n) === 1)).toBe(true)
 
+      // The kill caught calls in flight: the server was asked more than once for some cell (a
+      // call the dead worker never saw answered is logged 499 by the server, not 200, so the
+      // answered calls may be exactly 300 when every one of them was still waiting).
+      const answered = model.requests().slice(before)
+      expect(answered.length).toBeGreaterThan(300)
       // The ledger holds what the server answered the cluster, the dead worker's calls included,
       // but for the answers that reached it in its last moment (a call's spend is written when
       // its answer arrives): at most its 10 calls in flight. Never more than the server answered.
-      const answered = model.requests().slice(before)
       const ok = answered.filter((r) => r.status === 200)
       const perCall = costOf(ok) / ok.length
-      expect(ok.length).toBeGreaterThan(300)
+      expect(ok.length).toBeGreaterThanOrEqual(300)
       expect(clustered.spend.calls).toBeLessThanOrEqual(ok.length)
       expect(clustered.spend.calls).toBeGreaterThanOrEqual(ok.length - 10)
       expect(clustered.spend.experimentUsd).toBeCloseTo(clustered.spend.calls * perCall, 10)
