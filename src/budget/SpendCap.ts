@@ -41,6 +41,11 @@ export interface CapState {
   readonly unknownCalls: number
   /** Calls not sent because they could not reserve. */
   readonly refused: number
+  /**
+   * Of `spentUsd`, the worst cases of calls whose worker died before it could settle them (shared
+   * wallets only): counted as spent so that the cap holds whatever those calls cost.
+   */
+  readonly unsettledUsd: number
 }
 
 export interface SpendCap {
@@ -60,7 +65,7 @@ export interface SpendCap {
  */
 export const make = (capUsd: number | null, spentBefore = 0): Effect.Effect<SpendCap> =>
   Effect.map(
-    TRef.make<CapState>({ capUsd, spentUsd: spentBefore, reservedUsd: 0, unknownCalls: 0, refused: 0 }).pipe(STM.commit),
+    TRef.make<CapState>({ capUsd, spentUsd: spentBefore, reservedUsd: 0, unknownCalls: 0, refused: 0, unsettledUsd: 0 }).pipe(STM.commit),
     (state): SpendCap => ({
       reserve: (usd) =>
         STM.gen(function*() {
@@ -168,12 +173,14 @@ export const wrapModel = (cap: SpendCap, inner: Model, options: WrapOptions): Mo
  * from one cap. The wallet's row holds the cap and what is spent; what is reserved is one row per
  * holder (a worker process), stamped by that holder's heartbeat. A reservation is one transaction
  * under the wallet row's lock: holds whose heartbeat is older than `staleAfter` (their worker
- * died) are freed, then the call's worst case is added to the caller's hold only while spent +
- * every live hold + it stays within the cap, so two workers cannot both take the last dollars,
- * and a dead worker's reservations stop counting once its heartbeat is stale (before, they stayed
- * counted for good and could end a run early). A call that would fit once calls in flight settle
- * polls until they do. Database errors are defects here: a wallet that cannot be read must not
- * let a call through.
+ * died) are moved into what is spent, at their worst case, then the call's worst case is added to
+ * the caller's hold only while spent + every live hold + it stays within the cap, so two workers
+ * cannot both take the last dollars. A dead worker's calls in flight may have been answered (and
+ * billed) with no one left to settle them: counting their worst case keeps the cap holding
+ * whatever they cost, where freeing them would let the others spend those dollars a second time;
+ * the price is budget the cap may not have needed to keep, said as `unsettledUsd`. A call that
+ * would fit once calls in flight settle polls until they do. Database errors are defects here: a
+ * wallet that cannot be read must not let a call through.
  *
  * A holder's heartbeat (`heartbeat`) must run for as long as it may hold: a worker forks it for
  * its whole life. Were it late by more than `staleAfter` (15 s; it beats every 3 s), another worker
@@ -194,6 +201,8 @@ export const makeSharedTables = (sql: SqlClient.SqlClient) =>
     yield* sql`SELECT pg_advisory_xact_lock(4242003)`
     yield* sql`CREATE TABLE IF NOT EXISTS wallets (id TEXT PRIMARY KEY, cap_usd DOUBLE PRECISION NOT NULL,
       spent_usd DOUBLE PRECISION NOT NULL, refused INTEGER NOT NULL)`
+    // What dead holders had reserved, counted into spent_usd (a store made before this column gets it).
+    yield* sql`ALTER TABLE wallets ADD COLUMN IF NOT EXISTS unsettled_usd DOUBLE PRECISION NOT NULL DEFAULT 0`
     yield* sql`CREATE TABLE IF NOT EXISTS wallet_holds (wallet_id TEXT NOT NULL, holder TEXT NOT NULL,
       reserved_usd DOUBLE PRECISION NOT NULL, heartbeat_at TIMESTAMPTZ NOT NULL, PRIMARY KEY (wallet_id, holder))`
   }).pipe(sql.withTransaction)
@@ -234,8 +243,15 @@ export const makeShared = (
     type Outcome = { readonly _tag: "taken" } | { readonly _tag: "wait" } | { readonly _tag: "refused"; readonly error: SpendCapReached }
     const tryReserve = (usd: number): Effect.Effect<Outcome> =>
       Effect.gen(function*() {
-        const wallet = (yield* sql<{ cap_usd: number; spent_usd: number }>`SELECT cap_usd, spent_usd FROM wallets WHERE id = ${walletId} FOR UPDATE`)[0]!
-        yield* sql`DELETE FROM wallet_holds WHERE wallet_id = ${walletId} AND heartbeat_at < clock_timestamp() - make_interval(secs => ${staleSecs})`
+        const wallet = { ...(yield* sql<{ cap_usd: number; spent_usd: number }>`SELECT cap_usd, spent_usd FROM wallets WHERE id = ${walletId} FOR UPDATE`)[0]! }
+        const stale = yield* sql<{ usd: number }>`DELETE FROM wallet_holds
+          WHERE wallet_id = ${walletId} AND heartbeat_at < clock_timestamp() - make_interval(secs => ${staleSecs})
+          RETURNING reserved_usd AS usd`
+        const unsettled = stale.reduce((sum, r) => sum + Number(r.usd), 0)
+        if (unsettled > 0) {
+          yield* sql`UPDATE wallets SET spent_usd = spent_usd + ${unsettled}, unsettled_usd = unsettled_usd + ${unsettled} WHERE id = ${walletId}`
+          wallet.spent_usd += unsettled
+        }
         const reserved = yield* held
         if (wallet.spent_usd + reserved + usd <= wallet.cap_usd) {
           yield* sql`INSERT INTO wallet_holds (wallet_id, holder, reserved_usd, heartbeat_at) VALUES (${walletId}, ${holder}, ${usd}, clock_timestamp())
@@ -271,10 +287,17 @@ export const makeShared = (
         ),
       charge: (usd) => sql`UPDATE wallets SET spent_usd = spent_usd + ${usd} WHERE id = ${walletId}`.pipe(Effect.asVoid, Effect.orDie),
       state: Effect.gen(function*() {
-        const s = (yield* sql<{ cap_usd: number; spent_usd: number; refused: number }>`SELECT cap_usd, spent_usd, refused FROM wallets WHERE id = ${walletId}`)[0]!
+        const s = (yield* sql<{ cap_usd: number; spent_usd: number; refused: number; unsettled_usd: number }>`SELECT cap_usd, spent_usd, refused, unsettled_usd FROM wallets WHERE id = ${walletId}`)[0]!
         const reserved = yield* held
         const mine = yield* local.state
-        return { capUsd: s.cap_usd, spentUsd: s.spent_usd, reservedUsd: reserved, unknownCalls: mine.unknownCalls, refused: s.refused }
+        return {
+          capUsd: s.cap_usd,
+          spentUsd: s.spent_usd,
+          reservedUsd: reserved,
+          unknownCalls: mine.unknownCalls,
+          refused: s.refused,
+          unsettledUsd: Number(s.unsettled_usd)
+        }
       }).pipe(Effect.orDie)
     } satisfies SpendCap
   }).pipe(Effect.orDie)

@@ -1,7 +1,8 @@
 /**
  * The wallet several workers share (`--max-usd` with `run --cluster`), on a real Postgres of this
  * file's own: reservations from several holders at once never pass the cap, and a holder that
- * dies (its heartbeat stops) has its reservations freed for the others once they are stale.
+ * dies (its heartbeat stops) has its reservations counted as spent at their worst case once they
+ * are stale (its calls in flight may have been billed), the rest of the cap left to the others.
  */
 import { describe, expect, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -49,7 +50,7 @@ layer(Layer.scoped(Server, Postgres.start), { timeout: 60_000, excludeTestServic
         })
       ))
 
-    it.scoped("a holder that dies has its reservations freed for the others once its heartbeat is stale, not before", () =>
+    it.scoped("a holder that dies has its reservations counted as spent at their worst case once its heartbeat is stale, not before; the rest of the cap stays usable", () =>
       withDatabase("dead", (sql) =>
         Effect.gen(function*() {
           const a = yield* SpendCap.makeShared(sql, "run:2", 0.1, 0, { holder: "a", staleAfter })
@@ -57,17 +58,24 @@ layer(Layer.scoped(Server, Postgres.start), { timeout: 60_000, excludeTestServic
           const aBeats = yield* Effect.forkScoped(SpendCap.heartbeat(sql, "a", beat))
           yield* Effect.forkScoped(SpendCap.heartbeat(sql, "b", beat))
           yield* a.reserve(0.08)
-          // b's call fits only without a's hold: while a lives it waits, past the staleness window.
+          // $0.05 fits the cap only if a's call costs less than its worst case: while a lives, b waits.
           const waiting = yield* Effect.fork(b.reserve(0.05))
           yield* Effect.sleep(Duration.sum(staleAfter, Duration.seconds(1)))
           expect(yield* Fiber.poll(waiting)).toMatchObject({ _tag: "None" })
-          // a dies: no more heartbeats, its call never settles.
+          // a dies: no more heartbeats, its call never settles (it may have been answered and billed).
           yield* Fiber.interrupt(aBeats)
           const started = Date.now()
-          yield* Fiber.join(waiting).pipe(Effect.timeout(Duration.sum(staleAfter, Duration.seconds(3))))
+          const refused = yield* Fiber.join(waiting).pipe(Effect.flip, Effect.timeout(Duration.sum(staleAfter, Duration.seconds(3))))
           expect(Date.now() - started).toBeGreaterThanOrEqual(Duration.toMillis(staleAfter) - 2 * Duration.toMillis(beat))
+          // a's $0.08 now counts as spent, so $0.05 can never fit: refused, not freed to run.
+          expect(refused._tag).toBe("SpendCapReached")
           const state = yield* b.state
-          expect(state.reservedUsd).toBeCloseTo(0.05, 9)
+          expect(state.spentUsd).toBeCloseTo(0.08, 9)
+          expect(state.unsettledUsd).toBeCloseTo(0.08, 9)
+          expect(state.reservedUsd).toBe(0)
+          // What is left of the cap is still b's to use.
+          yield* b.reserve(0.02)
+          expect((yield* b.state).reservedUsd).toBeCloseTo(0.02, 9)
         })
       ))
   })
