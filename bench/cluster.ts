@@ -74,24 +74,44 @@ interface Measured {
   readonly windowMs: number
   readonly calls: number
   readonly perWorker: ReadonlyArray<number>
+  readonly cellsPerWorker: ReadonlyArray<number>
+  /** From the command's spawn to the first call's arrival (at its answer less the latency). */
+  readonly leadMs: number
+  /** From the last answer to the command's exit. */
+  readonly tailMs: number
+  /** Each worker's last answer, from the command's spawn. */
+  readonly lastAnswerMs: ReadonlyArray<number>
 }
 
 const measure = async (pg: Postgres.PgServer, n: number, home: string): Promise<Measured> => {
   const scope = await Effect.runPromise(Scope.make())
   const workers: Array<ChildProcess> = []
   try {
-    const server = await Effect.runPromise(Scope.extend(LoopbackServer.start([{ repeat: true, text: "Done.", usage: { input: 400, output: 10 }, delayMs: ANSWER_MS }]), scope))
-    const env = { OPENAI_BASE_URL: server.openAiBaseUrl, OPENAI_API_KEY: "sk-bench" }
+    // A model server for each worker, the same script: what each answers is what its worker ran.
+    const servers = await Promise.all(Array.from({ length: n }, () =>
+      Effect.runPromise(Scope.extend(LoopbackServer.start([{ repeat: true, text: "Done.", usage: { input: 400, output: 10 }, delayMs: ANSWER_MS }]), scope))
+    ))
+    const envOf = (i: number) => ({ OPENAI_BASE_URL: servers[i]!.openAiBaseUrl, OPENAI_API_KEY: "sk-bench" })
+    const env = envOf(0)
     const url = pg.database(`bench_${n}`)
-    await Promise.all(Array.from({ length: n }, (_, i) => startWorker(workers, url, join(home, `w${n}-${i}`), env)))
+    await Promise.all(Array.from({ length: n }, (_, i) => startWorker(workers, url, join(home, `w${n}-${i}`), envOf(i))))
     const cpuBefore = workers.map((w) => cpuMsOf(w.pid!))
-    // The server logs a call as it answers: each answer's time, polled every 5 ms.
+    // The servers log a call as they answer: each answer's time, polled every 5 ms.
     const answers: Array<number> = []
-    let seen = 0
+    const lastOf = servers.map(() => 0)
+    const seen = servers.map(() => 0)
     const poll = setInterval(() => {
-      const log = server.requests()
-      for (; seen < log.length; seen++) if (log[seen]!.status === 200) answers.push(performance.now())
+      servers.forEach((server, i) => {
+        const log = server.requests()
+        for (; seen[i]! < log.length; seen[i]!++) {
+          if (log[seen[i]!]!.status === 200) {
+            answers.push(performance.now())
+            lastOf[i] = performance.now()
+          }
+        }
+      })
     }, 5)
+    const spawnedAt = performance.now()
     const run = await timeAssay(
       ["run", "--benchmark", "ledger", "--model", "openai:gpt-4o-mini", "--reps", String(REPS), "--home", join(home, `submit${n}`), "--store", url, "--cluster", "--parallel", String(PARALLEL), "--yes", "--json"],
       env
@@ -107,7 +127,11 @@ const measure = async (pg: Postgres.PgServer, n: number, home: string): Promise<
       workersCpuMs: perWorker.reduce((a, b) => a + b, 0),
       windowMs: Math.max(...answers) - (Math.min(...answers) - ANSWER_MS),
       calls: answers.length,
-      perWorker
+      perWorker,
+      cellsPerWorker: servers.map((server) => server.requests().filter((r) => r.status === 200).length),
+      leadMs: Math.min(...answers) - ANSWER_MS - spawnedAt,
+      tailMs: spawnedAt + run.wallMs - Math.max(...answers),
+      lastAnswerMs: lastOf.map((t) => t - spawnedAt)
     }
   } finally {
     await stopAll(workers)
@@ -128,7 +152,8 @@ export const run = async (): Promise<void> => {
       results.push(r)
       console.log(`${cells} ledger cells on ${n} worker(s) x --concurrency ${CONCURRENCY}, --parallel ${PARALLEL}, the model answering in ${ANSWER_MS / 1000} s; ${machine()}`)
       console.log(`  the command ${seconds(r.wallMs)} wall, ${seconds(r.submitterCpuMs)} CPU; calls' window ${seconds(r.windowMs)} (ideal ${seconds(ideal(n))}), ${r.calls} calls`)
-      console.log(`  per cell: ${(r.wallMs / cells).toFixed(0)} ms of wall, ${(r.workersCpuMs / cells).toFixed(1)} ms of workers' CPU (workers: ${r.perWorker.map((c) => seconds(c)).join(", ")} CPU)`)
+      console.log(`  first call ${seconds(r.leadMs)} after the spawn, the exit ${seconds(r.tailMs)} after the last answer; each worker's last answer at ${r.lastAnswerMs.map((t) => seconds(t)).join(", ")}`)
+      console.log(`  per cell: ${(r.wallMs / cells).toFixed(0)} ms of wall, ${(r.workersCpuMs / cells).toFixed(1)} ms of workers' CPU (workers: ${r.perWorker.map((c) => seconds(c)).join(", ")} CPU; calls ${r.cellsPerWorker.join(", ")})`)
     }
     const [one, three] = results as [Measured, Measured]
     console.log(`  three workers against one: ${(one.wallMs / three.wallMs).toFixed(2)}x on the command's wall, ${(one.windowMs / three.windowMs).toFixed(2)}x on the calls' window (goal >= 2.7x)`)

@@ -12,17 +12,21 @@
  */
 import { randomUUID } from "node:crypto"
 import { hostname } from "node:os"
+import * as ClusterSchema from "@effect/cluster/ClusterSchema"
 import * as ClusterWorkflowEngine from "@effect/cluster/ClusterWorkflowEngine"
+import * as Entity from "@effect/cluster/Entity"
+import { EntityId } from "@effect/cluster/EntityId"
 import * as RunnerAddress from "@effect/cluster/RunnerAddress"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SqlMessageStorage from "@effect/cluster/SqlMessageStorage"
 import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
+import * as Sharding from "@effect/cluster/Sharding"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+import * as Rpc from "@effect/rpc/Rpc"
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as Activity from "@effect/workflow/Activity"
 import * as Workflow from "@effect/workflow/Workflow"
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
-import { Cache, Duration, Effect, Layer, Option, Schema } from "effect"
+import { Cache, Duration, Effect, Layer, Option, PrimaryKey, Schedule, Schema } from "effect"
 import * as SpendCap from "../budget/SpendCap.ts"
 import { Model } from "../model/Model.ts"
 import * as RateLimit from "./RateLimit.ts"
@@ -70,14 +74,67 @@ export const CellWorkflow = Workflow.make({
     repetition: Schema.Number,
     inputsId: Schema.String,
     /** The id of the Attempt this run replaces (a stale or faulted cell), null for a new cell. */
-    after: Schema.NullOr(Schema.String)
+    after: Schema.NullOr(Schema.String),
+    /**
+     * The lane (a slot of a worker, below) the submitter chose for the evaluation; not part of the
+     * key: a second submission of the cell joins the first, wherever that one is evaluated.
+     */
+    lane: Schema.NullOr(Schema.String)
   },
   success: CellOutcome,
   error: ClusterError,
   idempotencyKey: (p) => `${p.environmentId}|${p.candidate}|${p.repetition}|${p.inputsId}|${p.after ?? "new"}`
 })
 
-type CellPayload = (typeof CellWorkflow)["payloadSchema"]["Type"]
+/**
+ * Lanes: where a cell is evaluated, chosen by the submitter so that every worker's slots are kept
+ * busy. A workflow lives on the worker holding its shard (a hash of its id), so with the
+ * evaluation there one worker of three got 46 of 120 cells and the others sat idle at the end.
+ * The workflow (keyed by the cell: once per cell, a second submitter joins it) now asks a lane
+ * entity to evaluate; each worker names, as lanes, `--concurrency` entity ids that fall in the
+ * shards it holds (in the `assay_lanes` table, refreshed every second), and the submitter sends
+ * each cell to its least busy lane. A lane is an ordinary persisted entity: if its worker dies,
+ * its shard and pending requests go to another worker, as the workflow's would. The request's
+ * primary key is the workflow's execution id, so a workflow run again (its worker died) asks for
+ * the same evaluation and gets the first one's answer rather than a second run.
+ */
+export class LaneRequest extends Schema.Class<LaneRequest>("assay/LaneRequest")({
+  executionId: Schema.String,
+  runId: Schema.String,
+  environmentId: Schema.String,
+  candidate: Schema.String,
+  repetition: Schema.Number,
+  inputsId: Schema.String,
+  after: Schema.NullOr(Schema.String)
+}) {
+  [PrimaryKey.symbol]() {
+    return this.executionId
+  }
+}
+
+export const LaneEntity = Entity.make("assay/lane", [
+  Rpc.make("evaluate", { payload: LaneRequest, success: CellOutcome, error: ClusterError })
+    .annotate(ClusterSchema.Persisted, true)
+    // As an Activity was: a submitter or workflow going away does not stop an evaluation midway.
+    .annotate(ClusterSchema.Uninterruptible, true)
+])
+
+/** The lane a cell without a chosen one goes to: its own id, so on the worker holding its workflow. */
+const ownLane = (executionId: string) => `cell/${executionId}`
+
+const lanesTable = (sql: SqlClient.SqlClient) =>
+  sql`CREATE TABLE IF NOT EXISTS assay_lanes (runner TEXT PRIMARY KEY, lanes TEXT NOT NULL, updated_at TIMESTAMPTZ NOT NULL DEFAULT now())`
+
+/** The first `count` lane ids (`lane/0`, `lane/1`, …) in shards this runner holds now. */
+const ownedLanes = (sharding: Sharding.Sharding["Type"], count: number): ReadonlyArray<string> => {
+  const lanes: Array<string> = []
+  // 300 shards a group by default: within a few thousand ids every held shard is met.
+  for (let k = 0; k < 20_000 && lanes.length < count; k++) {
+    const id = `lane/${k}`
+    if (sharding.hasShardId(sharding.getShardId(EntityId.make(id), "default"))) lanes.push(id)
+  }
+  return lanes
+}
 
 /** The cluster's own tables in the store's database, beside the store's. */
 const clusterClient = (url: string) => Store.postgresClient(url)
@@ -103,6 +160,7 @@ const clusterSchema = Effect.gen(function*() {
     )
     yield* Layer.build(Layer.mergeAll(SqlMessageStorage.layer, SqlRunnerStorage.layer).pipe(Layer.provide(ShardingConfig.layer(shardingConfig))))
     yield* RateLimit.makeTables(sql)
+    yield* lanesTable(sql)
   }))
 })
 
@@ -150,7 +208,7 @@ export const workerLayer = (options: { readonly url: string; readonly home: stri
           return { plan, runner } as { readonly plan: Plan; readonly runner: CellRunner }
         }).pipe(Effect.mapError((e) => new ClusterError({ reason: "cell", detail: `run ${runId}: ${e.message}` })))
     })
-    const runPayload = (p: CellPayload) =>
+    const runPayload = (p: LaneRequest) =>
       Effect.gen(function*() {
         const key = { environmentId: p.environmentId, candidate: p.candidate, repetition: p.repetition }
         const fail = (e: { readonly message: string }) => new ClusterError({ reason: "cell", detail: e.message })
@@ -165,9 +223,41 @@ export const workerLayer = (options: { readonly url: string; readonly home: stri
         const done = yield* runner(cell).pipe(Effect.mapError(fail))
         return done === null ? { attemptId: null, skipped: "skipped (see the run's skipped cells)" } : { attemptId: done.id, skipped: null }
       }).pipe(permits.withPermits(1))
-    return CellWorkflow.toLayer((payload) =>
-      Activity.make({ name: "assay/evaluate", success: CellOutcome, error: ClusterError, execute: runPayload(payload) })
+    const sharding = yield* Sharding.Sharding
+    // This worker's lanes, as many as its slots, told the submitters every second: the shards it
+    // holds change as workers join and leave. The row goes when the worker stops; a dead worker's
+    // row is left stale and submitters ignore rows older than a few seconds.
+    const runnerName = `${options.host ?? hostname()}:${options.port}`
+    const publish = Effect.suspend(() => {
+      const lanes = JSON.stringify(ownedLanes(sharding, Math.max(1, options.concurrency)))
+      return sql`INSERT INTO assay_lanes (runner, lanes, updated_at) VALUES (${runnerName}, ${lanes}, now())
+        ON CONFLICT (runner) DO UPDATE SET lanes = EXCLUDED.lanes, updated_at = now()`
+    }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("could not publish this worker's lanes", cause)))
+    yield* Effect.forkScoped(Effect.repeat(publish, Schedule.spaced(Duration.seconds(1))))
+    yield* Effect.addFinalizer(() =>
+      sql`DELETE FROM assay_lanes WHERE runner = ${runnerName}`.pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("could not withdraw this worker's lanes; submitters drop them once stale", cause))
+      )
     )
+    const lanes = LaneEntity.toLayer(LaneEntity.of({ evaluate: (request) => runPayload(request.payload) }), { concurrency: "unbounded" })
+    const workflow = CellWorkflow.toLayer((payload, executionId) =>
+      Effect.gen(function*() {
+        const lane = (yield* LaneEntity.client)(payload.lane ?? ownLane(executionId))
+        return yield* lane.evaluate(new LaneRequest({
+          executionId,
+          runId: payload.runId,
+          environmentId: payload.environmentId,
+          candidate: payload.candidate,
+          repetition: payload.repetition,
+          inputsId: payload.inputsId,
+          after: payload.after
+        })).pipe(
+          Effect.retry({ while: (e) => e._tag !== "ClusterError", times: 5, schedule: Schedule.spaced(Duration.millis(500)) }),
+          Effect.catchIf((e) => e._tag !== "ClusterError", (e) => Effect.fail(new ClusterError({ reason: "cell", detail: `lane ${payload.lane ?? "own"}: ${e._tag}` })))
+        )
+      })
+    )
+    return Layer.merge(lanes, workflow)
   }))
   const host = options.host ?? hostname()
   const runner = afterSchema(NodeClusterSocket.layer({
@@ -202,9 +292,57 @@ export const liveWorkers = Effect.gen(function*() {
   return Number(rows[0]?.n ?? 0)
 })
 
+interface Lane {
+  readonly id: string
+  readonly runner: string
+}
+
+/** The lanes of workers alive now (their row refreshed within the last 5 s). */
+const readLanes = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql<{ runner: string; lanes: string }>`SELECT runner, lanes FROM assay_lanes WHERE updated_at > now() - interval '5 seconds' ORDER BY runner`
+  const seen = new Set<string>()
+  const lanes: Array<Lane> = []
+  for (const row of rows) {
+    const ids = Schema.decodeUnknownOption(Schema.parseJson(Schema.Array(Schema.String)))(row.lanes)
+    // A lane two workers name (shards moving between them) is one lane.
+    for (const id of Option.getOrElse(ids, () => [])) if (!seen.has(id)) {
+      seen.add(id)
+      lanes.push({ id, runner: row.runner })
+    }
+  }
+  return { runners: rows.length, lanes }
+})
+
+const liveRunners = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql<{ n: string | number }>`SELECT count(*) AS n FROM cluster_runners WHERE healthy AND last_heartbeat > now() - interval '20 seconds'`
+  return Number(rows[0]?.n ?? 0)
+})
+
 /**
- * Runs each cell on the cluster: submitted as a workflow, answered once a worker stored its
- * Attempt, which is then read from the store. For RunSettings.dispatch.
+ * The lanes once they hold still: every live runner has named its lanes and two reads half a
+ * second apart agree. Workers that have just started are still taking their shards from each
+ * other (three started at once: a few seconds), and lanes named meanwhile would crowd some
+ * workers. At most 10 s; then whatever lanes there are.
+ */
+const settledLanes = Effect.gen(function*() {
+  let last = ""
+  for (let i = 0; i < 20; i++) {
+    const runners = yield* liveRunners
+    const now = yield* readLanes
+    const key = JSON.stringify(now.lanes)
+    if (now.runners >= runners && now.lanes.length > 0 && key === last) return now.lanes
+    last = key
+    yield* Effect.sleep(Duration.millis(500))
+  }
+  return (yield* readLanes).lanes
+})
+
+/**
+ * Runs each cell on the cluster: submitted as a workflow, evaluated in the least busy lane,
+ * answered once a worker stored its Attempt, which is then read from the store. For
+ * RunSettings.dispatch.
  */
 export const dispatcher = (plan: Plan) =>
   Effect.gen(function*() {
@@ -212,23 +350,61 @@ export const dispatcher = (plan: Plan) =>
     const engine = yield* Effect.context<WorkflowEngine>()
     // The Attempt each cell has now: a cell run again (stale, faulted) is a new workflow.
     const after = new Map(Array.from(yield* store.latestCells(plan.cells.map((c) => c.key)), ([key, c]) => [key, c.id]))
-    return (cell: Cell, run: { readonly runId: string }) =>
-      Effect.gen(function*() {
-        const outcome = yield* CellWorkflow.execute({
-          runId: run.runId,
-          environmentId: cell.key.environmentId,
-          candidate: cell.key.candidate,
-          repetition: cell.key.repetition,
-          inputsId: cell.predictedInputsId,
-          after: after.get(Store.cellKeyOf(cell.key)) ?? null
-        }).pipe(Effect.provide(engine))
-        if (outcome.attemptId === null) return null
-        const stored = (yield* store.latestAttempts([cell.key])).get(Store.cellKeyOf(cell.key))
-        if (stored === undefined) {
-          return yield* new Store.StoreError({ reason: "query", detail: `the worker stored no Attempt of ${Store.cellKeyOf(cell.key)}` })
+    let lanes: ReadonlyArray<Lane> = yield* settledLanes.pipe(Effect.orElseSucceed(() => []))
+    yield* Effect.forkScoped(Effect.repeat(
+      readLanes.pipe(
+        Effect.tap((now) => Effect.sync(() => { lanes = now.lanes })),
+        Effect.catchAllCause((cause) => Effect.logWarning("could not read the workers' lanes; the last ones are kept", cause))
+      ),
+      Schedule.spaced(Duration.seconds(1))
+    ))
+    // What this submitter has in each lane and on each worker now.
+    const inLane = new Map<string, number>()
+    const onRunner = new Map<string, number>()
+    const take = (): Lane | null => {
+      let best: Lane | null = null
+      let score = Number.POSITIVE_INFINITY
+      for (const lane of lanes) {
+        const s = (inLane.get(lane.id) ?? 0) * 1_000_000 + (onRunner.get(lane.runner) ?? 0)
+        if (s < score) {
+          score = s
+          best = lane
         }
-        return { id: stored.id, attempt: stored.attempt }
-      }).pipe(
+      }
+      if (best !== null) {
+        inLane.set(best.id, (inLane.get(best.id) ?? 0) + 1)
+        onRunner.set(best.runner, (onRunner.get(best.runner) ?? 0) + 1)
+      }
+      return best
+    }
+    const give = (lane: Lane | null) => {
+      if (lane === null) return
+      inLane.set(lane.id, (inLane.get(lane.id) ?? 1) - 1)
+      onRunner.set(lane.runner, (onRunner.get(lane.runner) ?? 1) - 1)
+    }
+    return (cell: Cell, run: { readonly runId: string }) =>
+      Effect.acquireUseRelease(
+        Effect.sync(take),
+        (lane) =>
+          Effect.gen(function*() {
+            const outcome = yield* CellWorkflow.execute({
+              runId: run.runId,
+              environmentId: cell.key.environmentId,
+              candidate: cell.key.candidate,
+              repetition: cell.key.repetition,
+              inputsId: cell.predictedInputsId,
+              after: after.get(Store.cellKeyOf(cell.key)) ?? null,
+              lane: lane?.id ?? null
+            }).pipe(Effect.provide(engine))
+            if (outcome.attemptId === null) return null
+            const stored = (yield* store.latestAttempts([cell.key])).get(Store.cellKeyOf(cell.key))
+            if (stored === undefined) {
+              return yield* new Store.StoreError({ reason: "query", detail: `the worker stored no Attempt of ${Store.cellKeyOf(cell.key)}` })
+            }
+            return { id: stored.id, attempt: stored.attempt }
+          }),
+        (lane) => Effect.sync(() => give(lane))
+      ).pipe(
         Effect.catchTag("ClusterError", (e) => Effect.fail(new Store.StoreError({ reason: "query", detail: `cluster: ${e.message}` })))
       )
   })
@@ -249,4 +425,4 @@ export const onCluster = <A, E, R>(url: string, plan: Plan, go: (dispatch: Dispa
       })
     }
     return yield* go(yield* dispatcher(plan))
-  }).pipe(Effect.provide(clientLayer(url)))
+  }).pipe(Effect.scoped, Effect.provide(clientLayer(url)))
