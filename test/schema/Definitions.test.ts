@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, FastCheck as fc } from "effect"
+import { Arbitrary, Effect, FastCheck as fc } from "effect"
 import * as AgentDefs from "../../src/schema/AgentDef.ts"
 import { decode, InvalidDefinition } from "../../src/schema/Decode.ts"
 import * as EnvironmentDefs from "../../src/schema/EnvironmentDef.ts"
@@ -108,6 +108,29 @@ describe("content ids of definitions", () => {
     expect(EnvironmentDefs.idOf(env)).toMatch(/^sha256:[0-9a-f]{64}$/)
   })
 
+  // idOf writes the canonical text field by field; the schema's encode + Canonical is the reference.
+  it("an EnvironmentDef's id is the schema's, pinned, and stays so with faults, admission and models", () => {
+    expect(EnvironmentDefs.idOf({ ...env })).toBe(PINNED_LEDGER_ENV_ID)
+    expect(EnvironmentDefs.schemaIdOf(env)).toBe(PINNED_LEDGER_ENV_ID)
+    for (const [, changed] of envChanges) expect(EnvironmentDefs.idOf({ ...changed })).toBe(EnvironmentDefs.schemaIdOf(changed))
+  })
+  it.prop(
+    "for any EnvironmentDef the schema admits, idOf is the id of its encoded canonical JSON",
+    [Arbitrary.make(EnvironmentDefs.EnvironmentDef)],
+    ([any]) => {
+      // A value JSON cannot hold (an infinite limit) is a defect on both paths.
+      const outcome = (f: () => string) => {
+        try {
+          return f()
+        } catch (e) {
+          return `defect: ${String(e)}`
+        }
+      }
+      expect(outcome(() => EnvironmentDefs.idOf(any))).toBe(outcome(() => EnvironmentDefs.schemaIdOf(any)))
+    },
+    { fastCheck: { numRuns: 500 } }
+  )
+
   it("an AgentDef's id is the same for an equal definition built apart", () => {
     expect(AgentDefs.idOf(structuredClone(agent))).toBe(AgentDefs.idOf(agent))
   })
@@ -166,4 +189,5 @@ describe("content ids of definitions", () => {
   })
 })
 
+const PINNED_LEDGER_ENV_ID = "sha256:40d963fbee74840496d6512d774311edbab3f5b75bf4e03b34b7882e3e81fb8e"
 const PINNED_GOLD_AGENT_ID = "sha256:c1b1f90bd629081c7f484b1199a06ea7a18f15e19fe86f3bb2542a29ae15ccc4"
