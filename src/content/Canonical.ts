@@ -23,8 +23,63 @@ const pathOf = (path: ReadonlyArray<string | number>): string =>
 
 const compareKeys = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
+// Deeper than this, the fast pass gives up and the checked one decides (a cycle, or deep data).
+const FAST_DEPTH = 256
+
+/**
+ * The canonical text when `v` is JSON, else undefined: the same text as `checked` writes, without
+ * its bookkeeping (the path, the cycle set), and taking the text recorded for a value met inside
+ * (`remember`). Sorting with no comparator is by UTF-16 code units, as `compareKeys`.
+ */
+const fast = (v: unknown, depth: number): string | undefined => {
+  switch (typeof v) {
+    case "string":
+      return JSON.stringify(v)
+    case "boolean":
+      return v ? "true" : "false"
+    case "number":
+      return Number.isFinite(v) ? (Object.is(v, -0) ? "0" : String(v)) : undefined
+    case "object":
+      break
+    default:
+      return undefined
+  }
+  if (v === null) return "null"
+  const known = remembered.get(v)
+  if (known !== undefined) return known
+  if (depth > FAST_DEPTH) return undefined
+  if (Array.isArray(v)) {
+    let out = "["
+    for (let i = 0; i < v.length; i++) {
+      const t = fast(v[i], depth + 1)
+      if (t === undefined) return undefined
+      out += i === 0 ? t : "," + t
+    }
+    return out + "]"
+  }
+  const proto = Object.getPrototypeOf(v)
+  if (proto !== Object.prototype && proto !== null) return undefined
+  const record = v as Record<string, unknown>
+  const keys = Object.keys(record).sort()
+  let out = "{"
+  for (const k of keys) {
+    const x = record[k]
+    if (x === undefined) continue
+    const t = fast(x, depth + 1)
+    if (t === undefined) return undefined
+    out += (out.length === 1 ? "" : ",") + JSON.stringify(k) + ":" + t
+  }
+  return out + "}"
+}
+
 /** Canonical JSON text of a value, or the first place it is not JSON. */
 export const canonicalEither = (value: unknown): Either.Either<string, NotJson> => {
+  // Most values are JSON: written once by the fast pass; otherwise `checked` says where it is not.
+  const text = fast(value, 0)
+  return text !== undefined ? Either.right(text) : checked(value)
+}
+
+const checked = (value: unknown): Either.Either<string, NotJson> => {
   const seen = new Set<object>()
   const path: Array<string | number> = []
   let failure: NotJson | undefined

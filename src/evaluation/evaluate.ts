@@ -130,6 +130,17 @@ const endedVerdict = (ended: Ended): Verdict => ({
 
 const idOfJson = (value: unknown): string => ContentId.ofUnsafe(value)
 
+/**
+ * The content id of a part of the Attempt whose canonical text the Attempt's own id takes again
+ * (the store names the Attempt by its canonical text): the text is recorded for the value, so it
+ * is written once. Only for values nothing changes afterwards (an Attempt's parts are not).
+ */
+const idOfPart = (value: unknown): string => {
+  const text = Canonical.canonicalUnsafe(value)
+  if (typeof value === "object" && value !== null) Canonical.remember(value, text)
+  return ContentId.ofText(text)
+}
+
 const isVerdict = Schema.is(VerdictSchema)
 /** The verdict as Schema.encodeSync would give it (the same value), failing as it would on one out of shape. */
 const validVerdict = (verdict: Verdict): Verdict => (isVerdict(verdict) ? verdict : Schema.encodeSync(VerdictSchema)(verdict))
@@ -164,11 +175,11 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
       ...base,
       ...parts,
       receipt: {
-        evidenceId: idOfJson(parts.evidence),
-        outputId: idOfJson(parts.output),
+        evidenceId: idOfPart(parts.evidence),
+        outputId: idOfPart(parts.output),
         // A Verdict's encoded form is itself (no transformations); the check is its reward's range.
         verdictId: idOfJson(validVerdict(parts.verdict)),
-        recordingId: idOfJson(parts.recording),
+        recordingId: idOfPart(parts.recording),
         library: LIBRARY_VERSION
       }
     })

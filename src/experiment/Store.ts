@@ -279,6 +279,7 @@ const queryUnlessStore = (detail: string) =>
   Effect.mapError((e: unknown) => (e instanceof StoreError ? e : new StoreError({ reason: "query", detail: `${detail}: ${withCause(e)}` })))
 
 const decodeAttempt = Schema.decodeUnknown(Schema.parseJson(Attempt))
+const encodeAttempt = Schema.encode(Attempt)
 /**
  * A summary as the index stores it. The store wrote it from `summaryOf` and a change of its shape
  * comes with a migration that rebuilds the index, so a look at its shape is enough: decoding
@@ -338,7 +339,9 @@ const make = (home: string, readOnly: boolean) =>
         // Encoded once: its canonical form names it, its JSON is the record (the same text
         // Schema.parseJson(Attempt) would write). At --parallel 100 every encode is CPU the
         // slots wait on.
-        const encoded = yield* Schema.encode(Attempt)(attempt).pipe(Effect.mapError((e) => new StoreError({ reason: "decode", detail: e.message })))
+        // The encoded form keeps the Attempt's evidence and output themselves (Schema.Unknown),
+        // whose canonical texts their receipt ids recorded (evaluate): they are not written again.
+        const encoded = yield* encodeAttempt(attempt).pipe(Effect.mapError((e) => new StoreError({ reason: "decode", detail: e.message })))
         const id = ContentId.ofUnsafe(encoded)
         const record = JSON.stringify(encoded)
         const cell = cellKeyOf({ environmentId: attempt.environmentId, candidate: attempt.candidate, repetition: attempt.repetition })

@@ -8,8 +8,9 @@
  * timeouts and unreachable endpoints (injected or real) are retried with bounded backoff; the
  * retries show in usage.
  */
-import { Duration, Effect, Schedule } from "effect"
+import { Duration, Effect, Either, Schedule } from "effect"
 import type { Json } from "../content/Canonical.ts"
+import * as Canonical from "../content/Canonical.ts"
 import { type BudgetExceeded, metered, type Wallet } from "../budget/Wallet.ts"
 import { AgentError, type Agent, type AgentFailure } from "../evaluation/Agent.ts"
 import type { AgentInput, AgentReply, Message } from "../evaluation/Conversation.ts"
@@ -87,13 +88,28 @@ const toModelMessages = (messages: ReadonlyArray<Message>): ModelRequest["messag
     }
   })
 
+// A tool as a request carries it, made once per tool spec (specs are immutable data), with its
+// canonical text recorded: every recorded request of a run holds the same specs, and the
+// Attempt's ids would otherwise write their JSON schemas again for every call.
+const requestTools = new WeakMap<AgentInput["tools"][number], ModelRequest["tools"][number]>()
+const requestToolOf = (t: AgentInput["tools"][number]): ModelRequest["tools"][number] => {
+  let tool = requestTools.get(t)
+  if (tool === undefined) {
+    tool = { name: t.name, description: t.description, parameters: t.parameters }
+    const text = Canonical.canonicalEither(tool)
+    if (Either.isRight(text)) Canonical.remember(tool, text.right)
+    requestTools.set(t, tool)
+  }
+  return tool
+}
+
 /** The request a model agent sends for one step. */
 export const requestOf = (model: ResolvedModel, input: AgentInput): ModelRequest => ({
   provider: model.provider,
   model: model.model.id,
   system: input.system,
   messages: toModelMessages(input.messages),
-  tools: input.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
+  tools: input.tools.map(requestToolOf),
   // Bounded where a price makes it matter (the spend cap reserves it); a model of unknown price
   // (any id on a local server) gets the server's default, which a small context may need.
   ...(model.model.cost !== undefined
