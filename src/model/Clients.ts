@@ -165,8 +165,46 @@ export const connectionOf = (provider: string, endpoint: Endpoint): Effect.Effec
 /** The endpoint of a provider in a registry, else the built-in openai and anthropic ones. */
 const endpointIn = (registry: Option.Option<Registry>, provider: string): Option.Option<Endpoint> => {
   const entry = Option.flatMapNullable(registry, (r) => r.file.providers[provider])
-  return Option.isSome(entry) ? Option.some(endpointOf(entry.value)) : Option.fromNullable(builtinEndpoints[provider])
+  return Option.isSome(entry) ? Option.some(endpointOfEntry(entry.value)) : Option.fromNullable(builtinEndpoints[provider])
 }
+
+// One Endpoint per registry entry (entries are immutable data), so a call's connection can be
+// remembered by its endpoint (`connectionFor`).
+const endpoints = new WeakMap<ProviderEntry, Endpoint>()
+const endpointOfEntry = (entry: ProviderEntry): Endpoint => {
+  let endpoint = endpoints.get(entry)
+  if (endpoint === undefined) endpoints.set(entry, endpoint = endpointOf(entry))
+  return endpoint
+}
+
+// The ConfigProvider a program has unless it sets its own: it reads process.env.
+const defaultConfigProvider = Effect.runSync(Effect.configProviderWith(Effect.succeed))
+
+// Connections made under the default ConfigProvider, by endpoint and provider, with the values
+// of every variable they were read from: reading them through Config on every call cost ~40-80 us
+// of CPU per model call. A change of any of those variables reads the environment again.
+const connections = new WeakMap<Endpoint, Map<string, { readonly seen: string; readonly connected: Either.Either<Connection, NotConnected> }>>()
+
+const envNamesOf = (provider: string, endpoint: Endpoint): Array<string> => {
+  const names: Array<string> = [...endpoint.keyEnv]
+  for (const source of sourcesOf(provider, endpoint)) names.push(source.name, ...source.keyEnv)
+  return names
+}
+
+/** `connectionOf`, remembered while the environment variables it read are unchanged. */
+const connectionFor = (provider: string, endpoint: Endpoint): Effect.Effect<Either.Either<Connection, NotConnected>> =>
+  Effect.configProviderWith((config) => {
+    if (config !== defaultConfigProvider) return connectionOf(provider, endpoint)
+    const seen = envNamesOf(provider, endpoint).map((name) => process.env[name] ?? "").join("\u0000")
+    let byProvider = connections.get(endpoint)
+    const known = byProvider?.get(provider)
+    if (known !== undefined && known.seen === seen) return Effect.succeed(known.connected)
+    if (byProvider === undefined) connections.set(endpoint, byProvider = new Map())
+    const remember = byProvider
+    return Effect.tap(connectionOf(provider, endpoint), (connected) => {
+      remember.set(provider, { seen, connected })
+    })
+  })
 
 /** The endpoint of a provider: the Registry's when one is in context, else the built-in openai and anthropic ones. */
 export const endpointFor = (provider: string): Effect.Effect<Option.Option<Endpoint>> =>
@@ -552,7 +590,27 @@ const ResponsesEvent = Schema.Struct({
   message: opt(Schema.String)
 })
 
-const decodeResponsesBody = Schema.decodeUnknownEither(ResponsesBody)
+// A body that plainly has the shape ResponsesBody reads is taken as it is: the schema's decoding
+// of each response was ~0.1 ms of CPU per call. Anything else (an array where an object is read,
+// a field of another type, no output) is decided by the schema, with its message.
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
+const optOf = (check: (v: unknown) => boolean) => (v: unknown): boolean => v === undefined || v === null || check(v)
+const optString = optOf((v) => typeof v === "string")
+const optNumber = optOf((v) => typeof v === "number")
+const plainItem = (v: unknown): boolean =>
+  isObject(v) && typeof v["type"] === "string" && optString(v["id"]) && optString(v["call_id"]) && optString(v["name"]) && optString(v["arguments"])
+const plainUsage = optOf((v) =>
+  isObject(v) && optNumber(v["input_tokens"]) && optNumber(v["output_tokens"]) &&
+  optOf((d) => isObject(d) && optNumber(d["cached_tokens"]))(v["input_tokens_details"])
+)
+const plainResponsesBody = (v: unknown): v is ResponsesBody =>
+  isObject(v) && optString(v["model"]) && optString(v["status"]) && optString(v["output_text"]) &&
+  optOf((o) => Array.isArray(o) && o.every(plainItem))(v["output"]) && plainUsage(v["usage"]) &&
+  optOf((d) => isObject(d) && optString(d["reason"]))(v["incomplete_details"]) &&
+  optOf((e) => isObject(e) && optString(e["code"]) && optString(e["message"]))(v["error"]) &&
+  (Array.isArray(v["output"]) || typeof v["output_text"] === "string" || (v["error"] !== undefined && v["error"] !== null))
+const decodeResponsesSchema = Schema.decodeUnknownEither(ResponsesBody)
+const decodeResponsesBody = (u: unknown) => (plainResponsesBody(u) ? Either.right(u) : decodeResponsesSchema(u))
 const decodeResponsesEvent = Schema.decodeUnknownEither(ResponsesEvent)
 
 export const responsesBody = (request: ModelRequest, stream: boolean): Record<string, unknown> => {
@@ -1191,7 +1249,7 @@ const makeWith = (defaults: LiveOptions, registry: Option.Option<Registry>): Eff
         if (endpoint === undefined) {
           return yield* modelError(base, "bad-request", null, `unknown provider "${request.provider}": not in the registry and no endpoint given`)
         }
-        const connected = yield* connectionOf(request.provider, endpoint)
+        const connected = yield* connectionFor(request.provider, endpoint)
         if (Either.isLeft(connected)) return yield* modelError(base, connected.left.reason, null, notConnectedDetail(request.provider, connected.left))
         const connection = connected.right
         const ctx: CallContext = { ...base, secrets: Option.isSome(connection.key) ? [connection.key.value.key] : [] }
