@@ -46,9 +46,11 @@ export const RecordedEffect = Schema.Struct({
   key: Schema.String,
   occurrence: Schema.Int,
   request: Schema.Unknown,
+  // The error member first: `{ ok: Unknown }` also accepts an object without `ok` (Unknown takes
+  // the missing value), so tried first it took every error outcome and encoded it as `{}`.
   outcome: Schema.Union(
-    Schema.Struct({ ok: Schema.Unknown }),
-    Schema.Struct({ error: Schema.Struct({ reason: Schema.String, message: Schema.String }) })
+    Schema.Struct({ error: Schema.Struct({ reason: Schema.String, message: Schema.String }) }),
+    Schema.Struct({ ok: Schema.Unknown })
   )
 })
 export type RecordedEffect = typeof RecordedEffect.Type
