@@ -6,9 +6,12 @@
  * with the same --concurrency, each run in a fresh database. The model's latency is the bound, not
  * the CPU: on a 2-core machine shared with other work the workers' CPU is printed beside the walls.
  *
- * Figures: the command's wall (spawn to exit, as the user waits) and the calls' window (the first
- * request's arrival at the server to the last answer), each for one and three workers, and their
- * ratios, all from this run.
+ * Figures: the command's wall (spawn to exit, as the user waits; the run starts as soon as the
+ * workers have said they joined, so the three-worker wall includes the submitter's wait for their
+ * shards to settle) and the calls' window (the first request's arrival at a server to the last
+ * answer), each for one and three workers, and their ratios, all from this run. Each worker has
+ * a model server of its own, the same script, so the calls each server answered are the cells its
+ * worker ran.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
@@ -25,8 +28,8 @@ import { assayBin, machine, root, seconds, succeeded, timeAssay } from "./suppor
 const ANSWER_MS = 3000
 const REPS = 6 // ledger has 20 environments: 120 cells
 const CONCURRENCY = 5
-// The submitter keeps twice the cluster's slots submitted, so every worker has cells waiting
-// whichever shards the cells hash to (cells go to the worker holding their shard).
+// The submitter keeps twice the cluster's slots submitted (two a lane), so a slot that frees
+// finds its next cell already on its worker.
 const PARALLEL = 30
 
 /** A worker's own CPU so far (user + system), from /proc. */

@@ -23,7 +23,7 @@ export const workerDoc = {
   flags: {
     "--store": { value: "URL", about: "The Postgres store the cluster lives in (or ASSAY_STORE)" },
     "--home": { value: "DIR", fallback: ".assay", about: "The local folder for what is kept beside the store" },
-    "--concurrency": { value: "N", fallback: "4", about: "Cells this worker runs at once, a whole number 1 or more" },
+    "--concurrency": { value: "N", fallback: "4", about: "Slots, as run's --parallel: model calls this worker has in flight at once (a model candidate's cell holds one only while a call is out; up to 2N cells open; under a run's --max-usd, and for any other candidate, a cell holds one for its whole run). A whole number 1 or more" },
     "--port": { value: "P", about: "The port other runners reach this one on. Default: a free one" },
     "--host": { value: "H", about: "The host name other runners reach this one by. Default: this machine's host name" }
   }
@@ -50,7 +50,7 @@ export const workerCommand = Command.make(
       // Said once the worker's layer is built (its runner registered), not beside the build:
       // whoever waits for this line (a test, a script) may submit at once.
       yield* Layer.launch(
-        Layer.tap(layer, () => Console.error(`assay: worker on port ${port} (pid ${process.pid}), running up to ${opts.concurrency} cells at once`))
+        Layer.tap(layer, () => Console.error(`assay: worker on port ${port} (pid ${process.pid}), ${opts.concurrency} slots (model calls at once)`))
       )
     })
 ).pipe(Command.withDescription(workerDoc.about))

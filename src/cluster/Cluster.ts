@@ -6,9 +6,9 @@
  *
  * Once per cell: a workflow's id is a digest of the cell, its inputs id and the Attempt it
  * replaces, so the same cell submitted twice (a second submitter, a retry) is one execution; a
- * worker that dies mid-cell has its shards taken over and the cell's activity run again elsewhere;
- * before running, the activity looks in the store, so a cell whose Attempt was already stored
- * (a worker that died after storing, before replying) is not run again.
+ * worker that dies mid-cell has its shards taken over and the cell's evaluation (a request to a
+ * lane, below) run again elsewhere; before running, the lane looks in the store, so a cell whose
+ * Attempt was already stored (a worker that died after storing, before replying) is not run again.
  */
 import { randomUUID } from "node:crypto"
 import { hostname } from "node:os"
@@ -16,6 +16,7 @@ import * as ClusterSchema from "@effect/cluster/ClusterSchema"
 import * as ClusterWorkflowEngine from "@effect/cluster/ClusterWorkflowEngine"
 import * as Entity from "@effect/cluster/Entity"
 import { EntityId } from "@effect/cluster/EntityId"
+import * as ShardId from "@effect/cluster/ShardId"
 import * as RunnerAddress from "@effect/cluster/RunnerAddress"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SqlMessageStorage from "@effect/cluster/SqlMessageStorage"
@@ -52,7 +53,11 @@ export class ClusterError extends Schema.TaggedError<ClusterError>()("ClusterErr
  * 2 cores) dropped and retook their shards over and over and cells stalled for minutes, so 15 s
  * (5 s per query, refreshed every 5 s).
  */
+/** The library's default, named here because the submitter checks that every shard is held. */
+const shardsPerGroup = 300
+
 export const shardingConfig: Partial<ShardingConfig.ShardingConfig["Type"]> = {
+  shardsPerGroup,
   shardLockExpiration: Duration.seconds(15),
   shardLockRefreshInterval: Duration.seconds(5),
   runnerHealthCheckInterval: Duration.seconds(2),
@@ -92,7 +97,7 @@ export const CellWorkflow = Workflow.make({
  * evaluation there one worker of three got 46 of 120 cells and the others sat idle at the end.
  * The workflow (keyed by the cell: once per cell, a second submitter joins it) now asks a lane
  * entity to evaluate; each worker names, as lanes, `--concurrency` entity ids that fall in the
- * shards it holds (in the `assay_lanes` table, refreshed every second), and the submitter sends
+ * shards it holds (in the `assay_lanes` table, refreshed every 250 ms), and the submitter sends
  * each cell to its least busy lane. A lane is an ordinary persisted entity: if its worker dies,
  * its shard and pending requests go to another worker, as the workflow's would. The request's
  * primary key is the workflow's execution id, so a workflow run again (its worker died) asks for
@@ -123,17 +128,29 @@ export const LaneEntity = Entity.make("assay/lane", [
 const ownLane = (executionId: string) => `cell/${executionId}`
 
 const lanesTable = (sql: SqlClient.SqlClient) =>
-  sql`CREATE TABLE IF NOT EXISTS assay_lanes (runner TEXT PRIMARY KEY, lanes TEXT NOT NULL, updated_at TIMESTAMPTZ NOT NULL DEFAULT now())`
+  sql`CREATE TABLE IF NOT EXISTS assay_lanes (runner TEXT PRIMARY KEY, lanes TEXT NOT NULL, shards INTEGER NOT NULL, updated_at TIMESTAMPTZ NOT NULL DEFAULT now())`
 
-/** The first `count` lane ids (`lane/0`, `lane/1`, …) in shards this runner holds now. */
-const ownedLanes = (sharding: Sharding.Sharding["Type"], count: number): ReadonlyArray<string> => {
-  const lanes: Array<string> = []
+/**
+ * This runner's lanes: the ones it named before while it still holds their shards, then the first
+ * ids (`lane/0`, `lane/1`, …) in shards it holds, up to `count`. Kept rather than recomputed so
+ * that taking a shard does not move a lane (only giving one up does).
+ */
+const ownedLanes = (sharding: Sharding.Sharding["Type"], before: ReadonlyArray<string>, count: number): ReadonlyArray<string> => {
+  const holds = (id: string) => sharding.hasShardId(sharding.getShardId(EntityId.make(id), "default"))
+  const lanes = before.filter(holds).slice(0, count)
   // 300 shards a group by default: within a few thousand ids every held shard is met.
   for (let k = 0; k < 20_000 && lanes.length < count; k++) {
     const id = `lane/${k}`
-    if (sharding.hasShardId(sharding.getShardId(EntityId.make(id), "default"))) lanes.push(id)
+    if (!lanes.includes(id) && holds(id)) lanes.push(id)
   }
   return lanes
+}
+
+/** How many of the group's shards this runner holds now. */
+const heldShards = (sharding: Sharding.Sharding["Type"]) => {
+  let n = 0
+  for (let i = 1; i <= shardsPerGroup; i++) if (sharding.hasShardId(ShardId.make("default", i))) n++
+  return n
 }
 
 /** The cluster's own tables in the store's database, beside the store's. */
@@ -167,12 +184,21 @@ const clusterSchema = Effect.gen(function*() {
 /** A cluster layer, built once its tables are made. */
 const afterSchema = <A, E, R>(layer: Layer.Layer<A, E, R>) => Layer.unwrapEffect(Effect.as(clusterSchema, layer))
 
-/** A worker: a runner of the cluster, listening on `port`, running at most `concurrency` cells at once. */
+/** A worker: a runner of the cluster, listening on `port`, with `concurrency` slots (model calls in flight, as a local run's --parallel). */
 export const workerLayer = (options: { readonly url: string; readonly home: string; readonly host?: string; readonly port: number; readonly concurrency: number }) => {
   const cells = Layer.unwrapScoped(Effect.gen(function*() {
     const store = yield* Store.Store
     const sql = yield* SqlClient.SqlClient
-    const permits = yield* Effect.makeSemaphore(Math.max(1, options.concurrency))
+    // --concurrency N, as a local run's --parallel N: N model calls in flight, a model
+    // candidate's cell holding its slot only while a call is out (its store check, grading and
+    // Attempt written outside it), up to 2N cells open; under a run's --max-usd, and for any
+    // other candidate, a cell holds its slot for its whole run. With the slot held for the whole
+    // cell, three workers lost 0.2-0.5 s a slot at every wave: their CPU work between one call's
+    // answer and the next call, all at once on a loaded machine.
+    const slotCount = Math.max(1, options.concurrency)
+    const slots = yield* Effect.makeSemaphore(slotCount)
+    const opened = yield* Effect.makeSemaphore(2 * slotCount)
+    const direct = { spend: store.putSpend, attempt: store.putAttempt, close: Effect.void }
     // This worker's holds in every run's wallet, kept alive while it runs: once it dies they are
     // freed for the other workers (SpendCap.makeShared).
     const holder = `${options.host ?? hostname()}:${options.port}:${process.pid}:${randomUUID()}`
@@ -192,7 +218,10 @@ export const workerLayer = (options: { readonly url: string; readonly home: stri
           // The run's wallet in Postgres, one for every worker: --max-usd holds across them.
           const maxUsd = settings.maxUsd ?? null
           const wallet = yield* SpendCap.makeShared(sql, `run:${runId}`, maxUsd, before.knownUsd, { holder })
-          const made = cellRunner(plan, { maxUsd, timeoutSeconds: settings.timeoutSecs ?? null, handlers: {} }, runId, before.knownUsd, wallet)
+          // Under a cap, a whole cell to a slot: its check of the spend so far must see the
+          // cells before it in its slot finished (as a local run under --max-usd).
+          const wholeCell = maxUsd !== null
+          const made = cellRunner(plan, { maxUsd, timeoutSeconds: settings.timeoutSecs ?? null, handlers: {} }, runId, before.knownUsd, wallet, wholeCell ? undefined : { slots, writer: direct })
           // --rate: each provider's calls limited across every worker, counted in Postgres.
           const rates = (settings.rate ?? []).map(RateLimit.parseRate).filter((r) => r !== null)
           const model = yield* Effect.serviceOption(Model)
@@ -205,7 +234,7 @@ export const workerLayer = (options: { readonly url: string; readonly home: stri
               )
             )
             : yield* made
-          return { plan, runner } as { readonly plan: Plan; readonly runner: CellRunner }
+          return { plan, runner, wholeCell } as { readonly plan: Plan; readonly runner: CellRunner; readonly wholeCell: boolean }
         }).pipe(Effect.mapError((e) => new ClusterError({ reason: "cell", detail: `run ${runId}: ${e.message}` })))
     })
     const runPayload = (p: LaneRequest) =>
@@ -217,23 +246,25 @@ export const workerLayer = (options: { readonly url: string; readonly home: stri
         if (latest !== undefined && latest.id !== p.after && latest.inputsId === p.inputsId && latest.ended !== "fault-live") {
           return { attemptId: latest.id, skipped: null }
         }
-        const { plan, runner } = yield* runners.get(p.runId)
+        const { plan, runner, wholeCell } = yield* runners.get(p.runId)
         const cell = plan.cells.find((c) => c.key.environmentId === p.environmentId && c.key.candidate === p.candidate && c.key.repetition === p.repetition)
         if (cell === undefined) return yield* new ClusterError({ reason: "unknown-cell", detail: `run ${p.runId} has no cell ${Store.cellKeyOf(key)}` })
-        const done = yield* runner(cell).pipe(Effect.mapError(fail))
+        const done = yield* (wholeCell ? slots.withPermits(1)(runner(cell)) : runner(cell)).pipe(Effect.mapError(fail))
         return done === null ? { attemptId: null, skipped: "skipped (see the run's skipped cells)" } : { attemptId: done.id, skipped: null }
-      }).pipe(permits.withPermits(1))
+      }).pipe(opened.withPermits(1))
     const sharding = yield* Sharding.Sharding
-    // This worker's lanes, as many as its slots, told the submitters every second: the shards it
+    // This worker's lanes, as many as its slots, told the submitters every 250 ms: the shards it
     // holds change as workers join and leave. The row goes when the worker stops; a dead worker's
     // row is left stale and submitters ignore rows older than a few seconds.
     const runnerName = `${options.host ?? hostname()}:${options.port}`
+    let named: ReadonlyArray<string> = []
     const publish = Effect.suspend(() => {
-      const lanes = JSON.stringify(ownedLanes(sharding, Math.max(1, options.concurrency)))
-      return sql`INSERT INTO assay_lanes (runner, lanes, updated_at) VALUES (${runnerName}, ${lanes}, now())
-        ON CONFLICT (runner) DO UPDATE SET lanes = EXCLUDED.lanes, updated_at = now()`
+      named = ownedLanes(sharding, named, Math.max(1, options.concurrency))
+      const shards = heldShards(sharding)
+      return sql`INSERT INTO assay_lanes (runner, lanes, shards, updated_at) VALUES (${runnerName}, ${JSON.stringify(named)}, ${shards}, now())
+        ON CONFLICT (runner) DO UPDATE SET lanes = EXCLUDED.lanes, shards = EXCLUDED.shards, updated_at = now()`
     }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("could not publish this worker's lanes", cause)))
-    yield* Effect.forkScoped(Effect.repeat(publish, Schedule.spaced(Duration.seconds(1))))
+    yield* Effect.forkScoped(Effect.repeat(publish, Schedule.spaced(Duration.millis(250))))
     yield* Effect.addFinalizer(() =>
       sql`DELETE FROM assay_lanes WHERE runner = ${runnerName}`.pipe(
         Effect.catchAllCause((cause) => Effect.logWarning("could not withdraw this worker's lanes; submitters drop them once stale", cause))
@@ -297,21 +328,21 @@ interface Lane {
   readonly runner: string
 }
 
-/** The lanes of workers alive now (their row refreshed within the last 5 s). */
+/** The lanes of workers alive now (their row refreshed within the last 5 s), and the shards they hold. */
 const readLanes = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const rows = yield* sql<{ runner: string; lanes: string }>`SELECT runner, lanes FROM assay_lanes WHERE updated_at > now() - interval '5 seconds' ORDER BY runner`
+  const rows = yield* sql<{ runner: string; lanes: string; shards: number }>`SELECT runner, lanes, shards FROM assay_lanes WHERE updated_at > now() - interval '5 seconds' ORDER BY runner`
   const seen = new Set<string>()
   const lanes: Array<Lane> = []
   for (const row of rows) {
     const ids = Schema.decodeUnknownOption(Schema.parseJson(Schema.Array(Schema.String)))(row.lanes)
-    // A lane two workers name (shards moving between them) is one lane.
+    // A lane two workers name (a shard passing between them) is one lane.
     for (const id of Option.getOrElse(ids, () => [])) if (!seen.has(id)) {
       seen.add(id)
       lanes.push({ id, runner: row.runner })
     }
   }
-  return { runners: rows.length, lanes }
+  return { rows: rows.map((r) => ({ lanes: r.lanes, shards: Number(r.shards) })), lanes }
 })
 
 const liveRunners = Effect.gen(function*() {
@@ -321,20 +352,19 @@ const liveRunners = Effect.gen(function*() {
 })
 
 /**
- * The lanes once they hold still: every live runner has named its lanes and two reads half a
- * second apart agree. Workers that have just started are still taking their shards from each
- * other (three started at once: a few seconds), and lanes named meanwhile would crowd some
- * workers. At most 10 s; then whatever lanes there are.
+ * The lanes once the shards have settled: every live runner has named its lanes, each holds some
+ * shards and together they hold all of them. Workers that have just started are still passing
+ * shards to each other (three started at once: a few seconds), and a lane named in a shard its
+ * worker is about to give up would crowd the worker taking it. Checked every 100 ms (workers
+ * publish every 250 ms), at most 10 s; then whatever lanes there are.
  */
 const settledLanes = Effect.gen(function*() {
-  let last = ""
-  for (let i = 0; i < 20; i++) {
+  for (let i = 0; i < 100; i++) {
     const runners = yield* liveRunners
     const now = yield* readLanes
-    const key = JSON.stringify(now.lanes)
-    if (now.runners >= runners && now.lanes.length > 0 && key === last) return now.lanes
-    last = key
-    yield* Effect.sleep(Duration.millis(500))
+    const held = now.rows.reduce((sum, r) => sum + r.shards, 0)
+    if (now.rows.length >= runners && now.lanes.length > 0 && now.rows.every((r) => r.shards > 0) && held === shardsPerGroup) return now.lanes
+    yield* Effect.sleep(Duration.millis(100))
   }
   return (yield* readLanes).lanes
 })
