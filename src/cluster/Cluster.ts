@@ -199,8 +199,8 @@ export const workerLayer = (options: { readonly url: string; readonly home: stri
     const slots = yield* Effect.makeSemaphore(slotCount)
     const opened = yield* Effect.makeSemaphore(2 * slotCount)
     const direct = { spend: store.putSpend, attempt: store.putAttempt, close: Effect.void }
-    // This worker's holds in every run's wallet, kept alive while it runs: once it dies they are
-    // freed for the other workers (SpendCap.makeShared).
+    // This worker's holds in every run's wallet, kept alive while it runs: once it dies they count
+    // as spent at their worst case, its calls' outcome unknown (SpendCap.makeShared).
     const holder = `${options.host ?? hostname()}:${options.port}:${process.pid}:${randomUUID()}`
     yield* Effect.forkScoped(SpendCap.heartbeat(sql, holder))
     // One plan and one cell runner per run, built from the run's settings as replay builds them.
