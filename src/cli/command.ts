@@ -1079,7 +1079,10 @@ const describeFailure = (error: unknown): string =>
       : Inspectable.toStringUnknown(error, 0)
   )
 
-const program = Effect.suspend(() => cli(process.argv)).pipe(
+// The yield first: runMain adds its SIGINT/SIGTERM listeners only once runFork returns, at the
+// program's first async step, and whatever ran synchronously before it (a home lock taken, say)
+// would meet a signal with no listener, so Node's default action ends the process, no finalizer run.
+const program = Effect.zipRight(Effect.yieldNow(), Effect.suspend(() => cli(process.argv))).pipe(
   Effect.provide(Layer.mergeAll(NodeContext.layer, Registry.layer, Layer.succeed(Model, liveModel))),
   Effect.catchAllCause((cause) =>
     Effect.sync(() => {

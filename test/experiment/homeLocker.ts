@@ -28,4 +28,8 @@ const program = Effect.gen(function*() {
   yield* Number(hold) < 0 ? Effect.never : Effect.sleep(Number(hold))
 }).pipe(Effect.scoped)
 
-NodeRuntime.runMain(program, { disableErrorReporting: true, disablePrettyLogger: true })
+// runMain adds its SIGINT/SIGTERM listeners only once runFork returns, that is at the program's
+// first async step: started at once, a child slowed between its two lines could find GO_FILE at
+// its first look and take the lock synchronously, and a SIGTERM then ended it by default, with no
+// finalizer run. The command starts the same way (src/cli/command.ts).
+NodeRuntime.runMain(Effect.zipRight(Effect.yieldNow(), program), { disableErrorReporting: true, disablePrettyLogger: true })
