@@ -7,7 +7,7 @@
  * them once), then, with this checkout, through a `Model.layerLive` built once.
  */
 import { spawn } from "node:child_process"
-import { writeFileSync } from "node:fs"
+import { rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
@@ -73,3 +73,4 @@ if (process.argv[2] === undefined) {
   }
 }
 server.kill()
+rmSync(script, { force: true }) // the loopback's script file, made above
