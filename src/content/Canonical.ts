@@ -23,6 +23,12 @@ const pathOf = (path: ReadonlyArray<string | number>): string =>
 
 const compareKeys = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
+/**
+ * A number's canonical text, undefined when JSON cannot hold it: ECMAScript's Number::toString is
+ * the shortest round-trip form RFC 8785 mandates; -0 is "0".
+ */
+export const numberText = (n: number): string | undefined => (Number.isFinite(n) ? (Object.is(n, -0) ? "0" : String(n)) : undefined)
+
 // Deeper than this, the fast pass gives up and the checked one decides (a cycle, or deep data).
 const FAST_DEPTH = 256
 
@@ -38,7 +44,7 @@ const fast = (v: unknown, depth: number): string | undefined => {
     case "boolean":
       return v ? "true" : "false"
     case "number":
-      return Number.isFinite(v) ? (Object.is(v, -0) ? "0" : String(v)) : undefined
+      return numberText(v)
     case "object":
       break
     default:
@@ -94,8 +100,7 @@ const checked = (value: unknown): Either.Either<string, NotJson> => {
       case "boolean":
         return v ? "true" : "false"
       case "number":
-        // ECMAScript's Number::toString is the shortest round-trip form RFC 8785 mandates; -0 is "0".
-        return Number.isFinite(v) ? (Object.is(v, -0) ? "0" : String(v)) : fail("non-finite-number")
+        return numberText(v) ?? fail("non-finite-number")
       case "undefined":
         return fail("undefined")
       case "function":

@@ -5,6 +5,7 @@
  * upstream revision and the models that take part (user simulator, judge).
  */
 import { Schema } from "effect"
+import * as Canonical from "../content/Canonical.ts"
 import * as ContentId from "../content/ContentId.ts"
 
 export const EffectKind = Schema.Literal(
@@ -84,7 +85,7 @@ export type EnvironmentDef = typeof EnvironmentDef.Type
 // JSON cannot hold, or a text field that is not text, takes the schema's path, which decides; the
 // ranges the schema checks (a positive limit, a rate in [0, 1]) are not checked again here.
 const str = JSON.stringify
-const num = (n: number | null): string | undefined => n === null ? "null" : Number.isFinite(n) ? (Object.is(n, -0) ? "0" : String(n)) : undefined
+const num = (n: number | null): string | undefined => n === null ? "null" : Canonical.numberText(n)
 const ref = (r: CapabilityRef): string => `{"name":${str(r.name)},"version":${str(r.version)}}`
 const strings = (xs: ReadonlyArray<string>): string => `[${xs.map((x) => str(x)).join(",")}]`
 const admissionText = (a: Admission): string => typeof a === "string" ? str(a) : `{"admit":${strings(a.admit)}}`
