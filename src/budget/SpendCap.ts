@@ -195,6 +195,45 @@ export interface SharedOptions {
 
 export const staleAfterDefault = Duration.seconds(15)
 
+/** The shared wallet of a run: one per run, so a later run of the experiment (a resume) starts a new one. */
+export const walletIdOfRun = (runId: string): string => `run:${runId}`
+
+/**
+ * A hold smaller than this is what floating sums leave of settled calls (a call's worst case is
+ * far larger): not a call in flight.
+ */
+const residue = 1e-9
+
+/**
+ * What dead holders left unsettled on each wallet: the worst cases already counted as spent
+ * (`unsettled_usd`), plus the holds still on it whose holder's heartbeat is stale (no call has
+ * reserved since, so nobody moved them yet). On a wallet in `over` (its run has finished: every
+ * cell returned, so every live call has settled) every hold left counts, stale or not: a worker
+ * that died a few seconds before the end would otherwise be missed. Read only; wallets a store has
+ * never had (no cluster ran on it) leave nothing. Keyed by wallet id; absent wallets are left out.
+ */
+export const unsettledOfWallets = (
+  sql: SqlClient.SqlClient,
+  walletIds: ReadonlyArray<string>,
+  over: ReadonlySet<string>,
+  staleAfter: Duration.Duration = staleAfterDefault
+) =>
+  Effect.gen(function*() {
+    const out = new Map<string, number>()
+    if (walletIds.length === 0) return out
+    const made = yield* sql<{ n: number }>`SELECT CASE WHEN to_regclass('wallets') IS NULL OR to_regclass('wallet_holds') IS NULL THEN 0 ELSE 1 END AS n`
+    if (Number(made[0]?.n ?? 0) === 0) return out
+    const wallets = yield* sql<{ id: string; unsettled_usd: number }>`SELECT id, unsettled_usd FROM wallets WHERE id IN ${sql.in(walletIds)}`
+    for (const w of wallets) out.set(w.id, Number(w.unsettled_usd))
+    const holds = yield* sql<{ wallet_id: string; reserved_usd: number; stale: boolean }>`SELECT wallet_id, reserved_usd,
+        heartbeat_at < clock_timestamp() - make_interval(secs => ${Duration.toSeconds(staleAfter)}) AS stale
+      FROM wallet_holds WHERE wallet_id IN ${sql.in(walletIds)} AND reserved_usd > ${residue}`
+    for (const h of holds) {
+      if (h.stale || over.has(h.wallet_id)) out.set(h.wallet_id, (out.get(h.wallet_id) ?? 0) + Number(h.reserved_usd))
+    }
+    return out
+  })
+
 /** The wallet's tables, made by one process at a time (concurrent CREATE TABLE races on Postgres's catalog). */
 export const makeSharedTables = (sql: SqlClient.SqlClient) =>
   Effect.gen(function*() {

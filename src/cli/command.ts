@@ -455,13 +455,20 @@ const planCommand = Command.make("plan", selection, (sel) =>
       ? yield* withStore(
         at,
         Effect.flatMap(Store.Store, (s) =>
-          Effect.all({ note: s.latestNote(plan.experimentId, "estimate"), spend: s.spendOf({ experimentId: plan.experimentId }) }))
+          Effect.all({
+            note: s.latestNote(plan.experimentId, "estimate"),
+            spend: s.spendOf({ experimentId: plan.experimentId }),
+            unsettled: s.unsettledOf(plan.experimentId)
+          }))
       )
       : null
     const previous = stored === null ? null : fromNote(stored.note)
-    // What --max-usd bounds, in numbers: the experiment's spend so far, over all its runs here.
-    const spend = { experimentUsd: stored?.spend.knownUsd ?? 0, calls: stored?.spend.calls ?? 0, unknownCalls: stored?.spend.unknownCalls ?? 0 }
+    // What --max-usd bounds, in numbers: the experiment's spend so far, over all its runs here,
+    // and the worst cases dead cluster workers left unsettled, which the cap counts too.
+    const unsettledUsd = Array.from(stored?.unsettled.values() ?? []).reduce((sum, usd) => sum + usd, 0)
+    const spend = { experimentUsd: stored?.spend.knownUsd ?? 0, calls: stored?.spend.calls ?? 0, unknownCalls: stored?.spend.unknownCalls ?? 0, unsettledUsd }
     const spendLine = `  spent: $${spend.experimentUsd.toFixed(4)} on ${spend.calls} model calls by this experiment so far` +
+      (unsettledUsd > 0 ? ` recorded in the ledger, plus up to $${unsettledUsd.toFixed(4)} unsettled (calls in flight on a worker that died)` : "") +
       (spend.unknownCalls > 0 ? ` (and ${spend.unknownCalls} calls of unknown price)` : "") +
       "; run --max-usd caps this total, across runs; calls of unknown price are not counted in it or capped"
     if (sel.json) yield* printJson({ ...summary, spend, modelProviders: models, ...(previous ? { estimate: previous } : {}) })

@@ -32,7 +32,7 @@ import * as SpendCap from "../budget/SpendCap.ts"
 import { Model } from "../model/Model.ts"
 import * as RateLimit from "./RateLimit.ts"
 import { lanesOfRun } from "../cli/replay.ts"
-import { type Cell, type CellDone, cellRunner, type CellRunner, makePlan, type Plan } from "../experiment/Runner.ts"
+import { type Cell, type CellDone, cellRunner, type CellRunner, makePlan, type Plan, spentSoFar } from "../experiment/Runner.ts"
 import * as Store from "../experiment/Store.ts"
 
 export class ClusterError extends Schema.TaggedError<ClusterError>()("ClusterError", {
@@ -214,14 +214,15 @@ export const workerLayer = (options: { readonly url: string; readonly home: stri
           const { lanes } = yield* lanesOfRun(record.settings, experiment)
           const plan = yield* makePlan(lanes, experiment.repetitions)
           const settings = record.settings as { readonly maxUsd?: number | null; readonly timeoutSecs?: number | null; readonly rate?: ReadonlyArray<string> }
-          const before = yield* store.spendOf({ experimentId: plan.experimentId })
+          // The ledger and what dead workers left unsettled (in earlier runs: a resume) start the cap.
+          const before = yield* spentSoFar(plan.experimentId)
           // The run's wallet in Postgres, one for every worker: --max-usd holds across them.
           const maxUsd = settings.maxUsd ?? null
-          const wallet = yield* SpendCap.makeShared(sql, `run:${runId}`, maxUsd, before.knownUsd, { holder })
+          const wallet = yield* SpendCap.makeShared(sql, SpendCap.walletIdOfRun(runId), maxUsd, before, { holder })
           // Under a cap, a whole cell to a slot: its check of the spend so far must see the
           // cells before it in its slot finished (as a local run under --max-usd).
           const wholeCell = maxUsd !== null
-          const made = cellRunner(plan, { maxUsd, timeoutSeconds: settings.timeoutSecs ?? null, handlers: {} }, runId, before.knownUsd, wallet, wholeCell ? undefined : { slots, writer: direct })
+          const made = cellRunner(plan, { maxUsd, timeoutSeconds: settings.timeoutSecs ?? null, handlers: {} }, runId, before, wallet, wholeCell ? undefined : { slots, writer: direct })
           // --rate: each provider's calls limited across every worker, counted in Postgres.
           const rates = (settings.rate ?? []).map(RateLimit.parseRate).filter((r) => r !== null)
           const model = yield* Effect.serviceOption(Model)

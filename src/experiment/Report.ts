@@ -185,7 +185,8 @@ export type SkippedCell = typeof SkippedCell.Type
 
 /**
  * What the model calls cost, written per call as each completed: a cell killed or refused half
- * way counts too, so this can exceed the Scorecards' sum. `capUsd` bounds `experimentUsd`.
+ * way counts too, so this can exceed the Scorecards' sum. `capUsd` bounds `experimentUsd` plus
+ * `experimentUnsettledUsd`.
  */
 export const Spend = Schema.Struct({
   /** This run's calls at list price (those of known price). */
@@ -195,7 +196,16 @@ export const Spend = Schema.Struct({
   /** Calls of this run whose price is unknown: not in the sums, and not bounded by the cap. */
   unknownCalls: Schema.Int,
   calls: Schema.Int,
-  capUsd: Schema.NullOr(Schema.Number)
+  capUsd: Schema.NullOr(Schema.Number),
+  /**
+   * Beyond `runUsd`: the worst cases of this run's calls that were in flight on a cluster worker
+   * when it died, with nobody left to settle them. They may have been billed, so the cap counts
+   * them; the ledger cannot. 0 when there were none (always, for a run on one machine; a report
+   * stored before this field reads as 0).
+   */
+  unsettledUsd: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+  /** The same beyond `experimentUsd`, over every run of the experiment. */
+  experimentUnsettledUsd: Schema.optionalWith(Schema.Number, { default: () => 0 })
 })
 export type Spend = typeof Spend.Type
 
@@ -531,11 +541,17 @@ const frontierLine = (cards: ReadonlyArray<Scorecard>): string => {
 // Text
 
 /** Aligned plain text for a terminal. */
-/** Spend in one line: this run, the experiment, the cap, and calls of unknown price. */
+/**
+ * Spend in one line: this run, the experiment, the cap, and calls of unknown price. Worst cases a
+ * dead worker left unsettled are said beside the ledger's figure, never added into it: they are
+ * at most what those calls cost, not what they cost.
+ */
 export const formatSpend = (spend: Spend): string =>
   [
-    `$${spend.runUsd.toFixed(4)} this run (${spend.calls} calls)`,
-    `$${spend.experimentUsd.toFixed(4)} for the experiment`,
+    `$${spend.runUsd.toFixed(4)} this run (${spend.calls} calls)` +
+    (spend.unsettledUsd > 0 ? ` recorded in the ledger, plus up to $${spend.unsettledUsd.toFixed(4)} unsettled (calls in flight on a worker that died)` : ""),
+    `$${spend.experimentUsd.toFixed(4)} for the experiment` +
+    (spend.experimentUnsettledUsd > 0 ? `, plus up to $${spend.experimentUnsettledUsd.toFixed(4)} unsettled` : ""),
     ...(spend.capUsd !== null ? [`cap $${spend.capUsd}`] : []),
     ...(spend.unknownCalls > 0 ? [`${spend.unknownCalls} calls of unknown price, not counted`] : [])
   ].join(" · ")

@@ -299,7 +299,7 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     const skipped = yield* Ref.make(0)
 
     // The experiment's wallet: what its earlier runs spent counts against the cap.
-    const before = yield* store.spendOf({ experimentId: plan.experimentId })
+    const spentBefore = yield* spentSoFar(plan.experimentId)
     // A cell runs here, or on a cluster's workers (settings.dispatch), which store it the same way.
     const parallel = Math.max(1, settings.parallel)
     const slots = yield* Effect.makeSemaphore(parallel)
@@ -307,7 +307,7 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     const writer = yield* makeWriter(store).pipe(Effect.withScheduler(scheduler))
     const produce: CellRunner = settings.dispatch !== undefined
       ? ((dispatch) => (cell: Cell) => dispatch(cell, { runId }))(settings.dispatch)
-      : yield* cellRunner(plan, settings, runId, before.knownUsd, undefined, { slots, writer })
+      : yield* cellRunner(plan, settings, runId, spentBefore, undefined, { slots, writer })
     yield* settings.progress.start({ total: plan.cells.length, toRun: toRun.length, kept: kept.length })
 
     const runCell = (cell: Cell) =>
@@ -405,6 +405,8 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     ]
     const runSpend = yield* store.spendOf({ runId })
     const experimentSpend = yield* store.spendOf({ experimentId: plan.experimentId })
+    // Every cell has returned: a hold still on this run's wallet is a dead worker's call.
+    const unsettled = yield* store.unsettledOf(plan.experimentId, { ending: runId })
     const faultSpec = plan.cells.find((c) => c.env.world.effects.faults !== null)?.env.world.effects.faults ?? null
     const report: Report = {
       runId,
@@ -431,13 +433,33 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
         experimentUsd: experimentSpend.knownUsd,
         unknownCalls: runSpend.unknownCalls,
         calls: runSpend.calls,
-        capUsd: settings.maxUsd
+        capUsd: settings.maxUsd,
+        unsettledUsd: unsettled.get(runId) ?? 0,
+        experimentUnsettledUsd: sumOf(unsettled.values())
       }
     }
     const finished = settings.finish ? yield* settings.finish({ report, attempts: yield* currentAttempts(current, ran, kept.map((s) => s.cell.key)) }) : report
     yield* store.finishRun(runId, finished)
     return { report: finished, attempts: ran, cells, unpredicted: unpredictedCells, complete: unpredictedCells.length === 0 && skippedCount + deferred === 0 }
   }).pipe(Tracing.runSpan(plan))
+
+const sumOf = (values: Iterable<number>): number => {
+  let sum = 0
+  for (const v of values) sum += v
+  return sum
+}
+
+/**
+ * What the experiment has spent so far, as its cap counts it: the ledger (every call's cost as it
+ * completed) plus the worst cases a dead cluster worker left unsettled in any of its runs, so a
+ * later run (a resume) is held to `--max-usd` by those calls too.
+ */
+export const spentSoFar = (experimentId: string): Effect.Effect<number, StoreError, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const ledger = yield* store.spendOf({ experimentId })
+    return ledger.knownUsd + sumOf((yield* store.unsettledOf(experimentId)).values())
+  })
 
 /** A cell's Attempt as stored: its content id and the Attempt. */
 export interface CellDone {

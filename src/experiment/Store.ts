@@ -16,6 +16,7 @@ import * as Sqlite from "./Sqlite.ts"
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
 import * as ContentId from "../content/ContentId.ts"
 import * as Home from "./Home.ts"
+import * as SpendCap from "../budget/SpendCap.ts"
 import { Attempt } from "../schema/Attempt.ts"
 import { type CellSummary, summaryOf } from "./Scorecards.ts"
 import { type ExperimentDef, idOf as experimentIdOf } from "../schema/ExperimentDef.ts"
@@ -96,6 +97,14 @@ export interface Store {
   }) => Effect.Effect<ReadonlyArray<string>, StoreError>
   /** What every model call of an experiment (all its runs) cost, or of one run. */
   readonly spendOf: (of: { readonly experimentId: string } | { readonly runId: string }) => Effect.Effect<SpendTotal, StoreError>
+  /**
+   * Per run of the experiment, the worst cases of model calls that a cluster worker had in flight
+   * when it died, with nobody left to settle them (SpendCap.unsettledOfWallets): not in the
+   * ledger (`spendOf`), yet they count against `--max-usd`, as they may have been billed. Runs
+   * with none are left out; a SQLite store never has any. `ending` names a run whose cells have
+   * all returned, counted as finished before its summary is stored.
+   */
+  readonly unsettledOf: (experimentId: string, options?: { readonly ending?: string }) => Effect.Effect<ReadonlyMap<string, number>, StoreError>
   /** What was stored under a key of derived figures (see `putDerived`), or null. */
   readonly derived: (key: string) => Effect.Effect<string | null, StoreError>
   /**
@@ -509,6 +518,23 @@ const make = (home: string, readOnly: boolean) =>
             }
           })
         ),
+      unsettledOf: (experimentId, options = {}) =>
+        sql.onDialectOrElse({
+          // Shared wallets live beside a Postgres store only (the cluster's workers make them).
+          pg: () =>
+            Effect.gen(function*() {
+              const runs = yield* sql<{ id: string; finished_at: string | null }>`SELECT id, finished_at FROM runs WHERE experiment_id = ${experimentId}`
+              const over = new Set(runs.filter((r) => r.finished_at !== null || r.id === options.ending).map((r) => SpendCap.walletIdOfRun(r.id)))
+              const byWallet = yield* SpendCap.unsettledOfWallets(sql, runs.map((r) => SpendCap.walletIdOfRun(r.id)), over)
+              const out = new Map<string, number>()
+              for (const r of runs) {
+                const usd = byWallet.get(SpendCap.walletIdOfRun(r.id)) ?? 0
+                if (usd > 0) out.set(r.id, usd)
+              }
+              return out as ReadonlyMap<string, number>
+            }),
+          orElse: () => Effect.succeed(new Map<string, number>() as ReadonlyMap<string, number>)
+        }).pipe(query("reading unsettled spend")),
       derived: (key) =>
         sql<{ value: string }>`SELECT value FROM derived WHERE key = ${key}`.pipe(
           query("reading derived figures"),

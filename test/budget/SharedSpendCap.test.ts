@@ -2,13 +2,23 @@
  * The wallet several workers share (`--max-usd` with `run --cluster`), on a real Postgres of this
  * file's own: reservations from several holders at once never pass the cap, and a holder that
  * dies (its heartbeat stops) has its reservations counted as spent at their worst case once they
- * are stale (its calls in flight may have been billed), the rest of the cap left to the others.
+ * are stale (its calls in flight may have been billed), the rest of the cap left to the others;
+ * the report says so beside the ledger, and a later run of the experiment starts its cap from both.
  */
 import { describe, expect, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Duration, Effect, Fiber, Layer } from "effect"
+import { provider as ledger } from "../../providers/ledger/index.ts"
 import * as SpendCap from "../../src/budget/SpendCap.ts"
+import type { Json } from "../../src/content/Canonical.ts"
+import { renderText } from "../../src/experiment/Report.ts"
+import { type Candidate, makePlan, type Plan, run, silent } from "../../src/experiment/Runner.ts"
 import * as Store from "../../src/experiment/Store.ts"
+import * as Model from "../../src/model/Model.ts"
+import { modelAgent } from "../../src/model/ModelAgent.ts"
+import * as Registry from "../../src/model/Registry.ts"
+import { noLimits } from "../../src/schema/EnvironmentDef.ts"
+import { assay, tempDir } from "../cli/support.ts"
 import * as Postgres from "../support/postgres.ts"
 
 class Server extends Context.Tag("test/PgServer")<Server, Postgres.PgServer>() {}
@@ -19,6 +29,33 @@ const withDatabase = <A, E, R>(name: string, f: (sql: SqlClient.SqlClient) => Ef
 
 const staleAfter = Duration.seconds(2)
 const beat = Duration.millis(300)
+
+/** gpt-4o-mini on the first three ledger tasks; every call answers "done" (1,000 + 1,000 tokens). */
+const threeModelCells = Effect.gen(function*() {
+  const model = yield* Registry.resolve("openai:gpt-4o-mini").pipe(Effect.provide(Registry.layer))
+  const candidate: Candidate = {
+    def: { name: "openai:gpt-4o-mini", kind: "llm", model: model.ref, actionSpace: "tools", prompt: "", limits: noLimits },
+    registryEntry: model as unknown as Json,
+    agentFor: () => Effect.succeed(modelAgent("openai:gpt-4o-mini", model))
+  }
+  const environments = (yield* ledger.environments).slice(0, 3)
+  const plan = yield* makePlan([{ provider: ledger, environments, candidates: [candidate] }], 1)
+  return { model, plan }
+})
+
+const scriptedModel = () => Model.scripted(() => ({ text: "done", usage: { inputTokens: 1000, outputTokens: 1000 } }))
+
+/** The plan run here (no cluster) on a store, with prices known and a scripted model: what it sent and its report. */
+const runHere = (plan: Plan, maxUsd: number | null, store: Layer.Layer<Store.Store, Store.StoreError>) =>
+  Effect.gen(function*() {
+    const model = scriptedModel()
+    const outcome = yield* run(plan, { parallel: 1, maxUsd, handlers: {}, progress: silent, settings: { maxUsd } }).pipe(
+      Effect.provide(store),
+      Effect.provideService(Model.Model, model),
+      Effect.provide(Registry.layer)
+    )
+    return { sent: model.requests(), report: outcome.report }
+  })
 
 layer(Layer.scoped(Server, Postgres.start), { timeout: 60_000, excludeTestServices: true })("the shared wallet", (it) => {
   describe("--max-usd across workers", () => {
@@ -78,5 +115,77 @@ layer(Layer.scoped(Server, Postgres.start), { timeout: 60_000, excludeTestServic
           expect((yield* b.state).reservedUsd).toBeCloseTo(0.02, 9)
         })
       ))
+  })
+
+  describe("a dead worker's unsettled worst case, after the run", () => {
+    it.scoped("the run's summary and `assay report` say it beside the ledger; a resumed run's cap starts from ledger + unsettled and refuses a call that fits only without it", () =>
+      Effect.gen(function*() {
+        const { model, plan } = yield* threeModelCells
+        // A call's worst case here, from what the run sends with no cap (a home of its own).
+        const pilot = yield* runHere(plan, null, Store.layer(tempDir("assay-pilot-")))
+        expect(pilot.sent.length).toBeGreaterThan(0)
+        const worst = Math.max(...pilot.sent.map((r) => SpendCap.worstCaseUsd(r, model.model)!))
+        // One call fits the cap, but not once a dead worker's call of that worst case counts.
+        const capUsd = 1.5 * worst
+        const control = yield* runHere(plan, capUsd, Store.layer(tempDir("assay-control-")))
+        expect(control.sent.length).toBeGreaterThan(0)
+
+        const server = yield* Server
+        const url = server.database("unsettled")
+        const home = tempDir("assay-unsettled-")
+        const store = Store.layerPostgres(url, home)
+        // A cluster run whose only worker reserved one call's worst case and died with it in
+        // flight (never settled, no heartbeat): its cells never came back.
+        const first = yield* Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          let died = false
+          return yield* run(plan, {
+            parallel: 1,
+            maxUsd: capUsd,
+            handlers: {},
+            progress: silent,
+            settings: { maxUsd: capUsd },
+            dispatch: (_cell, { runId }) =>
+              Effect.gen(function*() {
+                if (!died) {
+                  died = true
+                  const wallet = yield* SpendCap.makeShared(sql, SpendCap.walletIdOfRun(runId), capUsd, 0, { holder: "worker-that-died" })
+                  yield* Effect.orDie(wallet.reserve(worst))
+                }
+                return null
+              })
+          }).pipe(Effect.provide(store))
+        }).pipe(Effect.provide(Store.postgresClient(url)))
+        const line = `$0.0000 this run (0 calls) recorded in the ledger, plus up to $${worst.toFixed(4)} unsettled (calls in flight on a worker that died)`
+        expect(first.report.spend).toMatchObject({ runUsd: 0, experimentUsd: 0 })
+        expect(first.report.spend?.unsettledUsd).toBeCloseTo(worst, 12)
+        expect(renderText(first.report)).toContain(line)
+        // `assay report`, a later process, reads the same from the store.
+        const json = yield* Effect.promise(() => assay(["report", first.report.runId, "--store", url, "--home", home, "--json"]))
+        expect(json.code).toBe(0)
+        const reported = JSON.parse(json.stdout) as { spend: { unsettledUsd: number; experimentUnsettledUsd: number } }
+        expect(reported.spend.unsettledUsd).toBeCloseTo(worst, 12)
+        expect(reported.spend.experimentUnsettledUsd).toBeCloseTo(worst, 12)
+        const text = yield* Effect.promise(() => assay(["report", first.report.runId, "--store", url, "--home", home]))
+        expect(text.stdout).toContain(line)
+
+        // The same experiment run again under the same cap: it starts from $0 in the ledger plus
+        // the dead worker's worst case, so the call the control run sent is not sent.
+        const resumed = yield* runHere(plan, capUsd, store)
+        expect(resumed.sent).toHaveLength(0)
+        expect(resumed.report.cells).toMatchObject({ total: plan.cells.length, ran: 0, skipped: plan.cells.length })
+        expect(resumed.report.skipped?.every((s) => s.reason.includes("spend cap"))).toBe(true)
+        expect(resumed.report.spend?.unsettledUsd).toBe(0)
+        expect(resumed.report.spend?.experimentUnsettledUsd).toBeCloseTo(worst, 12)
+        expect(renderText(resumed.report)).toContain(`$0.0000 for the experiment, plus up to $${worst.toFixed(4)} unsettled`)
+      }))
+
+    it.scoped("a run on one machine has none: the report says nothing of it and its JSON carries 0", () =>
+      Effect.gen(function*() {
+        const { plan } = yield* threeModelCells
+        const local = yield* runHere(plan, 1, Store.layer(tempDir("assay-local-")))
+        expect(local.report.spend).toMatchObject({ unsettledUsd: 0, experimentUnsettledUsd: 0 })
+        expect(renderText(local.report)).not.toContain("unsettled")
+      }))
   })
 })
