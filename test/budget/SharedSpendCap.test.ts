@@ -12,7 +12,7 @@ import { provider as ledger } from "../../providers/ledger/index.ts"
 import * as SpendCap from "../../src/budget/SpendCap.ts"
 import type { Json } from "../../src/content/Canonical.ts"
 import { renderText } from "../../src/experiment/Report.ts"
-import { type Candidate, makePlan, type Plan, run, silent } from "../../src/experiment/Runner.ts"
+import { type Candidate, makePlan, type Plan, run, silent, spentSoFar } from "../../src/experiment/Runner.ts"
 import * as Store from "../../src/experiment/Store.ts"
 import * as Model from "../../src/model/Model.ts"
 import { modelAgent } from "../../src/model/ModelAgent.ts"
@@ -178,6 +178,26 @@ layer(Layer.scoped(Server, Postgres.start), { timeout: 60_000, excludeTestServic
         expect(resumed.report.spend?.unsettledUsd).toBe(0)
         expect(resumed.report.spend?.experimentUnsettledUsd).toBeCloseTo(worst, 12)
         expect(renderText(resumed.report)).toContain(`$0.0000 for the experiment, plus up to $${worst.toFixed(4)} unsettled`)
+      }))
+
+    it.scoped("a run stopped before it finished: a later run counts its dead worker's stale hold, not a live worker's call in flight; once it has finished every hold left counts", () =>
+      Effect.gen(function*() {
+        const url = (yield* Server).database("stopped")
+        const experimentId = "sha256:stopped"
+        yield* Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const store = yield* Store.Store
+          const runId = yield* store.startRun(experimentId, {})
+          const walletId = SpendCap.walletIdOfRun(runId)
+          yield* Effect.orDie((yield* SpendCap.makeShared(sql, walletId, 1, 0, { holder: "dead" })).reserve(0.03))
+          yield* Effect.orDie((yield* SpendCap.makeShared(sql, walletId, 1, 0, { holder: "alive" })).reserve(0.02))
+          // The dead worker's last heartbeat, a minute ago (well past the 15 s a hold may go unstamped).
+          yield* sql`UPDATE wallet_holds SET heartbeat_at = clock_timestamp() - interval '1 minute' WHERE holder = 'dead'`
+          expect(yield* spentSoFar(experimentId)).toBeCloseTo(0.03, 12)
+          yield* store.finishRun(runId, {})
+          expect(yield* spentSoFar(experimentId)).toBeCloseTo(0.05, 12)
+          expect(Array.from(yield* store.unsettledOf(experimentId))).toEqual([[runId, expect.closeTo(0.05, 12)]])
+        }).pipe(Effect.provide(Layer.merge(Store.layerPostgres(url, tempDir("assay-stopped-")), Store.postgresClient(url))))
       }))
 
     it.scoped("a run on one machine has none: the report says nothing of it and its JSON carries 0", () =>
