@@ -7,6 +7,9 @@ import type { AddressInfo } from "node:net"
 import { dirname, join, resolve } from "node:path"
 import { data as bfclData } from "../../providers/bfcl/index.ts"
 import { csvPath, data as cuadData, derived as cuadDerived } from "../../providers/contract-review/upstream.ts"
+import { provider as tau2Airline } from "../../providers/tau2/airline/index.ts"
+import { provider as tau2Retail } from "../../providers/tau2/retail/index.ts"
+import { provider as tau2Telecom } from "../../providers/tau2/telecom/index.ts"
 import type { PinnedFile } from "../../src/evaluation/Provider.ts"
 import { assay, bin, cardOf, type Result, tempDir } from "./support.ts"
 
@@ -74,12 +77,16 @@ const populatedTarget = (): string => {
 
 const sha256 = (bytes: Buffer | string) => createHash("sha256").update(bytes).digest("hex")
 
-/** A local HTTP server answering each pinned URL, as `--mirror` asks for it, with the file of `root`; `alter` changes some answers. */
+/**
+ * A local HTTP server answering each pinned URL, as `--mirror` asks for it, with the file of `root`
+ * (a folder laid out like the data folder, or where each data-folder path is); `alter` changes some answers.
+ */
 const serveMirror = async (
   files: ReadonlyArray<PinnedFile>,
-  root: string,
+  root: string | ((path: string) => string),
   alter: (path: string, bytes: Buffer) => Buffer = (_, b) => b
 ): Promise<{ readonly url: string; readonly requests: Array<string>; readonly close: () => Promise<void> }> => {
+  const fileOf = typeof root === "string" ? (path: string) => join(root, path) : root
   const byRequest = new Map<string, string>(files.filter((f) => f.url !== "").map((f) => {
     const u = new URL(f.url)
     return [`/${u.host}${u.pathname}`, f.path]
@@ -88,11 +95,11 @@ const serveMirror = async (
   const server: Server = createServer((req, res) => {
     const path = byRequest.get(req.url ?? "")
     requests.push(req.url ?? "")
-    if (path === undefined || !existsSync(join(root, path))) {
+    if (path === undefined || !existsSync(fileOf(path))) {
       res.writeHead(404).end()
       return
     }
-    res.writeHead(200, { "content-type": "application/octet-stream" }).end(alter(path, readFileSync(join(root, path))))
+    res.writeHead(200, { "content-type": "application/octet-stream" }).end(alter(path, readFileSync(fileOf(path))))
   })
   await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok))
   const { port } = server.address() as AddressInfo
@@ -228,13 +235,52 @@ describe("assay data pull writes where run, plan and equivalence read", { timeou
   })
 
   it("a benchmark with files no URL can fetch is refused before anything is downloaded, naming the --from pull", async () => {
+    // Banking's corpus order is the order the oracle machine's file system listed documents/ in: no source makes it.
     const target = join(tempDir("assay-data-target-"), "data")
-    const r = await assay(["data", "pull", "tau2-retail", "--mirror", "http://127.0.0.1:9"], { ASSAY_DATA_DIR: target })
+    const r = await assay(["data", "pull", "tau2-banking", "--mirror", "http://127.0.0.1:9"], { ASSAY_DATA_DIR: target })
     expect(r.code).toBe(1)
-    expect(r.stderr).toContain("tau2/retail/tools.json")
-    expect(r.stderr).toContain("`assay data pull tau2-retail --from DIR`")
+    expect(r.stderr).toContain("tau2/banking_knowledge/")
+    expect(r.stderr).toContain("`assay data pull tau2-banking --from DIR`")
     expect(existsSync(target)).toBe(false)
   })
+
+  const tau2Source = process.env["ASSAY_TAU2_SOURCE"] ?? ""
+  const hasSource = tau2Source !== "" && existsSync(join(tau2Source, "src", "tau2", "domains", "retail", "tools.py"))
+  it.skipIf(!hasSource)(
+    "tau2 retail, airline and telecom by URL (a local mirror): the data files and the Python sources, the tool schemas, prompts and policy made from them byte for byte" +
+      (hasSource
+        ? ""
+        : " [skipped: ASSAY_TAU2_SOURCE is not a checkout of sierra-research/tau2-bench at the pinned revision; the mirror serves the sources from it]"),
+    async () => {
+      // The data files from the shared copy, the sources (tau2/upstream/<repo path>) from the checkout.
+      const fileOf = (path: string) => path.startsWith("tau2/upstream/") ? join(tau2Source, path.slice("tau2/upstream/".length)) : join(shared, path)
+      for (const provider of [tau2Retail, tau2Airline, tau2Telecom]) {
+        const files = provider.data ?? []
+        const mirror = await serveMirror(files, fileOf)
+        try {
+          const target = join(tempDir("assay-data-target-"), "data")
+          const r = await assay(["data", "pull", provider.name, "--mirror", mirror.url], { ASSAY_DATA_DIR: target })
+          expect(r.code, r.stderr).toBe(0)
+          expect(mirror.requests).toHaveLength(files.filter((f) => f.url !== "").length)
+          const made = provider.derived?.files ?? []
+          expect(made.map((f) => f.path)).toEqual(expect.arrayContaining([`tau2/${provider.name.slice(5)}/tools.json`, "tau2/prompts/agent_instruction.txt"]))
+          for (const f of made) {
+            expect(r.stdout).toContain(`derived ${f.path}`)
+            expect(readFileSync(join(target, f.path))).toEqual(readFileSync(join(shared, f.path)))
+          }
+          if (provider.name === "tau2-retail") {
+            const run = await assay(["run", "--benchmark", "tau2-retail", "--candidate", "gold", "--no-judge", "--yes", "--json", "--home", tempDir("assay-data-home-")], {
+              ASSAY_DATA_DIR: target
+            })
+            expect(run.code, run.stderr).toBe(0)
+            expect(cardOf(run.stdout, "gold")).toMatchObject({ n: 114, meanReward: 1 })
+          }
+        } finally {
+          await mirror.close()
+        }
+      }
+    }
+  )
 
   it.skipIf(!existsSync(join(shared, csvPath)))(
     "contract-review by URL (a local mirror): the CSV and eight texts, the gold derived byte for byte" +

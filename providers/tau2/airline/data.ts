@@ -65,7 +65,8 @@ const domain: PinnedDomain = {
   pull: "tau2-airline",
   folder: "tau2/airline/",
   upstreamRevision,
-  pullOnMismatch: true
+  pullOnMismatch: true,
+  pullKind: "download"
 }
 
 export class AirlineDataError extends Schema.TaggedError<AirlineDataError>()("AirlineDataError", pinnedErrorFields) {

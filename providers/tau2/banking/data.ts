@@ -75,7 +75,8 @@ const domain: PinnedDomain = {
   pull: "tau2-banking",
   folder: "tau2/banking_knowledge/",
   upstreamRevision,
-  pullOnMismatch: true
+  pullOnMismatch: true,
+  pullKind: "local-copy"
 }
 
 export class BankingDataError extends Schema.TaggedError<BankingDataError>()("BankingDataError", pinnedErrorFields) {

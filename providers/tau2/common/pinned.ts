@@ -31,6 +31,8 @@ export interface PinnedDomain {
   readonly upstreamRevision: string
   /** Whether a hash mismatch also names the pull command. */
   readonly pullOnMismatch: boolean
+  /** How its files are pulled: by URL (its generated files made from upstream's pinned sources), or only from a local copy. */
+  readonly pullKind: DataRoot.PullKind
 }
 
 /** The data root: `dataDir` when given, else `ASSAY_DATA_DIR` or the default (src/evaluation/DataRoot.ts). */
@@ -54,11 +56,10 @@ export const pinnedErrorFields = {
 export const pinnedErrorMessage = (domain: PinnedDomain, e: Schema.Struct.Type<typeof pinnedErrorFields>): string => {
   switch (e.reason) {
     case "missing":
-      // Every tau2 domain has files made from upstream code (no upstream blob): only a local copy brings them.
-      return DataRoot.missingDataMessage(domain.pull, "local-copy", e.file, e.root ?? dataRoot())
+      return DataRoot.missingDataMessage(domain.pull, domain.pullKind, e.file, e.root ?? dataRoot())
     case "hash-mismatch":
       return `${e.file} has sha256 ${e.actual}, expected ${e.expected} (upstream ${domain.upstreamRevision})` +
-        (domain.pullOnMismatch ? `: run ${DataRoot.pullCommand(domain.pull, "local-copy")} to put the pinned file in place` : "")
+        (domain.pullOnMismatch ? `: run ${DataRoot.pullCommand(domain.pull, domain.pullKind)} to put the pinned file in place` : "")
     case "invalid":
       return `${e.file} is not what upstream's loader accepts: ${e.detail ?? ""}`
   }

@@ -22,6 +22,7 @@ import {
 } from "./conversation.ts"
 import { decodeOutput, grade, type Grading, type JudgeCall, liveJudge } from "./evaluator.ts"
 import { type PinnedFile as Tau2File, upstreamRepository, upstreamRevision } from "./pinned.ts"
+import { withRenderings } from "./fromSource.ts"
 import { loadPrompts, promptFiles, type Prompts } from "./prompts.ts"
 
 const VERSION = "1"
@@ -120,8 +121,9 @@ export const promptDataFiles: ReadonlyArray<Tau2File> = Object.values(promptFile
 
 /**
  * The provider's file list from files named under the data root: each name once, where it first
- * stands. Files rendered from upstream code have no upstream blob: `assay data pull --from DIR`
- * copies them. Files under an `oracle/` folder are read only by `assay equivalence`.
+ * stands. Files rendered from upstream code have no upstream blob: the provider's pull makes them
+ * from upstream's sources (fromSource.ts) where it can, else `assay data pull --from DIR` copies
+ * them. Files under an `oracle/` folder are read only by `assay equivalence`.
  */
 export const providerFiles = (files: ReadonlyArray<Tau2File>): ReadonlyArray<Provider.PinnedFile> =>
   Array.from(
@@ -270,7 +272,8 @@ export const makeTau2Provider = <T extends { readonly id: string }, D extends Do
     roster,
     rosterDef: (name) => Agent.referenceDef(name),
     scripted,
-    data: domain.data,
+    // Files made from upstream code become files the pull derives from upstream's pinned sources.
+    ...withRenderings(domain.data),
     equivalence,
     judged: true
   }

@@ -82,7 +82,8 @@ const domain: PinnedDomain = {
   pull: "tau2-retail",
   folder: "tau2/retail/",
   upstreamRevision,
-  pullOnMismatch: false
+  pullOnMismatch: false,
+  pullKind: "download"
 }
 
 export class Tau2DataError extends Schema.TaggedError<Tau2DataError>()("Tau2DataError", pinnedErrorFields) {

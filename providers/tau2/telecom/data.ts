@@ -92,7 +92,8 @@ const domain: PinnedDomain = {
   pull: "tau2-telecom",
   folder: "tau2/telecom/",
   upstreamRevision,
-  pullOnMismatch: false
+  pullOnMismatch: false,
+  pullKind: "download"
 }
 
 export class TelecomDataError extends Schema.TaggedError<TelecomDataError>()("TelecomDataError", pinnedErrorFields) {

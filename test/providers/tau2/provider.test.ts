@@ -139,12 +139,14 @@ describe("tau2-retail as a provider", () => {
     }))
 
   it("pins every file it reads under tau2/ by sha256", () => {
-    const paths = provider.data!.map((f) => f.path)
+    // What it reads: the pinned files and the ones the pull makes from upstream's sources (those are under tau2/upstream/, read only by the pull).
+    const read = [...provider.data!.filter((f) => f.derivationInput !== true || !f.path.startsWith("tau2/upstream/")), ...(provider.derived?.files ?? [])]
+    const paths = read.map((f) => f.path)
     expect(new Set(paths).size).toBe(paths.length)
     for (const p of ["tau2/retail/db.json", "tau2/retail/tasks.json", "tau2/retail/policy.md", "tau2/prompts/first_agent_message.txt", "tau2/user_simulator/simulation_guidelines.md"]) {
       expect(paths).toContain(p)
     }
-    for (const file of provider.data!) {
+    for (const file of read) {
       expect(file.path.startsWith("tau2/")).toBe(true)
       const bytes = readFileSync(join(dataDir, file.path))
       expect(createHash("sha256").update(bytes).digest("hex"), file.path).toBe(file.sha256)

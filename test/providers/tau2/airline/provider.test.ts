@@ -147,7 +147,9 @@ describe("tau2-airline as a provider", () => {
     }), 300_000)
 
   it("pins every file it reads under tau2/ by sha256, with upstream URLs for the verbatim ones", () => {
-    const paths = provider.data!.map((f) => f.path)
+    // What it reads: the pinned files and the ones the pull makes from upstream's sources (those are under tau2/upstream/, read only by the pull).
+    const read = [...provider.data!.filter((f) => f.derivationInput !== true || !f.path.startsWith("tau2/upstream/")), ...(provider.derived?.files ?? [])]
+    const paths = read.map((f) => f.path)
     expect(new Set(paths).size).toBe(paths.length)
     for (const p of ["tau2/airline/db.json", "tau2/airline/tasks.json", "tau2/airline/policy.md", "tau2/airline/split_tasks.json", "tau2/airline/tools.json", "tau2/airline/oracle/gold.jsonl", "tau2/airline/oracle/fuzz-dev.jsonl", "tau2/prompts/first_agent_message.txt", "tau2/user_simulator/simulation_guidelines.md"]) {
       expect(paths).toContain(p)
@@ -155,7 +157,7 @@ describe("tau2-airline as a provider", () => {
     expect(provider.data!.find((f) => f.path === "tau2/airline/db.json")!.url).toBe(
       "https://raw.githubusercontent.com/sierra-research/tau2-bench/a2c024725189473d2d7cea3a5cfdbcc67478e41f/data/tau2/domains/airline/db.json"
     )
-    for (const file of provider.data!) {
+    for (const file of read) {
       const bytes = readFileSync(join(dataDir, file.path))
       expect(createHash("sha256").update(bytes).digest("hex"), file.path).toBe(file.sha256)
     }
