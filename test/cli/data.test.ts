@@ -8,9 +8,12 @@ import { dirname, join, resolve } from "node:path"
 import { data as bfclData } from "../../providers/bfcl/index.ts"
 import { csvPath, data as cuadData, derived as cuadDerived } from "../../providers/contract-review/upstream.ts"
 import { provider as tau2Airline } from "../../providers/tau2/airline/index.ts"
+import { provider as tau2Banking } from "../../providers/tau2/banking/index.ts"
 import { provider as tau2Retail } from "../../providers/tau2/retail/index.ts"
 import { provider as tau2Telecom } from "../../providers/tau2/telecom/index.ts"
-import type { PinnedFile } from "../../src/evaluation/Provider.ts"
+import { Effect, Either } from "effect"
+import { pullData } from "../../src/cli/pull.ts"
+import type { PinnedFile, Provider } from "../../src/evaluation/Provider.ts"
 import { assay, bin, cardOf, type Result, tempDir } from "./support.ts"
 
 /** The shared copy of the upstream data (vitest.config.ts sets ASSAY_DATA_DIR to it). */
@@ -235,26 +238,35 @@ describe("assay data pull writes where run, plan and equivalence read", { timeou
   })
 
   it("a benchmark with files no URL can fetch is refused before anything is downloaded, naming the --from pull", async () => {
-    // Banking's corpus order is the order the oracle machine's file system listed documents/ in: no source makes it.
+    // No benchmark of this repository has one now (tau2's made files come from upstream's sources); a provider of a user's may.
     const target = join(tempDir("assay-data-target-"), "data")
-    const r = await assay(["data", "pull", "tau2-banking", "--mirror", "http://127.0.0.1:9"], { ASSAY_DATA_DIR: target })
-    expect(r.code).toBe(1)
-    expect(r.stderr).toContain("tau2/banking_knowledge/")
-    expect(r.stderr).toContain("`assay data pull tau2-banking --from DIR`")
+    const provider = {
+      name: "users-benchmark",
+      data: [
+        { path: "users/a.json", url: "https://example.invalid/a.json", sha256: "0".repeat(64) },
+        { path: "users/made-by-a-script.json", url: "", sha256: "1".repeat(64) }
+      ]
+    } as unknown as Provider
+    const lines: Array<string> = []
+    const r = await Effect.runPromise(Effect.either(pullData(provider, { target, from: null, mirror: "http://127.0.0.1:9", log: (l) => Effect.sync(() => lines.push(l)) })))
+    expect(Either.isLeft(r)).toBe(true)
+    const message = Either.isLeft(r) ? r.left.message : ""
+    expect(message).toContain("users/made-by-a-script.json")
+    expect(message).toContain("`assay data pull users-benchmark --from DIR`")
     expect(existsSync(target)).toBe(false)
   })
 
   const tau2Source = process.env["ASSAY_TAU2_SOURCE"] ?? ""
   const hasSource = tau2Source !== "" && existsSync(join(tau2Source, "src", "tau2", "domains", "retail", "tools.py"))
   it.skipIf(!hasSource)(
-    "tau2 retail, airline and telecom by URL (a local mirror): the data files and the Python sources, the tool schemas, prompts and policy made from them byte for byte" +
+    "tau2 retail, airline, telecom and banking by URL (a local mirror): the data files and the Python sources, the tool schemas, prompts, policies and banking's sums and corpus order made byte for byte" +
       (hasSource
         ? ""
         : " [skipped: ASSAY_TAU2_SOURCE is not a checkout of sierra-research/tau2-bench at the pinned revision; the mirror serves the sources from it]"),
     async () => {
       // The data files from the shared copy, the sources (tau2/upstream/<repo path>) from the checkout.
       const fileOf = (path: string) => path.startsWith("tau2/upstream/") ? join(tau2Source, path.slice("tau2/upstream/".length)) : join(shared, path)
-      for (const provider of [tau2Retail, tau2Airline, tau2Telecom]) {
+      for (const provider of [tau2Retail, tau2Airline, tau2Telecom, tau2Banking]) {
         const files = provider.data ?? []
         const mirror = await serveMirror(files, fileOf)
         try {
@@ -263,7 +275,8 @@ describe("assay data pull writes where run, plan and equivalence read", { timeou
           expect(r.code, r.stderr).toBe(0)
           expect(mirror.requests).toHaveLength(files.filter((f) => f.url !== "").length)
           const made = provider.derived?.files ?? []
-          expect(made.map((f) => f.path)).toEqual(expect.arrayContaining([`tau2/${provider.name.slice(5)}/tools.json`, "tau2/prompts/agent_instruction.txt"]))
+          const folder = provider.name === "tau2-banking" ? "banking_knowledge" : provider.name.slice(5)
+          expect(made.map((f) => f.path)).toEqual(expect.arrayContaining([`tau2/${folder}/tools.json`, "tau2/prompts/agent_instruction.txt"]))
           for (const f of made) {
             expect(r.stdout).toContain(`derived ${f.path}`)
             expect(readFileSync(join(target, f.path))).toEqual(readFileSync(join(shared, f.path)))

@@ -43,7 +43,23 @@ export const pinnedFiles = {
   userTools: { name: local("user-tools.json"), url: null, sha256: "a900d8315ebd7297f200599d1549585aeb2a15a06ac48e3b7ee506cd41badd95" },
   userToolTypes: { name: local("user-tools-types.json"), url: null, sha256: "93614f883ef7ac4299f8c499e6bf3d348b249fde674e2c0b5600ff05f24d9149" },
   discoverableTools: { name: local("discoverable-tools.json"), url: null, sha256: "8ba552830a3fecdf3d0080e4675db2f33b81e05d83277beeae8dc4e930e7315e" },
-  policy: { name: local("policy-bm25.md"), url: null, sha256: "430e719f33d876604547a0fb0a9f586fdfc4ae43d206699d62abb30e711b868a" }
+  policy: { name: local("policy-bm25.md"), url: null, sha256: "430e719f33d876604547a0fb0a9f586fdfc4ae43d206699d62abb30e711b868a" },
+  // Verbatim: the bm25 variant's template and its components, which the pull composes into policy-bm25.md.
+  policyTemplate: {
+    name: local("prompts/classic_rag_bm25_no_grep.md"),
+    url: rawUrl(`${upstreamDataPath}/prompts/classic_rag_bm25_no_grep.md`),
+    sha256: "84ac1a68e0ca59f4cb870faf124202887e7e4f2e92dbd4d62c78ad2bcbb16d3b"
+  },
+  policyHeader: {
+    name: local("prompts/components/policy_header.md"),
+    url: rawUrl(`${upstreamDataPath}/prompts/components/policy_header.md`),
+    sha256: "d73a0578670becb80b7c1a57cdbe68a2ea506a884cdf41e2e310dd3c13e63a85"
+  },
+  additionalInstructions: {
+    name: local("prompts/components/additional_instructions.md"),
+    url: rawUrl(`${upstreamDataPath}/prompts/components/additional_instructions.md`),
+    sha256: "03f6af1b56aa2fa6543ee4883ea9979ac5f5e158b20dd32d91d9736de87bab6a"
+  }
 } as const satisfies Record<string, PinnedFile>
 
 /** A document or task file: its sha256 comes from the pinned SHA256SUMS. */
@@ -76,7 +92,7 @@ const domain: PinnedDomain = {
   folder: "tau2/banking_knowledge/",
   upstreamRevision,
   pullOnMismatch: true,
-  pullKind: "local-copy"
+  pullKind: "download"
 }
 
 export class BankingDataError extends Schema.TaggedError<BankingDataError>()("BankingDataError", pinnedErrorFields) {

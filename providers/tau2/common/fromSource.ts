@@ -8,7 +8,8 @@
 import { Either } from "effect"
 import type { Provider } from "../../../src/index.ts"
 import { parseModule, type Stmt, stringConstant } from "./pythonSource.ts"
-import { renderToolFiles } from "./toolSchema.ts"
+import { corpusOrder, documentAndTaskSums } from "../banking/sums.ts"
+import { renderDiscoverableTools, renderToolFiles } from "./toolSchema.ts"
 import { upstreamRepository, upstreamRevision } from "./pinned.ts"
 
 /** Where a source file lands under the data root: beside the data, under the upstream path. */
@@ -33,7 +34,11 @@ export const sources = {
   telecomModel: source("src/tau2/domains/telecom/data_model.py", "f868cbbd344cadf6c376f21976edfa38b8cfe199922748e31eee666f791a0628"),
   telecomUserTools: source("src/tau2/domains/telecom/user_tools.py", "03fa751eeea3734313a3f5274223d42750fd5c1a28f2624265a678f271ac309d"),
   telecomUserModel: source("src/tau2/domains/telecom/user_data_model.py", "27be0006694e9a740dd378f42099d6d1afecbd445f7906aedcd1f800087377c2"),
-  pydanticUtils: source("src/tau2/utils/pydantic_utils.py", "618dfc39b619bb0f623151682962ddc52bf2ea70bc2562dded884f118c84b78a")
+  pydanticUtils: source("src/tau2/utils/pydantic_utils.py", "618dfc39b619bb0f623151682962ddc52bf2ea70bc2562dded884f118c84b78a"),
+  bankingToolkits: source("src/tau2/domains/banking_knowledge/retrieval_toolkits.py", "be37543d4459125e502ba983f5444e923b1d80ab24d57f58057592f331a15f3e"),
+  bankingMixins: source("src/tau2/domains/banking_knowledge/retrieval_mixins.py", "1eb9051ff164329ab16fb0976ac36f7442346a894061ce657b1fb86c8e1ff86e"),
+  bankingTools: source("src/tau2/domains/banking_knowledge/tools.py", "e7287dc76ab74f7c172a9b632b6ebdb067a85bbc0cb7c769f7bdf08ec18aa1c0"),
+  bankingModel: source("src/tau2/domains/banking_knowledge/data_model.py", "8451829795c7cf18668b26adc2db06c10426f4e69b553824ea886c40765ee3c4")
 } as const
 
 /** The data-root path of a source file. */
@@ -117,16 +122,68 @@ const telecomPolicy: Rendering = {
     ])
 }
 
+const banking = "tau2/banking_knowledge"
+const bankingPrompts = `${banking}/prompts`
+const bankingSources = [sources.bankingToolkits, sources.bankingMixins, sources.bankingTools, sources.bankingModel]
+
+/** The bm25 variant's agent policy: its template with each `{{component:NAME}}` replaced by `components/NAME.md` (`build_policy`). */
+const bankingPolicy: Rendering = {
+  outputs: [`${banking}/policy-bm25.md`],
+  sources: [],
+  data: [`${bankingPrompts}/classic_rag_bm25_no_grep.md`, `${bankingPrompts}/components/policy_header.md`, `${bankingPrompts}/components/additional_instructions.md`],
+  render: (inputs) => {
+    let missing: string | null = null
+    const policy = inputs.data(`${bankingPrompts}/classic_rag_bm25_no_grep.md`).replace(/\{\{component:(\w+)\}\}/g, (_, name: string) => {
+      const path = `${bankingPrompts}/components/${name}.md`
+      if (!bankingPolicy.data!.includes(path)) missing ??= path
+      return missing === null ? inputs.data(path) : ""
+    })
+    return missing === null ? Either.right([policy]) : Either.left(`the bm25 template names ${missing}, which is not pinned`)
+  }
+}
+
+/** `SHA256SUMS` of the documents and tasks, sorted by path, and the oracle's corpus order (banking/sums.ts). */
+const bankingSums: Rendering = {
+  outputs: [`${banking}/SHA256SUMS`, `${banking}/documents-order.json`],
+  sources: [],
+  render: () => {
+    const sums = [...documentAndTaskSums].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([path, sha]) => `${sha}  ${path}\n`).join("")
+    const ids = documentAndTaskSums.filter(([path]) => path.startsWith("documents/")).map(([path]) => path.slice("documents/".length, -".json".length))
+    const order = corpusOrder.map((i) => ids[i]!)
+    // `json.dumps(ids, indent=1)` and a newline, as the order was written.
+    return Either.right([sums, "[\n" + order.map((id) => ` ${JSON.stringify(id)}`).join(",\n") + "\n]\n"])
+  }
+}
+
 const renderings: ReadonlyArray<Rendering> = [
   prompts,
   tools("tau2/retail", "RetailTools", [sources.retailTools]),
   tools("tau2/airline", "AirlineTools", [sources.airlineTools, sources.airlineModel]),
   tools("tau2/telecom", "TelecomTools", [sources.telecomTools, sources.telecomModel]),
   tools("tau2/telecom", "TelecomUserTools", [sources.telecomUserTools, sources.telecomUserModel, sources.pydanticUtils], "user-tools"),
-  telecomPolicy
+  telecomPolicy,
+  tools(banking, "KnowledgeToolsWithKBSearch", bankingSources),
+  tools(banking, "KnowledgeUserTools", [sources.bankingTools, sources.bankingModel], "user-tools"),
+  {
+    outputs: [`${banking}/discoverable-tools.json`],
+    sources: [sources.bankingToolkits, sources.bankingMixins, sources.bankingTools],
+    render: (inputs) =>
+      Either.map(
+        renderDiscoverableTools(
+          [sources.bankingToolkits, sources.bankingMixins, sources.bankingTools].map((f) => ({ file: f.repoPath, text: inputs.source(f) })),
+          [{ className: "KnowledgeToolsWithKBSearch", owner: "assistant" }, { className: "KnowledgeUserTools", owner: "user" }]
+        ),
+        (text) => [text]
+      )
+  },
+  bankingPolicy,
+  bankingSums
 ]
 
 const byOutput = new Map(renderings.flatMap((r) => r.outputs.map((o) => [o, r] as const)))
+
+/** The rendering that makes a data-root path, if any. */
+export const renderingFor = (path: string): Rendering | undefined => byOutput.get(path)
 
 const rawUrl = (repoPath: string): string => `https://raw.githubusercontent.com/${upstreamRepository}/${upstreamRevision}/${repoPath}`
 

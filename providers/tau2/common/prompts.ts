@@ -60,7 +60,7 @@ const readChecked = (file: PromptFile, dataDir?: string, benchmark?: string): Ef
         new Capabilities.CapabilityError({
           capability: "tau2/prompts",
           reason: "data",
-          detail: DataRoot.missingDataMessage(benchmark ?? "tau2-retail", benchmark === "tau2-banking" ? "local-copy" : "download", path, dataRoot(dataDir))
+          detail: DataRoot.missingDataMessage(benchmark ?? "tau2-retail", "download", path, dataRoot(dataDir))
         })
     })
     const actual = createHash("sha256").update(bytes).digest("hex")

@@ -454,9 +454,8 @@ const toolsOf = (scope: Scope, cls: Extract<Stmt, { kind: "class" }>): Map<strin
     const base = n === null ? undefined : scope.classOf(n)
     if (base === undefined) continue
     for (const [name, entry] of toolsOf(scope, base)) {
-      // The base's entry decides the tool's kind; the method is the class's own when it redefines it.
-      const own = out.get(name)
-      out.set(name, own === undefined ? entry : { ...entry, method: own.method })
+      // A tool the class redefines keeps its place and is the class's own (upstream looks it up on the instance).
+      if (!out.has(name)) out.set(name, entry)
     }
   }
   return out
@@ -496,6 +495,67 @@ export const renderToolFiles = (sources: ReadonlyArray<Source>, className: strin
   } catch (e) {
     if (e instanceof SchemaError) return Either.left(`${className}: ${e.reason}`)
     return Either.left(`${className}: cannot render: ${e instanceof Error ? e.message : String(e)}`)
+  }
+}
+
+/**
+ * banking's `parse_discoverable_tool_docstring`: a discoverable tool's name, its description (the
+ * docstring before `Args:`), its parameters (`name (type[, optional]): description` lines) and a
+ * success message (the first line after `Returns:`).
+ */
+const discoverableInfo = (method: Extract<Stmt, { kind: "def" }>): PyJson => {
+  const raw = docstringOf(method.body)
+  const doc = raw === null ? "" : cleandoc(raw)
+  const args = /\n\s*Args:\s*\n/.exec(doc)
+  const description = pyStripAll(args === null ? doc : doc.slice(0, args.index))
+  const parameters: Record<string, PyJson> = {}
+  let successMessage = "Action completed successfully."
+  if (args !== null) {
+    const remaining = doc.slice(args.index + args[0].length)
+    const returns = /\n\s*Returns:\s*\n/.exec(remaining)
+    const section = returns === null ? remaining : remaining.slice(0, returns.index)
+    if (returns !== null) successMessage = pyStripAll(pyStripAll(remaining.slice(returns.index + returns[0].length)).split("\n")[0]!)
+    for (const m of section.matchAll(/^\s*(\w+)\s*(?:\(([^)]+)\))?\s*:\s*(.+?)$/gm)) {
+      const typeInfo = m[2] ?? "string"
+      const type = pyStripAll(typeInfo.replace(/,?\s*optional/gi, ""))
+      parameters[m[1]!] = { type: type === "" ? "string" : type, description: pyStripAll(m[3]!), required: !typeInfo.toLowerCase().includes("optional") }
+    }
+  }
+  return { name: method.name, description, parameters, success_message: successMessage }
+}
+
+const pyStripAll = (s: string): string => s.replace(/^[\s\x1c-\x1f\x85]+|[\s\x1c-\x1f\x85]+$/gu, "")
+
+/**
+ * `discoverable-tools.json`: each toolkit's discoverable tools in `_func_tools` order, as
+ * `{owner, name, type, mutates_state, tool_info}`, the toolkits in the order given.
+ */
+export const renderDiscoverableTools = (
+  sources: ReadonlyArray<Source>,
+  toolkits: ReadonlyArray<{ readonly className: string; readonly owner: string }>
+): Either.Either<string, string> => {
+  const modules: Array<ReadonlyArray<Stmt>> = []
+  for (const s of sources) {
+    const parsed = parseModule(s.file, s.text)
+    if (Either.isLeft(parsed)) return Either.left(parsed.left.message)
+    modules.push(parsed.right)
+  }
+  try {
+    const scope = new Scope(modules)
+    const entries = toolkits.flatMap(({ className, owner }) => {
+      const cls = scope.classOf(className) ?? refuse(`no class ${className}`)
+      return [...toolsOf(scope, cls).values()].filter((t) => t.discoverable).map((t): PyJson => ({
+        owner,
+        name: t.method.name,
+        type: t.type,
+        mutates_state: t.mutatesState,
+        tool_info: discoverableInfo(t.method)
+      }))
+    })
+    return Either.right(pyJsonDumps(entries) + "\n")
+  } catch (e) {
+    if (e instanceof SchemaError) return Either.left(`discoverable tools: ${e.reason}`)
+    return Either.left(`discoverable tools: cannot render: ${e instanceof Error ? e.message : String(e)}`)
   }
 }
 

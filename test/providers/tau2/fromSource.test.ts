@@ -5,7 +5,7 @@ import { Either } from "effect"
 import { provider as airline } from "../../../providers/tau2/airline/index.ts"
 import { provider as banking } from "../../../providers/tau2/banking/index.ts"
 import { cleandoc, parseDocstring } from "../../../providers/tau2/common/docstring.ts"
-import { sources } from "../../../providers/tau2/common/fromSource.ts"
+import { renderingFor, sources } from "../../../providers/tau2/common/fromSource.ts"
 import { upstreamRevision } from "../../../providers/tau2/common/pinned.ts"
 import { parseModule, stringConstant } from "../../../providers/tau2/common/pythonSource.ts"
 import { fieldTitle, renderToolFiles } from "../../../providers/tau2/common/toolSchema.ts"
@@ -75,8 +75,8 @@ describe("tau2 files made from upstream's Python source", () => {
     expect(fieldTitle("APN_name")).toBe("Apn Name")
   })
 
-  it("retail, airline and telecom pull their made files from upstream's sources by URL; banking still needs a local copy", () => {
-    for (const provider of [retail, airline, telecom]) {
+  it("every tau2 domain pulls its made files from upstream's sources by URL", () => {
+    for (const provider of [retail, airline, telecom, banking]) {
       const data = provider.data ?? []
       // Every file but the oracle corpora has a download URL now.
       expect(data.filter((f) => f.url === "" && f.oracle !== true)).toEqual([])
@@ -94,7 +94,22 @@ describe("tau2 files made from upstream's Python source", () => {
       expect.arrayContaining(["tau2/telecom/tools.json", "tau2/telecom/user-tools-types.json", "tau2/telecom/policy-manual.md"])
     )
     expect((retail.data ?? []).map((f) => f.path)).toContain(`tau2/upstream/${sources.retailTools.repoPath}`)
-    expect(banking.derived).toBeUndefined()
-    expect((banking.data ?? []).some((f) => f.path.endsWith("documents-order.json") && f.url === "")).toBe(true)
+    expect((banking.data ?? []).filter((f) => f.url === "" && f.oracle !== true)).toEqual([])
+    expect((banking.derived?.files ?? []).map((f) => f.path)).toEqual(
+      expect.arrayContaining(["tau2/banking_knowledge/discoverable-tools.json", "tau2/banking_knowledge/policy-bm25.md", "tau2/banking_knowledge/documents-order.json"])
+    )
+  })
+
+  it("the files made from data alone are byte for byte the oracle's: banking's SHA256SUMS and corpus order, both composed policies", () => {
+    // These need no source: the sums are the per-file pins, the order the one the oracle machine listed documents/ in,
+    // the policies upstream's composition of pinned files.
+    const shared = process.env["ASSAY_DATA_DIR"] ?? ""
+    const inputs = { source: () => "", data: (path: string) => readFileSync(join(shared, path), "utf8") }
+    for (const path of ["tau2/banking_knowledge/SHA256SUMS", "tau2/banking_knowledge/documents-order.json", "tau2/banking_knowledge/policy-bm25.md", "tau2/telecom/policy-manual.md"]) {
+      const rendering = renderingFor(path)!
+      expect(rendering.sources).toEqual([])
+      const made = Either.getOrThrow(rendering.render(inputs))
+      expect(made[rendering.outputs.indexOf(path)], path).toBe(readFileSync(join(shared, path), "utf8"))
+    }
   })
 })
