@@ -6,14 +6,16 @@
  * with the same --concurrency, each run in a fresh database. The model's latency is the bound, not
  * the CPU: on a 2-core machine shared with other work the workers' CPU is printed beside the walls.
  *
- * Figures: the command's wall (spawn to exit, as the user waits; the run starts as soon as the
- * workers have said they joined, so the three-worker wall includes the submitter's wait for their
- * shards to settle) and the calls' window (the first request's arrival at a server to the last
- * answer), each for one and three workers, and their ratios, all from this run. Each worker has
+ * Figures: the command's wall (spawn to exit, as the user waits) and the calls' window (the first
+ * request's arrival at a server to the last answer), each for one and three workers, and their
+ * ratios, all from this run. The run starts once the workers' shards have settled, as on a cluster
+ * that is already up; how long freshly started workers took to settle is printed apart (three
+ * started at once pass shards to each other for a few seconds, and a submitter started in that
+ * time waits for it, up to 10 s). Each worker has
  * a model server of its own, the same script, so the calls each server answered are the cells its
  * worker ran.
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -59,6 +61,23 @@ const startWorker = (into: Array<ChildProcess>, url: string, home: string, env: 
     child.on("exit", (code) => fail(new Error(`worker exited ${code}: ${err.slice(-2000)}`)))
   })
 
+/**
+ * Waits until `n` workers' lanes have settled, by the submitter's own test (settledLanes in
+ * src/cluster/Cluster.ts): each worker names lanes and holds shards, and together they hold all
+ * 300. Returns how long that took.
+ */
+const settle = async (url: string, n: number): Promise<number> => {
+  const started = performance.now()
+  const query = "SELECT count(*), coalesce(sum(shards), 0), coalesce(min(shards), 0) FROM assay_lanes WHERE updated_at > now() - interval '5 seconds'"
+  for (;;) {
+    const r = spawnSync(join(Postgres.binDir(), "psql"), [url, "-At", "-F", " ", "-c", query], { encoding: "utf8" })
+    const [rows, held, least] = r.status === 0 ? r.stdout.trim().split(" ").map(Number) : [0, 0, 0]
+    if (rows === n && held === 300 && (least ?? 0) > 0) return performance.now() - started
+    if (performance.now() - started > 60_000) throw new Error(`the workers' shards did not settle in 60 s (${r.stderr || r.stdout})`)
+    await new Promise((ok) => setTimeout(ok, 100))
+  }
+}
+
 const stopAll = (workers: ReadonlyArray<ChildProcess>): Promise<void> =>
   Promise.all(workers.map((w) =>
     w.exitCode !== null ? Promise.resolve() : new Promise<void>((ok) => {
@@ -84,6 +103,8 @@ interface Measured {
   readonly tailMs: number
   /** Each worker's last answer, from the command's spawn. */
   readonly lastAnswerMs: ReadonlyArray<number>
+  /** From the workers' joining to their shards' settling (before the command's spawn). */
+  readonly settleMs: number
 }
 
 const measure = async (pg: Postgres.PgServer, n: number, home: string): Promise<Measured> => {
@@ -98,6 +119,7 @@ const measure = async (pg: Postgres.PgServer, n: number, home: string): Promise<
     const env = envOf(0)
     const url = pg.database(`bench_${n}`)
     await Promise.all(Array.from({ length: n }, (_, i) => startWorker(workers, url, join(home, `w${n}-${i}`), envOf(i))))
+    const settleMs = await settle(url, n)
     const cpuBefore = workers.map((w) => cpuMsOf(w.pid!))
     // The servers log a call as they answer: each answer's time, polled every 5 ms.
     const answers: Array<number> = []
@@ -134,7 +156,8 @@ const measure = async (pg: Postgres.PgServer, n: number, home: string): Promise<
       cellsPerWorker: servers.map((server) => server.requests().filter((r) => r.status === 200).length),
       leadMs: Math.min(...answers) - ANSWER_MS - spawnedAt,
       tailMs: spawnedAt + run.wallMs - Math.max(...answers),
-      lastAnswerMs: lastOf.map((t) => t - spawnedAt)
+      lastAnswerMs: lastOf.map((t) => t - spawnedAt),
+      settleMs
     }
   } finally {
     await stopAll(workers)
@@ -154,6 +177,7 @@ export const run = async (): Promise<void> => {
       const r = await measure(pg, n, home)
       results.push(r)
       console.log(`${cells} ledger cells on ${n} worker(s) x --concurrency ${CONCURRENCY}, --parallel ${PARALLEL}, the model answering in ${ANSWER_MS / 1000} s; ${machine()}`)
+      console.log(`  the workers' shards settled ${seconds(r.settleMs)} after they joined (before the command; not in its wall)`)
       console.log(`  the command ${seconds(r.wallMs)} wall, ${seconds(r.submitterCpuMs)} CPU; calls' window ${seconds(r.windowMs)} (ideal ${seconds(ideal(n))}), ${r.calls} calls`)
       console.log(`  first call ${seconds(r.leadMs)} after the spawn, the exit ${seconds(r.tailMs)} after the last answer; each worker's last answer at ${r.lastAnswerMs.map((t) => seconds(t)).join(", ")}`)
       console.log(`  per cell: ${(r.wallMs / cells).toFixed(0)} ms of wall, ${(r.workersCpuMs / cells).toFixed(1)} ms of workers' CPU (workers: ${r.perWorker.map((c) => seconds(c)).join(", ")} CPU; calls ${r.cellsPerWorker.join(", ")})`)
