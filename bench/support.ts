@@ -42,13 +42,13 @@ export interface CommandRun {
 
 const exitReport = fileURLToPath(new URL("./exit-report.mjs", import.meta.url))
 
-/** Runs `node <args>` as a child, the way a user's shell would, and times it. */
-export const timeNode = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}): Promise<CommandRun> => {
+/** Runs `node <args>` (or `command <args>`) as a child, the way a user's shell would, and times it. */
+export const timeNode = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}, command: string = process.execPath): Promise<CommandRun> => {
   const dir = mkdtempSync(join(tmpdir(), "assay-bench-exit-"))
   const report = join(dir, "report.json")
   return new Promise((resolve, reject) => {
     const started = performance.now()
-    const child = spawn(process.execPath, args, {
+    const child = spawn(command, args, {
       cwd: root,
       env: {
         ...process.env,
@@ -79,7 +79,8 @@ export const timeNode = (args: ReadonlyArray<string>, env: Readonly<Record<strin
 
 /** `assay ARGS` through bin/assay.js, as installed. */
 export const timeAssay = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}): Promise<CommandRun> =>
-  timeNode([assayBin, ...args], env)
+  // The file itself, as the installed `assay` runs: its first line gives node its flags.
+  timeNode(args, env, assayBin)
 
 /** Fails loudly when a timed command did not succeed: a figure of a failed command means nothing. */
 export const succeeded = (run: CommandRun, what: string): CommandRun => {

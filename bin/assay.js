@@ -1,4 +1,10 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=64
+// The flag: V8's young generation may grow to 64 MB semi-spaces (the default stops at 16 MB on
+// 64-bit). A run with a thousand conversations in flight keeps each one's objects alive for the
+// model's seconds, so with small semi-spaces they are promoted and the old generation is collected
+// over and over: at --parallel 1000 that was ~8 s of a 23 s run, and the run took 22-27 s against
+// 15.5-17 s with the flag (`npm run bench -- slots`). V8 reads it only at start, so it is here and
+// not set from the code; `node bin/assay.js` without it works the same, more slowly at that scale.
 // Compiles the command's TypeScript with esbuild (dependencies stay external and load natively)
 // and runs it in this process, so a signal sent to this process reaches the command itself.
 //
