@@ -477,7 +477,18 @@ export interface Source {
  * The tool files of the toolkit class `className`, defined in the first of `sources`; the other
  * sources are the modules its types come from (data models).
  */
-export const renderToolFiles = (sources: ReadonlyArray<Source>, className: string): Either.Either<ToolFiles, string> => {
+export const renderToolFiles = (sources: ReadonlyArray<Source>, className: string): Either.Either<ToolFiles, string> =>
+  inScope(sources, className, (scope) => {
+    const cls = scope.classOf(className) ?? refuse(`no class ${className} in ${sources[0]?.file}`)
+    const gen = new Generator(scope)
+    const tools = [...toolsOf(scope, cls).values()].filter((t) => !t.discoverable)
+    const schemas = tools.map((t) => openAiSchema(gen, t.method))
+    const types = tools.map((t): PyJson => ({ name: t.method.name, type: t.type, mutates_state: t.mutatesState }))
+    return { tools: pyJsonDumps(schemas) + "\n", types: pyJsonDumps(types) + "\n" }
+  })
+
+/** Runs `render` over the declarations of `sources`; a source that does not parse, or a refusal, is the Left (named by `what`). */
+const inScope = <A>(sources: ReadonlyArray<Source>, what: string, render: (scope: Scope) => A): Either.Either<A, string> => {
   const modules: Array<ReadonlyArray<Stmt>> = []
   for (const s of sources) {
     const parsed = parseModule(s.file, s.text)
@@ -485,16 +496,10 @@ export const renderToolFiles = (sources: ReadonlyArray<Source>, className: strin
     modules.push(parsed.right)
   }
   try {
-    const scope = new Scope(modules)
-    const cls = scope.classOf(className) ?? refuse(`no class ${className} in ${sources[0]?.file}`)
-    const gen = new Generator(scope)
-    const tools = [...toolsOf(scope, cls).values()].filter((t) => !t.discoverable)
-    const schemas = tools.map((t) => openAiSchema(gen, t.method))
-    const types = tools.map((t): PyJson => ({ name: t.method.name, type: t.type, mutates_state: t.mutatesState }))
-    return Either.right({ tools: pyJsonDumps(schemas) + "\n", types: pyJsonDumps(types) + "\n" })
+    return Either.right(render(new Scope(modules)))
   } catch (e) {
-    if (e instanceof SchemaError) return Either.left(`${className}: ${e.reason}`)
-    return Either.left(`${className}: cannot render: ${e instanceof Error ? e.message : String(e)}`)
+    if (e instanceof SchemaError) return Either.left(`${what}: ${e.reason}`)
+    return Either.left(`${what}: cannot render: ${e instanceof Error ? e.message : String(e)}`)
   }
 }
 
@@ -533,15 +538,8 @@ const pyStripAll = (s: string): string => s.replace(/^[\s\x1c-\x1f\x85]+|[\s\x1c
 export const renderDiscoverableTools = (
   sources: ReadonlyArray<Source>,
   toolkits: ReadonlyArray<{ readonly className: string; readonly owner: string }>
-): Either.Either<string, string> => {
-  const modules: Array<ReadonlyArray<Stmt>> = []
-  for (const s of sources) {
-    const parsed = parseModule(s.file, s.text)
-    if (Either.isLeft(parsed)) return Either.left(parsed.left.message)
-    modules.push(parsed.right)
-  }
-  try {
-    const scope = new Scope(modules)
+): Either.Either<string, string> =>
+  inScope(sources, "discoverable tools", (scope) => {
     const entries = toolkits.flatMap(({ className, owner }) => {
       const cls = scope.classOf(className) ?? refuse(`no class ${className}`)
       return [...toolsOf(scope, cls).values()].filter((t) => t.discoverable).map((t): PyJson => ({
@@ -552,11 +550,7 @@ export const renderDiscoverableTools = (
         tool_info: discoverableInfo(t.method)
       }))
     })
-    return Either.right(pyJsonDumps(entries) + "\n")
-  } catch (e) {
-    if (e instanceof SchemaError) return Either.left(`discoverable tools: ${e.reason}`)
-    return Either.left(`discoverable tools: cannot render: ${e instanceof Error ? e.message : String(e)}`)
-  }
-}
+    return pyJsonDumps(entries) + "\n"
+  })
 
 export type { Param }
