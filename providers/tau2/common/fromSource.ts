@@ -1,6 +1,7 @@
 /**
- * The tau2 files that upstream makes by running its code (tool schemas, tool types, prompt texts,
- * telecom's composed policy), made by `assay data pull` from upstream's source files, which are
+ * The tau2 files that upstream makes by running its code (tool schemas and types, banking's
+ * discoverable tools, prompt texts, composed policies; banking's sums and corpus order, from the
+ * pins in banking/sums.ts), made by `assay data pull` from upstream's source files, which are
  * pinned by URL and sha256 like the data: each rendering names the sources it reads and the files
  * it makes, and the pull checks every made file against the sha256 the provider pins, so a
  * rendering that drifts from upstream fails the pull instead of installing other bytes.
