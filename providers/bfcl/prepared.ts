@@ -17,7 +17,7 @@ import { resolve } from "node:path"
 import { Canonical, ContentId, DataRoot, type Tool } from "../../src/index.ts"
 import { CATEGORIES, type Category, PINNED_FILES, RELEVANCE_CATEGORIES } from "./data.ts"
 
-const FORM_VERSION = 1
+const FORM_VERSION = 2 // 2: written as ASCII JSON (DataRoot.writePrepared), so a form of version 1 is written anew
 const KIND = "bfcl-plan"
 
 /** One task as planning sees it. */

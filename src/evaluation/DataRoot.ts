@@ -5,6 +5,7 @@
  * user rather than per checkout. `assay data pull` writes there and every provider reads there,
  * both through `dataRoot`, so the advice of a missing-data error is the command that fixes it.
  */
+import { isAscii } from "node:buffer"
 import { createHash, randomBytes } from "node:crypto"
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { homedir } from "node:os"
@@ -82,7 +83,7 @@ export const missingDataMessage = (benchmark: string, kind: PullKind, file: stri
 // key, the noted file's exact state), so a damaged, stale or foreign entry is never used: the
 // caller then does the full work, as if there were none. A lost entry costs that work once.
 
-const sha256 = (text: string): string => createHash("sha256").update(text).digest("hex")
+const sha256 = (text: string | Uint8Array): string => createHash("sha256").update(text).digest("hex")
 
 /** Writes `text` to `target` through a staged file, so a reader sees the old entry or the new one, whole. */
 const writeWhole = (target: string, text: string): void => {
@@ -106,26 +107,36 @@ const preparedFile = (kind: string, key: string, env: DataEnv): string =>
  * damaged (its checksum fails) or it was stored under another key.
  */
 export const readPrepared = (kind: string, key: string, env: DataEnv = process.env): unknown => {
-  let text: string
+  let bytes: Buffer
   try {
-    text = readFileSync(preparedFile(kind, key, env), "utf8")
+    bytes = readFileSync(preparedFile(kind, key, env))
   } catch {
     return undefined // none yet
   }
-  const newline = text.indexOf("\n")
-  const body = text.slice(newline + 1)
-  if (newline !== 64 || text.slice(0, 64) !== sha256(body)) return undefined
+  // The checksum is of the body's bytes, so it is checked before the body is decoded.
+  const body = bytes.subarray(65)
+  if (bytes.length < 65 || bytes[64] !== 0x0a || bytes.toString("latin1", 0, 64) !== sha256(body)) return undefined
   try {
-    const stored = JSON.parse(body) as { readonly key?: unknown; readonly form?: unknown }
+    // An ASCII body (as writePrepared writes) decodes as latin1, several times faster than UTF-8
+    // for a large form; one with other bytes (an older writer's) is decoded as UTF-8.
+    const stored = JSON.parse(isAscii(body) ? body.toString("latin1") : body.toString("utf8")) as {
+      readonly key?: unknown
+      readonly form?: unknown
+    }
     return stored.key === key ? stored.form : undefined
   } catch {
     return undefined // cannot happen with a matching checksum, unless written so by hand
   }
 }
 
+// JSON text with every non-ASCII code unit written as a \u escape: the same value to JSON.parse,
+// and a one-byte text for the reader (see readPrepared).
+const asciiJson = (value: unknown): string =>
+  JSON.stringify(value).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+
 /** Stores a prepared form (any JSON value) under `key`; failing to store it is not an error. */
 export const writePrepared = (kind: string, key: string, form: unknown, env: DataEnv = process.env): void => {
-  const body = JSON.stringify({ key, form })
+  const body = asciiJson({ key, form })
   writeWhole(preparedFile(kind, key, env), `${sha256(body)}\n${body}`)
 }
 

@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { appendFileSync, cpSync } from "node:fs"
+import { isAscii } from "node:buffer"
+import { createHash } from "node:crypto"
+import { appendFileSync, cpSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { loadAll } from "../../../providers/bfcl/data.ts"
@@ -35,5 +37,26 @@ describe("bfcl prepared plan form", () => {
     appendFileSync(join(root, "bfcl", "v4", "possible_answer", "BFCL_v4_multiple.json"), " ")
     expect(readPlanned(root)).toBeUndefined()
     expect(Effect.runSync(Effect.flip(loadAll({ dataDir: root }))).reason).toBe("hash-mismatch")
+  })
+
+  it("a form is stored as ASCII and read back as the same value; a damaged byte or an older writer's UTF-8 entry is handled", () => {
+    const form = { text: "café — ✓ 😀", lone: "\ud800", n: [1, 2.5] }
+    DataRoot.writePrepared("test-kind", "k1", form)
+    const folder = DataRoot.userCacheFolder("prepared")
+    const [name] = readdirSync(folder)
+    const file = join(folder, name!)
+    expect(isAscii(readFileSync(file))).toBe(true)
+    expect(DataRoot.readPrepared("test-kind", "k1")).toEqual(form)
+    expect(DataRoot.readPrepared("test-kind", "k2")).toBeUndefined() // another key: another file, none there
+    // An entry as the older writer made it (its body's UTF-8 bytes, checksum of them) is still read.
+    const body = JSON.stringify({ key: "k1", form })
+    writeFileSync(file, `${createHash("sha256").update(body).digest("hex")}\n${body}`)
+    expect(isAscii(readFileSync(file))).toBe(false)
+    expect(DataRoot.readPrepared("test-kind", "k1")).toEqual(form)
+    // One byte changed (a 1 for a 2 in the form's numbers): the checksum fails, the entry is not used.
+    const bytes = readFileSync(file)
+    bytes[bytes.lastIndexOf(0x32)] = 0x31
+    writeFileSync(file, bytes)
+    expect(DataRoot.readPrepared("test-kind", "k1")).toBeUndefined()
   })
 })
