@@ -17,7 +17,9 @@ import { resolve } from "node:path"
 import { Canonical, ContentId, DataRoot, type Tool } from "../../src/index.ts"
 import { CATEGORIES, type Category, PINNED_FILES, RELEVANCE_CATEGORIES } from "./data.ts"
 
-const FORM_VERSION = 2 // 2: written as ASCII JSON (DataRoot.writePrepared), so a form of version 1 is written anew
+// 2: written as ASCII JSON (DataRoot.writePrepared). 3: each distinct tool spec stored once, with
+// its canonical text, and tasks name theirs by index (8,576 tool specs, 3,104 distinct texts).
+const FORM_VERSION = 3
 const KIND = "bfcl-plan"
 
 /** One task as planning sees it. */
@@ -61,47 +63,83 @@ const keyOf = (sources: string): string =>
 const allNoted = (root: string): boolean =>
   loadedFiles().every((p) => DataRoot.notedSha256(resolve(root, "bfcl", "v4", p.file)) === p.sha256)
 
-const isStringArray = (v: unknown): v is ReadonlyArray<string> => Array.isArray(v) && v.every((x) => typeof x === "string")
-
 const categories: ReadonlySet<string> = new Set(CATEGORIES)
 
-/** A stored task, if it has the form's shape (it passed the file's checksum; this guards a version mix-up). */
-const taskOf = (v: unknown): PlannedTask | undefined => {
-  if (!Array.isArray(v) || v.length !== 5) return undefined
-  const [id, category, system, tools, texts] = v as ReadonlyArray<unknown>
+const isIndexArray = (v: unknown, size: number): v is ReadonlyArray<number> =>
+  Array.isArray(v) && v.every((x) => Number.isInteger(x) && x >= 0 && x < size)
+
+/** A stored distinct tool spec and its canonical text, if it has the form's shape. */
+const toolOf = (v: unknown): readonly [Tool.ToolSpec, string] | undefined =>
+  Array.isArray(v) && v.length === 2 && typeof v[0] === "object" && v[0] !== null && !Array.isArray(v[0]) && typeof v[1] === "string"
+    ? [v[0] as Tool.ToolSpec, v[1]]
+    : undefined
+
+/**
+ * A stored task, if it has the form's shape (it passed the file's checksum; this guards a version
+ * mix-up): its tools are entries of the form's table of distinct tool specs.
+ */
+const taskOf = (v: unknown, table: ReadonlyArray<readonly [Tool.ToolSpec, string]>): PlannedTask | undefined => {
+  if (!Array.isArray(v) || v.length !== 4) return undefined
+  const [id, category, system, tools] = v as ReadonlyArray<unknown>
   if (typeof id !== "string" || typeof category !== "string" || !categories.has(category) || typeof system !== "string") return undefined
-  if (!Array.isArray(tools) || !isStringArray(texts) || tools.length !== texts.length) return undefined
-  return { id, category: category as Category, system, tools: tools as ReadonlyArray<Tool.ToolSpec>, texts }
+  if (!isIndexArray(tools, table.length)) return undefined
+  return { id, category: category as Category, system, tools: tools.map((i) => table[i]![0]), texts: tools.map((i) => table[i]![1]) }
 }
 
 /**
  * The planned tasks from the stored form, or undefined when there is none for the present data
  * and sources, or a data file is not known to be unchanged. Each tool's canonical text is
  * remembered (Canonical.remember), so inputs ids are made without walking the tool specs again.
+ * Tasks that offer the same tool spec share one object of it (immutable data, as a full load's).
  */
 export const readPlanned = (root: string): ReadonlyArray<PlannedTask> | undefined => {
   const sources = sourcesFingerprint()
   if (sources === null || !allNoted(root)) return undefined
   const form = DataRoot.readPrepared(KIND, keyOf(sources))
-  if (!Array.isArray(form)) return undefined
+  if (typeof form !== "object" || form === null) return undefined
+  const { tools: storedTools, tasks: storedTasks } = form as { readonly tools?: unknown; readonly tasks?: unknown }
+  if (!Array.isArray(storedTools) || !Array.isArray(storedTasks)) return undefined
+  const table: Array<readonly [Tool.ToolSpec, string]> = []
+  for (const v of storedTools) {
+    const tool = toolOf(v)
+    if (tool === undefined) return undefined
+    table.push(tool)
+  }
   const tasks: Array<PlannedTask> = []
-  for (const v of form) {
-    const task = taskOf(v)
+  for (const v of storedTasks) {
+    const task = taskOf(v, table)
     if (task === undefined) return undefined
     tasks.push(task)
   }
-  for (const task of tasks) task.tools.forEach((t, i) => Canonical.remember(t, task.texts[i]!))
+  for (const [tool, text] of table) Canonical.remember(tool, text)
   return tasks
 }
 
 /**
  * Stores the planned tasks, made from a full load (whose files were hashed or found noted just
- * now), for the next process; their tool texts are remembered here too.
+ * now), for the next process; their tool texts are remembered here too. A tool spec is stored
+ * once per distinct JSON text (its keys in their own order) and canonical text.
  */
 export const writePlanned = (tasks: ReadonlyArray<Omit<PlannedTask, "texts">>): void => {
   const sources = sourcesFingerprint()
-  const withTexts = tasks.map((t) => ({ ...t, texts: t.tools.map((tool) => Canonical.canonicalUnsafe(tool)) }))
-  for (const task of withTexts) task.tools.forEach((t, i) => Canonical.remember(t, task.texts[i]!))
+  const table: Array<readonly [Tool.ToolSpec, string]> = []
+  const indexOf = new Map<string, number>()
+  const stored = tasks.map((t) => [
+    t.id,
+    t.category,
+    t.system,
+    t.tools.map((tool) => {
+      const text = Canonical.canonicalUnsafe(tool)
+      Canonical.remember(tool, text)
+      const json = `${JSON.stringify(tool)}\u0000${text}`
+      let i = indexOf.get(json)
+      if (i === undefined) {
+        i = table.push([tool, text]) - 1
+        indexOf.set(json, i)
+      }
+      return i
+    })
+  ])
   if (sources === null) return
-  DataRoot.writePrepared(KIND, keyOf(sources), withTexts.map((t) => [t.id, t.category, t.system, t.tools, t.texts]))
+  DataRoot.writePrepared(KIND, keyOf(sources), { tools: table, tasks: stored })
 }
