@@ -6,7 +6,8 @@
  *
  * Beside it, what every command pays before it does anything (`assay --version`) and what
  * `assay plan` pays (start-up, plan, classify against the store; no run, no report): the rest of
- * `run` is the run's own bookkeeping and its report.
+ * `run` is the run's own bookkeeping and its report. With BFCL's data in the data folder, also
+ * `assay plan --benchmark bfcl` (3,491 tasks from its prepared plan form, warmed by an untimed run).
  *
  * ASSAY_BENCH_CELLS (default 10,000; a multiple of 40) sets the experiment's size.
  * ASSAY_BENCH_LARGE=1 adds the same `assay run` again at 100,000 cells (goal: < 3 s). Its home is
@@ -17,6 +18,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { dataRoot } from "../src/evaluation/DataRoot.ts"
 import { type CommandRun, count, machine, median, root, seconds, spread, succeeded, timeAssay } from "./support.ts"
 
 const CELLS = Number(process.env["ASSAY_BENCH_CELLS"] ?? 10_000)
@@ -79,6 +81,14 @@ const finished = async (cells: number, home: string) => {
   return { selection, total: kept.total }
 }
 
+/** `assay plan --benchmark bfcl` timed after one untimed run (which writes the plan form if there is none); null without BFCL's data. */
+const bfclPlan = async (home: string): Promise<Array<CommandRun> | null> => {
+  if (!existsSync(join(dataRoot(), "bfcl", "v4"))) return null
+  const args = ["plan", "--benchmark", "bfcl", "--home", join(home, "bfcl"), "--json"]
+  succeeded(await timeAssay(args), "assay plan --benchmark bfcl (warm-up)")
+  return timed(args, "assay plan --benchmark bfcl")
+}
+
 export const run = async (): Promise<void> => {
   const home = homeFor(CELLS)
   try {
@@ -87,10 +97,12 @@ export const run = async (): Promise<void> => {
     const plan = await timed(["plan", ...selection, "--json"], "assay plan")
     const runs = await timed(["run", ...selection, "--yes", "--json"], "assay run (nothing to run)")
     const text = await timed(["run", ...selection, "--yes"], "assay run (nothing to run, text report)")
+    const bfcl = await bfclPlan(home.dir)
     console.log(line("assay --version (start-up alone)", version))
     console.log(line("assay plan (start-up, plan, classify)", plan))
     console.log(line("assay run --yes --json (nothing to run)", runs))
     console.log(line("assay run --yes (text report)", text))
+    if (bfcl !== null) console.log(line("assay plan --benchmark bfcl", bfcl))
     // Side by side rather than a difference of medians, which noise on a shared machine can make negative.
     console.log(`  start-up's share of the run (medians): ${seconds(median(version.map((r) => r.cpuMs)))} of ${seconds(median(runs.map((r) => r.cpuMs)))} CPU, ` +
       `${seconds(median(version.map((r) => r.wallMs)))} of ${seconds(median(runs.map((r) => r.wallMs)))} wall, for ${count(total)} kept cells`)

@@ -33,6 +33,10 @@ describe("bfcl prepared plan form", () => {
     expect(planned![i]!.tools).toEqual(toolSpecsOf(tasks[i]!))
     expect(planned![i]!.texts).toEqual(toolSpecsOf(tasks[i]!).map((t) => Canonical.canonicalUnsafe(t)))
     expect(Canonical.rememberedText(planned![i]!.tools[0]!)).toBe(planned![i]!.texts[0])
+    // Every task, as a full load makes it: ids, categories, tool specs with their keys in order, and
+    // canonical texts (what inputs ids are made of) made afresh from the full load's specs.
+    const fresh = tasks.map((t) => ({ id: t.id, category: t.category, tools: JSON.stringify(toolSpecsOf(t)), texts: toolSpecsOf(t).map((x) => Canonical.canonicalUnsafe(x)) }))
+    expect(planned!.map((t) => ({ id: t.id, category: t.category, tools: JSON.stringify(t.tools), texts: t.texts }))).toEqual(fresh)
     // An answer file changed after it was hashed: the form is not used, so the full load hashes it and fails.
     appendFileSync(join(root, "bfcl", "v4", "possible_answer", "BFCL_v4_multiple.json"), " ")
     expect(readPlanned(root)).toBeUndefined()
