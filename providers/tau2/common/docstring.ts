@@ -6,6 +6,7 @@
  * have no sections, and a docstring written in one of them is refused rather than misread.
  */
 import { Either } from "effect"
+import { pyLstrip, pyStrip } from "./pythonSource.ts"
 
 /** Python's `inspect.cleandoc` (3.11). */
 export const cleandoc = (doc: string): string => {
@@ -29,7 +30,6 @@ const expandTabs = (line: string): string => {
   return out
 }
 
-const pyLstrip = (s: string): string => s.replace(/^[\s\x1c-\x1f\x85]+/u, "")
 
 export interface Docstring {
   readonly shortDescription: string | null
@@ -59,7 +59,7 @@ const TYPED_ARG = /^\s*(.+?)\s*\(\s*(.*[^\s]+)\s*\)/
 const descriptions = (chunk: string): Pick<Docstring, "shortDescription" | "longDescription"> => {
   const cut = chunk.indexOf("\n")
   const short = cut < 0 ? chunk : chunk.slice(0, cut)
-  const long = cut < 0 ? null : chunk.slice(cut + 1).replace(/^\s+|\s+$/gu, "")
+  const long = cut < 0 ? null : pyStrip(chunk.slice(cut + 1))
   return { shortDescription: short === "" ? null : short, longDescription: long === null || long === "" ? null : long }
 }
 

@@ -64,12 +64,14 @@ export interface Rendering {
 const parsed = (file: SourceFile, text: string): Either.Either<ReadonlyArray<Stmt>, string> =>
   Either.mapLeft(parseModule(file.repoPath, text), (e) => e.message)
 
-/** A module-level string constant of a source, as upstream uses it. */
-const constant = (file: SourceFile, text: string, name: string): Either.Either<string, string> =>
-  Either.flatMap(parsed(file, text), (body) => {
-    const c = stringConstant(body, name)
-    return c === null ? Either.left(`${file.repoPath}: no string constant ${name}`) : Either.right(c.value)
-  })
+/** Module-level string constants of a source, as upstream uses them, in the order named. */
+const constants = (file: SourceFile, text: string, names: ReadonlyArray<string>): Either.Either<ReadonlyArray<string>, string> =>
+  Either.flatMap(parsed(file, text), (body) =>
+    Either.all(names.map((name) => {
+      const c = stringConstant(body, name)
+      return c === null ? Either.left(`${file.repoPath}: no string constant ${name}`) : Either.right(c.value)
+    }))
+  )
 
 /** The `content=` string of a module-level `NAME = Message(..., content="...")`. */
 const messageContent = (file: SourceFile, text: string, name: string): Either.Either<string, string> =>
@@ -103,12 +105,14 @@ const prompts: Rendering = {
   ],
   sources: [sources.llmAgent, sources.orchestrator, sources.userSimulator],
   render: (inputs) =>
-    Either.all([
-      constant(sources.llmAgent, inputs.source(sources.llmAgent), "AGENT_INSTRUCTION"),
-      constant(sources.llmAgent, inputs.source(sources.llmAgent), "SYSTEM_PROMPT"),
-      messageContent(sources.orchestrator, inputs.source(sources.orchestrator), "DEFAULT_FIRST_AGENT_MESSAGE"),
-      constant(sources.userSimulator, inputs.source(sources.userSimulator), "SYSTEM_PROMPT")
-    ])
+    Either.map(
+      Either.all([
+        constants(sources.llmAgent, inputs.source(sources.llmAgent), ["AGENT_INSTRUCTION", "SYSTEM_PROMPT"]),
+        messageContent(sources.orchestrator, inputs.source(sources.orchestrator), "DEFAULT_FIRST_AGENT_MESSAGE"),
+        constants(sources.userSimulator, inputs.source(sources.userSimulator), ["SYSTEM_PROMPT"])
+      ]),
+      ([agent, first, user]) => [...agent, first, ...user]
+    )
 }
 
 /** Telecom's agent policy as `get_environment()` composes it (policy_type "manual"). */

@@ -706,5 +706,8 @@ export const stringConstant = (body: ReadonlyArray<Stmt>, name: string): { reado
   return null
 }
 
-/** Python's `str.strip()` with no argument: Unicode whitespace at both ends. */
+/** Python's `str.strip()` with no argument: Unicode whitespace (as `\s`, plus the separators JS lacks) at both ends. */
 export const pyStrip = (s: string): string => s.replace(/^[\s\x1c-\x1f\x85]+|[\s\x1c-\x1f\x85]+$/gu, "")
+
+/** Python's `str.lstrip()` with no argument. */
+export const pyLstrip = (s: string): string => s.replace(/^[\s\x1c-\x1f\x85]+/u, "")

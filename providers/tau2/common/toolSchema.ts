@@ -10,7 +10,7 @@
  */
 import { Either } from "effect"
 import { cleandoc, parseDocstring } from "./docstring.ts"
-import { docstringOf, type Expr, type Param, parseModule, type Stmt } from "./pythonSource.ts"
+import { docstringOf, type Expr, type Param, parseModule, pyStrip, type Stmt } from "./pythonSource.ts"
 
 /** A JSON value as Python's json module writes it; a float keeps Python's text (`1.0`). */
 export type PyJson = null | boolean | string | number | PyFloat | ReadonlyArray<PyJson> | { readonly [key: string]: PyJson }
@@ -512,24 +512,22 @@ const discoverableInfo = (method: Extract<Stmt, { kind: "def" }>): PyJson => {
   const raw = docstringOf(method.body)
   const doc = raw === null ? "" : cleandoc(raw)
   const args = /\n\s*Args:\s*\n/.exec(doc)
-  const description = pyStripAll(args === null ? doc : doc.slice(0, args.index))
+  const description = pyStrip(args === null ? doc : doc.slice(0, args.index))
   const parameters: Record<string, PyJson> = {}
   let successMessage = "Action completed successfully."
   if (args !== null) {
     const remaining = doc.slice(args.index + args[0].length)
     const returns = /\n\s*Returns:\s*\n/.exec(remaining)
     const section = returns === null ? remaining : remaining.slice(0, returns.index)
-    if (returns !== null) successMessage = pyStripAll(pyStripAll(remaining.slice(returns.index + returns[0].length)).split("\n")[0]!)
+    if (returns !== null) successMessage = pyStrip(pyStrip(remaining.slice(returns.index + returns[0].length)).split("\n")[0]!)
     for (const m of section.matchAll(/^\s*(\w+)\s*(?:\(([^)]+)\))?\s*:\s*(.+?)$/gm)) {
       const typeInfo = m[2] ?? "string"
-      const type = pyStripAll(typeInfo.replace(/,?\s*optional/gi, ""))
-      parameters[m[1]!] = { type: type === "" ? "string" : type, description: pyStripAll(m[3]!), required: !typeInfo.toLowerCase().includes("optional") }
+      const type = pyStrip(typeInfo.replace(/,?\s*optional/gi, ""))
+      parameters[m[1]!] = { type: type === "" ? "string" : type, description: pyStrip(m[3]!), required: !typeInfo.toLowerCase().includes("optional") }
     }
   }
   return { name: method.name, description, parameters, success_message: successMessage }
 }
-
-const pyStripAll = (s: string): string => s.replace(/^[\s\x1c-\x1f\x85]+|[\s\x1c-\x1f\x85]+$/gu, "")
 
 /**
  * `discoverable-tools.json`: each toolkit's discoverable tools in `_func_tools` order, as
