@@ -58,7 +58,8 @@ const startWorker = (into: Array<ChildProcess>, url: string, home: string, env: 
       err += d.toString()
       if (err.includes("assay: worker on port")) ok(child)
     })
-    child.on("exit", (code) => fail(new Error(`worker exited ${code}: ${err.slice(-2000)}`)))
+    // "close", not "exit": the exit can come before the last of stderr is read, cutting the reason short.
+    child.on("close", (code) => fail(new Error(`worker exited ${code}: ${err.slice(-2000)}`)))
   })
 
 /**

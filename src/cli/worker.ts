@@ -5,7 +5,7 @@
  */
 import { createServer } from "node:net"
 import { Command, Options } from "@effect/cli"
-import { Console, Effect, Layer, Option } from "effect"
+import { Console, Data, Effect, Layer, Option, Predicate } from "effect"
 import { UsageError } from "./benchmarks.ts"
 import { checkedLocation, storeOption } from "./storeFlag.ts"
 
@@ -17,6 +17,22 @@ const freePort = Effect.async<number>((resume) => {
     server.close(() => resume(Effect.succeed(port)))
   })
 })
+
+/** The runner's listen failing because the port is taken (SocketServerError "Open", EADDRINUSE). */
+const isAddressInUse = (e: unknown): boolean =>
+  Predicate.isTagged(e, "SocketServerError") && Predicate.hasProperty(e, "cause") && Predicate.hasProperty(e.cause, "code") && e.cause.code === "EADDRINUSE"
+
+/** A listen failure said with its port and cause (the library's own message is only "Open"). */
+const withPort = (port: number) => <E>(e: E): E | WorkerPortError =>
+  Predicate.isTagged(e, "SocketServerError") && Predicate.hasProperty(e, "cause")
+    ? new WorkerPortError({ port, detail: Predicate.hasProperty(e.cause, "message") ? String(e.cause.message) : String(e.cause) })
+    : e
+
+export class WorkerPortError extends Data.TaggedError("WorkerPortError")<{ readonly port: number; readonly detail: string }> {
+  override get message() {
+    return `the worker cannot listen on port ${this.port} (${this.detail}): pass a free one with --port P, or leave --port out to have one found`
+  }
+}
 
 export const workerDoc = {
   about: "Join the cluster whose shards and messages live in the --store Postgres and run the cells that `assay run … --store URL --cluster` submits, until stopped.",
@@ -43,14 +59,25 @@ export const workerCommand = Command.make(
       const at = yield* checkedLocation(opts.home, opts.store)
       if (at.store === null || at.store === undefined) return yield* new UsageError({ detail: "assay worker needs --store postgres://… (or ASSAY_STORE): the cluster lives there" })
       if (opts.concurrency < 1) return yield* new UsageError({ detail: `--concurrency ${opts.concurrency}: expected a whole number 1 or more` })
-      const port = Option.isSome(opts.port) ? opts.port.value : yield* freePort
       const { workerLayer } = yield* Effect.promise(() => import("../cluster/Cluster.ts"))
       const url = at.store
-      const layer = workerLayer({ url, home: opts.home, port, concurrency: opts.concurrency, ...(Option.isSome(opts.host) ? { host: opts.host.value } : {}) })
-      // Said once the worker's layer is built (its runner registered), not beside the build:
-      // whoever waits for this line (a test, a script) may submit at once.
-      yield* Layer.launch(
-        Layer.tap(layer, () => Console.error(`assay: worker on port ${port} (pid ${process.pid}), ${opts.concurrency} slots (model calls at once)`))
-      )
+      const launch = (port: number) =>
+        Layer.launch(
+          // Said once the worker's layer is built (its runner registered), not beside the build:
+          // whoever waits for this line (a test, a script) may submit at once.
+          Layer.tap(
+            workerLayer({ url, home: opts.home, port, concurrency: opts.concurrency, ...(Option.isSome(opts.host) ? { host: opts.host.value } : {}) }),
+            () => Console.error(`assay: worker on port ${port} (pid ${process.pid}), ${opts.concurrency} slots (model calls at once)`)
+          )
+        )
+      if (Option.isSome(opts.port)) return yield* launch(opts.port.value).pipe(Effect.mapError(withPort(opts.port.value)))
+      // A port found free can be taken before the runner listens on it (by any socket the machine
+      // opens meanwhile: another worker's, an outgoing connection's); then another one is tried.
+      for (let tries = 1;; tries++) {
+        const port = yield* freePort
+        const launched = yield* Effect.either(launch(port))
+        if (launched._tag === "Right") return
+        if (!isAddressInUse(launched.left) || tries >= 5) return yield* Effect.fail(withPort(port)(launched.left))
+      }
     })
 ).pipe(Command.withDescription(workerDoc.about))
