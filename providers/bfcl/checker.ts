@@ -115,8 +115,9 @@ const materialize = (e: ErrorItem): PyValue => {
   if (e instanceof Message) return e.make()
   if (Array.isArray(e)) return (e as ReadonlyArray<ErrorItem>).map(materialize)
   if (e instanceof Map) {
+    const items = e as ReadonlyMap<string, ErrorItem>
     const m = new Map<string, PyValue>()
-    for (const [k, v] of e as ReadonlyMap<string, ErrorItem>) m.set(k, materialize(v))
+    for (const k of items.keys()) m.set(k, materialize(items.get(k) as ErrorItem))
     return m
   }
   return e as PyValue
@@ -322,11 +323,13 @@ const standardizeString = (s: string): string => {
 }
 
 const computeStandardized = (s: string): string => {
-  const stripped = s.replace(/[ ,./\-_*^]/g, "")
+  const stripped = s.replace(STRIPPED, "")
   // Python's lower() has no final-sigma rule; JS's toLowerCase() does, so lower Σ alone.
   const lowered = stripped.includes("\u03a3") ? Array.from(stripped, (c) => c.toLowerCase()).join("") : stripped.toLowerCase()
   return lowered.includes("'") ? lowered.replace(/'/g, '"') : lowered
 }
+
+const STRIPPED = /[ ,./\-_*^]/g
 
 const typeChecker = (
   param: string,
@@ -428,7 +431,8 @@ const dictChecker = (modelOutput: PyValue, possibleAnswers: ReadonlyArray<PyValu
     if (possibleAnswer === "") continue
     result = { valid: false, error: [], errorType: "dict_checker:unclear" }
     let flag = true
-    for (const [key, value] of modelOutput) {
+    for (const key of modelOutput.keys()) {
+      const value = modelOutput.get(key) as PyValue
       if (!contains(possibleAnswer, key)) {
         result.valid = false
         result.error.push(`Unexpected dict key parameter: '${key}'.`)
@@ -447,8 +451,8 @@ const dictChecker = (modelOutput: PyValue, possibleAnswers: ReadonlyArray<PyValu
       }
     }
     if (!isDict(possibleAnswer)) return raise(`AttributeError: '${pyType(possibleAnswer)}' object has no attribute 'items'`)
-    for (const [key, value] of possibleAnswer) {
-      if (!modelOutput.has(key) && !contains(value, "")) {
+    for (const key of possibleAnswer.keys()) {
+      if (!modelOutput.has(key) && !contains(possibleAnswer.get(key) as PyValue, "")) {
         result.valid = false
         result.error.push(`Missing dict key parameter: '${key}'.`)
         result.errorType = "value_error:dict_key"
@@ -537,13 +541,18 @@ const simpleFunctionChecker = (funcDescription: PyDict | null, modelOutput: PyDi
   }
   const modelParams = modelOutput.get(funcName) as PyDict
 
-  for (const param of iter(requiredParams)) {
+  const required = iter(requiredParams)
+  for (let i = 0; i < required.length; i++) {
+    const param = required[i] as PyValue
     if (!contains(modelParams, param)) {
       return { valid: false, error: [new Message(() => `Missing required parameter: ${pyRepr(param)}.`)], errorType: "simple_function_checker:missing_required" }
     }
   }
 
-  for (const [param, rawValue] of modelParams) {
+  // Keys and get, not entries: destructuring each entry runs the iterator protocol, which costs
+  // until the JIT has compiled this loop.
+  for (const param of modelParams.keys()) {
+    const rawValue = modelParams.get(param) as PyValue
     if (!contains(paramDetails, param) || !contains(possibleAnswer, param)) {
       return { valid: false, error: [new Message(() => `Unexpected parameter: ${pyRepr(param)}.`)], errorType: "simple_function_checker:unexpected_param" }
     }
@@ -586,7 +595,8 @@ const simpleFunctionChecker = (funcDescription: PyDict | null, modelOutput: PyDi
     }
   }
 
-  for (const param of iter(possibleAnswer)) {
+  const answerParams = possibleAnswer instanceof Map ? possibleAnswer.keys() : iter(possibleAnswer)
+  for (const param of answerParams) {
     if (!contains(modelParams, param) && !contains(get(possibleAnswer, param as string), "")) {
       return {
         valid: false,

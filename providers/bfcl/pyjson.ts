@@ -404,9 +404,9 @@ export const pyEq = (a: PyValue, b: PyValue): boolean => {
   if (a instanceof PyTuple) return b instanceof PyTuple && seqEq(a.items, b.items)
   if (a instanceof Map) {
     if (!(b instanceof Map) || a.size !== b.size) return false
-    for (const [k, v] of a) {
+    for (const k of a.keys()) {
       const w = b.get(k)
-      if (w === undefined || !pyEq(v, w)) return false
+      if (w === undefined || !pyEq(a.get(k) as PyValue, w)) return false
     }
     return true
   }
@@ -525,11 +525,21 @@ export const pyRepr = (v: PyValue): string => {
   }
   if (v === null) return "None"
   if (v instanceof PyFloat) return pyFloatRepr(v.value)
-  if (Array.isArray(v)) return `[${v.map(pyRepr).join(", ")}]`
-  if (v instanceof PyTuple) return v.items.length === 1 ? `(${pyRepr(v.items[0] as PyValue)},)` : `(${v.items.map(pyRepr).join(", ")})`
-  const parts: Array<string> = []
-  for (const [k, x] of v as PyDict) parts.push(`${pyStrRepr(k)}: ${pyRepr(x)}`)
-  return `{${parts.join(", ")}}`
+  if (Array.isArray(v)) return `[${reprItems(v)}]`
+  if (v instanceof PyTuple) return v.items.length === 1 ? `(${pyRepr(v.items[0] as PyValue)},)` : `(${reprItems(v.items)})`
+  // Concatenation in loops, no arrays joined: error texts are built in bulk, often by cold code.
+  let out = "{"
+  for (const k of (v as PyDict).keys()) {
+    if (out.length > 1) out += ", "
+    out += pyStrRepr(k) + ": " + pyRepr((v as PyDict).get(k) as PyValue)
+  }
+  return out + "}"
+}
+
+const reprItems = (xs: ReadonlyArray<PyValue>): string => {
+  let out = ""
+  for (let i = 0; i < xs.length; i++) out += i === 0 ? pyRepr(xs[i] as PyValue) : ", " + pyRepr(xs[i] as PyValue)
+  return out
 }
 
 /** Python's `str(v)`: the string itself for a str, `repr` otherwise. */
