@@ -551,6 +551,8 @@ const runCommand = Command.make("run", runOptions, (opts) =>
           judge: opts.noJudge ? null : Option.getOrNull(opts.judge),
           preflightUsd: Option.getOrNull(opts.preflightUsd),
           ...(opts.rate.length > 0 ? { rate: opts.rate } : {}),
+          // Workers plan a cluster run as soon as it starts (src/cluster/Cluster.ts, warm).
+          ...(opts.cluster && !pilot ? { cluster: true } : {}),
           pilot
         }
       })
