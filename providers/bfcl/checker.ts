@@ -109,10 +109,28 @@ const VALID: Verdict = Object.freeze({ valid: true, errorType: null, errors: [],
 class Message {
   constructor(readonly make: () => string) {}
 }
-type ErrorItem = PyValue | Message | ReadonlyArray<ErrorItem> | ReadonlyMap<string, ErrorItem>
+// A value of the task's (a possible answer), which never changes: its repr is kept (taskRepr).
+class TaskValue {
+  constructor(readonly value: PyValue) {}
+}
+type ErrorItem = PyValue | Message | TaskValue | ReadonlyArray<ErrorItem> | ReadonlyMap<string, ErrorItem>
+
+// Error texts quote the task's possible answers again and again (one task, many answers); the
+// repr of each is made once. Task data is immutable, so a kept repr never goes stale.
+const taskReprs = new WeakMap<object, string>()
+const taskRepr = (v: PyValue): string => {
+  if (typeof v !== "object" || v === null) return pyRepr(v)
+  let r = taskReprs.get(v)
+  if (r === undefined) {
+    r = pyRepr(v)
+    taskReprs.set(v, r)
+  }
+  return r
+}
 
 const materialize = (e: ErrorItem): PyValue => {
   if (e instanceof Message) return e.make()
+  if (e instanceof TaskValue) return e.value
   if (Array.isArray(e)) return (e as ReadonlyArray<ErrorItem>).map(materialize)
   if (e instanceof Map) {
     const items = e as ReadonlyMap<string, ErrorItem>
@@ -135,11 +153,33 @@ class InvalidVerdict implements Verdict {
     return (this.upstream ??= this.items.map(materialize))
   }
   get errors(): ReadonlyArray<string> {
-    return (this.text ??= this.upstreamErrors.map((e) => (typeof e === "string" ? e : pyRepr(e))))
+    return (this.text ??= this.upstream !== undefined ? this.upstream.map(strOf) : this.items.map(itemStr))
   }
   toJSON(): { valid: false; errorType: string; errors: ReadonlyArray<string>; lost: Readonly<Record<CheckName, boolean>> } {
     return { valid: false, errorType: this.errorType, errors: this.errors, lost: this.lost }
   }
+}
+
+const strOf = (e: PyValue): string => (typeof e === "string" ? e : pyRepr(e))
+
+// str(materialize(e)) and repr(materialize(e)), made from the items without the values between.
+const itemStr = (e: ErrorItem): string => (typeof e === "string" ? e : e instanceof Message ? e.make() : itemRepr(e))
+const itemRepr = (e: ErrorItem): string => {
+  if (e instanceof Message) return pyRepr(e.make())
+  if (e instanceof TaskValue) return taskRepr(e.value)
+  if (Array.isArray(e)) {
+    const xs = e as ReadonlyArray<ErrorItem>
+    let out = "["
+    for (let i = 0; i < xs.length; i++) out += (i === 0 ? "" : ", ") + itemRepr(xs[i] as ErrorItem)
+    return out + "]"
+  }
+  if (e instanceof Map) {
+    const m = e as ReadonlyMap<string, ErrorItem>
+    let out = "{"
+    for (const k of m.keys()) out += (out.length === 1 ? "" : ", ") + pyRepr(k) + ": " + itemRepr(m.get(k) as ErrorItem)
+    return out + "}"
+  }
+  return pyRepr(e as PyValue)
 }
 
 const verdictOf = (errorType: string, items: ReadonlyArray<ErrorItem>): Verdict => new InvalidVerdict(errorType, items)
@@ -396,7 +436,7 @@ const stringChecker = (param: string, modelOutput: string, possibleAnswer: PyVal
   if (!standardStrings(possibleAnswer).includes(standardizeString(modelOutput))) {
     return {
       valid: false,
-      error: [new Message(() => `Invalid value for parameter ${pyRepr(param)}: ${pyRepr(modelOutput)}. Expected one of ${pyRepr(possibleAnswer)}. Case insensitive.`)],
+      error: [new Message(() => `Invalid value for parameter ${pyRepr(param)}: ${pyRepr(modelOutput)}. Expected one of ${taskRepr(possibleAnswer)}. Case insensitive.`)],
       errorType: "value_error:string"
     }
   }
@@ -417,7 +457,7 @@ const listChecker = (param: string, modelOutput: PyList, possibleAnswer: PyValue
   if (!found) {
     return {
       valid: false,
-      error: [new Message(() => `Invalid value for parameter ${pyRepr(param)}: ${pyRepr(modelOutput)}. Expected one of ${pyRepr(possibleAnswer)}.`)],
+      error: [new Message(() => `Invalid value for parameter ${pyRepr(param)}: ${pyRepr(modelOutput)}. Expected one of ${taskRepr(possibleAnswer)}.`)],
       errorType: "value_error:list/tuple"
     }
   }
@@ -589,7 +629,7 @@ const simpleFunctionChecker = (funcDescription: PyDict | null, modelOutput: PyDi
     if (!contains(acceptable, value)) {
       return {
         valid: false,
-        error: [new Message(() => `Invalid value for parameter ${pyRepr(param)}: ${pyRepr(value)}. Expected one of ${pyRepr(acceptable)}.`)],
+        error: [new Message(() => `Invalid value for parameter ${pyRepr(param)}: ${pyRepr(value)}. Expected one of ${taskRepr(acceptable)}.`)],
         errorType: "value_error:others"
       }
     }
@@ -633,7 +673,7 @@ const parallelFunctionCheckerNoOrder = (functions: ReadonlyArray<PyDict>, modelO
               ["sub_error", result.error],
               ["sub_error_type", result.errorType],
               ["model_output_item", modelOutput[index] as PyValue],
-              ["possible_answer_item", expected]
+              ["possible_answer_item", new TaskValue(expected)]
             ])
           ]
         ])
