@@ -525,21 +525,11 @@ export const pyRepr = (v: PyValue): string => {
   }
   if (v === null) return "None"
   if (v instanceof PyFloat) return pyFloatRepr(v.value)
-  if (Array.isArray(v)) return `[${reprItems(v)}]`
-  if (v instanceof PyTuple) return v.items.length === 1 ? `(${pyRepr(v.items[0] as PyValue)},)` : `(${reprItems(v.items)})`
-  // Concatenation in loops, no arrays joined: error texts are built in bulk, often by cold code.
-  let out = "{"
-  for (const k of (v as PyDict).keys()) {
-    if (out.length > 1) out += ", "
-    out += pyStrRepr(k) + ": " + pyRepr((v as PyDict).get(k) as PyValue)
-  }
-  return out + "}"
-}
-
-const reprItems = (xs: ReadonlyArray<PyValue>): string => {
-  let out = ""
-  for (let i = 0; i < xs.length; i++) out += i === 0 ? pyRepr(xs[i] as PyValue) : ", " + pyRepr(xs[i] as PyValue)
-  return out
+  if (Array.isArray(v)) return `[${v.map(pyRepr).join(", ")}]`
+  if (v instanceof PyTuple) return v.items.length === 1 ? `(${pyRepr(v.items[0] as PyValue)},)` : `(${v.items.map(pyRepr).join(", ")})`
+  const parts: Array<string> = []
+  for (const k of (v as PyDict).keys()) parts.push(`${pyStrRepr(k)}: ${pyRepr((v as PyDict).get(k) as PyValue)}`)
+  return `{${parts.join(", ")}}`
 }
 
 /** Python's `str(v)`: the string itself for a str, `repr` otherwise. */
