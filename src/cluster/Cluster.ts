@@ -249,7 +249,10 @@ export const workerLayer = (options: { readonly url: string; readonly home: stri
       for (const { id } of rows) {
         if (warmed.has(id)) continue
         warmed.add(id)
-        yield* Effect.forkScoped(runners.get(id).pipe(Effect.catchAllCause(() => runners.invalidate(id))))
+        // Its failure is the first cell's to report (the same lookup, tried again then).
+        yield* Effect.forkScoped(runners.get(id).pipe(
+          Effect.catchAllCause((cause) => Effect.zipRight(Effect.logDebug(`planning run ${id} ahead failed; its first cell plans it again`, cause), runners.invalidate(id)))
+        ))
       }
     }).pipe(Effect.catchAllCause((cause) => Effect.logDebug("could not look for new runs to plan ahead", cause)))
     yield* Effect.forkScoped(Effect.repeat(warm, Schedule.spaced(Duration.millis(100))))
