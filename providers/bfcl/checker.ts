@@ -209,7 +209,8 @@ const isRelevanceCategory = (c: Category): boolean => c === "irrelevance" || c =
 /** Upstream's `is_function_calling_format_output`: a list of `{name: {params}}` single-key dicts. */
 export const isCallFormat = (v: PyValue): v is PyList => {
   if (!Array.isArray(v)) return false
-  for (const item of v as PyList) {
+  for (let i = 0; i < v.length; i++) {
+    const item = v[i] as PyValue
     if (!isDict(item) || item.size !== 1) return false
     const params = item.values().next().value as PyValue
     if (!isDict(params)) return false

@@ -105,3 +105,23 @@ describe("toPlainJson", () => {
     expect(JSON.stringify(plain)).toBe(JSON.stringify(JSON.parse(text)))
   })
 })
+
+describe("pyStrRepr", () => {
+  // Python's repr of a str, character by character: the reference the native-replace path must equal.
+  const reference = (s: string): string => {
+    const quote = s.includes("'") && !s.includes('"') ? '"' : "'"
+    let out = quote
+    for (const ch of s) out += ch === quote || ch === "\\" ? "\\" + ch : ch
+    return out + quote
+  }
+  const printable = fc.string({ unit: fc.constantFrom(..."ab '\"\\\\x~ ".split("")) })
+  it.prop("equals the character-by-character repr on printable ASCII with quotes and backslashes", [printable], ([s]) => {
+    expect(pyRepr(s)).toBe(reference(s))
+  })
+  it("picks Python's quote", () => {
+    expect(pyRepr("it's")).toBe('"it\'s"')
+    expect(pyRepr("a'b\"c\\")).toBe("'a\\'b\"c\\\\'")
+    expect(pyRepr("\\")).toBe("'\\\\'")
+    expect(pyRepr("'\\'")).toBe('"\'\\\\\'"')
+  })
+})
