@@ -33,6 +33,7 @@ import { Model } from "../model/Model.ts"
 import * as RateLimit from "./RateLimit.ts"
 import { lanesOfRun } from "../cli/replay.ts"
 import { type Cell, type CellDone, cellRunner, type CellRunner, makePlan, type Plan, spentSoFar } from "../experiment/Runner.ts"
+import * as Slots from "../experiment/Slots.ts"
 import * as Store from "../experiment/Store.ts"
 
 export class ClusterError extends Schema.TaggedError<ClusterError>()("ClusterError", {
@@ -196,8 +197,8 @@ export const workerLayer = (options: { readonly url: string; readonly home: stri
     // cell, three workers lost 0.2-0.5 s a slot at every wave: their CPU work between one call's
     // answer and the next call, all at once on a loaded machine.
     const slotCount = Math.max(1, options.concurrency)
-    const slots = yield* Effect.makeSemaphore(slotCount)
-    const opened = yield* Effect.makeSemaphore(2 * slotCount)
+    const slots = Slots.make(slotCount)
+    const opened = Slots.make(2 * slotCount)
     const direct = { spend: store.putSpend, attempt: store.putAttempt, close: Effect.void }
     // This worker's holds in every run's wallet, kept alive while it runs: once it dies they count
     // as spent at their worst case, its calls' outcome unknown (SpendCap.makeShared).
@@ -268,9 +269,9 @@ export const workerLayer = (options: { readonly url: string; readonly home: stri
         const { plan, runner, wholeCell } = yield* runners.get(p.runId)
         const cell = plan.cells.find((c) => c.key.environmentId === p.environmentId && c.key.candidate === p.candidate && c.key.repetition === p.repetition)
         if (cell === undefined) return yield* new ClusterError({ reason: "unknown-cell", detail: `run ${p.runId} has no cell ${Store.cellKeyOf(key)}` })
-        const done = yield* (wholeCell ? slots.withPermits(1)(runner(cell)) : runner(cell)).pipe(Effect.mapError(fail))
+        const done = yield* (wholeCell ? slots.withPermit(runner(cell)) : runner(cell)).pipe(Effect.mapError(fail))
         return done === null ? { attemptId: null, skipped: "skipped (see the run's skipped cells)" } : { attemptId: done.id, skipped: null }
-      }).pipe(opened.withPermits(1))
+      }).pipe(opened.withPermit)
     const sharding = yield* Sharding.Sharding
     // This worker's lanes, as many as its slots, told the submitters every 250 ms: the shards it
     // holds change as workers join and leave. The row goes when the worker stops; a dead worker's

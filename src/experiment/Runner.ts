@@ -31,6 +31,7 @@ import {
   scorecardsOfCells,
   summaryOf
 } from "./Scorecards.ts"
+import * as Slots from "./Slots.ts"
 import { type CellKey, cellKeyOf, type LatestInputs, type SpendRow, Store, type StoreError } from "./Store.ts"
 
 export interface Candidate {
@@ -266,9 +267,9 @@ const untracedUnlessExported = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.E
  * after the slot is free. The waiting call is taken and sent on the default scheduler; the cell
  * then yields to the cell scheduler (`cellScheduler`), so the next cell's call goes out first.
  */
-const slotted = (slots: Effect.Semaphore, inner: Model): Model => ({
+const slotted = (slots: Slots.Slots, inner: Model): Model => ({
   generate: (request) =>
-    slots.withPermits(1)(inner.generate(request)).pipe(
+    slots.withPermit(inner.generate(request)).pipe(
       Effect.withScheduler(Scheduler.defaultScheduler),
       Effect.zipLeft(Effect.yieldNow())
     )
@@ -304,7 +305,7 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     const spentBefore = yield* spentSoFar(plan.experimentId)
     // A cell runs here, or on a cluster's workers (settings.dispatch), which store it the same way.
     const parallel = Math.max(1, settings.parallel)
-    const slots = yield* Effect.makeSemaphore(parallel)
+    const slots = Slots.make(parallel)
     const scheduler = cellScheduler()
     const writer = yield* makeWriter(store).pipe(Effect.withScheduler(scheduler))
     const produce: CellRunner = settings.dispatch !== undefined
@@ -488,7 +489,7 @@ export const cellRunner = (
   runId: string,
   spentBefore: number,
   shared?: SpendCap.SpendCap,
-  here?: { readonly slots: Effect.Semaphore; readonly writer: Writer }
+  here?: { readonly slots: Slots.Slots; readonly writer: Writer }
 ): Effect.Effect<CellRunner, never, Store> =>
   Effect.gen(function*() {
     const store = yield* Store
@@ -560,7 +561,7 @@ export const cellRunner = (
         yield* Ref.update(measured, (usd) => usd + (attempt.usage.costUsd ?? 0) + (attempt.judging?.costUsd ?? 0))
         return { id, attempt }
       })
-    return (cell: Cell) => (slots === undefined || perCall(cell) ? runOne(cell) : slots.withPermits(1)(runOne(cell)))
+    return (cell: Cell) => (slots === undefined || perCall(cell) ? runOne(cell) : slots.withPermit(runOne(cell)))
   })
 
 /**

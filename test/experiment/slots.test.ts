@@ -4,10 +4,11 @@
  * answered: its grading and its store write happen while the next cells' calls are out.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, TestClock } from "effect"
 import { provider as ledger } from "../../providers/ledger/index.ts"
 import type { Json } from "../../src/content/Canonical.ts"
 import { type Candidate, makePlan, run, silent } from "../../src/experiment/Runner.ts"
+import * as Slots from "../../src/experiment/Slots.ts"
 import * as Store from "../../src/experiment/Store.ts"
 import * as Model from "../../src/model/Model.ts"
 import { modelAgent } from "../../src/model/ModelAgent.ts"
@@ -85,5 +86,124 @@ describe("--parallel slots", () => {
       // While finished cells are written, all N slots are taken by the next cells' calls.
       expect(during.length).toBeGreaterThan(0)
       expect(Math.max(...during)).toBe(parallel)
+    }))
+})
+
+// ---------------------------------------------------------------------------------------------
+// The semaphore under the slots (src/experiment/Slots.ts): at most N holders, a freed permit goes
+// to the longest waiter, and no permit is lost to a failure or an interruption.
+
+/** Lets every fiber that can run, run. */
+const settle = Effect.repeatN(Effect.yieldNow(), 50)
+
+describe("Slots", () => {
+  it.effect("never more than N holders, and waiters are served first come, first served", () =>
+    Effect.gen(function*() {
+      const slots = Slots.make(2)
+      const order: Array<number> = []
+      let holding = 0
+      let most = 0
+      const job = (i: number) =>
+        slots.withPermit(Effect.gen(function*() {
+          order.push(i)
+          holding++
+          most = Math.max(most, holding)
+          yield* Effect.sleep(10)
+          holding--
+        }))
+      const fibers: Array<Fiber.RuntimeFiber<void>> = []
+      // Forked one at a time, so each queues behind the ones before it.
+      for (let i = 0; i < 8; i++) {
+        fibers.push(yield* Effect.fork(job(i)))
+        yield* settle
+      }
+      expect(slots.waiting()).toBe(6)
+      yield* TestClock.adjust(100)
+      yield* Fiber.joinAll(fibers)
+      expect(order).toEqual([0, 1, 2, 3, 4, 5, 6, 7])
+      expect(most).toBe(2)
+      expect(slots.free()).toBe(2)
+      expect(slots.waiting()).toBe(0)
+    }))
+
+  it.effect("a failing or dying holder gives its permit back", () =>
+    Effect.gen(function*() {
+      const slots = Slots.make(1)
+      expect(Exit.isFailure(yield* Effect.exit(slots.withPermit(Effect.fail("no"))))).toBe(true)
+      expect(Exit.isFailure(yield* Effect.exit(slots.withPermit(Effect.die("boom"))))).toBe(true)
+      expect(slots.free()).toBe(1)
+      expect(yield* slots.withPermit(Effect.succeed(7))).toBe(7)
+    }))
+
+  it.effect("an interrupted waiter leaves the queue, and the next one gets the permit", () =>
+    Effect.gen(function*() {
+      const slots = Slots.make(1)
+      const release = yield* Deferred.make<void>()
+      const holder = yield* Effect.fork(slots.withPermit(Deferred.await(release)))
+      yield* settle
+      const ran: Array<string> = []
+      const a = yield* Effect.fork(slots.withPermit(Effect.sync(() => ran.push("a"))))
+      yield* settle
+      const b = yield* Effect.fork(slots.withPermit(Effect.sync(() => ran.push("b"))))
+      yield* settle
+      expect(slots.waiting()).toBe(2)
+      yield* Fiber.interrupt(a)
+      expect(slots.waiting()).toBe(1)
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(holder)
+      yield* Fiber.join(b)
+      expect(ran).toEqual(["b"])
+      expect(slots.free()).toBe(1)
+    }))
+
+  it.effect("a waiter interrupted in the step its permit frees: the permit goes to the next waiter", () =>
+    Effect.gen(function*() {
+      const slots = Slots.make(1)
+      const release = yield* Deferred.make<void>()
+      const holder = yield* Effect.fork(slots.withPermit(Deferred.await(release)))
+      yield* settle
+      const a = yield* Effect.fork(slots.withPermit(Effect.never))
+      yield* settle
+      const ran: Array<string> = []
+      const b = yield* Effect.fork(slots.withPermit(Effect.sync(() => ran.push("b"))))
+      yield* settle
+      // The holder finishes in the same step as the waiter `a` is interrupted.
+      yield* Effect.sync(() => {
+        Effect.runFork(Fiber.interrupt(a))
+      }).pipe(Effect.zipRight(Deferred.succeed(release, undefined)))
+      yield* Fiber.join(holder)
+      yield* Fiber.await(a)
+      yield* Fiber.join(b)
+      expect(ran).toEqual(["b"])
+      expect(slots.free()).toBe(1)
+      expect(slots.waiting()).toBe(0)
+    }))
+
+  it.effect("many holders and waiters under random interruption end with every permit free", () =>
+    Effect.gen(function*() {
+      const slots = Slots.make(3)
+      let holding = 0
+      let most = 0
+      const fibers: Array<Fiber.RuntimeFiber<void>> = []
+      for (let i = 0; i < 90; i++) {
+        fibers.push(yield* Effect.fork(slots.withPermit(Effect.gen(function*() {
+          holding++
+          most = Math.max(most, holding)
+          yield* Effect.sleep(1 + (i % 5))
+        }).pipe(Effect.ensuring(Effect.sync(() => holding--))))))
+      }
+      yield* settle
+      // Every third fiber is interrupted, waiting or holding.
+      for (let i = 0; i < fibers.length; i += 3) yield* Fiber.interruptFork(fibers[i]!)
+      for (let t = 0; t < 200; t++) {
+        yield* TestClock.adjust(1)
+        yield* settle
+      }
+      // Checked before awaiting the fibers: a lost permit would leave some waiting for ever.
+      expect(slots.waiting()).toBe(0)
+      expect(slots.free()).toBe(3)
+      expect(holding).toBe(0)
+      expect(most).toBe(3)
+      yield* Effect.forEach(fibers, Fiber.await, { discard: true })
     }))
 })
