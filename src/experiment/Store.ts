@@ -249,9 +249,9 @@ const cellRow = (seq: number, id: string, runId: string, attempt: Attempt) => ({
   summary: JSON.stringify(summaryOf(attempt))
 })
 
-/** A cell's row, unless the index already has a newer Attempt of that cell. */
-const upsertCell = (sql: SqlClient.SqlClient, row: ReturnType<typeof cellRow>) =>
-  sql`INSERT INTO cells ${sql.insert(row)}
+/** Cells' rows (one per cell), each unless the index already has a newer Attempt of that cell. */
+const upsertCells = (sql: SqlClient.SqlClient, rows: ReadonlyArray<ReturnType<typeof cellRow>>) =>
+  sql`INSERT INTO cells ${sql.insert(rows)}
     ON CONFLICT (cell) DO UPDATE SET seq = excluded.seq, attempt_id = excluded.attempt_id, run_id = excluded.run_id,
       inputs_id = excluded.inputs_id, ended = excluded.ended, reward = excluded.reward, cost_usd = excluded.cost_usd,
       input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens, summary = excluded.summary
@@ -269,7 +269,7 @@ const indexAttemptsAfter = (sql: SqlClient.SqlClient, after: number) =>
       if (rows.length === 0) return
       for (const row of rows) {
         const attempt = yield* decodeAttempt(row.record).pipe(Effect.mapError((e) => new StoreError({ reason: "decode", detail: `attempt ${row.id}: ${e.message}` })))
-        yield* upsertCell(sql, cellRow(row.seq, row.id, row.run_id, attempt))
+        yield* upsertCells(sql, [cellRow(row.seq, row.id, row.run_id, attempt)])
       }
       from = rows[rows.length - 1]!.seq
     }
@@ -358,7 +358,7 @@ const make = (home: string, readOnly: boolean) =>
           VALUES (${id}, ${runId}, ${cell}, ${attempt.environmentId}, ${attempt.candidate}, ${attempt.repetition},
                   ${attempt.inputsId}, ${attempt.verdict.reward}, ${attempt.usage.costUsd}, ${record}, ${now()},
                   ${endedColumn(attempt)}) RETURNING seq`
-        yield* upsertCell(sql, cellRow(inserted[0]!.seq, id, runId, attempt))
+        yield* upsertCells(sql, [cellRow(inserted[0]!.seq, id, runId, attempt)])
         return id as string
       })
     const writeSpend = (runId: string, experimentId: string, cell: CellKey, spend: SpendRow) =>
@@ -366,6 +366,60 @@ const make = (home: string, readOnly: boolean) =>
           cache_write_tokens, cost_usd, created_at)
         VALUES (${runId}, ${experimentId}, ${cellKeyOf(cell)}, ${spend.provider}, ${spend.model}, ${spend.inputTokens},
           ${spend.outputTokens}, ${spend.cacheReadTokens}, ${spend.cacheWriteTokens}, ${spend.costUsd}, ${now()})`
+    // A batch in three statements (spend rows, Attempts, cell rows), not three a cell: each
+    // statement through @effect/sql is ~100 fiber steps and a compile, at --parallel 1000 CPU the
+    // slots wait on. The same rows as writeSpend and writeAttempt write.
+    const writeBatch = (batch: Parameters<Store["putBatch"]>[0]) =>
+      Effect.gen(function*() {
+        if (batch.spend.length > 0) {
+          const at = now()
+          yield* sql`INSERT INTO spend ${sql.insert(batch.spend.map(({ runId, experimentId, cell, spend }) => ({
+            run_id: runId,
+            experiment_id: experimentId,
+            cell: cellKeyOf(cell),
+            provider: spend.provider,
+            model: spend.model,
+            input_tokens: spend.inputTokens,
+            output_tokens: spend.outputTokens,
+            cache_read_tokens: spend.cacheReadTokens,
+            cache_write_tokens: spend.cacheWriteTokens,
+            cost_usd: spend.costUsd,
+            created_at: at
+          })))}`
+        }
+        if (batch.attempts.length === 0) return []
+        const rows: Array<{ readonly id: string; readonly cell: string; readonly runId: string; readonly attempt: Attempt; readonly record: string }> = []
+        for (const { runId, attempt } of batch.attempts) {
+          const encoded = yield* encodeAttempt(attempt).pipe(Effect.mapError((e) => new StoreError({ reason: "decode", detail: e.message })))
+          const cell = cellKeyOf({ environmentId: attempt.environmentId, candidate: attempt.candidate, repetition: attempt.repetition })
+          rows.push({ id: ContentId.ofUnsafe(encoded), cell, runId, attempt, record: JSON.stringify(encoded) })
+        }
+        // RETURNING gives no order: each row's seq is found by its cell, so a batch with a cell
+        // twice is written a row at a time.
+        if (new Set(rows.map((r) => r.cell)).size < rows.length) {
+          const ids: Array<string> = []
+          for (const a of batch.attempts) ids.push(yield* writeAttempt(a.runId, a.attempt))
+          return ids
+        }
+        const at = now()
+        const inserted = yield* sql<{ seq: number; cell: string }>`INSERT INTO attempts ${sql.insert(rows.map((r) => ({
+          id: r.id,
+          run_id: r.runId,
+          cell: r.cell,
+          environment_id: r.attempt.environmentId,
+          candidate: r.attempt.candidate,
+          repetition: r.attempt.repetition,
+          inputs_id: r.attempt.inputsId,
+          reward: r.attempt.verdict.reward,
+          cost_usd: r.attempt.usage.costUsd,
+          record: r.record,
+          created_at: at,
+          ended: endedColumn(r.attempt)
+        })))} RETURNING seq, cell`
+        const seqOf = new Map(inserted.map((row) => [row.cell, row.seq]))
+        yield* upsertCells(sql, rows.map((r) => cellRow(seqOf.get(r.cell)!, r.id, r.runId, r.attempt)))
+        return rows.map((r) => r.id)
+      })
     const store: Store = {
       home,
       putExperiment: (def) => {
@@ -419,13 +473,7 @@ const make = (home: string, readOnly: boolean) =>
       runs: sql<{ id: string; experiment_id: string; settings: string; started_at: string; finished_at: string | null; summary: string | null }>`
           SELECT * FROM runs ORDER BY started_at DESC, rowid DESC`.pipe(query("reading the runs"), Effect.map((rows) => rows.map(rowToRun))),
       putAttempt: (runId, attempt) => writeAttempt(runId, attempt).pipe(sql.withTransaction, queryUnlessStore("saving an attempt")),
-      putBatch: (batch) =>
-        Effect.gen(function*() {
-          for (const s of batch.spend) yield* writeSpend(s.runId, s.experimentId, s.cell, s.spend)
-          const ids: Array<string> = []
-          for (const a of batch.attempts) ids.push(yield* writeAttempt(a.runId, a.attempt))
-          return ids
-        }).pipe(sql.withTransaction, queryUnlessStore("saving attempts and spend")),
+      putBatch: (batch) => writeBatch(batch).pipe(sql.withTransaction, queryUnlessStore("saving attempts and spend")),
       latestInputs: (cells) =>
         Effect.map(readIndex(cells, sql<{ cell: string; inputs_id: string; ended: string | null }>`SELECT cell, inputs_id, ended FROM cells`), (rows) => {
           const out = new Map<string, LatestInputs>()

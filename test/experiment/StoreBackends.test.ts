@@ -117,6 +117,56 @@ layer(Layer.scoped(Server, Postgres.start), { timeout: 60_000 })("the store", (i
               expect(yield* s.derived("k")).toBe("two")
             }))
         }))
+
+      it.effect("a batch stores each Attempt and spend row as putAttempt and putSpend do, a cell given twice keeping the later", () =>
+        Effect.gen(function*() {
+          const environments = (yield* ledger.environments).slice(0, 3)
+          const lanes = [{ provider: ledger, environments, candidates: [roster(ledger, "gold"), roster(ledger, "echo")] }]
+          const made = yield* runLanes(yield* freshLocation(backend, "batch-source"), lanes)
+          const attempts = made.attempts
+          expect(attempts).toHaveLength(6)
+          const plan = yield* makePlan(lanes, 1)
+          const keys = plan.cells.map((c) => c.key)
+          const keyOf = (a: (typeof attempts)[number]) => Store.cellKeyOf({ environmentId: a.environmentId, candidate: a.candidate, repetition: a.repetition })
+          const row = { provider: "openai", model: "gpt-4o-mini", inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 }
+          // One at a time into one store, as one batch into another: the same ids and index.
+          const single = yield* freshLocation(backend, "batch-single")
+          const batched = yield* freshLocation(backend, "batch-many")
+          const one = yield* withStore(single, (s) =>
+            Effect.gen(function*() {
+              const run = yield* s.startRun(plan.experimentId, {})
+              for (const k of keys) yield* s.putSpend(run, plan.experimentId, k, { ...row, costUsd: 0.001 })
+              const ids: Array<string> = []
+              for (const a of attempts) ids.push(yield* s.putAttempt(run, a))
+              return { ids, latest: yield* s.latestCells(keys), spend: yield* s.spendOf({ runId: run }) }
+            }))
+          const many = yield* withStore(batched, (s) =>
+            Effect.gen(function*() {
+              const runId = yield* s.startRun(plan.experimentId, {})
+              const ids = yield* s.putBatch({
+                spend: keys.map((cell) => ({ runId, experimentId: plan.experimentId, cell, spend: { ...row, costUsd: 0.001 } })),
+                attempts: attempts.map((attempt) => ({ runId, attempt }))
+              })
+              return { ids, latest: yield* s.latestCells(keys), spend: yield* s.spendOf({ runId }), runId }
+            }))
+          expect(many.ids).toEqual(one.ids)
+          expect(many.spend).toEqual(one.spend)
+          expect(many.spend.calls).toBe(6)
+          const view = (m: ReadonlyMap<string, Store.StoredCell>) => [...m].map(([k, c]) => [k, c.id, c.inputsId, c.summary]).sort()
+          expect(view(many.latest)).toEqual(view(one.latest))
+          expect(new Set([...many.latest.values()].map((c) => c.id))).toEqual(new Set(many.ids))
+          // A batch naming one cell twice: both stored, the later one is the cell's newest.
+          const again = { ...attempts[0]!, startedAt: "2030-01-01T00:00:00.000Z" }
+          const twice = yield* withStore(batched, (s) =>
+            Effect.gen(function*() {
+              const ids = yield* s.putBatch({ spend: [], attempts: [{ runId: many.runId, attempt: attempts[0]! }, { runId: many.runId, attempt: again }] })
+              return { ids, latest: yield* s.latestCells([keys.find((k) => Store.cellKeyOf(k) === keyOf(again))!]), stored: yield* s.attemptsOfRun(many.runId) }
+            }))
+          expect(twice.ids[0]).toBe(many.ids[0])
+          expect(twice.ids[1]).not.toBe(twice.ids[0])
+          expect([...twice.latest.values()][0]!.id).toBe(twice.ids[1])
+          expect(twice.stored).toHaveLength(8)
+        }))
     })
   }
 
