@@ -11,7 +11,7 @@
  * This module loads no exporter: `layerFromEnv` imports one (./Otlp.ts) only when the variable
  * is set, so a command without it pays nothing at start-up.
  */
-import { Cause, type Context, Effect, Exit, Layer, Option, Tracer } from "effect"
+import { Cause, type Context, Effect, Exit, FiberRef, Layer, Option, Tracer } from "effect"
 
 export type Attributes = Readonly<Record<string, string | number | boolean | ReadonlyArray<string>>>
 
@@ -35,13 +35,21 @@ class Failed extends Error {
 }
 
 /**
+ * `spanned` where spans are made, else `self` as it is. With the tracer disabled (the runner's
+ * cells when nothing exports, src/experiment/Runner.ts) a span is not made, yet `withSpan` and its
+ * annotations still cost ~20-30 fiber steps and two copies of the fiber's refs each.
+ */
+const whenTracing = <A, E, R>(self: Effect.Effect<A, E, R>, spanned: () => Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(FiberRef.get(FiberRef.currentTracerEnabled), (enabled) => (enabled ? spanned() : self))
+
+/**
  * `self` in a span named `name`, with `attributes` and what `outcome` says of its exit. When
  * `self` fails, the span ends with an error that names only the failure's tag and reason; `self`'s
  * own failure is returned unchanged.
  */
 export const quietSpan = <A, E>(name: string, attributes: Attributes, outcome: (exit: Exit.Exit<A, E>) => Attributes) =>
 <R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.suspend(() => {
+  whenTracing(self, () => {
     let result: Exit.Exit<A, E> | undefined
     return Effect.exit(self).pipe(
       Effect.tap((exit) => {
@@ -79,14 +87,14 @@ export const MODEL_SPAN = "assay.model"
  */
 export const modelSpan = (call: { readonly role: string; readonly provider: string; readonly model: string }) =>
 <A extends { readonly usage: Parameters<typeof tokens>[0] }, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  self.pipe(
+  whenTracing(self, () => self.pipe(
     Effect.withTracerEnabled(false),
     quietSpan(
       MODEL_SPAN,
       { "assay.model.provider": call.provider, "assay.model.name": call.model, "assay.model.role": call.role },
       (exit) => (Exit.isSuccess(exit) ? { ...tokens(exit.value.usage), "assay.error": false } : { "assay.error": true })
     )
-  )
+  ))
 
 /** What a model call cost at list price, on its `assay.model` span (the spend cap knows the price). */
 export const annotateModelCost = (costUsd: number | null): Effect.Effect<void> =>
@@ -145,10 +153,11 @@ export const attemptOutcome = (attempt: {
 /** `evaluate` as an `assay.attempt` span (evaluate never fails: its outcome is on the span). */
 export const attemptSpan = (cell: AttemptCell) =>
 <A extends Parameters<typeof attemptOutcome>[0], E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  self.pipe(
-    Effect.tap((attempt) => Effect.annotateCurrentSpan(attemptOutcome(attempt))),
-    Effect.withSpan("assay.attempt", { attributes: attemptAttributes(cell), captureStackTrace: false })
-  )
+  whenTracing(self, () =>
+    self.pipe(
+      Effect.tap((attempt) => Effect.annotateCurrentSpan(attemptOutcome(attempt))),
+      Effect.withSpan("assay.attempt", { attributes: attemptAttributes(cell), captureStackTrace: false })
+    ))
 
 // ---------------------------------------------------------------------------------------------
 // assay.run
