@@ -49,6 +49,8 @@ export interface CapState {
 }
 
 export interface SpendCap {
+  /** Whether there is a cap: without one a reservation holds nothing, and a call need not price its worst case. */
+  readonly bounded: boolean
   /** Reserve `usd`; fails, reserving nothing, when spent + reserved + usd would pass the cap. */
   readonly reserve: (usd: number) => Effect.Effect<void, SpendCapReached>
   /** Settle a reservation with what the call cost (null: unknown); the rest is released. */
@@ -64,9 +66,10 @@ export interface SpendCap {
  * state changes); a call that could not fit even then is refused at once.
  */
 export const make = (capUsd: number | null, spentBefore = 0): Effect.Effect<SpendCap> =>
-  Effect.map(
+  capUsd === null ? Effect.sync(() => uncapped(spentBefore)) : Effect.map(
     TRef.make<CapState>({ capUsd, spentUsd: spentBefore, reservedUsd: 0, unknownCalls: 0, refused: 0, unsettledUsd: 0 }).pipe(STM.commit),
     (state): SpendCap => ({
+      bounded: true,
       reserve: (usd) =>
         STM.gen(function*() {
           const s = yield* TRef.get(state)
@@ -91,6 +94,33 @@ export const make = (capUsd: number | null, spentBefore = 0): Effect.Effect<Spen
       state: TRef.get(state).pipe(STM.commit)
     })
   )
+
+/**
+ * No cap: nothing to reserve or wait for, so no transaction either; the same state as the
+ * transactional wallet keeps (what is spent, calls of unknown price). JavaScript runs one
+ * fiber step at a time, so each update is whole.
+ */
+const uncapped = (spentBefore: number): SpendCap => {
+  let s: CapState = { capUsd: null, spentUsd: spentBefore, reservedUsd: 0, unknownCalls: 0, refused: 0, unsettledUsd: 0 }
+  return {
+    bounded: false,
+    reserve: () => Effect.void,
+    settle: (reservedUsd, costUsd) =>
+      Effect.sync(() => {
+        s = {
+          ...s,
+          reservedUsd: Math.max(0, s.reservedUsd - reservedUsd),
+          spentUsd: s.spentUsd + (costUsd ?? 0),
+          unknownCalls: s.unknownCalls + (costUsd === null ? 1 : 0)
+        }
+      }),
+    charge: (usd) =>
+      Effect.sync(() => {
+        s = { ...s, spentUsd: s.spentUsd + usd }
+      }),
+    state: Effect.sync(() => s)
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // A call's worst case
@@ -141,7 +171,8 @@ export const wrapModel = (cap: SpendCap, inner: Model, options: WrapOptions): Mo
   generate: (request) =>
     Effect.gen(function*() {
       const entry = options.priceOf(request.provider, request.model)
-      const worst = worstCaseUsd(request, entry)
+      // Without a cap nothing is reserved: the worst case (the request's whole text measured) is not needed.
+      const worst = cap.bounded ? worstCaseUsd(request, entry) : null
       const reserved = worst ?? 0
       if (worst !== null) yield* cap.reserve(worst)
       const spendOf = (response: ModelResponse): CallSpend => ({
@@ -313,6 +344,7 @@ export const makeShared = (
         }
       })
     return {
+      bounded: true,
       reserve,
       settle: (reservedUsd, costUsd) =>
         Effect.zipRight(

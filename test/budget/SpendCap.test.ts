@@ -116,4 +116,19 @@ describe("the spend cap", () => {
       expect((yield* cap.state).reservedUsd).toBe(0)
       expect((yield* cap.state).spentUsd).toBe(0)
     }))
+
+  it.live("without a cap every call is sent at once, and what they cost (known and unknown) is still counted", () =>
+    Effect.gen(function*() {
+      const sent = yield* Ref.make(0)
+      const cap = yield* SpendCap.make(null, 0.5)
+      expect(cap.bounded).toBe(false)
+      const priced = SpendCap.wrapModel(cap, exactModel(sent), { priceOf: () => entry })
+      const unpriced = SpendCap.wrapModel(cap, exactModel(sent), { priceOf: () => undefined })
+      yield* Effect.all([...Array.from({ length: 20 }, () => priced.generate(request)), unpriced.generate(request)], { concurrency: "unbounded" })
+      yield* cap.charge(0.25)
+      const state = yield* cap.state
+      expect(yield* Ref.get(sent)).toBe(21)
+      expect(state).toMatchObject({ capUsd: null, reservedUsd: 0, unknownCalls: 1, refused: 0 })
+      expect(state.spentUsd).toBeCloseTo(0.5 + 20 * worst + 0.25, 12)
+    }))
 })
