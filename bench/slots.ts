@@ -36,6 +36,7 @@ const measure = (c: Case) =>
     const server = yield* LoopbackServer.start([{ repeat: true, text: "done", usage: { input: 100, output: 10 }, delayMs: ANSWER_MS }])
     const home = mkdtempSync(join(tmpdir(), "assay-bench-slots-"))
     const answers: Array<number> = []
+    let serverCpuMs = 0
     let seen = 0
     const poll = setInterval(() => {
       const fresh = server.requestsFrom(seen)
@@ -45,12 +46,17 @@ const measure = (c: Case) =>
     }, POLL_MS)
     const reps = Math.ceil(c.cells / 20)
     const started = performance.now()
+    // The server shares the machine with the command: its CPU is said, so a server that could not
+    // keep up shows as such rather than as empty slots of the command's.
+    const serverCpu0 = process.cpuUsage()
     const run = yield* Effect.promise(() =>
       timeAssay(
         ["run", "--benchmark", "ledger", "--model", "openai:gpt-4o-mini", "--reps", String(reps), "--parallel", String(c.parallel), "--home", home, "--yes", "--json"],
         { OPENAI_BASE_URL: server.openAiBaseUrl, OPENAI_API_KEY: "sk-bench" }
       )
     ).pipe(Effect.ensuring(Effect.sync(() => {
+      const used = process.cpuUsage(serverCpu0)
+      serverCpuMs = (used.user + used.system) / 1000
       clearInterval(poll)
       rmSync(home, { recursive: true, force: true })
     })))
@@ -66,7 +72,7 @@ const measure = (c: Case) =>
     const profile: Array<number> = []
     for (let t = first + 50; t < last; t += 100) profile.push(answers.filter((a) => a - ANSWER_MS <= t && t < a).length)
     const firstCall = first - started
-    return { c, run, calls: answers.length, window, busy, ideal, firstCall, profile }
+    return { c, run, calls: answers.length, window, busy, ideal, firstCall, profile, serverCpuMs }
   }).pipe(Effect.scoped)
 
 /** In-flight calls per second of the window: the least and the most of each second's samples. */
@@ -87,7 +93,7 @@ export const run = async (): Promise<void> => {
     console.log(`  busy share ${r.busy.toFixed(2)} (in flight averaged over the calls' window / ${c.parallel})`)
     console.log(`  calls' window ${seconds(r.window)} against an ideal ${seconds(r.ideal)}; the command ${seconds(r.run.wallMs)} wall ` +
       `(first call sent ${seconds(r.firstCall)} after spawn), ${seconds(r.run.cpuMs)} CPU (${(r.run.cpuMs / r.calls).toFixed(1)} ms per cell, start-up included), ` +
-      `peak RSS ${(r.run.maxRssKiB / 1024).toFixed(0)} MiB`)
+      `peak RSS ${(r.run.maxRssKiB / 1024).toFixed(0)} MiB; the loopback server (this process) ${seconds(r.serverCpuMs)} CPU`)
     console.log(`  in flight, least-most per second of the window: ${shape(r.profile)}`)
   }
 }

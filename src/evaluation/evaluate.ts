@@ -44,6 +44,11 @@ export interface EvaluateOptions {
   readonly registryEntry?: Json | null
   /** A wall-time limit set for the whole run (not part of the environment's identity). */
   readonly timeoutSeconds?: number | null
+  /**
+   * Run once the protocol has ended, before grading: the runner frees the cell's place among
+   * those conversing, so the next cell starts its conversation while this one is graded.
+   */
+  readonly onConversationEnd?: Effect.Effect<void>
 }
 
 /** The candidate's prompt is appended to the benchmark's. */
@@ -284,6 +289,7 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
         })
       )
     const outcome = yield* Effect.either(Effect.provide(bounded, context))
+    if (options.onConversationEnd !== undefined) yield* options.onConversationEnd
     const ran = {
       outcome,
       final: yield* Ref.get(world.ref),

@@ -6,7 +6,7 @@
  */
 import { closeSync, mkdirSync, openSync, writeSync } from "node:fs"
 import { join } from "node:path"
-import { Deferred, Effect, Exit, Fiber, Option, Queue, Ref, Scheduler, Schema } from "effect"
+import { Deferred, Effect, Exit, Fiber, FiberRef, Option, Queue, Ref, Scheduler, Schema } from "effect"
 import type { Json } from "../content/Canonical.ts"
 import * as ContentId from "../content/ContentId.ts"
 import type { Agent } from "../evaluation/Agent.ts"
@@ -220,31 +220,58 @@ export interface RunOutcome {
 const SLICE_MS = 4
 /** Cells prepared up to their next call beyond the N with one in flight (see run). */
 const PREPARED = 64
+/**
+ * The scheduling priority of a cell once its conversation has ended (grading, ids, its Attempt's
+ * store write, progress): run only when no conversing cell has work queued. When a wave of
+ * answers arrives together, the cells taking the freed slots are prepared and their calls sent
+ * first; the finished cells are graded while the calls are out.
+ */
+export const FINISHING = -1
 export const cellScheduler = (): Scheduler.Scheduler => {
-  let queue: Array<() => void> = []
-  let head = 0
+  const urgent = taskQueue()
+  const later = taskQueue()
   let scheduled = false
   const drain = () => {
     const until = performance.now() + SLICE_MS
-    while (head < queue.length) {
-      const task = queue[head]!
-      queue[head++] = noop
+    for (;;) {
+      const task = urgent.take() ?? later.take()
+      if (task === undefined) break
       task()
       if (performance.now() >= until) break
     }
-    if (head >= queue.length) {
-      queue = []
-      head = 0
-      scheduled = false
-    } else setImmediate(drain)
+    if (urgent.empty() && later.empty()) scheduled = false
+    else setImmediate(drain)
   }
-  return Scheduler.make((task) => {
-    queue.push(task)
+  return Scheduler.make((task, priority) => {
+    ;(priority < 0 ? later : urgent).push(task)
     if (!scheduled) {
       scheduled = true
       setImmediate(drain)
     }
   })
+}
+/** A FIFO of tasks with a moving head (Array.shift is O(n)). */
+const taskQueue = () => {
+  let queue: Array<() => void> = []
+  let head = 0
+  return {
+    push: (task: () => void) => {
+      queue.push(task)
+    },
+    take: (): (() => void) | undefined => {
+      if (head >= queue.length) {
+        if (head > 0) {
+          queue = []
+          head = 0
+        }
+        return undefined
+      }
+      const task = queue[head]!
+      queue[head++] = noop
+      return task
+    },
+    empty: () => head >= queue.length
+  }
 }
 const noop = () => {}
 
@@ -313,9 +340,9 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
       : yield* cellRunner(plan, settings, runId, spentBefore, undefined, { slots, writer })
     yield* settings.progress.start({ total: plan.cells.length, toRun: toRun.length, kept: kept.length })
 
-    const runCell = (cell: Cell) =>
+    const runCell = (cell: Cell, onConversationEnd?: Effect.Effect<void>) =>
       Effect.gen(function*() {
-        const done = yield* produce(cell)
+        const done = yield* produce(cell, onConversationEnd)
         if (done === null) {
           yield* Ref.update(skipped, (n) => n + 1)
           return
@@ -345,9 +372,11 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
         })
       })
 
-    // Here, up to N + min(N, 64) cells are open: N with a call in flight, and up to 64 more
-    // prepared up to their next call (or grading the last one), so a slot that frees is taken at
-    // once. Not N more: at --parallel 1000 the 1,000 prepared cells' objects, alive for the model's
+    // Here, up to N + min(N, 64) cells are conversing: N with a call in flight, and up to 64 more
+    // prepared up to their next call, so a slot that frees is taken at once. A cell whose
+    // conversation has ended gives its place to the next (onConversationEnd) and is graded and
+    // stored at the FINISHING priority, up to N such cells more: when a wave of answers comes back
+    // together the next cells' calls go out first. Not N more conversing: at --parallel 1000 the 1,000 prepared cells' objects, alive for the model's
     // seconds, doubled the heap the collector walks (peak RSS 0.8-2.1 GB) and the slots stood half
     // empty (busy 0.50-0.69, 5,000 cells); with 64, 0.79-0.80 and ~600 MB, and at --parallel 100
     // the same 0.95-0.96 as with 100 (bench slots, alternating runs). Under a spend cap N:
@@ -356,10 +385,19 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     // needs. A cluster's workers bound their own cells: N dispatched at a time.
     // The same under an admission check (a harness run's allowance and spend cap): it must see
     // the cells before it finished.
-    const open = settings.dispatch !== undefined || settings.maxUsd !== null || settings.admit !== undefined ? parallel : parallel + Math.min(parallel, PREPARED)
+    const ahead = settings.dispatch === undefined && settings.maxUsd === null && settings.admit === undefined
+    const open = ahead ? parallel + Math.min(parallel, PREPARED) : parallel
+    const conversing = ahead ? Slots.make(open) : null
+    // Its place among the conversing given back, the cell goes on at the lower priority.
+    const finishing = (release: Effect.Effect<void>) =>
+      Effect.zipRight(release, Effect.zipRight(FiberRef.set(FiberRef.currentSchedulingPriority, FINISHING), Effect.yieldNow()))
+    const startCell = (cell: Cell) =>
+      conversing === null
+        ? runCell(cell)
+        : conversing.withPermitUntil((release) => runCell(cell, finishing(release))).pipe(Effect.locally(FiberRef.currentSchedulingPriority, 0))
     // Opened once for the cells (an appendFileSync per cell opened and closed the file each time).
     const results = openSync(resultsFile, "a")
-    yield* Effect.forEach(toRun, (s) => runCell(s.cell), { concurrency: open, discard: true }).pipe(
+    yield* Effect.forEach(toRun, (s) => startCell(s.cell), { concurrency: conversing === null ? open : open + 2 * parallel, discard: true }).pipe(
       Effect.withScheduler(scheduler),
       untracedUnlessExported,
       Effect.ensuring(writer.close),
@@ -475,7 +513,7 @@ export interface CellDone {
 }
 
 /** Runs one cell and stores its Attempt; null when it was skipped (stored with the reason). */
-export type CellRunner = (cell: Cell) => Effect.Effect<CellDone | null, StoreError>
+export type CellRunner = (cell: Cell, onConversationEnd?: Effect.Effect<void>) => Effect.Effect<CellDone | null, StoreError>
 
 /**
  * What a run does with one cell, here: the spend cap's check, admission, the Attempt with the
@@ -509,7 +547,7 @@ export const cellRunner = (
     // own model/generate handler, a scripted candidate) holds a slot for its whole Attempt; its
     // judge's calls then take none, so it never waits on a second slot of its own.
     const perCall = (cell: Cell) => slots !== undefined && Option.isSome(model) && settings.handlers["model/generate"] === undefined && cell.candidate.def.kind === "llm"
-    const runOne = (cell: Cell) =>
+    const runOne = (cell: Cell, onConversationEnd: Effect.Effect<void> | undefined) =>
       Effect.gen(function*() {
         const now = yield* cap.state
         // What the cap metered per call, or what the finished Attempts say they cost (calls made
@@ -536,6 +574,7 @@ export const cellRunner = (
           handlers: settings.handlers,
           registryEntry: cell.candidate.registryEntry,
           timeoutSeconds: settings.timeoutSeconds ?? null,
+          ...(onConversationEnd !== undefined ? { onConversationEnd } : {}),
           ...(settings.wraps ? { wraps: settings.wraps } : {})
         }).pipe((e) => (Option.isSome(cellModel) ? Effect.provideService(e, Model, cellModel.value) : e))
         // A call the cap refused leaves the cell unfinished: skipped, to run with a larger cap.
@@ -561,7 +600,8 @@ export const cellRunner = (
         yield* Ref.update(measured, (usd) => usd + (attempt.usage.costUsd ?? 0) + (attempt.judging?.costUsd ?? 0))
         return { id, attempt }
       })
-    return (cell: Cell) => (slots === undefined || perCall(cell) ? runOne(cell) : slots.withPermit(runOne(cell)))
+    return (cell, onConversationEnd) =>
+      slots === undefined || perCall(cell) ? runOne(cell, onConversationEnd) : slots.withPermit(runOne(cell, onConversationEnd))
   })
 
 /**

@@ -12,6 +12,11 @@ import { Effect } from "effect"
 export interface Slots {
   /** Runs `self` holding one permit, waiting for one first; the permit is released however it ends. */
   readonly withPermit: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /**
+   * As `withPermit`, and `self` may give the permit back before it ends by running the `release`
+   * it is handed (once; later runs do nothing).
+   */
+  readonly withPermitUntil: <A, E, R>(self: (release: Effect.Effect<void>) => Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   /** Permits not held now (for tests and progress). */
   readonly free: () => number
   /** Fibers waiting for a permit now. */
@@ -76,6 +81,22 @@ export const make = (permits: number): Slots => {
   const releaseEffect = Effect.sync(release)
   return {
     withPermit: (self) => Effect.uninterruptibleMask((restore) => Effect.zipRight(restore(take), Effect.ensuring(restore(self), releaseEffect))),
+    withPermitUntil: (self) =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.zipRight(
+          restore(take),
+          Effect.suspend(() => {
+            let held = true
+            const giveBack = Effect.sync(() => {
+              if (held) {
+                held = false
+                release()
+              }
+            })
+            return Effect.ensuring(restore(self(giveBack)), giveBack)
+          })
+        )
+      ),
     free: () => free,
     waiting: () => {
       let n = 0

@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Layer, TestClock } from "effect"
 import { provider as ledger } from "../../providers/ledger/index.ts"
 import type { Json } from "../../src/content/Canonical.ts"
-import { type Candidate, makePlan, run, silent } from "../../src/experiment/Runner.ts"
+import { type Candidate, cellScheduler, FINISHING, makePlan, run, silent } from "../../src/experiment/Runner.ts"
 import * as Slots from "../../src/experiment/Slots.ts"
 import * as Store from "../../src/experiment/Store.ts"
 import * as Model from "../../src/model/Model.ts"
@@ -42,14 +42,14 @@ const slowModel = () => {
  * The store, each batched write taking WRITE_MS more, noting the calls in flight while it
  * writes: a cell that held its slot through its write would leave that slot empty meanwhile.
  */
-const slowStore = (home: string, inFlight: () => number, during: Array<number>) =>
+const slowStore = (home: string, inFlight: () => number, during: Array<number>, writeMs = WRITE_MS) =>
   Layer.effect(
     Store.Store,
     Effect.map(Store.Store, (store): Store.Store => ({
       ...store,
       putBatch: (batch) =>
         Effect.sync(() => during.push(inFlight())).pipe(
-          Effect.zipRight(Effect.sleep(WRITE_MS)),
+          Effect.zipRight(Effect.sleep(writeMs)),
           Effect.zipRight(Effect.sync(() => during.push(inFlight()))),
           Effect.zipRight(store.putBatch(batch))
         )
@@ -86,6 +86,50 @@ describe("--parallel slots", () => {
       // While finished cells are written, all N slots are taken by the next cells' calls.
       expect(during.length).toBeGreaterThan(0)
       expect(Math.max(...during)).toBe(parallel)
+    }))
+
+  it.live("a cell being graded holds no place among the conversing cells: with slow grading the slots stay busy", () =>
+    Effect.gen(function*() {
+      const parallel = 2
+      const plan = yield* modelCells(3)
+      // Grading takes 400 ms, nearly three answers' time. Were a cell's place among the N + N
+      // open cells held until it is graded, the slots would be busy ~4 x 150 / (2 x 550) = 0.55
+      // of the time; given back when its conversation ends, the next cells' calls go on.
+      const slowGrading = (lane: (typeof plan.cells)[number]["lane"]) => ({
+        ...lane,
+        provider: {
+          ...lane.provider,
+          capabilities: {
+            ...lane.provider.capabilities,
+            evaluator: {
+              ...lane.provider.capabilities.evaluator,
+              evaluate: (input: Parameters<typeof lane.provider.capabilities.evaluator.evaluate>[0]) =>
+                Effect.zipRight(Effect.sleep(400), lane.provider.capabilities.evaluator.evaluate(input))
+            }
+          }
+        }
+      })
+      const lane = slowGrading(plan.cells[0]!.lane)
+      const slowPlan = { ...plan, cells: plan.cells.map((c) => ({ ...c, lane })) }
+      const { model, seen } = slowModel()
+      const calls: Array<{ start: number; end: number }> = []
+      const timed: Model.Model = {
+        generate: (request) =>
+          Effect.suspend(() => {
+            const start = performance.now()
+            return Effect.ensuring(model.generate(request), Effect.sync(() => calls.push({ start, end: performance.now() })))
+          })
+      }
+      const outcome = yield* run(slowPlan, { parallel, maxUsd: null, handlers: {}, progress: silent, settings: {} }).pipe(
+        Effect.provide(Store.layer(tempDir("assay-test-slots-"))),
+        Effect.provideService(Model.Model, timed)
+      )
+      expect(outcome.report.cells).toMatchObject({ total: 30, ran: 30, skipped: 0 })
+      expect(seen.most).toBe(parallel)
+      const first = Math.min(...calls.map((c) => c.start))
+      const last = Math.max(...calls.map((c) => c.end))
+      const busy = calls.reduce((sum, c) => sum + (c.end - c.start), 0) / (parallel * (last - first))
+      expect(busy).toBeGreaterThan(0.75)
     }))
 })
 
@@ -206,4 +250,47 @@ describe("Slots", () => {
       expect(most).toBe(3)
       yield* Effect.forEach(fibers, Fiber.await, { discard: true })
     }))
+
+  it.effect("withPermitUntil: the permit given back early goes to the next waiter at once, and is given back only once", () =>
+    Effect.gen(function*() {
+      const slots = Slots.make(1)
+      const gate = yield* Deferred.make<void>()
+      const order: Array<string> = []
+      const first = yield* Effect.fork(slots.withPermitUntil((release) =>
+        Effect.gen(function*() {
+          order.push("first talks")
+          yield* release
+          yield* release
+          yield* Deferred.await(gate)
+          order.push("first graded")
+        })
+      ))
+      yield* settle
+      const second = yield* Effect.fork(slots.withPermit(Effect.sync(() => order.push("second talks"))))
+      yield* settle
+      expect(order).toEqual(["first talks", "second talks"])
+      expect(slots.free()).toBe(1)
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(first)
+      yield* Fiber.join(second)
+      expect(slots.free()).toBe(1)
+    }))
+})
+
+describe("the cell scheduler", () => {
+  it("runs every urgent task before any FINISHING one, each kind in order", async () => {
+    const scheduler = cellScheduler()
+    const ran: Array<string> = []
+    scheduler.scheduleTask(() => ran.push("finish a"), FINISHING)
+    scheduler.scheduleTask(() => ran.push("talk a"), 0)
+    scheduler.scheduleTask(() => {
+      ran.push("finish b")
+      // Urgent work that arrives while finishing runs goes ahead of the finishing left.
+      scheduler.scheduleTask(() => ran.push("talk c"), 0)
+    }, FINISHING)
+    scheduler.scheduleTask(() => ran.push("finish c"), FINISHING)
+    scheduler.scheduleTask(() => ran.push("talk b"), 0)
+    for (let i = 0; i < 5 && ran.length < 6; i++) await new Promise((r) => setImmediate(r))
+    expect(ran).toEqual(["talk a", "talk b", "finish a", "finish b", "talk c", "finish c"])
+  })
 })
