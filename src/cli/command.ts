@@ -258,7 +258,7 @@ const docs = {
           `Default: no cap; harness runs: ${DEFAULT_MAX_USD} (counting this command's runs and their judging)`
       },
       "--timeout-secs": { value: "S", about: `Wall-time limit of each Attempt, in seconds, more than 0. Default: none; harness runs: ${DEFAULT_TIMEOUT_SECS}` },
-      "--parallel": { value: "N", fallback: String(DEFAULT_PARALLEL), about: "Slots: model calls in flight at once (a model candidate's cell holds one only while a call is out; up to N + min(N, 64) cells open, N under --max-usd); a cell of any other candidate holds one for its whole run. A whole number 1 or more (harness runs run one at a time)" },
+      "--parallel": { value: "N", fallback: String(DEFAULT_PARALLEL), about: "Slots: model calls in flight at once (a model candidate's cell holds one only while a call is out; up to N + min(N, 64) cells conversing and 2N more being graded, N in all under --max-usd); a cell of any other candidate holds one for its whole run. A whole number 1 or more (harness runs run one at a time)" },
       "--faults": {
         value: "SEED:RATE[:KIND,...]",
         about: `Inject faults into the effects of every cell: an integer seed, a rate above 0 and at most 1, kinds among ${FaultReason.literals.join(", ")} ` +
