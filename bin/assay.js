@@ -1,10 +1,13 @@
-#!/usr/bin/env -S node --max-semi-space-size=64
-// The flag: V8's young generation may grow to 64 MB semi-spaces (the default stops at 16 MB on
+#!/usr/bin/env -S node --max-semi-space-size=32
+// The flag: V8's young generation may grow to 32 MB semi-spaces (the default stops at 16 MB on
 // 64-bit). A run with a thousand conversations in flight keeps each one's objects alive for the
 // model's seconds, so with small semi-spaces they are promoted and the old generation is collected
 // over and over: at --parallel 1000 that was ~8 s of a 23 s run, and the run took 22-27 s against
-// 15.5-17 s with the flag (`npm run bench -- slots`). V8 reads it only at start, so it is here and
-// not set from the code; `node bin/assay.js` without it works the same, more slowly at that scale.
+// 15.5-17 s with 64 MB (`npm run bench -- slots`, 2026-12-02). Since the run allocates less, 32 MB
+// keeps the slots as full as 64 (busy 0.86-0.89 against 0.88, 2026-12-03) and costs a run with
+// nothing to run at 100,000 cells less (2.82-2.87 s against 2.99-3.04 s, 430 against 480 MB).
+// V8 reads it only at start, so it is here and not set from the code; `node bin/assay.js` without
+// it works the same, more slowly at that scale.
 // Compiles the command's TypeScript with esbuild (dependencies stay external and load natively)
 // and runs it in this process, so a signal sent to this process reaches the command itself.
 //
