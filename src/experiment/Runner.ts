@@ -398,6 +398,10 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     // Opened once for the cells (an appendFileSync per cell opened and closed the file each time).
     const results = openSync(resultsFile, "a")
     yield* Effect.forEach(toRun, (s) => startCell(s.cell), { concurrency: conversing === null ? open : open + 2 * parallel, discard: true }).pipe(
+      // Cells are started (up to 2N of them only to wait for a place) at the FINISHING priority,
+      // so starting them never goes before a conversing cell's next call; a cell's own work runs
+      // at the usual priority (startCell) until its conversation ends.
+      (all) => (conversing === null ? all : Effect.withSchedulingPriority(all, FINISHING)),
       Effect.withScheduler(scheduler),
       untracedUnlessExported,
       Effect.ensuring(writer.close),
