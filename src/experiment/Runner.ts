@@ -32,7 +32,7 @@ import {
   summaryOf
 } from "./Scorecards.ts"
 import * as Slots from "./Slots.ts"
-import { type CellKey, cellKeyOf, type LatestInputs, type SpendRow, Store, type StoreError } from "./Store.ts"
+import { type CellKey, cellKeyOf, type LatestInputs, type SpendRow, Store, type StoreError, type StoredForm, storedFormOf } from "./Store.ts"
 
 export interface Candidate {
   readonly def: AgentDef
@@ -624,7 +624,7 @@ export interface Writer {
 
 type Queued =
   | { readonly spend: { readonly runId: string; readonly experimentId: string; readonly cell: CellKey; readonly spend: SpendRow }; readonly done: Deferred.Deferred<void, StoreError> }
-  | { readonly attempt: { readonly runId: string; readonly attempt: Attempt }; readonly done: Deferred.Deferred<string, StoreError> }
+  | { readonly attempt: { readonly runId: string; readonly attempt: Attempt; readonly stored: StoredForm }; readonly done: Deferred.Deferred<string, StoreError> }
 
 const BATCH = 512
 
@@ -663,7 +663,9 @@ const makeWriter = (store: Store): Effect.Effect<Writer> =>
     return {
       spend: (runId, experimentId, cell, spend) =>
         enqueue<void>((done) => ({ spend: { runId, experimentId, cell, spend }, done } as Queued)),
-      attempt: (runId, attempt) => enqueue<string>((done) => ({ attempt: { runId, attempt }, done } as Queued)),
+      // Encoded by the cell itself (at its priority), not by the writer its calls wait on.
+      attempt: (runId, attempt) =>
+        Effect.flatMap(storedFormOf(attempt), (stored) => enqueue<string>((done) => ({ attempt: { runId, attempt, stored }, done } as Queued))),
       // Every caller awaits its own row, so once the cells are done nothing is left queued.
       close: Effect.zipRight(Queue.shutdown(queue), Fiber.interrupt(fiber)).pipe(Effect.asVoid)
     } satisfies Writer

@@ -93,7 +93,7 @@ export interface Store {
    */
   readonly putBatch: (batch: {
     readonly spend: ReadonlyArray<{ readonly runId: string; readonly experimentId: string; readonly cell: CellKey; readonly spend: SpendRow }>
-    readonly attempts: ReadonlyArray<{ readonly runId: string; readonly attempt: Attempt }>
+    readonly attempts: ReadonlyArray<{ readonly runId: string; readonly attempt: Attempt; readonly stored?: StoredForm }>
   }) => Effect.Effect<ReadonlyArray<string>, StoreError>
   /** What every model call of an experiment (all its runs) cost, or of one run. */
   readonly spendOf: (of: { readonly experimentId: string } | { readonly runId: string }) => Effect.Effect<SpendTotal, StoreError>
@@ -289,6 +289,28 @@ const queryUnlessStore = (detail: string) =>
 
 const decodeAttempt = Schema.decodeUnknown(Schema.parseJson(Attempt))
 const encodeAttempt = Schema.encode(Attempt)
+
+/** An Attempt as the store writes it: its content id and its record's JSON. */
+export interface StoredForm {
+  readonly id: string
+  readonly record: string
+}
+
+/**
+ * The stored form of an Attempt, what `putAttempt` and `putBatch` compute when not given it. A
+ * run's writer is one fiber whose batches the cells' calls wait on (each call's spend row), so
+ * the cells compute this themselves, at their own (lower) priority, before their Attempt is queued.
+ *
+ * Encoded once: its canonical form names it, its JSON is the record (the same text
+ * Schema.parseJson(Attempt) would write). The encoded form keeps the Attempt's evidence and
+ * output themselves (Schema.Unknown), whose canonical texts their receipt ids recorded
+ * (evaluate): they are not written again.
+ */
+export const storedFormOf = (attempt: Attempt): Effect.Effect<StoredForm, StoreError> =>
+  Effect.map(
+    encodeAttempt(attempt).pipe(Effect.mapError((e) => new StoreError({ reason: "decode", detail: e.message }))),
+    (encoded) => ({ id: ContentId.ofUnsafe(encoded), record: JSON.stringify(encoded) })
+  )
 /**
  * A summary as the index stores it. The store wrote it from `summaryOf` and a change of its shape
  * comes with a migration that rebuilds the index, so a look at its shape is enough: decoding
@@ -343,16 +365,9 @@ const make = (home: string, readOnly: boolean) =>
       })
     // An Attempt's record and its cell's index row (the index never lags the records), and a
     // call's spend row: written inside a transaction of the caller's (one Attempt, or a batch).
-    const writeAttempt = (runId: string, attempt: Attempt) =>
+    const writeAttempt = (runId: string, attempt: Attempt, given?: StoredForm) =>
       Effect.gen(function*() {
-        // Encoded once: its canonical form names it, its JSON is the record (the same text
-        // Schema.parseJson(Attempt) would write). At --parallel 100 every encode is CPU the
-        // slots wait on.
-        // The encoded form keeps the Attempt's evidence and output themselves (Schema.Unknown),
-        // whose canonical texts their receipt ids recorded (evaluate): they are not written again.
-        const encoded = yield* encodeAttempt(attempt).pipe(Effect.mapError((e) => new StoreError({ reason: "decode", detail: e.message })))
-        const id = ContentId.ofUnsafe(encoded)
-        const record = JSON.stringify(encoded)
+        const { id, record } = given ?? (yield* storedFormOf(attempt))
         const cell = cellKeyOf({ environmentId: attempt.environmentId, candidate: attempt.candidate, repetition: attempt.repetition })
         const inserted = yield* sql<{ seq: number }>`INSERT INTO attempts (id, run_id, cell, environment_id, candidate, repetition, inputs_id, reward, cost_usd, record, created_at, ended)
           VALUES (${id}, ${runId}, ${cell}, ${attempt.environmentId}, ${attempt.candidate}, ${attempt.repetition},
@@ -389,16 +404,16 @@ const make = (home: string, readOnly: boolean) =>
         }
         if (batch.attempts.length === 0) return []
         const rows: Array<{ readonly id: string; readonly cell: string; readonly runId: string; readonly attempt: Attempt; readonly record: string }> = []
-        for (const { runId, attempt } of batch.attempts) {
-          const encoded = yield* encodeAttempt(attempt).pipe(Effect.mapError((e) => new StoreError({ reason: "decode", detail: e.message })))
+        for (const { runId, attempt, stored } of batch.attempts) {
+          const { id, record } = stored ?? (yield* storedFormOf(attempt))
           const cell = cellKeyOf({ environmentId: attempt.environmentId, candidate: attempt.candidate, repetition: attempt.repetition })
-          rows.push({ id: ContentId.ofUnsafe(encoded), cell, runId, attempt, record: JSON.stringify(encoded) })
+          rows.push({ id, cell, runId, attempt, record })
         }
         // RETURNING gives no order: each row's seq is found by its cell, so a batch with a cell
         // twice is written a row at a time.
         if (new Set(rows.map((r) => r.cell)).size < rows.length) {
           const ids: Array<string> = []
-          for (const a of batch.attempts) ids.push(yield* writeAttempt(a.runId, a.attempt))
+          for (const a of batch.attempts) ids.push(yield* writeAttempt(a.runId, a.attempt, a.stored))
           return ids
         }
         const at = now()
