@@ -72,7 +72,10 @@ describe("one writer per home", () => {
   it.live("two identical runs started together: one completes, the other exits non-zero naming the lock; the server answers one run", () =>
     Effect.gen(function*() {
       const home = tempDir()
-      const server = yield* LoopbackServer.start([{ repeat: true, text: "done", usage: { input: 100, output: 10 }, delayMs: 300 }])
+      // Each answer takes 3 s, so the winner holds the home for seconds: on a loaded machine the
+      // two processes' starts can be a second or more apart, and with 300 ms answers the first
+      // run was done (both exited 0) before the second asked for the lock.
+      const server = yield* LoopbackServer.start([{ repeat: true, text: "done", usage: { input: 100, output: 10 }, delayMs: 3000 }])
       const args = ["run", "--benchmark", "ledger", "--model", "openai:gpt-4o-mini", "--task", "ledger-01", "--task", "ledger-02", "--task", "ledger-03", "--home", home, "--yes", "--json"]
       const [a, b] = yield* Effect.promise(() => Promise.all([assay(args, envOf(server)), assay(args, envOf(server))]))
       const codes = [a.code, b.code].sort()
