@@ -375,7 +375,7 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     // Here, up to N + min(N, 64) cells are conversing: N with a call in flight, and up to 64 more
     // prepared up to their next call, so a slot that frees is taken at once. A cell whose
     // conversation has ended gives its place to the next (onConversationEnd) and is graded and
-    // stored at the FINISHING priority, up to N such cells more: when a wave of answers comes back
+    // stored at the FINISHING priority, up to 2N such cells more: when a wave of answers comes back
     // together the next cells' calls go out first. Not N more conversing: at --parallel 1000 the 1,000 prepared cells' objects, alive for the model's
     // seconds, doubled the heap the collector walks (peak RSS 0.8-2.1 GB) and the slots stood half
     // empty (busy 0.50-0.69, 5,000 cells); with 64, 0.79-0.80 and ~600 MB, and at --parallel 100
