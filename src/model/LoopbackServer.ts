@@ -614,6 +614,8 @@ export interface LoopbackServer {
   readonly requestsFrom: (from: number) => ReadonlyArray<LoggedRequest>
   /** indices of the non-repeating turns not yet consumed */
   readonly pendingTurns: () => ReadonlyArray<number>
+  /** requests received whose delayed answer is not yet due (a test kills a client mid-call by it) */
+  readonly delayed: () => number
 }
 
 /** What the path says of a request: Gemini names the model and streaming there. */
@@ -684,6 +686,7 @@ export const makeServer = (script: Script, options: StartOptions = {}): { server
   }
   const models = [...new Set(script.turns.flatMap((t) => (t.match?.model !== undefined ? [t.match.model] : [])))]
 
+  let delayed = 0
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const method = req.method ?? "GET"
     const path = (req.url ?? "/").split("?")[0] ?? "/"
@@ -735,7 +738,10 @@ export const makeServer = (script: Script, options: StartOptions = {}): { server
       return
     }
     if (turn.repeat !== true && turn.default !== true) consumed.add(index)
-    if (turn.delayMs !== undefined) await sleep(turn.delayMs)
+    if (turn.delayMs !== undefined) {
+      delayed++
+      await sleep(turn.delayMs).finally(() => delayed--)
+    }
     // A client that went away while the answer was delayed (killed) is not answered: what the
     // server answered is what a client can have been billed for.
     if (req.socket.destroyed) {
@@ -790,6 +796,7 @@ export const makeServer = (script: Script, options: StartOptions = {}): { server
     handle: {
       requests: () => [...log],
       requestsFrom: (from) => log.slice(from),
+      delayed: () => delayed,
       pendingTurns: () =>
         script.turns.flatMap((t, i) => (t.repeat !== true && t.default !== true && !consumed.has(i) ? [i] : []))
     }

@@ -20,6 +20,8 @@ import * as Arrivals from "./arrivals.ts"
 let scope: Scope.CloseableScope
 let server: Postgres.PgServer
 let model: LoopbackServer.LoopbackServer
+// The worker that is killed talks to a server of its own: the kill waits until it has calls there.
+let doomedModel: LoopbackServer.LoopbackServer
 const children = new Set<ChildProcess>()
 
 // One model call per cell, answered after 500 ms: latency-bound cells.
@@ -29,6 +31,7 @@ beforeAll(async () => {
   scope = await Effect.runPromise(Scope.make())
   server = await Effect.runPromise(Scope.extend(Postgres.start, scope))
   model = await Effect.runPromise(Scope.extend(LoopbackServer.start(script), scope))
+  doomedModel = await Effect.runPromise(Scope.extend(LoopbackServer.start(script), scope))
 })
 afterAll(async () => {
   for (const child of children) if (child.exitCode === null) child.kill("SIGKILL")
@@ -130,7 +133,8 @@ describe("a cluster of workers", () => {
     // One process, the home's SQLite store: the report to match, its 300 calls in one wave; the
     // workers start meanwhile (they wait on the cluster's own database).
     const url = server.database("cluster")
-    const starting = Promise.allSettled([startWorker(url, 10), startWorker(url, 10), startWorker(url, 10)])
+    const doomedEnv = { OPENAI_BASE_URL: doomedModel.openAiBaseUrl, OPENAI_API_KEY: "sk-test-SECRET123" }
+    const starting = Promise.allSettled([startWorker(url, 10, doomedEnv), startWorker(url, 10), startWorker(url, 10)])
     const local = await assay(["run", ...selection, "--home", tempDir(), "--parallel", "300", "--yes", "--json"], modelEnv())
     const localTook = phase(t0)
     const started = await starting
@@ -144,14 +148,18 @@ describe("a cluster of workers", () => {
     })
     const before = model.requests().length
     const t2 = performance.now()
+    const clusterRequests = () => [...model.requestsFrom(before), ...doomedModel.requests()]
     try {
       const submitted = assay(["run", ...selection, "--home", tempDir(), "--store", url, "--cluster", "--parallel", "60", "--yes", "--json"], modelEnv())
-      // Mid-run: once the server has answered 60 of the cluster's calls, the first worker dies.
-      for (let i = 0; i < 600 && model.requests().length - before < 60; i++) await new Promise((r) => setTimeout(r, 100))
+      // Mid-run: once the servers have answered 60 of the cluster's calls and the first worker
+      // has calls waiting on its answers, that worker dies.
+      for (let i = 0; i < 1200 && (clusterRequests().length < 60 || doomedModel.delayed() === 0); i++) await new Promise((r) => setTimeout(r, 50))
+      const caught = doomedModel.delayed()
       workers[0]!.kill("SIGKILL")
       const killedAt = phase(t2)
       const result = await submitted
-      console.log(`kill test: one process ${localTook}; workers started ${startTook} (beside it); cluster run ${phase(t2)} (SIGKILL at ${killedAt}); load ${loadavg()[0]!.toFixed(1)}`)
+      console.log(`kill test: one process ${localTook}; workers started ${startTook} (beside it); cluster run ${phase(t2)} (SIGKILL at ${killedAt}, ${caught} of its calls in flight); load ${loadavg()[0]!.toFixed(1)}`)
+      expect(caught).toBeGreaterThan(0)
       expect(result.code, result.stderr).toBe(0)
       const clustered = JSON.parse(result.stdout) as RunJson
       expect(clustered.cells).toMatchObject({ total: 300, ran: 300, skipped: 0 })
@@ -162,10 +170,9 @@ describe("a cluster of workers", () => {
       expect(perCell).toHaveLength(300)
       expect(perCell.every((r) => Number(r.n) === 1)).toBe(true)
 
-      // The kill caught calls in flight: the server was asked more than once for some cell (a
-      // call the dead worker never saw answered is logged 499 by the server, not 200, so the
-      // answered calls may be exactly 300 when every one of them was still waiting).
-      const answered = model.requests().slice(before)
+      // The kill caught calls in flight, so the servers were asked more than once for some cell
+      // (a call the dead worker never saw answered is logged 499, not 200).
+      const answered = clusterRequests()
       expect(answered.length).toBeGreaterThan(300)
       // The ledger holds what the server answered the cluster, the dead worker's calls included,
       // but for the answers that reached it in its last moment (a call's spend is written when
