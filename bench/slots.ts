@@ -72,7 +72,13 @@ const measure = (c: Case) =>
     const profile: Array<number> = []
     for (let t = first + 50; t < last; t += 100) profile.push(answers.filter((a) => a - ANSWER_MS <= t && t < a).length)
     const firstCall = first - started
-    return { c, run, calls: answers.length, window, busy, ideal, firstCall, profile, serverCpuMs }
+    // How long the first N calls took to go out, and the last N to come back: the window is about
+    // 10 s plus these, whatever the middle does.
+    const sorted = [...answers].sort((a, b) => a - b)
+    const wave = Math.min(c.parallel, sorted.length)
+    const firstWave = sorted[wave - 1]! - sorted[0]!
+    const lastWave = sorted[sorted.length - 1]! - sorted[sorted.length - wave]!
+    return { c, run, calls: answers.length, window, busy, ideal, firstCall, profile, serverCpuMs, firstWave, lastWave }
   }).pipe(Effect.scoped)
 
 /** In-flight calls per second of the window: the least and the most of each second's samples. */
@@ -94,6 +100,7 @@ export const run = async (): Promise<void> => {
     console.log(`  calls' window ${seconds(r.window)} against an ideal ${seconds(r.ideal)}; the command ${seconds(r.run.wallMs)} wall ` +
       `(first call sent ${seconds(r.firstCall)} after spawn), ${seconds(r.run.cpuMs)} CPU (${(r.run.cpuMs / r.calls).toFixed(1)} ms per cell, start-up included), ` +
       `peak RSS ${(r.run.maxRssKiB / 1024).toFixed(0)} MiB; the loopback server (this process) ${seconds(r.serverCpuMs)} CPU`)
+    console.log(`  the first ${c.parallel} calls went out over ${seconds(r.firstWave)}, the last ${c.parallel} came back over ${seconds(r.lastWave)}`)
     console.log(`  in flight, least-most per second of the window: ${shape(r.profile)}`)
   }
 }

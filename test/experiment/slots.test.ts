@@ -88,6 +88,32 @@ describe("--parallel slots", () => {
       expect(Math.max(...during)).toBe(parallel)
     }))
 
+  // Each write is a transaction whose commit costs what a thousand cells' commits cost the slots:
+  // the writer woken by each finishing cell wrote one Attempt per transaction.
+  it.live("cells finishing together share a store write: Attempts are written in batches, not one a transaction", () =>
+    Effect.gen(function*() {
+      const parallel = 20
+      const plan = yield* modelCells(4)
+      const { model } = slowModel()
+      const batches: Array<number> = []
+      const counting = Layer.effect(
+        Store.Store,
+        Effect.map(Store.Store, (store): Store.Store => ({
+          ...store,
+          putBatch: (batch) => Effect.zipRight(Effect.sync(() => batch.attempts.length > 0 && batches.push(batch.attempts.length)), store.putBatch(batch))
+        }))
+      ).pipe(Layer.provide(Store.layer(tempDir("assay-test-slots-"))))
+      const outcome = yield* run(plan, { parallel, maxUsd: null, handlers: {}, progress: silent, settings: {} }).pipe(
+        Effect.provide(counting),
+        Effect.provideService(Model.Model, model)
+      )
+      expect(outcome.report.cells).toMatchObject({ total: 40, ran: 40 })
+      expect(batches.reduce((a, b) => a + b, 0)).toBe(40)
+      // Two waves of 20 answers, each answer due at its own tick: at most one write for two cells
+      // (15 of them here), not 40.
+      expect(batches.length).toBeLessThanOrEqual(20)
+    }))
+
   it.live("a cell being graded holds no place among the conversing cells: with slow grading the slots stay busy", () =>
     Effect.gen(function*() {
       const parallel = 2
