@@ -34,7 +34,13 @@ beforeAll(async () => {
   doomedModel = await Effect.runPromise(Scope.extend(LoopbackServer.start(script), scope))
 })
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null) child.kill("SIGKILL")
+  await Promise.all([...children].map((child) =>
+    new Promise<void>((ok) => {
+      if (exited.has(child)) return ok()
+      child.once("exit", () => ok())
+      child.kill("SIGKILL")
+    })
+  ))
   await Effect.runPromise(Scope.close(scope, Exit.void))
 })
 
@@ -48,7 +54,7 @@ const startWorker = (url: string, concurrency: number, env: Record<string, strin
       env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ASSAY_DATA_DIR: process.env["ASSAY_DATA_DIR"] ?? "", ...env },
       stdio: ["ignore", "ignore", "pipe"]
     })
-    children.add(child)
+    track(child)
     let err = ""
     child.stderr!.on("data", (d: Buffer) => {
       err += d.toString()
@@ -58,9 +64,25 @@ const startWorker = (url: string, concurrency: number, env: Record<string, strin
     child.on("close", (code) => fail(new Error(`worker exited ${code}: ${err}`)))
   })
 
-const stop = (child: ChildProcess) => {
-  if (child.exitCode === null) child.kill("SIGTERM")
+// A child's exit as seen by its "exit" event (exitCode alone was not enough under Deno, where a
+// worker SIGTERMed at a test's end was left running after the suite).
+const exited = new WeakSet<ChildProcess>()
+const track = (child: ChildProcess) => {
+  children.add(child)
+  child.once("exit", () => exited.add(child))
 }
+
+/** SIGTERM, then SIGKILL if it has not exited within 10 s; resolves once it has exited. */
+const stop = (child: ChildProcess): Promise<void> =>
+  new Promise((ok) => {
+    if (exited.has(child)) return ok()
+    const killer = setTimeout(() => child.kill("SIGKILL"), 10_000)
+    child.once("exit", () => {
+      clearTimeout(killer)
+      ok()
+    })
+    child.kill("SIGTERM")
+  })
 
 const query = <Row extends object>(url: string, text: string): Promise<ReadonlyArray<Row>> =>
   Effect.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<Row>(text)).pipe(Effect.provide(Store.postgresClient(url)), Effect.scoped))
@@ -118,7 +140,7 @@ describe("a cluster of workers", () => {
     try {
       expect(started.map((s) => (s.status === "rejected" ? String(s.reason) : "joined"))).toEqual(Array(4).fill("joined"))
     } finally {
-      for (const s of started) if (s.status === "fulfilled") stop(s.value)
+      await Promise.all(started.flatMap((s) => (s.status === "fulfilled" ? [stop(s.value)] : [])))
     }
   }, 120_000)
 
@@ -185,7 +207,7 @@ describe("a cluster of workers", () => {
       expect(clustered.spend.experimentUsd).toBeCloseTo(clustered.spend.calls * perCall, 10)
       expect(clustered.spend.experimentUsd).toBeLessThanOrEqual(costOf(ok) + 1e-12)
     } finally {
-      for (const w of workers) stop(w)
+      await Promise.all(workers.map(stop))
     }
   }, 420_000)
 
@@ -213,7 +235,7 @@ describe("a cluster of workers", () => {
         expect(report.cells["skipped"]).toBeGreaterThan(0)
         expect(report.spend.experimentUsd).toBeLessThanOrEqual(capUsd)
       } finally {
-        for (const w of workers) stop(w)
+        yield* Effect.promise(() => Promise.all(workers.map(stop)))
       }
     })))
   }, 300_000)
@@ -243,7 +265,7 @@ describe("a cluster of workers", () => {
         // The limit is what paced them: without it 120 instant calls on 30 slots take well under 1 s.
         expect(took).toBeGreaterThan(119 * 50)
       } finally {
-        for (const w of workers) stop(w)
+        yield* Effect.promise(() => Promise.all(workers.map(stop)))
       }
     })))
   }, 600_000)
@@ -260,7 +282,7 @@ describe("a cluster of workers", () => {
           cwd: root,
           stdio: ["pipe", "pipe", "pipe"]
         })
-        children.add(child)
+        track(child)
         return child
       })
       const exits = drivers.map((child) => new Promise<number | null>((ok) => child.once("exit", (code) => ok(code))))
