@@ -63,8 +63,9 @@ const measure = (c: Case) =>
     succeeded(run, `assay run --parallel ${c.parallel}`)
     const report = JSON.parse(run.stdout) as { cells: { total: number; ran: number } }
     if (answers.length !== report.cells.ran) throw new Error(`${answers.length} calls answered for ${report.cells.ran} cells run: not one call per cell`)
-    const first = answers.reduce((a, b) => Math.min(a, b), Infinity) - ANSWER_MS
-    const last = answers.reduce((a, b) => Math.max(a, b), -Infinity)
+    const sorted = [...answers].sort((a, b) => a - b)
+    const first = sorted[0]! - ANSWER_MS
+    const last = sorted[sorted.length - 1]!
     const window = last - first
     const busy = (answers.length * ANSWER_MS) / (c.parallel * window)
     const ideal = Math.ceil(answers.length / c.parallel) * ANSWER_MS
@@ -74,10 +75,9 @@ const measure = (c: Case) =>
     const firstCall = first - started
     // How long the first N calls took to go out, and the last N to come back: the window is about
     // 10 s plus these, whatever the middle does.
-    const sorted = [...answers].sort((a, b) => a - b)
     const wave = Math.min(c.parallel, sorted.length)
     const firstWave = sorted[wave - 1]! - sorted[0]!
-    const lastWave = sorted[sorted.length - 1]! - sorted[sorted.length - wave]!
+    const lastWave = last - sorted[sorted.length - wave]!
     return { c, run, calls: answers.length, window, busy, ideal, firstCall, profile, serverCpuMs, firstWave, lastWave }
   }).pipe(Effect.scoped)
 

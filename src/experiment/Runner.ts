@@ -656,7 +656,7 @@ const makeWriter = (store: Store): Effect.Effect<Writer> =>
     // A spend row is written at once: its call's cell waits on it. An Attempt waits for the cells
     // finishing beside it (the FINISHING queue runs first), so they share one transaction: woken
     // at once by each, the writer wrote one Attempt per commit (5,449 commits for 5,000 cells at
-    // --parallel 1000, ~1.2 s of the run's CPU in SQLite).
+    // --parallel 1000, ~1.5 s of the run's CPU in SQLite).
     const fiber = yield* Queue.take(queue).pipe(
       Effect.tap((first) => ("attempt" in first ? Effect.yieldNow({ priority: FINISHING }) : Effect.void)),
       Effect.flatMap((first) => Effect.flatMap(Queue.takeUpTo(queue, BATCH - 1), (rest) => writeBatch([first, ...rest]))),

@@ -34,13 +34,7 @@ beforeAll(async () => {
   doomedModel = await Effect.runPromise(Scope.extend(LoopbackServer.start(script), scope))
 })
 afterAll(async () => {
-  await Promise.all([...children].map((child) =>
-    new Promise<void>((ok) => {
-      if (exited.has(child)) return ok()
-      child.once("exit", () => ok())
-      child.kill("SIGKILL")
-    })
-  ))
+  await Promise.all([...children].map((child) => stop(child, "SIGKILL")))
   await Effect.runPromise(Scope.close(scope, Exit.void))
 })
 
@@ -72,16 +66,16 @@ const track = (child: ChildProcess) => {
   child.once("exit", () => exited.add(child))
 }
 
-/** SIGTERM, then SIGKILL if it has not exited within 10 s; resolves once it has exited. */
-const stop = (child: ChildProcess): Promise<void> =>
+/** Sends `signal` (a SIGTERM becomes a SIGKILL after 10 s); resolves once the child has exited. */
+const stop = (child: ChildProcess, signal: "SIGTERM" | "SIGKILL" = "SIGTERM"): Promise<void> =>
   new Promise((ok) => {
     if (exited.has(child)) return ok()
-    const killer = setTimeout(() => child.kill("SIGKILL"), 10_000)
+    const killer = signal === "SIGTERM" ? setTimeout(() => child.kill("SIGKILL"), 10_000) : undefined
     child.once("exit", () => {
       clearTimeout(killer)
       ok()
     })
-    child.kill("SIGTERM")
+    child.kill(signal)
   })
 
 const query = <Row extends object>(url: string, text: string): Promise<ReadonlyArray<Row>> =>
@@ -207,7 +201,7 @@ describe("a cluster of workers", () => {
       expect(clustered.spend.experimentUsd).toBeCloseTo(clustered.spend.calls * perCall, 10)
       expect(clustered.spend.experimentUsd).toBeLessThanOrEqual(costOf(ok) + 1e-12)
     } finally {
-      await Promise.all(workers.map(stop))
+      await Promise.all(workers.map((w) => stop(w)))
     }
   }, 420_000)
 
@@ -235,7 +229,7 @@ describe("a cluster of workers", () => {
         expect(report.cells["skipped"]).toBeGreaterThan(0)
         expect(report.spend.experimentUsd).toBeLessThanOrEqual(capUsd)
       } finally {
-        yield* Effect.promise(() => Promise.all(workers.map(stop)))
+        yield* Effect.promise(() => Promise.all(workers.map((w) => stop(w))))
       }
     })))
   }, 300_000)
@@ -265,7 +259,7 @@ describe("a cluster of workers", () => {
         // The limit is what paced them: without it 120 instant calls on 30 slots take well under 1 s.
         expect(took).toBeGreaterThan(119 * 50)
       } finally {
-        yield* Effect.promise(() => Promise.all(workers.map(stop)))
+        yield* Effect.promise(() => Promise.all(workers.map((w) => stop(w))))
       }
     })))
   }, 600_000)
