@@ -7,7 +7,7 @@
  */
 import { isAscii } from "node:buffer"
 import { createHash, randomBytes } from "node:crypto"
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { type BigIntStats, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { homedir } from "node:os"
 import { isAbsolute, join, resolve } from "node:path"
 import { Config, Option, Record } from "effect"
@@ -141,10 +141,11 @@ export const writePrepared = (kind: string, key: string, form: unknown, env: Dat
 }
 
 /** A file's state as a note records it: device, inode, size, modification and change times (ns). */
+const stateText = (s: BigIntStats): string => `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`
+
 const stateOf = (path: string): string | undefined => {
   try {
-    const s = statSync(path, { bigint: true })
-    return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`
+    return stateText(statSync(path, { bigint: true }))
   } catch {
     return undefined
   }
@@ -156,15 +157,31 @@ const noteFile = (path: string, env: DataEnv): string => join(userCacheFolder("d
  * The sha256 noted for the file at `path` (absolute) when it was last hashed, if the file is in
  * exactly the state it was in then: anything that touched it since (a copy, a write, even with
  * the modification time put back: the change time cannot be) makes this undefined.
+ *
+ * A file's times come from a clock that ticks coarsely (a few ms on Linux, up to seconds on some
+ * file systems), so a write in the same tick as the note leaves the state the note recorded.
+ * As git does with its index, a note is used only when it was written in a later tick than the
+ * file's last change; a note that is not (racy) is ignored, so the file is hashed and noted again.
  */
 export const notedSha256 = (path: string, env: DataEnv = process.env): string | undefined => {
-  const state = stateOf(path)
-  if (state === undefined) return undefined
+  let file: BigIntStats
+  let noteStats: BigIntStats
+  let text: string
   try {
-    const note = JSON.parse(readFileSync(noteFile(path, env), "utf8")) as { path?: unknown; state?: unknown; sha256?: unknown }
+    file = statSync(path, { bigint: true })
+    const notePath = noteFile(path, env)
+    noteStats = statSync(notePath, { bigint: true })
+    text = readFileSync(notePath, "utf8")
+  } catch {
+    return undefined // no file or no note: the caller hashes the file
+  }
+  const state = stateText(file)
+  if (noteStats.mtimeNs <= file.mtimeNs || noteStats.mtimeNs <= file.ctimeNs) return undefined // racy
+  try {
+    const note = JSON.parse(text) as { path?: unknown; state?: unknown; sha256?: unknown }
     return note.path === path && note.state === state && typeof note.sha256 === "string" ? note.sha256 : undefined
   } catch {
-    return undefined // no note, or one that cannot be read: the caller hashes the file
+    return undefined // a note that cannot be read: the caller hashes the file
   }
 }
 

@@ -1,9 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { readPinned } from "../../../providers/bfcl/data.ts"
 import { DataRoot } from "../../../src/index.ts"
+import { afterFsTick } from "../../support/fsClock.ts"
 import { tempDir } from "../../support/tempDirs.ts"
 
 const FILE = "BFCL_v4_live_parallel.json"
@@ -26,6 +27,7 @@ const rootWithFile = (): { readonly root: string; readonly path: string } => {
   mkdirSync(join(root, "bfcl", "v4"), { recursive: true })
   const path = join(root, "bfcl", "v4", FILE)
   copyFileSync(join(DataRoot.dataRoot(), "bfcl", "v4", FILE), path)
+  afterFsTick(path)
   return { root, path }
 }
 
@@ -50,6 +52,22 @@ describe("bfcl pinned files: a verified file's sha256 noted by its state", () =>
       expect(DataRoot.notedSha256(path)).toBeUndefined()
       const error = yield* Effect.flip(readPinned(FILE, { dataDir: root }))
       expect(error.reason).toBe("hash-mismatch")
+    }))
+
+  it.effect("a note written in the same clock tick as the file's last change is not used; the next read notes it again", () =>
+    Effect.gen(function*() {
+      const { path, root } = rootWithFile()
+      yield* readPinned(FILE, { dataDir: root })
+      const notes = join(cache, "assay", "data-checks")
+      const notePath = join(notes, readdirSync(notes)[0]!)
+      // A write in the note's tick would leave the state the note recorded (same inode, size and
+      // times); a note whose time is not later than the file's change cannot tell, so it is not used.
+      const inTick = new Date(Math.floor(statSync(path).ctimeMs)) // the change's ms, not rounded up
+      utimesSync(notePath, inTick, inTick)
+      expect(DataRoot.notedSha256(path)).toBeUndefined()
+      afterFsTick(path)
+      yield* readPinned(FILE, { dataDir: root })
+      expect(DataRoot.notedSha256(path)).toMatch(/^[0-9a-f]{64}$/)
     }))
 
   it.effect("a note of another file, or one that cannot be read, is not used", () =>

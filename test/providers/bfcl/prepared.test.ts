@@ -8,6 +8,7 @@ import { loadAll } from "../../../providers/bfcl/data.ts"
 import { readPlanned, writePlanned } from "../../../providers/bfcl/prepared.ts"
 import { toolSpecsOf } from "../../../providers/bfcl/index.ts"
 import { Canonical, DataRoot } from "../../../src/index.ts"
+import { afterFsTick } from "../../support/fsClock.ts"
 import { tempDir } from "../../support/tempDirs.ts"
 
 let saved: string | undefined
@@ -24,6 +25,7 @@ describe("bfcl prepared plan form", () => {
   it("gives the tasks' tool specs and canonical texts as a full load makes them, and none once a data file changes", () => {
     const root = tempDir("assay-bfcl-prepared-root-")
     cpSync(join(DataRoot.dataRoot(), "bfcl", "v4"), join(root, "bfcl", "v4"), { recursive: true })
+    afterFsTick(root)
     expect(readPlanned(root)).toBeUndefined() // nothing hashed or stored yet
     const tasks = Effect.runSync(loadAll({ dataDir: root }))
     writePlanned(tasks.map((t) => ({ id: t.id, category: t.category, system: "", tools: toolSpecsOf(t) })))

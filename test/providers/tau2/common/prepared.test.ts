@@ -10,6 +10,7 @@ import { airlineWorld, pinnedFiles as airlineFiles, readPinned as readAirline } 
 import { upstreamDbHash as airlineHash } from "../../../../providers/tau2/airline/hash.ts"
 import { loadRetailData, pinnedFiles, readPinned, readPinnedBytes, retailWorld, worldFromDbText } from "../../../../providers/tau2/retail/data.ts"
 import { upstreamDbHash } from "../../../../providers/tau2/retail/hash.ts"
+import { afterFsTick } from "../../../support/fsClock.ts"
 import { tempDir } from "../../../support/tempDirs.ts"
 
 let saved: string | undefined
@@ -152,6 +153,7 @@ describe("a tau2 pinned file's sha256 noted by its state", () => {
       mkdirSync(join(root, "tau2", f.name, ".."), { recursive: true })
       copyFileSync(join(source, "tau2", f.name), join(root, "tau2", f.name))
     }
+    afterFsTick(join(root, "tau2", pinnedFiles.db.name))
     const path = join(root, "tau2", pinnedFiles.db.name)
     const load = () => Effect.runSync(Effect.either(loadRetailData(root)))
     const first = Either.getOrThrow(load())
@@ -180,6 +182,7 @@ describe("a tau2 pinned file's sha256 noted by its state", () => {
     mkdirSync(join(root, "tau2", "retail"), { recursive: true })
     const path = join(root, "tau2", "retail", "db.json")
     copyFileSync(join(DataRoot.dataRoot(), "tau2", "retail", "db.json"), path)
+    afterFsTick(path)
     const read = () => Effect.runSync(Effect.either(readPinned(pinnedFiles.db, root)))
     expect(Either.isRight(read())).toBe(true)
     expect(DataRoot.notedSha256(path)).toBe(pinnedFiles.db.sha256)
