@@ -16,7 +16,10 @@
  * that lateness varying by at most J between calls, N + 1 arrivals within 1 s need N slots within
  * 1 s + J, so the bound holds when N·d ≥ 1 s + J. The spacing is (1 s + 150 ms) / N, costing 13%
  * of the rate: a call sent at most 75 ms past its slot (`wakeTolerance`, checked as it wakes)
- * leaves 75 ms for the way from the check to the server.
+ * leaves 75 ms for the way from the check to the server. A process's first call for a provider
+ * takes longer on that way (its code runs for the first time, a connection opens: 50-90 ms seen
+ * with three processes starting together, where later calls took 1-3 ms), so it reserves the slot
+ * after its own too and leaves it empty: one spacing more for it, once per process.
  */
 import * as RateLimiter from "@effect/experimental/RateLimiter"
 import type * as SqlClient from "@effect/sql/SqlClient"
@@ -104,12 +107,15 @@ export const wakeTolerance = Duration.millis(75)
  * `wakeTolerance` past the latest its slot can be (the reservation's send time + its wait) gives
  * that slot up and reserves again. The slot given up stays empty, which only slows the calls.
  */
-export const pace = (store: RateLimiter.RateLimiterStore["Type"], key: string, spacing: Duration.Duration) => {
+export const pace = (store: RateLimiter.RateLimiterStore["Type"], key: string, spacing: Duration.Duration, options: { readonly emptyAfter?: boolean } = {}) => {
   const spacingMs = Duration.toMillis(spacing)
   const tolerance = Duration.toMillis(wakeTolerance)
+  // With `emptyAfter` the call takes two slots at once and is sent on the first: the bucket's
+  // answer after two tokens is one token short of the first's.
+  const tokens = options.emptyAfter === true ? 2 : 1
   const attempt: Effect.Effect<void, RateLimiter.RateLimiterError> = Effect.gen(function*() {
     const sent = performance.now()
-    const remaining = yield* store.tokenBucket({ key, tokens: 1, limit: 1, refillRate: spacing, allowOverflow: true })
+    const remaining = (yield* store.tokenBucket({ key, tokens, limit: 1, refillRate: spacing, allowOverflow: true })) + tokens - 1
     const waitMs = remaining >= 0 ? 0 : -remaining * spacingMs
     if (waitMs > 0) yield* Effect.sleep(Duration.millis(waitMs))
     if (performance.now() - (sent + waitMs) > tolerance) return yield* attempt
@@ -119,17 +125,21 @@ export const pace = (store: RateLimiter.RateLimiterStore["Type"], key: string, s
 
 /**
  * The Model service with each provider's calls spaced so that at most N reach the server in any
- * 1 s, across every worker; calls wait for their slot (never fail).
+ * 1 s, across every worker; calls wait for their slot (never fail). The first call for each
+ * provider leaves the slot after its own empty (see above).
  */
 export const limitModel = (inner: Model, rates: ReadonlyArray<{ readonly provider: string; readonly perSecond: number }>) =>
   Effect.gen(function*() {
     const store = yield* RateLimiter.RateLimiterStore
     const byProvider = new Map(rates.map((r) => [r.provider, spacingOf(r.perSecond)]))
+    const called = new Set<string>()
     const limited: Model = {
       generate: (request) => {
         const spacing = byProvider.get(request.provider)
         if (spacing === undefined) return inner.generate(request)
-        return pace(store, `assay/rate/${request.provider}`, spacing).pipe(
+        const first = !called.has(request.provider)
+        called.add(request.provider)
+        return pace(store, `assay/rate/${request.provider}`, spacing, { emptyAfter: first }).pipe(
           // The counter's database is the cluster's: a store that cannot be read is a defect, not a model failure.
           Effect.orDie,
           Effect.zipRight(inner.generate(request))

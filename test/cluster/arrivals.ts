@@ -10,7 +10,7 @@ import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
 export interface Recorded {
   readonly openAiBaseUrl: string
   readonly requests: () => ReadonlyArray<LoopbackServer.LoggedRequest>
-  /** arrival times in ms (performance.now()), in order */
+  /** arrival times, wall-clock ms (comparable with another process's `performance.timeOrigin + performance.now()`), in order */
   readonly arrivals: () => ReadonlyArray<number>
 }
 
@@ -20,7 +20,7 @@ export const startRecorded = (script: ReadonlyArray<LoopbackServer.ScriptTurn>):
       const arrivals: Array<number> = []
       const { handle, server } = LoopbackServer.makeServer({ turns: script })
       // Registered before listening; node emits "request" as soon as the headers are read.
-      server.prependListener("request", () => arrivals.push(performance.now()))
+      server.prependListener("request", () => arrivals.push(performance.timeOrigin + performance.now()))
       server.listen(0, "127.0.0.1", () => {
         const port = (server.address() as AddressInfo).port
         resume(Effect.succeed({

@@ -1,26 +1,30 @@
 /**
  * One of several processes sharing a `--rate` limit, as workers do, without evaluating cells (so
- * the limit binds however loaded the machine is): `limitModel` over the Postgres store, wrapping a
- * Model that POSTs to the recording server; CALLS calls, CONCURRENCY at once, as fast as allowed.
- * Run: node --import tsx test/cluster/rateDriver.ts URL BASE_URL CALLS CONCURRENCY PER_SECOND [fixed]
+ * the limit binds however loaded the machine is): `limitModel` over the Postgres store, wrapping
+ * the live client a worker calls models with (Node's HTTP client, OPENAI_BASE_URL the recording
+ * server); CALLS calls, CONCURRENCY at once, as fast as allowed. Prints `ready`, waits for a line,
+ * and at the end prints `sent <json>`: the wall-clock times (ms) at which the limiter let each call go.
+ * Run: node --import tsx test/cluster/rateDriver.ts URL CALLS CONCURRENCY PER_SECOND [fixed]
  * ("fixed": the fixed-window limiter `--rate` used before, to show the test catches it).
  */
 import * as RateLimiter from "@effect/experimental/RateLimiter"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
-import { type Model, ModelError } from "../../src/model/Model.ts"
+import { Model, layerNode } from "../../src/model/Model.ts"
 import * as Store from "../../src/experiment/Store.ts"
 import * as RateLimit from "../../src/cluster/RateLimit.ts"
 
-const [url, baseUrl, calls, concurrency, perSecond, mode] = process.argv.slice(2)
+const [url, calls, concurrency, perSecond, mode] = process.argv.slice(2)
 
-const posting: Model = {
+// When each call left the limiter, on the wall clock the server's arrival times are compared with.
+const sent: Array<number> = []
+const timed = (live: Model): Model => ({
   generate: (request) =>
-    Effect.tryPromise({
-      try: () => fetch(`${baseUrl}/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: request.model, messages: [{ role: "user", content: "hi" }] }) }).then((r) => r.text()),
-      catch: (e) => new ModelError({ provider: request.provider, model: request.model, reason: "network", status: null, detail: String(e) })
-    }).pipe(Effect.as({ text: "ok", toolCalls: [], usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 }, finishReason: "stop" as const, model: request.model }))
-}
+    Effect.suspend(() => {
+      sent.push(performance.timeOrigin + performance.now())
+      return live.generate(request)
+    })
+})
 
 // The limiter `--rate` used before: fixed 1 s windows of N.
 const fixedWindow = (inner: Model, n: number) =>
@@ -34,21 +38,24 @@ const fixedWindow = (inner: Model, n: number) =>
 
 const program = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  // Built before the calls, as a worker builds its Model layer before it takes cells.
+  const posting = timed(yield* Model)
   const n = Number(perSecond)
   const store = RateLimit.layerStoreSql(sql)
   const model = mode === "fixed"
     ? yield* fixedWindow(posting, n).pipe(Effect.provide(RateLimiter.layer.pipe(Layer.provide(store))))
     : yield* RateLimit.limitModel(posting, [{ provider: "openai", perSecond: n }]).pipe(Effect.provide(store))
-  const request = { provider: "openai", model: "gpt-4o-mini", system: "", messages: [], tools: [] }
+  const request = { provider: "openai", model: "gpt-4o-mini", system: "", messages: [{ role: "user" as const, content: "hi" }], tools: [] }
   process.stdout.write("ready\n")
   // All drivers fire together: the test writes a line to each once every one is ready.
   yield* Effect.async<void>((resume) => {
     process.stdin.once("data", () => resume(Effect.void))
   })
   yield* Effect.forEach(Array.from({ length: Number(calls) }), () => model.generate(request), { concurrency: Number(concurrency), discard: true })
+  process.stdout.write(`sent ${JSON.stringify(sent)}\n`)
 })
 
-Effect.runPromise(program.pipe(Effect.provide(Store.postgresClient(url!)), Effect.scoped)).then(
+Effect.runPromise(program.pipe(Effect.provide(Layer.merge(Store.postgresClient(url!), layerNode)), Effect.scoped)).then(
   () => process.exit(0),
   (e: unknown) => {
     process.stderr.write(`rate driver: ${String(e)}\n`)
