@@ -330,9 +330,13 @@ describe("a cluster of workers", () => {
     }).pipe(Effect.provide(Store.postgresClient(url)), Effect.scoped))
     const spacing = Duration.toMillis(RateLimit.spacingOf(5))
     const gaps = at.slice(1).map((t, i) => t - at[i]!)
-    const said = `gaps ${gaps.map((g) => g.toFixed(0)).join(", ")} ms, slots ${spacing} ms apart`
-    expect(gaps[0]!, said).toBeGreaterThanOrEqual(2 * spacing - 10)
-    for (const gap of gaps) expect(gap, said).toBeGreaterThanOrEqual(spacing - 10)
+    // A call goes some time after its slot, never before: the reservation's answer comes back over
+    // the database connection and the wait starts then. That lateness varies between calls (13 ms
+    // seen on a loaded 2-core CI machine) by at most what the spacing's headroom budgets for it.
+    const late = Duration.toMillis(RateLimit.wakeTolerance)
+    const said = `gaps ${gaps.map((g) => g.toFixed(0)).join(", ")} ms, slots ${spacing} ms apart, lateness allowed to vary by ${late} ms`
+    expect(gaps[0]!, said).toBeGreaterThanOrEqual(2 * spacing - late)
+    for (const gap of gaps) expect(gap, said).toBeGreaterThanOrEqual(spacing - late)
     // One slot each after the first (a wake past the tolerance, on a loaded machine, takes two).
     expect(Math.min(...gaps.slice(1)), said).toBeLessThan(2 * spacing - 100)
   }, 60_000)
