@@ -75,10 +75,10 @@ describe("graders", () => {
     Effect.gen(function* () {
       const { taskDir, workDir } = setup({
         "loop.py": [
-          "import subprocess, sys, os",
+          "import subprocess, sys, os, time",
           "child = subprocess.Popen([sys.executable, '-c', 'import time\\nwhile True: time.sleep(1)'])",
           "open(os.path.join(sys.argv[1], 'pids'), 'w').write(f'{os.getpid()} {child.pid}')",
-          "while True: pass"
+          "while True: time.sleep(0.05)"
         ].join("\n")
       })
       const started = Date.now()
@@ -87,7 +87,9 @@ describe("graders", () => {
         script: path.join(taskDir, "loop.py"),
         workDir,
         answerFile: path.join(taskDir, "loop.py"),
-        timeoutMs: 1500
+        // Room for Python to start and spawn its child before the kill on a loaded machine (a
+        // Python start took up to 1.1 s at load 8-10 on 2 cores).
+        timeoutMs: 4000
       })
       expect(outcome).toMatchObject({ status: "failed", timedOut: true })
       expect(Date.now() - started).toBeLessThan(10_000)
@@ -101,15 +103,17 @@ describe("graders", () => {
     Effect.gen(function* () {
       const { taskDir, workDir } = setup({
         "scatter.py": [
-          "import os, subprocess, sys",
+          "import os, subprocess, sys, time",
           "out = os.path.join(sys.argv[1], 'left')",
           "open(out, 'w').write(os.environ['ASSAY_RUN_TOKEN'] + '\\n')",
           // One that left the group under a shell that exited (reparented), one in the background of the group.
           "subprocess.run(['sh', '-c', 'setsid sleep 300 & echo $! >> \"$0\"; sleep 300 & echo $! >> \"$0\"', out])",
-          "while True: pass"
+          "while True: time.sleep(0.05)"
         ].join("\n")
       })
-      const timeoutSecs = 1
+      // Room for Python to start and the shell to background both sleeps before the kill on a
+      // loaded machine (a Python start took up to 1.1 s at load 8-10 on 2 cores).
+      const timeoutSecs = 3
       const started = Date.now()
       const r = yield* grade([{ kind: "python", name: "scatter", script: "scatter.py", timeoutSecs }], {
         answer: "",

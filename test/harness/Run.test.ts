@@ -104,7 +104,9 @@ describe("runHarness with a fake CLI", () => {
     Effect.gen(function* () {
       const pidFile = path.join(tempDir("pid"), "child.pid")
       const run = yield* runHarness(
-        spec(task("config-port"), { answer: "8443", sleepMs: 60_000, spawnChild: pidFile }, { timeoutMs: 1500 })
+        // Room for the fake CLI (a node process) to start and write its child's pid before the
+        // kill on a loaded machine (node's start took up to 1.4 s at load 8-10 on 2 cores).
+        spec(task("config-port"), { answer: "8443", sleepMs: 60_000, spawnChild: pidFile }, { timeoutMs: 4000 })
       )
       expect(run.outcome).toBe("timeout")
       expect(run.wallMs).toBeLessThan(10_000)
