@@ -11,7 +11,7 @@
  * A `--parallel` slot is one model call in flight (README, "Parallel slots"): the busy share is
  * exactly what the slots are for.
  */
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
@@ -91,6 +91,34 @@ const shape = (profile: ReadonlyArray<number>): string => {
   return out.join(" ")
 }
 
+/**
+ * Effect operations per cell (src/observability/OpCount.ts): one model call a cell, the model
+ * answering at once, a 1,000-cell run's count less a 20-cell run's over the 980 cells between
+ * (start-up and the report cancel out). Unlike the timings above it hardly moves between runs.
+ */
+const operationsPerCell = Effect.gen(function*() {
+  const server = yield* LoopbackServer.start([{ repeat: true, text: "done", usage: { input: 100, output: 10 } }])
+  const countOf = (reps: number) =>
+    Effect.promise(async () => {
+      const home = mkdtempSync(join(tmpdir(), "assay-bench-ops-"))
+      const file = join(home, "ops.txt")
+      try {
+        const r = await timeAssay(
+          ["run", "--benchmark", "ledger", "--model", "openai:gpt-4o-mini", "--reps", String(reps), "--parallel", "1000", "--home", home, "--yes", "--json"],
+          { OPENAI_BASE_URL: server.openAiBaseUrl, OPENAI_API_KEY: "sk-bench", ASSAY_COUNT_OPS: file }
+        )
+        succeeded(r, `assay run --reps ${reps} counting operations`)
+        return Number(readFileSync(file, "utf8").trim())
+      } finally {
+        rmSync(home, { recursive: true, force: true })
+      }
+    })
+  const few = yield* countOf(1)
+  const many = yield* countOf(50)
+  if (!(many > few)) throw new Error(`operation counts ${few} (20 cells) and ${many} (1,000 cells): the larger run should count more`)
+  return { few, many, perCell: (many - few) / 980 }
+}).pipe(Effect.scoped)
+
 export const run = async (): Promise<void> => {
   const only = process.env["ASSAY_BENCH_SLOTS"] // e.g. "500:100" runs one case
   for (const c of cases.filter((k) => only === undefined || only === `${k.cells}:${k.parallel}`)) {
@@ -103,4 +131,7 @@ export const run = async (): Promise<void> => {
     console.log(`  the first ${c.parallel} calls went out over ${seconds(r.firstWave)}, the last ${c.parallel} came back over ${seconds(r.lastWave)}`)
     console.log(`  in flight, least-most per second of the window: ${shape(r.profile)}`)
   }
+  const ops = await Effect.runPromise(operationsPerCell)
+  console.log(`Effect operations per ledger cell of one model call, answered at once: ${ops.perCell.toFixed(0)} ` +
+    `(${count(ops.many)} for 1,000 cells less ${count(ops.few)} for 20, over the 980 between)`)
 }

@@ -24,6 +24,7 @@ import * as Store from "../experiment/Store.ts"
 import * as Registry from "../model/Registry.ts"
 import { Model } from "../model/Model.ts"
 import { liveModel } from "../model/ModelEffect.ts"
+import { countedIfAsked } from "../observability/OpCount.ts"
 import * as Tracing from "../observability/Tracing.ts"
 import { type EffectsSpec, FaultReason, withEffects } from "../schema/EnvironmentDef.ts"
 import { benchmarkNames, benchmarkRef, loadBenchmark, UsageError } from "./benchmarks.ts"
@@ -1092,6 +1093,7 @@ const describeFailure = (error: unknown): string =>
 // program's first async step, and whatever ran synchronously before it (a home lock taken, say)
 // would meet a signal with no listener, so Node's default action ends the process, no finalizer run.
 const program = Effect.zipRight(Effect.yieldNow(), Effect.suspend(() => cli(process.argv))).pipe(
+  countedIfAsked,
   Effect.provide(Layer.mergeAll(NodeContext.layer, Registry.layer, Layer.succeed(Model, liveModel))),
   Effect.catchAllCause((cause) =>
     Effect.sync(() => {

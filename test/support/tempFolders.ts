@@ -74,6 +74,23 @@ const pidRunning = (pid: number): boolean => {
   }
 }
 
+/**
+ * Removes `dir`, trying again while it is still being written: under Deno the closing test workers
+ * write their module cache (XDG_CACHE_HOME/deno, inside the run's folder) as teardown runs, and a
+ * recursive remove then meets a folder that was refilled (ENOTEMPTY).
+ */
+const removeSettling = (dir: string): void => {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      fs.rmSync(dir, { recursive: true, force: true })
+      return
+    } catch (e) {
+      if (attempt >= 20 || (errnoOf(e) !== "ENOTEMPTY" && errnoOf(e) !== "EBUSY")) throw e
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100)
+    }
+  }
+}
+
 /** Folders of earlier runs that ended without their teardown (Ctrl-C, a killed vitest). */
 const removeAbandoned = (tmp: string): void => {
   for (const name of fs.readdirSync(tmp)) {
@@ -108,7 +125,7 @@ export default function setup(): () => void {
     for (const name of fs.readdirSync(runTmp).filter((n) => !isCache(n)).sort()) {
       leaks.push(`${path.join(runTmp, name)} (${human(sizeOf(path.join(runTmp, name)))})`)
     }
-    fs.rmSync(runTmp, { recursive: true, force: true })
+    removeSettling(runTmp)
     // Perhaps another run's on a shared machine: listed, never failing.
     const appeared = [...assayEntriesOfTmp(sharedTmp)].filter((n) => !before.has(n)).sort()
     if (appeared.length > 0) {
