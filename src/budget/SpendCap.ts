@@ -184,15 +184,17 @@ export const wrapModel = (cap: SpendCap, inner: Model, options: WrapOptions): Mo
         cacheWriteTokens: response.usage.cacheWriteTokens,
         costUsd: entry === undefined ? null : costOf(entry, response.usage)
       })
-      return yield* inner.generate(request).pipe(
+      const call = inner.generate(request).pipe(
         Effect.tap((response) => {
           const spend = spendOf(response)
           return Effect.zipRight(cap.settle(reserved, spend.costUsd), options.onSpend ? options.onSpend(spend) : Effect.void).pipe(
             Effect.zipRight(Tracing.annotateModelCost(spend.costUsd))
           )
-        }),
-        Effect.onError(() => cap.settle(reserved, 0))
+        })
       )
+      // Settling nothing reserved at no cost changes nothing: without a reservation the call needs
+      // no handler for its failure (an uninterruptible region on every call).
+      return yield* (reserved === 0 ? call : Effect.onError(call, () => cap.settle(reserved, 0)))
     })
 })
 

@@ -49,6 +49,12 @@ export interface EvaluateOptions {
    * those conversing, so the next cell starts its conversation while this one is graded.
    */
   readonly onConversationEnd?: Effect.Effect<void>
+  /**
+   * The Model service this Attempt's calls go to (its protocol's, its judge's); by default the one
+   * in context. Given here, it is put in the Attempt's own context with its other services rather
+   * than provided around the whole Attempt (a region less on every cell's path).
+   */
+  readonly model?: Model
 }
 
 /** The candidate's prompt is appended to the benchmark's. */
@@ -216,7 +222,8 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
     // The model service of the caller, watched: a call the spend cap refused ends the Attempt as
     // skipped, however the protocol or the judge took the refusal.
     const capped = yield* Ref.make<SpendCapReached | null>(null)
-    const model = Option.map(yield* Effect.serviceOption(Model), (inner): Model => ({
+    const given = options.model !== undefined ? Option.some(options.model) : yield* Effect.serviceOption(Model)
+    const model = Option.map(given, (inner): Model => ({
       generate: (request) =>
         inner.generate(request).pipe(Effect.tapError((e) => (e._tag === "SpendCapReached" ? Ref.set(capped, e) : Effect.void)))
     }))
@@ -288,63 +295,69 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
           onTimeout: () => new BudgetExceeded({ limit: "wall-seconds", allowed: limits.wallSeconds ?? 0, spent: limits.wallSeconds ?? 0 })
         })
       )
-    const outcome = yield* Effect.either(Effect.provide(bounded, context))
-    if (options.onConversationEnd !== undefined) yield* options.onConversationEnd
-    const ran = {
-      outcome,
-      final: yield* Ref.get(world.ref),
-      recording: yield* Ref.get(recorder.entries),
-      faults: yield* Ref.get(faultLog.entries),
-      usage: yield* wallet.usage
-    }
-    const inputsId = inputsIdOf((yield* Ref.get(presented)) ?? assembled, agentDef, registryEntry)
-    const messages = yield* Ref.get(transcript)
-    const output: Json = {
-      transcript: messages as unknown as Json,
-      result: ran.outcome._tag === "Right" ? ran.outcome.right : null
-    }
-
-    let verdict: Verdict
-    let judging: Judging | undefined
-    if (ran.outcome._tag === "Left") {
-      verdict = endedVerdict(endedOf(ran.outcome.left))
-    } else {
-      const graded = yield* Effect.either(
-        Effect.provide(capabilities.evaluator.evaluate({
-          env,
-          evidence: setup.evidence,
-          transcript: messages,
-          output: ran.outcome.right,
-          initial: setup.world,
-          final: ran.final
-        }), context)
-      )
-      judging = graded._tag === "Right" ? graded.right.judging : undefined
-      verdict = graded._tag === "Left"
-        ? endedVerdict({ reason: "evaluator-failed", detail: graded.left.message })
-        : {
-          reward: graded.right.reward,
-          checks: graded.right.checks,
-          notEvaluated: graded.right.notEvaluated ?? [],
-          trust: graded.right.trust ?? capabilities.evaluator.trust,
-          ended: null,
-          ...(graded.right.details !== undefined ? { details: graded.right.details } : {})
+    // The conversation, the grading and what lies between in the Attempt's context, provided once.
+    return yield* Effect.provide(
+      Effect.gen(function*() {
+        const outcome = yield* Effect.either(bounded)
+        if (options.onConversationEnd !== undefined) yield* options.onConversationEnd
+        const ran = {
+          outcome,
+          final: yield* Ref.get(world.ref),
+          recording: yield* Ref.get(recorder.entries),
+          faults: yield* Ref.get(faultLog.entries),
+          usage: yield* wallet.usage
         }
-    }
-    // A refused call leaves the Attempt unfinished, whatever the protocol made of the refusal.
-    const refusal = yield* Ref.get(capped)
-    if (refusal !== null) verdict = endedVerdict({ reason: "spend-cap", detail: refusal.message })
-    return finish({
-      inputsId,
-      evidence: setup.evidence,
-      output,
-      verdict,
-      usage: { ...ran.usage, wallSeconds: yield* elapsed },
-      faults: ran.faults,
-      finalWorld: World.digest(ran.final),
-      recording: ran.recording,
-      ...(judging !== undefined ? { judging } : {})
-    })
+        const inputsId = inputsIdOf((yield* Ref.get(presented)) ?? assembled, agentDef, registryEntry)
+        const messages = yield* Ref.get(transcript)
+        const output: Json = {
+          transcript: messages as unknown as Json,
+          result: ran.outcome._tag === "Right" ? ran.outcome.right : null
+        }
+
+        let verdict: Verdict
+        let judging: Judging | undefined
+        if (ran.outcome._tag === "Left") {
+          verdict = endedVerdict(endedOf(ran.outcome.left))
+        } else {
+          const graded = yield* Effect.either(
+            capabilities.evaluator.evaluate({
+              env,
+              evidence: setup.evidence,
+              transcript: messages,
+              output: ran.outcome.right,
+              initial: setup.world,
+              final: ran.final
+            })
+          )
+          judging = graded._tag === "Right" ? graded.right.judging : undefined
+          verdict = graded._tag === "Left"
+            ? endedVerdict({ reason: "evaluator-failed", detail: graded.left.message })
+            : {
+              reward: graded.right.reward,
+              checks: graded.right.checks,
+              notEvaluated: graded.right.notEvaluated ?? [],
+              trust: graded.right.trust ?? capabilities.evaluator.trust,
+              ended: null,
+              ...(graded.right.details !== undefined ? { details: graded.right.details } : {})
+            }
+        }
+        // A refused call leaves the Attempt unfinished, whatever the protocol made of the refusal.
+        const refusal = yield* Ref.get(capped)
+        if (refusal !== null) verdict = endedVerdict({ reason: "spend-cap", detail: refusal.message })
+        return finish({
+          inputsId,
+          evidence: setup.evidence,
+          output,
+          verdict,
+          usage: { ...ran.usage, wallSeconds: yield* elapsed },
+          faults: ran.faults,
+          finalWorld: World.digest(ran.final),
+          recording: ran.recording,
+          ...(judging !== undefined ? { judging } : {})
+        })
+      }),
+      context
+    )
   }).pipe(
     Tracing.attemptSpan({
       benchmark: env.benchmark,

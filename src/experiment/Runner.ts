@@ -391,10 +391,13 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     // Its place among the conversing given back, the cell goes on at the lower priority.
     const finishing = (release: Effect.Effect<void>) =>
       Effect.zipRight(release, Effect.zipRight(FiberRef.set(FiberRef.currentSchedulingPriority, FINISHING), Effect.yieldNow()))
+    // Set, not Effect.locally: each cell is a fiber of its own (forEach's), so the setting ends
+    // with it (a region less on every cell's path; forEach's join at the very end takes it over).
+    const conversingPriority = FiberRef.set(FiberRef.currentSchedulingPriority, 0)
     const startCell = (cell: Cell) =>
       conversing === null
         ? runCell(cell)
-        : conversing.withPermitUntil((release) => runCell(cell, finishing(release))).pipe(Effect.locally(FiberRef.currentSchedulingPriority, 0))
+        : Effect.zipRight(conversingPriority, conversing.withPermitUntil((release) => runCell(cell, finishing(release))))
     // Opened once for the cells (an appendFileSync per cell opened and closed the file each time).
     const results = openSync(resultsFile, "a")
     yield* Effect.forEach(toRun, (s) => startCell(s.cell), { concurrency: conversing === null ? open : open + 2 * parallel, discard: true }).pipe(
@@ -579,8 +582,9 @@ export const cellRunner = (
           registryEntry: cell.candidate.registryEntry,
           timeoutSeconds: settings.timeoutSeconds ?? null,
           ...(onConversationEnd !== undefined ? { onConversationEnd } : {}),
-          ...(settings.wraps ? { wraps: settings.wraps } : {})
-        }).pipe((e) => (Option.isSome(cellModel) ? Effect.provideService(e, Model, cellModel.value) : e))
+          ...(settings.wraps ? { wraps: settings.wraps } : {}),
+          ...(Option.isSome(cellModel) ? { model: cellModel.value } : {})
+        })
         // A call the cap refused leaves the cell unfinished: skipped, to run with a larger cap.
         if (attempt.verdict.ended?.reason === "spend-cap") return yield* skip(cell, attempt.verdict.ended.detail)
         // An agent CLI's run is not metered per call through the Model service: its cost (and a
