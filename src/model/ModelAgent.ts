@@ -39,6 +39,11 @@ export interface CallOptions {
 
 const retryable = (e: WE.EffectError): boolean => e._tag === "EffectFault"
 
+// A fault's retries: the first after 200 ms, each later one after twice the one before, none
+// started once ~20 s have passed since the first failure.
+const firstRetryDelay = Duration.millis(200)
+const laterRetries = Schedule.exponential(Duration.millis(400), 2).pipe(Schedule.upTo(Duration.millis(19_800)))
+
 /**
  * One model call as a world effect, metered by the Attempt's wallet. Retries on faults with
  * exponential backoff (bounded), counting them in the wallet.
@@ -59,13 +64,14 @@ export const call = (
     attempts++
     return WE.perform(effect, ModelResponse)
   })
-  const withRetry = once.pipe(
-    Effect.retry({
-      while: retryable,
-      schedule: Schedule.exponential(Duration.millis(200), 2).pipe(Schedule.upTo(Duration.seconds(20))),
-      times: maxRetries
-    })
-  )
+  // The retry machinery (a schedule driver, its iteration service provided around each try) is
+  // entered only once a try has failed: a call that succeeds at once, nearly every call, costs a
+  // failure handler. The delays are the same, 200 ms then doubling, up to 20 s in all.
+  const withRetry = maxRetries <= 0 ? once : Effect.catchIf(once, retryable, () =>
+    Effect.zipRight(
+      Effect.sleep(firstRetryDelay),
+      maxRetries === 1 ? once : Effect.retry(once, { while: retryable, schedule: laterRetries, times: maxRetries - 1 })
+    ))
   return metered(withRetry, (response) => ({
     inputTokens: response.usage.inputTokens,
     outputTokens: response.usage.outputTokens,
