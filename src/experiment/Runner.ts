@@ -6,7 +6,7 @@
  */
 import { closeSync, mkdirSync, openSync, writeSync } from "node:fs"
 import { join } from "node:path"
-import { Deferred, Effect, Exit, Fiber, FiberRef, Option, Queue, Ref, Scheduler, Schema } from "effect"
+import { Effect, Exit, Fiber, FiberRef, Option, Queue, Ref, Scheduler, Schema } from "effect"
 import type { Json } from "../content/Canonical.ts"
 import * as ContentId from "../content/ContentId.ts"
 import type { Agent } from "../evaluation/Agent.ts"
@@ -626,9 +626,12 @@ export interface Writer {
   readonly close: Effect.Effect<void>
 }
 
+/** How the writer answers a queued row's caller: once, with the row's outcome. */
+type Answer<A> = (exit: Exit.Exit<A, StoreError>) => void
+
 type Queued =
-  | { readonly spend: { readonly runId: string; readonly experimentId: string; readonly cell: CellKey; readonly spend: SpendRow }; readonly done: Deferred.Deferred<void, StoreError> }
-  | { readonly attempt: { readonly runId: string; readonly attempt: Attempt; readonly stored: StoredForm }; readonly done: Deferred.Deferred<string, StoreError> }
+  | { readonly spend: { readonly runId: string; readonly experimentId: string; readonly cell: CellKey; readonly spend: SpendRow }; readonly done: Answer<void> }
+  | { readonly attempt: { readonly runId: string; readonly attempt: Attempt; readonly stored: StoredForm }; readonly done: Answer<string> }
 
 const BATCH = 512
 
@@ -645,16 +648,16 @@ const makeWriter = (store: Store): Effect.Effect<Writer> =>
         // failing row's caller sees the error.
         if (Exit.isFailure(written) && items.length > 1) {
           for (const q of items) {
-            if ("spend" in q) yield* Deferred.done(q.done, Exit.asVoid(yield* Effect.exit(store.putBatch({ spend: [q.spend], attempts: [] }))))
-            else yield* Deferred.done(q.done, Exit.map(yield* Effect.exit(store.putBatch({ spend: [], attempts: [q.attempt] })), (ids) => ids[0]!))
+            if ("spend" in q) q.done(Exit.asVoid(yield* Effect.exit(store.putBatch({ spend: [q.spend], attempts: [] }))))
+            else q.done(Exit.map(yield* Effect.exit(store.putBatch({ spend: [], attempts: [q.attempt] })), (ids) => ids[0]!))
           }
           return
         }
         for (const q of items) {
-          if ("spend" in q) yield* Deferred.done(q.done, Exit.asVoid(written))
+          if ("spend" in q) q.done(Exit.asVoid(written))
         }
         for (let i = 0; i < attempts.length; i++) {
-          yield* Deferred.done(attempts[i]!.done, Exit.map(written, (ids) => ids[i]!))
+          attempts[i]!.done(Exit.map(written, (ids) => ids[i]!))
         }
       })
     // A spend row is written at once: its call's cell waits on it. An Attempt waits for the cells
@@ -667,8 +670,14 @@ const makeWriter = (store: Store): Effect.Effect<Writer> =>
       Effect.forever,
       Effect.forkDaemon
     )
-    const enqueue = <A>(make: (done: Deferred.Deferred<A, StoreError>) => Queued) =>
-      Effect.flatMap(Deferred.make<A, StoreError>(), (done) => Effect.zipRight(Queue.offer(queue, make(done)), Deferred.await(done)))
+    // The caller waits on its own answer, resumed once by the writer. No canceler: a caller
+    // interrupted meanwhile is no longer waiting, its row is written all the same and the late
+    // answer is dropped by Effect (an async resumes once). A Deferred with its await cost each
+    // model call two more uninterruptible regions and ~40 fiber steps.
+    const enqueue = <A>(make: (done: Answer<A>) => Queued) =>
+      Effect.async<A, StoreError>((resume) => {
+        if (!Queue.unsafeOffer(queue, make(resume))) resume(Effect.dieMessage("the run's store writer was closed with cells still writing"))
+      })
     return {
       spend: (runId, experimentId, cell, spend) =>
         enqueue<void>((done) => ({ spend: { runId, experimentId, cell, spend }, done } as Queued)),
