@@ -159,8 +159,8 @@ const validVerdict = (verdict: Verdict): Verdict => (isVerdict(verdict) ? verdic
 export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.Effect<Attempt> =>
   Effect.gen(function*() {
     const { capabilities, agentDef } = options
-    const startedAt = new Date(yield* Clock.currentTimeMillis).toISOString()
     const t0 = yield* Clock.currentTimeMillis
+    const startedAt = new Date(t0).toISOString()
     const registryEntry = options.registryEntry ?? null
     const base = {
       environmentId: environmentIdOf(env),
@@ -221,11 +221,19 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
     const faultLog: WE.FaultLog = { entries: yield* Ref.make<ReadonlyArray<{ key: string; occurrence: number; reason: FaultReason }>>([]) }
     // The model service of the caller, watched: a call the spend cap refused ends the Attempt as
     // skipped, however the protocol or the judge took the refusal.
-    const capped = yield* Ref.make<SpendCapReached | null>(null)
+    // Plain variables, not Refs, for what only this Attempt's own steps read and write (JavaScript
+    // runs one step at a time): a Ref's every read and write is a fiber step or two more.
+    let capped: SpendCapReached | null = null
     const given = options.model !== undefined ? Option.some(options.model) : yield* Effect.serviceOption(Model)
     const model = Option.map(given, (inner): Model => ({
       generate: (request) =>
-        inner.generate(request).pipe(Effect.tapError((e) => (e._tag === "SpendCapReached" ? Ref.set(capped, e) : Effect.void)))
+        inner.generate(request).pipe(Effect.tapError((e) =>
+          e._tag === "SpendCapReached"
+            ? Effect.sync(() => {
+              capped = e
+            })
+            : Effect.void
+        ))
     }))
     const modelHandlers: WE.Handlers = Option.isSome(model) ? { "model/generate": modelHandler(model.value) } : {}
     const wallet = yield* makeWallet(limits)
@@ -271,14 +279,14 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
     // tools of the first request the protocol makes of it (the declared ones when it is never
     // asked, as a harness run by the protocol itself is). A protocol presenting other inputs than
     // it declared shows as "unpredicted" in the runner.
-    const presented = yield* Ref.make<ProtocolInputs | null>(null)
+    let presented: ProtocolInputs | null = null
     const agent: Agent = {
       ...options.agent,
       reply: (input) =>
-        Effect.zipRight(
-          Ref.update(presented, (p) => p ?? { system: input.system, tools: input.tools }),
-          options.agent.reply(input)
-        )
+        Effect.suspend(() => {
+          presented ??= { system: input.system, tools: input.tools }
+          return options.agent.reply(input)
+        })
     }
     const protocol = capabilities.protocol.run({
       env,
@@ -307,7 +315,7 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
           faults: yield* Ref.get(faultLog.entries),
           usage: yield* wallet.usage
         }
-        const inputsId = inputsIdOf((yield* Ref.get(presented)) ?? assembled, agentDef, registryEntry)
+        const inputsId = inputsIdOf(presented ?? assembled, agentDef, registryEntry)
         const messages = yield* Ref.get(transcript)
         const output: Json = {
           transcript: messages as unknown as Json,
@@ -342,7 +350,7 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
             }
         }
         // A refused call leaves the Attempt unfinished, whatever the protocol made of the refusal.
-        const refusal = yield* Ref.get(capped)
+        const refusal: SpendCapReached | null = capped
         if (refusal !== null) verdict = endedVerdict({ reason: "spend-cap", detail: refusal.message })
         return finish({
           inputsId,

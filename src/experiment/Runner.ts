@@ -296,10 +296,15 @@ const untracedUnlessExported = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.E
  */
 const slotted = (slots: Slots.Slots, inner: Model): Model => ({
   generate: (request) =>
-    slots.withPermit(inner.generate(request)).pipe(
-      Effect.withScheduler(Scheduler.defaultScheduler),
-      Effect.zipLeft(Effect.yieldNow())
-    )
+    Effect.flatMap(FiberRef.getAndSet(FiberRef.currentScheduler, Scheduler.defaultScheduler), (cells) => {
+      // Back on the cell scheduler however the call ends (as Effect.withScheduler, without its
+      // uninterruptible region: an interrupted cell's fiber ends, whichever scheduler runs its end).
+      const back = Effect.zipRight(FiberRef.set(FiberRef.currentScheduler, cells), Effect.yieldNow())
+      return Effect.matchCauseEffect(slots.withPermit(inner.generate(request)), {
+        onFailure: (cause) => Effect.zipRight(back, Effect.failCause(cause)),
+        onSuccess: (response) => Effect.as(back, response)
+      })
+    })
 })
 
 export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome, StoreError, Store> =>
