@@ -219,10 +219,10 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
     const world: WE.AttemptWorld = { ref: yield* Ref.make(World.fork(setup.world)) }
     const recorder: WE.Recorder = { entries: yield* Ref.make<ReadonlyArray<RecordedEffect>>([]) }
     const faultLog: WE.FaultLog = { entries: yield* Ref.make<ReadonlyArray<{ key: string; occurrence: number; reason: FaultReason }>>([]) }
-    // The model service of the caller, watched: a call the spend cap refused ends the Attempt as
-    // skipped, however the protocol or the judge took the refusal.
     // Plain variables, not Refs, for what only this Attempt's own steps read and write (JavaScript
     // runs one step at a time): a Ref's every read and write is a fiber step or two more.
+    // The model service of the caller, watched: a call the spend cap refused ends the Attempt as
+    // skipped, however the protocol or the judge took the refusal.
     let capped: SpendCapReached | null = null
     const given = options.model !== undefined ? Option.some(options.model) : yield* Effect.serviceOption(Model)
     const model = Option.map(given, (inner): Model => ({
@@ -350,6 +350,7 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
             }
         }
         // A refused call leaves the Attempt unfinished, whatever the protocol made of the refusal.
+        // Typed again: the compiler does not see the assignment made in the model's callback.
         const refusal: SpendCapReached | null = capped
         if (refusal !== null) verdict = endedVerdict({ reason: "spend-cap", detail: refusal.message })
         return finish({

@@ -66,7 +66,7 @@ export const call = (
   })
   // The retry machinery (a schedule driver, its iteration service provided around each try) is
   // entered only once a try has failed: a call that succeeds at once, nearly every call, costs a
-  // failure handler. The delays are the same, 200 ms then doubling, up to 20 s in all.
+  // failure handler. The delays are as before: 200 ms, then doubling, for about 20 s.
   const withRetry = maxRetries <= 0 ? once : Effect.catchIf(once, retryable, () =>
     Effect.zipRight(
       Effect.sleep(firstRetryDelay),
