@@ -3,11 +3,12 @@
  * Figures are costs measured end to end in this run (commands the user waits on are timed as
  * child processes); never a ratio to a figure from another machine (those are in the README's
  * table of reference figures, with their sources). On a shared machine wall times include
- * waiting for a CPU: each section prints the load average beside its figures.
+ * waiting for a CPU: each section prints the load average beside its figures, and the machine's
+ * speed that minute (support.ts, yardstick).
  */
 import { existsSync } from "node:fs"
 import { join } from "node:path"
-import { machine, root } from "./support.ts"
+import { machine, root, yardstick } from "./support.ts"
 
 const sections: Record<string, () => Promise<{ readonly run: () => Promise<void> }>> = {
   world: () => import("./world.ts"),
@@ -39,6 +40,6 @@ if (unknown.length > 0) {
 }
 if (globalThis.gc === undefined) process.stderr.write("bench: run with node --expose-gc (npm run bench does) for memory figures\n")
 for (const name of wanted.length > 0 ? wanted : Object.keys(sections)) {
-  process.stdout.write(`\n== ${name} (${machine()})\n`)
+  process.stdout.write(`\n== ${name} (${machine()}; yardstick ${yardstick().toFixed(0)} ms)\n`)
   await (await sections[name]!()).run()
 }

@@ -28,6 +28,28 @@ export const count = (n: number): string => Math.round(n).toLocaleString("en-US"
 /** A line to print beside figures taken on a shared machine: how busy it was. */
 export const machine = (): string => `load average ${loadavg()[0]?.toFixed(1)} on ${cpus().length} CPUs`
 
+/**
+ * How fast this machine runs JavaScript this minute, contention included: a fixed single-threaded
+ * task (200,000 seeded numbers sorted, a JSON round trip of 20,000 records), the best of 5, in ms.
+ * The load average does not show it: on the same 2-CPU machine at load 1-2, the same command's CPU
+ * for the same cells was 1.8× as much in one session as in the next. Printed beside each section's
+ * figures, so a slow machine shows as one rather than as a slower build.
+ */
+export const yardstick = (): number => {
+  let best = Infinity
+  for (let round = 0; round < 5; round++) {
+    const t0 = performance.now()
+    let seed = 1
+    const numbers = Array.from({ length: 200_000 }, () => (seed = (seed * 48271) % 2147483647) / 2147483647)
+    numbers.sort((a, b) => a - b)
+    const records = Array.from({ length: 20_000 }, (_, i) => ({ i, name: `record-${i}`, tags: ["a", "b"], value: numbers[i * 10] }))
+    const back = JSON.parse(JSON.stringify(records)) as ReadonlyArray<{ readonly i: number }>
+    if (back.length !== records.length) throw new Error("yardstick: the JSON round trip lost records")
+    best = Math.min(best, performance.now() - t0)
+  }
+  return best
+}
+
 export interface CommandRun {
   readonly code: number | null
   readonly stdout: string
