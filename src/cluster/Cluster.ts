@@ -22,12 +22,13 @@ import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SqlMessageStorage from "@effect/cluster/SqlMessageStorage"
 import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
 import * as Sharding from "@effect/cluster/Sharding"
+import * as Snowflake from "@effect/cluster/Snowflake"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as Rpc from "@effect/rpc/Rpc"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Workflow from "@effect/workflow/Workflow"
 import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
-import { Cache, Duration, Effect, Layer, Option, PrimaryKey, Schedule, Schema } from "effect"
+import { Cache, Context, Duration, Effect, ExecutionStrategy, Exit, Layer, Option, PrimaryKey, Schedule, Schema, Scope } from "effect"
 import * as SpendCap from "../budget/SpendCap.ts"
 import { Model } from "../model/Model.ts"
 import * as RateLimit from "./RateLimit.ts"
@@ -327,12 +328,53 @@ export const workerLayer = (options: { readonly url: string; readonly home: stri
   )
 }
 
-/** The submitting side: a client of the cluster only (it runs no cell and holds no shard). */
+/**
+ * The machine ids a submitter's message ids must not be made with: the workers' (from the
+ * runners table, as @effect/cluster numbers them) and the next 64 the table will hand to workers
+ * joining later. Snowflakes keep 10 bits of it, so ids are compared modulo 1,024.
+ */
+const takenMachineIds = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const exists = yield* sql<{ n: number }>`SELECT CASE WHEN to_regclass('cluster_runners') IS NULL THEN 0 ELSE 1 END AS n`
+  const rows = (exists[0]?.n ?? 0) === 0 ? [] : yield* sql<{ machine_id: number }>`SELECT machine_id FROM cluster_runners`
+  const ids = rows.map((r) => Number(r.machine_id))
+  const taken = new Set(ids.map((id) => id % 1024))
+  const last = Math.max(0, ...ids)
+  for (let next = 1; next <= 64; next++) taken.add((last + next) % 1024)
+  return taken
+})
+
+/** Client builds tried for a machine id no worker has (more than 16 needs nearly all 1,024 taken). */
+const SUBMITTER_BUILDS = 16
+
+/**
+ * The submitting side: a client of the cluster only (it runs no cell and holds no shard), whose
+ * message ids cannot be a worker's. A client-only Sharding draws its Snowflake machine id at
+ * random from 1,024, while workers take theirs from the runners table; with the same machine id,
+ * ids made in the same millisecond are the same, and the second insert into `cluster_messages`
+ * fails on its primary key (in CI a run died of it: `duplicate key value violates unique
+ * constraint "cluster_messages_pkey"`). @effect/cluster sets no client's id, so a client whose id
+ * is taken is built again. Two submitters at once can still share one (1 in 1,024).
+ */
 export const clientLayer = (url: string) =>
-  ClusterWorkflowEngine.layer.pipe(
-    Layer.provideMerge(afterSchema(NodeClusterSocket.layer({ clientOnly: true, storage: "sql", shardingConfig }))),
-    Layer.provideMerge(clusterClient(url))
-  )
+  Layer.scopedContext(Effect.gen(function*() {
+    const outer = yield* Effect.scope
+    const parts = ClusterWorkflowEngine.layer.pipe(
+      Layer.provideMerge(afterSchema(NodeClusterSocket.layer({ clientOnly: true, storage: "sql", shardingConfig })))
+    )
+    for (let build = 1; ; build++) {
+      const scope = yield* Scope.fork(outer, ExecutionStrategy.sequential)
+      const context = yield* Layer.buildWithScope(parts, scope)
+      const own = Snowflake.machineId(yield* Context.get(context, Sharding.Sharding).getSnowflake)
+      const taken = yield* takenMachineIds
+      if (!taken.has(own)) return context
+      if (build === SUBMITTER_BUILDS) {
+        yield* Effect.logWarning(`this submitter's machine id ${own} is also a worker's after ${build} tries: its messages may collide with that worker's`)
+        return context
+      }
+      yield* Scope.close(scope, Exit.void)
+    }
+  })).pipe(Layer.provideMerge(clusterClient(url)))
 
 /** Workers whose heartbeat is recent: none means a submitted cell would wait forever. */
 export const liveWorkers = Effect.gen(function*() {
