@@ -336,10 +336,14 @@ export const workerLayer = (options: { readonly url: string; readonly home: stri
 const takenMachineIds = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const exists = yield* sql<{ n: number }>`SELECT CASE WHEN to_regclass('cluster_runners') IS NULL THEN 0 ELSE 1 END AS n`
-  const rows = (exists[0]?.n ?? 0) === 0 ? [] : yield* sql<{ machine_id: number }>`SELECT machine_id FROM cluster_runners`
+  if ((exists[0]?.n ?? 0) === 0) return new Set(Array.from({ length: 64 }, (_, i) => i + 1))
+  const rows = yield* sql<{ machine_id: number }>`SELECT machine_id FROM cluster_runners`
+  // Every registration draws from the sequence, a worker registering again too, so the next
+  // worker's id follows the sequence's last value rather than the largest id in the table.
+  const drawn = yield* sql<{ last: number | string | null }>`SELECT pg_sequence_last_value(pg_get_serial_sequence('cluster_runners', 'machine_id')::regclass) AS last`
   const ids = rows.map((r) => Number(r.machine_id))
   const taken = new Set(ids.map((id) => id % 1024))
-  const last = Math.max(0, ...ids)
+  const last = Math.max(Number(drawn[0]?.last ?? 0), ...ids)
   for (let next = 1; next <= 64; next++) taken.add((last + next) % 1024)
   return taken
 })
