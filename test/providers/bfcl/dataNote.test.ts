@@ -37,8 +37,14 @@ describe("bfcl pinned files: a verified file's sha256 noted by its state", () =>
       const { path, root } = rootWithFile()
       const text = yield* readPinned(FILE, { dataDir: root })
       expect(text).toBe(readFileSync(path, "utf8"))
-      expect(readdirSync(join(cache, "assay", "data-checks")).length).toBe(1)
-      expect(DataRoot.notedSha256(path)).toMatch(/^[0-9a-f]{64}$/)
+      const notes = readdirSync(join(cache, "assay", "data-checks"))
+      expect(notes.length).toBe(1)
+      // Said on a failure (seen once under Deno in CI): whether the note was racy by the times.
+      const times = (p: string) => {
+        const s = statSync(p, { bigint: true })
+        return `mtime ${s.mtimeNs} ctime ${s.ctimeNs}`
+      }
+      expect(DataRoot.notedSha256(path), `file ${times(path)}; note ${times(join(cache, "assay", "data-checks", notes[0]!))}`).toMatch(/^[0-9a-f]{64}$/)
       expect(yield* readPinned(FILE, { dataDir: root })).toBe(text)
     }))
 
