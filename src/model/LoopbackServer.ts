@@ -7,13 +7,40 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net"
 import { readFile } from "node:fs/promises"
 import { Effect, Schema, type Scope } from "effect"
+import {
+  anthropicEvents,
+  anthropicMessageText,
+  type Answer,
+  asArray,
+  asString,
+  chatChunks,
+  chatCompletion,
+  errorBody,
+  geminiResponseText,
+  geminiStream,
+  type Ids,
+  isObject,
+  type JsonObject,
+  nowSeconds,
+  readBody,
+  responsesEnvelope,
+  responsesEvents,
+  responsesItems,
+  type Route,
+  routeOf,
+  sendJson,
+  sendJsonText,
+  sendSse,
+  textOf,
+  tokensOf,
+  WireApi
+} from "./WireServe.ts"
+
+export { WireApi } from "./WireServe.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Script
 // ---------------------------------------------------------------------------------------------
-
-export const WireApi = Schema.Literal("openai-responses", "openai-chat", "anthropic-messages", "google")
-export type WireApi = typeof WireApi.Type
 
 export const TurnMatch = Schema.Struct({
   /** regex tested against the model id the request names (unanchored: "gpt-4o-mini" matches "gpt-4o-mini-2024-07-18") */
@@ -148,19 +175,6 @@ export const redactHeaders = (headers: IncomingMessage["headers"]): Record<strin
 // Reading requests
 // ---------------------------------------------------------------------------------------------
 
-type JsonObject = Record<string, unknown>
-
-const isObject = (u: unknown): u is JsonObject => typeof u === "object" && u !== null && !Array.isArray(u)
-const asArray = (u: unknown): ReadonlyArray<unknown> => (Array.isArray(u) ? u : [])
-const asString = (u: unknown): string => (typeof u === "string" ? u : "")
-
-/** Text of a content value in any of the three formats: a string or an array of text-ish parts. */
-const textOf = (content: unknown): string => {
-  if (typeof content === "string") return content
-  return asArray(content)
-    .map((part) => (isObject(part) && typeof part["text"] === "string" ? part["text"] : ""))
-    .join("")
-}
 
 interface RequestView {
   readonly model: string
@@ -213,19 +227,6 @@ const matches = (turn: ScriptTurn, api: WireApi, view: RequestView): boolean => 
 // Answers
 // ---------------------------------------------------------------------------------------------
 
-interface Answer {
-  readonly text: string | null
-  readonly toolCalls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly arguments: JsonObject; readonly argumentsText: string }>
-  readonly usage: { readonly input: number; readonly output: number; readonly cacheRead: number; readonly cacheWrite: number; readonly reasoning: number }
-  readonly model: string
-}
-
-/** Deterministic stand-in for a tokenizer: one token per four characters. */
-const tokensOf = (chars: number): number => Math.max(1, Math.ceil(chars / 4))
-
-interface Ids {
-  next: (prefix: string) => string
-}
 
 const answerOf = (turn: ScriptTurn, view: RequestView, rawBody: string, ids: Ids, api: WireApi): Answer => {
   const callPrefix = api === "anthropic-messages" ? "toolu" : api === "google" ? "gcall" : "call"
@@ -247,351 +248,6 @@ const answerOf = (turn: ScriptTurn, view: RequestView, rawBody: string, ids: Ids
       reasoning: Math.min(turn.usage.reasoning ?? 0, turn.usage.output)
     }
   return { text, toolCalls, usage, model: view.model.length > 0 ? view.model : "loopback" }
-}
-
-const nowSeconds = (): number => Math.floor(Date.now() / 1000)
-
-// OpenAI has no cache-write charge: written tokens are ordinary input there.
-const openAiUsage = (a: Answer) => {
-  const input = a.usage.input + a.usage.cacheRead + a.usage.cacheWrite
-  return {
-    input_tokens: input,
-    input_tokens_details: { cached_tokens: a.usage.cacheRead },
-    output_tokens: a.usage.output,
-    output_tokens_details: { reasoning_tokens: a.usage.reasoning },
-    total_tokens: input + a.usage.output
-  }
-}
-
-const chatUsage = (a: Answer) => {
-  const prompt = a.usage.input + a.usage.cacheRead + a.usage.cacheWrite
-  return {
-    prompt_tokens: prompt,
-    completion_tokens: a.usage.output,
-    total_tokens: prompt + a.usage.output,
-    prompt_tokens_details: { cached_tokens: a.usage.cacheRead },
-    completion_tokens_details: { reasoning_tokens: a.usage.reasoning }
-  }
-}
-
-const anthropicUsage = (a: Answer, outputTokens: number) => ({
-  input_tokens: a.usage.input,
-  cache_creation_input_tokens: a.usage.cacheWrite,
-  cache_read_input_tokens: a.usage.cacheRead,
-  output_tokens: outputTokens
-})
-
-const responsesItems = (a: Answer, ids: Ids) => {
-  const items: Array<JsonObject> = []
-  if (a.text !== null) {
-    items.push({
-      type: "message",
-      id: ids.next("msg"),
-      status: "completed",
-      role: "assistant",
-      content: [{ type: "output_text", text: a.text, annotations: [], logprobs: [] }]
-    })
-  }
-  for (const call of a.toolCalls) {
-    items.push({
-      type: "function_call",
-      id: ids.next("fc"),
-      call_id: call.id,
-      name: call.name,
-      arguments: call.argumentsText,
-      status: "completed"
-    })
-  }
-  return items
-}
-
-const responsesEnvelope = (
-  a: Answer,
-  body: JsonObject,
-  id: string,
-  createdAt: number,
-  status: "in_progress" | "completed",
-  output: ReadonlyArray<JsonObject>
-) => ({
-  id,
-  object: "response",
-  created_at: createdAt,
-  status,
-  model: a.model,
-  output,
-  error: null,
-  incomplete_details: null,
-  instructions: typeof body["instructions"] === "string" ? body["instructions"] : null,
-  max_output_tokens: typeof body["max_output_tokens"] === "number" ? body["max_output_tokens"] : null,
-  parallel_tool_calls: true,
-  previous_response_id: null,
-  reasoning: { effort: null, summary: null },
-  store: false,
-  temperature: 1,
-  text: { format: { type: "text" } },
-  tool_choice: body["tool_choice"] ?? "auto",
-  tools: asArray(body["tools"]),
-  top_p: 1,
-  truncation: "disabled",
-  usage: status === "completed" ? openAiUsage(a) : null,
-  user: null,
-  metadata: {}
-})
-
-/** The SSE events of a Responses stream, in the order the real API sends them. */
-const responsesEvents = (a: Answer, body: JsonObject, ids: Ids): Array<JsonObject> => {
-  const id = ids.next("resp")
-  const createdAt = nowSeconds()
-  const items = responsesItems(a, ids)
-  const events: Array<JsonObject> = []
-  events.push({ type: "response.created", response: responsesEnvelope(a, body, id, createdAt, "in_progress", []) })
-  events.push({ type: "response.in_progress", response: responsesEnvelope(a, body, id, createdAt, "in_progress", []) })
-  items.forEach((item, outputIndex) => {
-    const itemId = asString(item["id"])
-    if (item["type"] === "message") {
-      const text = a.text ?? ""
-      events.push({
-        type: "response.output_item.added",
-        output_index: outputIndex,
-        item: { ...item, status: "in_progress", content: [] }
-      })
-      const emptyPart = { type: "output_text", text: "", annotations: [] }
-      events.push({ type: "response.content_part.added", item_id: itemId, output_index: outputIndex, content_index: 0, part: emptyPart })
-      for (const delta of chunksOf(text)) {
-        events.push({ type: "response.output_text.delta", item_id: itemId, output_index: outputIndex, content_index: 0, delta, logprobs: [] })
-      }
-      events.push({ type: "response.output_text.done", item_id: itemId, output_index: outputIndex, content_index: 0, text, logprobs: [] })
-      events.push({
-        type: "response.content_part.done",
-        item_id: itemId,
-        output_index: outputIndex,
-        content_index: 0,
-        part: { ...emptyPart, text }
-      })
-    } else {
-      const args = asString(item["arguments"])
-      events.push({
-        type: "response.output_item.added",
-        output_index: outputIndex,
-        item: { ...item, arguments: "", status: "in_progress" }
-      })
-      for (const delta of chunksOf(args)) {
-        events.push({ type: "response.function_call_arguments.delta", item_id: itemId, output_index: outputIndex, delta })
-      }
-      events.push({ type: "response.function_call_arguments.done", item_id: itemId, output_index: outputIndex, arguments: args })
-    }
-    events.push({ type: "response.output_item.done", output_index: outputIndex, item })
-  })
-  events.push({ type: "response.completed", response: responsesEnvelope(a, body, id, createdAt, "completed", items) })
-  return events.map((event, sequence) => ({ ...event, sequence_number: sequence }))
-}
-
-/** Splits text into a few deltas so that clients really reassemble a stream. */
-const chunksOf = (text: string): Array<string> => {
-  if (text.length === 0) return []
-  const size = Math.max(1, Math.ceil(text.length / 3))
-  const out: Array<string> = []
-  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size))
-  return out
-}
-
-const chatCompletion = (a: Answer, ids: Ids) => ({
-  id: ids.next("chatcmpl"),
-  object: "chat.completion",
-  created: nowSeconds(),
-  model: a.model,
-  choices: [{
-    index: 0,
-    message: {
-      role: "assistant",
-      content: a.text,
-      ...(a.toolCalls.length > 0
-        ? {
-          tool_calls: a.toolCalls.map((c) => ({
-            id: c.id,
-            type: "function",
-            function: { name: c.name, arguments: c.argumentsText }
-          }))
-        }
-        : {})
-    },
-    logprobs: null,
-    finish_reason: a.toolCalls.length > 0 ? "tool_calls" : "stop"
-  }],
-  usage: chatUsage(a)
-})
-
-/** Chat completion chunks; the usage chunk only when the request asked for it, as OpenAI does. */
-const chatChunks = (a: Answer, body: JsonObject, ids: Ids): Array<JsonObject> => {
-  const id = ids.next("chatcmpl")
-  const created = nowSeconds()
-  const chunk = (delta: JsonObject, finish: string | null): JsonObject => ({
-    id,
-    object: "chat.completion.chunk",
-    created,
-    model: a.model,
-    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }]
-  })
-  const chunks: Array<JsonObject> = [chunk({ role: "assistant", content: "" }, null)]
-  for (const delta of chunksOf(a.text ?? "")) chunks.push(chunk({ content: delta }, null))
-  a.toolCalls.forEach((call, index) => {
-    chunks.push(chunk({
-      tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }]
-    }, null))
-    for (const delta of chunksOf(call.argumentsText)) {
-      chunks.push(chunk({ tool_calls: [{ index, function: { arguments: delta } }] }, null))
-    }
-  })
-  chunks.push(chunk({}, a.toolCalls.length > 0 ? "tool_calls" : "stop"))
-  const options = body["stream_options"]
-  if (isObject(options) && options["include_usage"] === true) {
-    chunks.push({ id, object: "chat.completion.chunk", created, model: a.model, choices: [], usage: chatUsage(a) })
-  }
-  return chunks
-}
-
-const anthropicContent = (a: Answer): Array<JsonObject> => [
-  ...(a.text !== null ? [{ type: "text", text: a.text }] : []),
-  ...a.toolCalls.map((c) => ({ type: "tool_use", id: c.id, name: c.name, input: c.arguments }))
-]
-
-const anthropicStop = (a: Answer): string => (a.toolCalls.length > 0 ? "tool_use" : "end_turn")
-
-const anthropicMessage = (a: Answer, ids: Ids) => ({
-  id: ids.next("msg"),
-  type: "message",
-  role: "assistant",
-  model: a.model,
-  content: anthropicContent(a),
-  stop_reason: anthropicStop(a),
-  stop_sequence: null,
-  usage: anthropicUsage(a, a.usage.output)
-})
-
-/** The message as JSON text, each tool_use `input` written as its call's arguments text (`5.0` stays `5.0`). */
-const anthropicMessageText = (a: Answer, ids: Ids): string => {
-  let text = JSON.stringify(anthropicMessage(a, ids))
-  let from = 0
-  for (const call of a.toolCalls) {
-    const parsed = `"input":${JSON.stringify(call.arguments)}`
-    const at = text.indexOf(parsed, from)
-    if (at < 0) continue
-    const raw = `"input":${call.argumentsText}`
-    text = text.slice(0, at) + raw + text.slice(at + parsed.length)
-    from = at + raw.length
-  }
-  return text
-}
-
-/** Anthropic stream events: input usage in message_start, cumulative output usage in message_delta. */
-const anthropicEvents = (a: Answer, ids: Ids): Array<JsonObject> => {
-  const events: Array<JsonObject> = [{
-    type: "message_start",
-    message: {
-      id: ids.next("msg"),
-      type: "message",
-      role: "assistant",
-      model: a.model,
-      content: [],
-      stop_reason: null,
-      stop_sequence: null,
-      usage: anthropicUsage(a, Math.min(1, a.usage.output))
-    }
-  }]
-  anthropicContent(a).forEach((block, index) => {
-    if (block["type"] === "text") {
-      events.push({ type: "content_block_start", index, content_block: { type: "text", text: "" } })
-      for (const text of chunksOf(asString(block["text"]))) {
-        events.push({ type: "content_block_delta", index, delta: { type: "text_delta", text } })
-      }
-    } else {
-      events.push({ type: "content_block_start", index, content_block: { ...block, input: {} } })
-      const text = a.toolCalls.find((c) => c.id === block["id"])?.argumentsText ?? JSON.stringify(block["input"])
-      for (const partial_json of chunksOf(text)) {
-        events.push({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json } })
-      }
-    }
-    events.push({ type: "content_block_stop", index })
-  })
-  events.push({
-    type: "message_delta",
-    delta: { stop_reason: anthropicStop(a), stop_sequence: null },
-    usage: { output_tokens: a.usage.output }
-  })
-  events.push({ type: "message_stop" })
-  return events
-}
-
-// Gemini: promptTokenCount includes the cached tokens; there is no cache-write count; thoughts are
-// counted beside the candidates, not among them.
-const geminiUsage = (a: Answer) => {
-  const prompt = a.usage.input + a.usage.cacheRead + a.usage.cacheWrite
-  return {
-    promptTokenCount: prompt,
-    candidatesTokenCount: a.usage.output - a.usage.reasoning,
-    cachedContentTokenCount: a.usage.cacheRead,
-    ...(a.usage.reasoning > 0 ? { thoughtsTokenCount: a.usage.reasoning } : {}),
-    totalTokenCount: prompt + a.usage.output
-  }
-}
-
-/** Gemini parts as JSON text: a call's args are written as the script gives them (`5.0` stays `5.0`). */
-const geminiPartsText = (text: string | null, calls: Answer["toolCalls"]): string =>
-  `[${[
-    ...(text !== null && text.length > 0 ? [JSON.stringify({ text })] : []),
-    ...calls.map((c) => `{"functionCall":{"name":${JSON.stringify(c.name)},"args":${c.argumentsText}}}`)
-  ].join(",")}]`
-
-const geminiChunkText = (a: Answer, parts: string, last: boolean): string =>
-  `{"candidates":[{"content":{"role":"model","parts":${parts}}${last ? `,"finishReason":"STOP","index":0` : ""}}]${
-    last ? `,"usageMetadata":${JSON.stringify(geminiUsage(a))}` : ""
-  },"modelVersion":${JSON.stringify(a.model)}}`
-
-const geminiResponseText = (a: Answer): string => geminiChunkText(a, geminiPartsText(a.text, a.toolCalls), true)
-
-/** A Gemini stream: the text in pieces, then the calls (whole) with the finish reason and usage. */
-const geminiStream = (a: Answer): Array<string> => [
-  ...chunksOf(a.text ?? "").slice(0, -1).map((piece) => geminiChunkText(a, geminiPartsText(piece, []), false)),
-  geminiChunkText(a, geminiPartsText(chunksOf(a.text ?? "").at(-1) ?? null, a.toolCalls), true)
-]
-
-const errorBody = (api: WireApi | null, status: number, message: string): JsonObject => {
-  if (api === "google") {
-    const code = status === 429
-      ? "RESOURCE_EXHAUSTED"
-      : status === 401
-      ? "UNAUTHENTICATED"
-      : status === 403
-      ? "PERMISSION_DENIED"
-      : status === 503
-      ? "UNAVAILABLE"
-      : status >= 500
-      ? "INTERNAL"
-      : "INVALID_ARGUMENT"
-    return { error: { code: status, message, status: code } }
-  }
-  if (api === "anthropic-messages") {
-    const type = status === 429
-      ? "rate_limit_error"
-      : status === 401
-      ? "authentication_error"
-      : status === 403
-      ? "permission_error"
-      : status === 529
-      ? "overloaded_error"
-      : status >= 500
-      ? "api_error"
-      : "invalid_request_error"
-    return { type: "error", error: { type, message } }
-  }
-  const type = status === 429
-    ? "rate_limit_exceeded"
-    : status === 401
-    ? "invalid_api_key"
-    : status >= 500
-    ? "server_error"
-    : "invalid_request_error"
-  return { error: { message, type, param: null, code: type } }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -619,50 +275,6 @@ export interface LoopbackServer {
 }
 
 /** What the path says of a request: Gemini names the model and streaming there. */
-interface Route {
-  readonly api: WireApi | null
-  readonly model?: string
-  readonly stream?: boolean
-}
-
-const geminiPath = /^(?:\/v1beta|\/v1)?\/models\/([^/:]+):(generateContent|streamGenerateContent)$/
-
-const routeOf = (method: string, path: string): Route => {
-  if (method !== "POST") return { api: null }
-  if (path === "/v1/responses" || path === "/responses") return { api: "openai-responses" }
-  if (path === "/v1/chat/completions" || path === "/chat/completions") return { api: "openai-chat" }
-  if (path === "/v1/messages") return { api: "anthropic-messages" }
-  const gemini = geminiPath.exec(path)
-  if (gemini !== null) return { api: "google", model: decodeURIComponent(gemini[1] ?? ""), stream: gemini[2] === "streamGenerateContent" }
-  return { api: null }
-}
-
-const readBody = (req: IncomingMessage): Promise<string> =>
-  new Promise((resolve, reject) => {
-    const chunks: Array<Buffer> = []
-    req.on("data", (chunk: Buffer) => chunks.push(chunk))
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
-    req.on("error", reject)
-  })
-
-const sendJsonText = (res: ServerResponse, status: number, text: string, headers: Record<string, string>): void => {
-  res.writeHead(status, { "content-type": "application/json", ...headers })
-  res.end(text)
-}
-
-const sendJson = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string>): void =>
-  sendJsonText(res, status, JSON.stringify(body), headers)
-
-const sendSse = (res: ServerResponse, events: ReadonlyArray<JsonObject>, named: boolean, done: boolean, headers: Record<string, string>): void => {
-  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...headers })
-  for (const event of events) {
-    const prefix = named ? `event: ${asString(event["type"])}\n` : ""
-    res.write(`${prefix}data: ${JSON.stringify(event)}\n\n`)
-  }
-  if (done) res.write("data: [DONE]\n\n")
-  res.end()
-}
-
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** Builds the node:http server answering `script`; not listening yet. */
