@@ -4,11 +4,10 @@
  * answers one verdict per entry, in order. Asked as the tau2 judge is: through the run's Model
  * service (the spend cap covers it), outside the Attempt's wallet and never faulted.
  */
-import { Effect, Option, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { CapabilityError } from "../../src/evaluation/Capabilities.ts"
 import { costOf } from "../../src/model/Cost.ts"
-import { Model, type ModelRequest, type ModelResponse } from "../../src/model/Model.ts"
-import { liveModel } from "../../src/model/ModelEffect.ts"
+import { generateInContext, type ModelRequest, type ModelResponse } from "../../src/model/Model.ts"
 import type { ResolvedModel } from "../../src/model/Registry.ts"
 import type { Judging } from "../../src/schema/Attempt.ts"
 import type { Listed } from "./grader.ts"
@@ -16,8 +15,8 @@ import type { DiscoveryTask } from "./tasks.ts"
 
 export type JudgeCall = (request: ModelRequest) => Effect.Effect<ModelResponse, { readonly message: string }>
 
-export const liveJudge: JudgeCall = (request) =>
-  Effect.flatMap(Effect.serviceOption(Model), (model) => (Option.isSome(model) ? model.value : liveModel).generate(request))
+/** The judge through the run's Model service (so the experiment's spend cap covers it). */
+export const liveJudge: JudgeCall = generateInContext
 
 const system = [
   "You check a list of products that an analyst says compete with a given product.",

@@ -11,10 +11,9 @@
  * unknown, never 0, and the report says so.
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
-import { Duration, Effect, Schedule, Schema, STM, TRef } from "effect"
-import type { ModelRequest, ModelResponse } from "../model/Model.ts"
+import { Duration, Effect, Layer, Schedule, Schema, STM, TRef } from "effect"
 import { costOf } from "../model/Cost.ts"
-import type { Model } from "../model/Model.ts"
+import { Model, ModelError, type ModelRequest, type ModelResponse } from "../model/Model.ts"
 import type { ModelEntry } from "../model/Registry.ts"
 import * as Tracing from "../observability/Tracing.ts"
 
@@ -163,9 +162,17 @@ export interface WrapOptions {
 }
 
 /**
+ * A call the cap refused, as the Model service says it: a ModelError whose reason is `spend-cap`
+ * (the model module names no budget), its detail the refusal's message.
+ */
+export const refusedCall = (request: ModelRequest, refusal: SpendCapReached): ModelError =>
+  new ModelError({ provider: request.provider, model: request.model, reason: "spend-cap", status: null, detail: refusal.message })
+
+/**
  * The Model service under the cap: reserve the call's worst case, send it, settle what it cost
  * (from the server's usage at list price) and release the rest. A call that was interrupted or
- * failed settles at 0: providers do not bill a failed request.
+ * failed settles at 0: providers do not bill a failed request. A call that cannot reserve is not
+ * sent: it fails with a ModelError of reason `spend-cap` (`refusedCall`).
  */
 export const wrapModel = (cap: SpendCap, inner: Model, options: WrapOptions): Model => ({
   generate: (request) =>
@@ -174,7 +181,7 @@ export const wrapModel = (cap: SpendCap, inner: Model, options: WrapOptions): Mo
       // Without a cap nothing is reserved: the worst case (the request's whole text measured) is not needed.
       const worst = cap.bounded ? worstCaseUsd(request, entry) : null
       const reserved = worst ?? 0
-      if (worst !== null) yield* cap.reserve(worst)
+      if (worst !== null) yield* Effect.mapError(cap.reserve(worst), (refusal) => refusedCall(request, refusal))
       const spendOf = (response: ModelResponse): CallSpend => ({
         provider: request.provider,
         model: request.model,
@@ -197,6 +204,10 @@ export const wrapModel = (cap: SpendCap, inner: Model, options: WrapOptions): Mo
       return yield* (reserved === 0 ? call : Effect.onError(call, () => cap.settle(reserved, 0)))
     })
 })
+
+/** The cap as a wrapping layer: the Model below it, under the cap. */
+export const layer = (cap: SpendCap, options: WrapOptions): Layer.Layer<Model, never, Model> =>
+  Layer.effect(Model, Effect.map(Model, (inner) => wrapModel(cap, inner, options)))
 
 // ---------------------------------------------------------------------------------------------
 // A wallet shared by a cluster's workers

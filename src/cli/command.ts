@@ -22,8 +22,7 @@ import { fromNote, renderEstimate, runPilot } from "../experiment/Preflight.ts"
 import { classify, countStates, type Lane, makePlan, type Plan, run as runExperiment } from "../experiment/Runner.ts"
 import * as Store from "../experiment/Store.ts"
 import * as Registry from "../model/Registry.ts"
-import { Model } from "../model/Model.ts"
-import { liveModel } from "../model/ModelEffect.ts"
+import * as Model from "../model/Model.ts"
 import { countedIfAsked } from "../observability/OpCount.ts"
 import * as Tracing from "../observability/Tracing.ts"
 import { type EffectsSpec, FaultReason, withEffects } from "../schema/EnvironmentDef.ts"
@@ -1094,7 +1093,9 @@ const describeFailure = (error: unknown): string =>
 // would meet a signal with no listener, so Node's default action ends the process, no finalizer run.
 const program = Effect.zipRight(Effect.yieldNow(), Effect.suspend(() => cli(process.argv))).pipe(
   countedIfAsked,
-  Effect.provide(Layer.mergeAll(NodeContext.layer, Registry.layer, Layer.succeed(Model, liveModel))),
+  // One Model service for the run, its HTTP client closed with the program; the Registry it is
+  // built over gives its endpoints.
+  Effect.provide(Layer.mergeAll(NodeContext.layer, Model.layerNode.pipe(Layer.provideMerge(Registry.layer)))),
   Effect.catchAllCause((cause) =>
     Effect.sync(() => {
       if (Cause.isInterruptedOnly(cause)) {

@@ -8,8 +8,7 @@ import type { Json } from "../content/Canonical.ts"
 import * as Canonical from "../content/Canonical.ts"
 import * as ContentId from "../content/ContentId.ts"
 import { BudgetExceeded, make as makeWallet, Wallet } from "../budget/Wallet.ts"
-import type { SpendCapReached } from "../budget/SpendCap.ts"
-import { Model } from "../model/Model.ts"
+import { Model, type ModelError } from "../model/Model.ts"
 import { modelHandler } from "../model/ModelEffect.ts"
 import * as Tracing from "../observability/Tracing.ts"
 import type { AgentDef } from "../schema/AgentDef.ts"
@@ -223,12 +222,12 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
     // runs one step at a time): a Ref's every read and write is a fiber step or two more.
     // The model service of the caller, watched: a call the spend cap refused ends the Attempt as
     // skipped, however the protocol or the judge took the refusal.
-    let capped: SpendCapReached | null = null
+    let capped: ModelError | null = null
     const given = options.model !== undefined ? Option.some(options.model) : yield* Effect.serviceOption(Model)
     const model = Option.map(given, (inner): Model => ({
       generate: (request) =>
         inner.generate(request).pipe(Effect.tapError((e) =>
-          e._tag === "SpendCapReached"
+          e.reason === "spend-cap"
             ? Effect.sync(() => {
               capped = e
             })
@@ -351,8 +350,8 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
         }
         // A refused call leaves the Attempt unfinished, whatever the protocol made of the refusal.
         // Typed again: the compiler does not see the assignment made in the model's callback.
-        const refusal: SpendCapReached | null = capped
-        if (refusal !== null) verdict = endedVerdict({ reason: "spend-cap", detail: refusal.message })
+        const refusal: ModelError | null = capped
+        if (refusal !== null) verdict = endedVerdict({ reason: "spend-cap", detail: refusal.detail })
         return finish({
           inputsId,
           evidence: setup.evidence,

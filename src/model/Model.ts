@@ -11,7 +11,6 @@
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
 import { Context, type Duration, Effect, Layer, Schema } from "effect"
-import type { SpendCapReached } from "../budget/SpendCap.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Request and response: plain JSON data
@@ -94,9 +93,10 @@ export type ModelResponse = typeof ModelResponse.Type
 /**
  * Why a call failed. `network` is the infrastructure (connection refused, DNS, TLS, a reset
  * before an answer), never the model; `timeout` is no answer in time; `bad-request` and `auth`
- * are what a 4xx says; `decode` is a 2xx whose body is not the API's shape.
+ * are what a 4xx says; `decode` is a 2xx whose body is not the API's shape. `spend-cap` is a call
+ * a wrapping layer (the experiment's spend cap) did not send: it could not cover its worst case.
  */
-export const ModelErrorReason = Schema.Literal("rate-limit", "server-error", "timeout", "bad-request", "auth", "decode", "network")
+export const ModelErrorReason = Schema.Literal("rate-limit", "server-error", "timeout", "bad-request", "auth", "decode", "network", "spend-cap")
 export type ModelErrorReason = typeof ModelErrorReason.Type
 
 export class ModelError extends Schema.TaggedError<ModelError>()("ModelError", {
@@ -125,10 +125,28 @@ export class ModelError extends Schema.TaggedError<ModelError>()("ModelError", {
 // ---------------------------------------------------------------------------------------------
 
 export interface Model {
-  /** Fails with SpendCapReached only under the experiment's spend cap (a call it could not cover). */
-  readonly generate: (request: ModelRequest) => Effect.Effect<ModelResponse, ModelError | SpendCapReached>
+  /** A wrapping layer's refusal (the spend cap's) is a ModelError too, with its own reason. */
+  readonly generate: (request: ModelRequest) => Effect.Effect<ModelResponse, ModelError>
 }
 export const Model = Context.GenericTag<Model>("assay/Model")
+
+/**
+ * One call through the Model service in context, for code whose type names no services (a
+ * judge inside an evaluator): without one it fails with reason `bad-request`, saying so.
+ */
+export const generateInContext = (request: ModelRequest): Effect.Effect<ModelResponse, ModelError> =>
+  Effect.flatMap(Effect.serviceOption(Model), (model) =>
+    model._tag === "Some"
+      ? model.value.generate(request)
+      : Effect.fail(
+        new ModelError({
+          provider: request.provider,
+          model: request.model,
+          reason: "bad-request",
+          status: null,
+          detail: "no Model service in context: provide one (Model.layerNode, Model.layerLive, Model.layerScripted)"
+        })
+      ))
 
 // ---------------------------------------------------------------------------------------------
 // Live layers
@@ -158,10 +176,32 @@ export const layerLiveWith = (options: LiveOptions = {}): Layer.Layer<Model, nev
 
 export const layerLive: Layer.Layer<Model, never, HttpClient.HttpClient> = layerLiveWith()
 
-/** The live clients over Node's HTTP client (one keep-alive agent for the layer): what the command uses. */
-export const layerNode: Layer.Layer<Model> = layerLive.pipe(
-  Layer.provide(Layer.unwrapEffect(Effect.map(Effect.promise(() => import("./Clients.ts")), (clients) => clients.nodeHttpClient)))
-)
+/**
+ * The live clients over Node's HTTP client: what the command provides, once for the run. One
+ * keep-alive agent serves every call and is closed with the layer's scope. The clients load on the
+ * first call (once, however many calls start together), so a run of scripted candidates never
+ * pays their start-up; endpoints come from the Registry in context where the layer is built, else
+ * from the one where a call is made.
+ */
+export const layerNodeWith = (options: LiveOptions = {}): Layer.Layer<Model> =>
+  Layer.scoped(
+    Model,
+    Effect.gen(function*() {
+      const scope = yield* Effect.scope
+      const context = yield* Effect.context<never>()
+      // Once loaded, a call goes straight to the clients: a lookup of the cached load per call
+      // was a measurable share of a cell's CPU at --parallel 1000.
+      let live: Model | undefined
+      const load = yield* Effect.cached(Effect.uninterruptible(
+        Effect.flatMap(Effect.promise(() => import("./Clients.ts")), (clients) =>
+          Effect.flatMap(Layer.buildWithScope(clients.nodeHttpClient, scope), (http) =>
+            Effect.map(Effect.provide(clients.make(options), Context.merge(context, http)), (made): Model => (live = made))))
+      ))
+      return { generate: (request) => (live !== undefined ? live.generate(request) : Effect.flatMap(load, (model) => model.generate(request))) }
+    })
+  )
+
+export const layerNode: Layer.Layer<Model> = layerNodeWith()
 
 // ---------------------------------------------------------------------------------------------
 // Scripted: deterministic, in memory, no socket

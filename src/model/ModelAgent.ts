@@ -17,11 +17,7 @@ import type { AgentInput, AgentReply, Message } from "../evaluation/Conversation
 import * as WE from "../world/WorldEffects.ts"
 import { type ModelRequest, ModelResponse } from "./Model.ts"
 import { costOf } from "./Cost.ts"
-import { liveModel, modelHandler } from "./ModelEffect.ts"
 import type { ResolvedModel } from "./Registry.ts"
-
-/** The live handler of `model/generate`: a real call through the model clients. */
-export const liveHandler: WE.Handler = modelHandler(liveModel)
 
 /**
  * What the built-in agent asks for at most per reply on a priced model, when the registry allows

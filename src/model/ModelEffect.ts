@@ -5,19 +5,19 @@
  * a model verdict); a call the spend cap refused is a refusal; anything else (a bad request, a
  * missing key, a malformed answer) fails the handler with the reason.
  *
- * This module loads no model client: the command loads the clients only on the first real call.
+ * This module loads no model client: the Model service given is whatever the caller provides.
  */
 import { Effect } from "effect"
 import type { Json } from "../content/Canonical.ts"
-import type { SpendCapReached } from "../budget/SpendCap.ts"
 import * as Tracing from "../observability/Tracing.ts"
 import * as WE from "../world/WorldEffects.ts"
 import type { ModelError, ModelRequest } from "./Model.ts"
 import type { Model } from "./Model.ts"
 
-const sorted = (effect: WE.EffectRequest) => (e: ModelError | SpendCapReached): WE.EffectError => {
-  if (e._tag === "SpendCapReached") return new WE.EffectRefused({ kind: effect.kind, key: effect.key, reason: "spend-cap" })
+const sorted = (effect: WE.EffectRequest) => (e: ModelError): WE.EffectError => {
   switch (e.reason) {
+    case "spend-cap":
+      return new WE.EffectRefused({ kind: effect.kind, key: effect.key, reason: "spend-cap" })
     case "rate-limit":
     case "server-error":
     case "timeout":
@@ -41,16 +41,3 @@ export const modelHandler = (model: Model): WE.Handler => (effect) => {
   )
 }
 
-/**
- * The live model service for the command: the clients load on the first call (and are built once),
- * so a run of scripted candidates never pays their start-up.
- */
-let clients: typeof import("./Clients.ts") | undefined
-export const liveModel: Model = {
-  // Once loaded, a call goes straight to the clients: an import() per call (a promise and a module
-  // lookup) was a measurable share of a cell's CPU at --parallel 1000.
-  generate: (request) =>
-    clients !== undefined
-      ? clients.generate(request)
-      : Effect.flatMap(Effect.promise(() => import("./Clients.ts")), (loaded) => (clients = loaded).generate(request))
-}

@@ -46,7 +46,7 @@ describe("the spend cap", () => {
       expect(results.filter((r) => r._tag === "Right")).toHaveLength(10)
       const refused = results.filter((r) => r._tag === "Left")
       expect(refused).toHaveLength(90)
-      expect(refused.every((r) => r._tag === "Left" && r.left._tag === "SpendCapReached")).toBe(true)
+      expect(refused.every((r) => r._tag === "Left" && r.left.reason === "spend-cap")).toBe(true)
       const state = yield* cap.state
       expect(state.spentUsd).toBeCloseTo(worst * 10, 12)
       expect(state.spentUsd).toBeLessThanOrEqual(worst * 10 * (1 + 1e-12))
@@ -77,7 +77,7 @@ describe("the spend cap", () => {
       const cap = yield* SpendCap.make(worst / 2)
       const model = SpendCap.wrapModel(cap, exactModel(sent), { priceOf: () => entry })
       const error = yield* Effect.flip(model.generate(request))
-      expect(error._tag).toBe("SpendCapReached")
+      expect(error.reason).toBe("spend-cap")
       expect(error.message).toContain("spend cap")
       expect(yield* Ref.get(sent)).toBe(0)
     }))
@@ -87,7 +87,7 @@ describe("the spend cap", () => {
       const sent = yield* Ref.make(0)
       const cap = yield* SpendCap.make(1, 1)
       const model = SpendCap.wrapModel(cap, exactModel(sent), { priceOf: () => entry })
-      expect((yield* Effect.flip(model.generate(request)))._tag).toBe("SpendCapReached")
+      expect((yield* Effect.flip(model.generate(request))).reason).toBe("spend-cap")
       expect(yield* Ref.get(sent)).toBe(0)
     }))
 

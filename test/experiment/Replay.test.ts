@@ -17,7 +17,9 @@ import { decodeJson } from "../../src/experiment/Report.ts"
 import { type Candidate, type Lane, makePlan, run, silent } from "../../src/experiment/Runner.ts"
 import * as Store from "../../src/experiment/Store.ts"
 import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
-import { liveHandler, modelAgent } from "../../src/model/ModelAgent.ts"
+import * as Model from "../../src/model/Model.ts"
+import { modelAgent } from "../../src/model/ModelAgent.ts"
+import { modelHandler } from "../../src/model/ModelEffect.ts"
 import * as Registry from "../../src/model/Registry.ts"
 import { noLimits } from "../../src/schema/EnvironmentDef.ts"
 
@@ -47,12 +49,14 @@ const recordedRun = (home: string) =>
     const environments = (yield* ledger.environments).slice(0, 3)
     const lanes = (p: Provider): ReadonlyArray<Lane> => [{ provider: p, environments, candidates: [roster(p, "gold"), modelCandidate] }]
     const plan = yield* makePlan(lanes(ledger), 1)
+    // The live model as a handler of the caller's own, over a Model service of the test's.
+    const liveHandler = modelHandler(yield* Model.Model)
     const outcome = yield* run(plan, { parallel: 1, maxUsd: null, handlers: { "model/generate": liveHandler }, progress: silent, settings: { benchmarks: ["ledger"] } }).pipe(
       Effect.provide(Store.layer(home)),
       Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["OPENAI_BASE_URL", server.openAiBaseUrl], ["OPENAI_API_KEY", "sk-test"]])))
     )
     return { server, outcome, lanes }
-  })
+  }).pipe(Effect.provide(Model.layerNode))
 
 const inHome = <A, E, R>(body: (home: string) => Effect.Effect<A, E, R>) =>
   Effect.acquireUseRelease(

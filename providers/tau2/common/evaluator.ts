@@ -12,20 +12,16 @@
  * `termination:<reason>` for a premature end. Without a judge model the NL
  * assertions are listed in `notEvaluated` and left out of the product: never counted as passed.
  */
-import { Effect, Option, Schema } from "effect"
-import { type Attempt, type Canonical, Capabilities, type Clients, Cost, Model, ModelEffect, type Registry, World } from "../../../src/index.ts"
+import { Effect, Schema } from "effect"
+import { type Attempt, type Canonical, Capabilities, type Clients, Cost, Model, type Registry, World } from "../../../src/index.ts"
 import { actionCheck, communicateCheck, type Task, type TrajectoryToolCall } from "../retail/tasks.ts"
 import type { ConversationOutput, Tau2Message } from "./conversation.ts"
 
 /** A judge: one model call, made outside the Attempt (its wallet does not pay for it). */
 export type JudgeCall = (request: Clients.ModelRequest) => Effect.Effect<Clients.ModelResponse, { readonly message: string }>
 
-/**
- * The judge through the Model service of the run (so the experiment's spend cap covers it), or
- * the live clients when the caller provides none.
- */
-export const liveJudge: JudgeCall = (request) =>
-  Effect.flatMap(Effect.serviceOption(Model.Model), (model) => (Option.isSome(model) ? model.value : ModelEffect.liveModel).generate(request))
+/** The judge through the Model service of the run (so the experiment's spend cap covers it). */
+export const liveJudge: JudgeCall = Model.generateInContext
 
 export interface Judge {
   readonly model: Registry.ResolvedModel
