@@ -695,16 +695,20 @@ const viewCommand = Command.make(
       // Loaded when asked for: the HTTP server is no part of the other commands' start-up.
       const { isLoopback, openInBrowser, view } = yield* Effect.promise(() => import("../view/Server.ts"))
       if (!isLoopback(opts.host)) {
-        yield* Console.error(`assay: warning: --host ${opts.host}: the results, transcripts included, are visible to anyone who can reach this machine on the network`)
+        yield* Console.error(
+          `assay: warning: --host ${opts.host}: the results, transcripts included, are visible to anyone who can reach this machine on the network and has the token printed below`
+        )
       }
       yield* view({
         at,
         host: opts.host,
         port: opts.port,
-        onListening: (url) =>
+        // Off loopback the address carries the token, printed this once: the page asks for it otherwise.
+        onListening: (url, token) =>
           Effect.gen(function*() {
-            yield* Console.log(`assay view: ${url}/ (store ${storeShown(at)}); Ctrl-C stops it`)
-            if (opts.open && !(yield* openInBrowser(`${url}/`))) yield* Console.error(`assay: --open: no browser opener (xdg-open) was found; open ${url}/ yourself`)
+            const entry = token === null ? `${url}/` : `${url}/?token=${token}`
+            yield* Console.log(`assay view: ${entry} (store ${storeShown(at)}); Ctrl-C stops it`)
+            if (opts.open && !(yield* openInBrowser(entry))) yield* Console.error(`assay: --open: no browser opener (xdg-open) was found; open ${entry} yourself`)
           })
       })
     })
