@@ -35,17 +35,38 @@ export type CellCounts = typeof CellCounts.Type
 export const PassHatK = Schema.Struct({ k: Schema.Int.pipe(Schema.positive()), value: Schema.Finite })
 export type PassHatK = typeof PassHatK.Type
 
+/** How noisy a candidate is from one repetition to the next (Statistics.noiseFloor). */
+export const NoiseFloor = Schema.Struct({
+  repetitions: Count,
+  /** Tasks with two or more repetitions. */
+  tasks: Count,
+  /** Share of those tasks whose verdict (full reward or not) differs between repetitions. */
+  flipRate: Schema.Finite,
+  /** Standard deviation across repetition numbers of the benchmark mean of one repetition; null with one. */
+  repetitionSd: Schema.NullOr(Schema.Finite),
+  /** Share of the interval's variance from within-task noise; the rest is task sampling. */
+  withinShare: Schema.Finite
+})
+export type NoiseFloor = typeof NoiseFloor.Type
+
 /** One candidate on one benchmark, whole (`stratum: null`) or one stratum of it. */
 export const Scorecard = Schema.Struct({
   candidate: Schema.String,
   benchmark: Schema.String,
   /** A BFCL category, a tau2 domain; null for the whole benchmark. */
   stratum: Schema.NullOr(Schema.String),
-  /** Cells counted (with a verdict, not stale). */
+  /** Cells counted (with a verdict, not stale, not an outage). */
   n: Count,
+  /** Tasks the cells are of: the unit the interval resamples. Absent in reports stored before it. */
+  tasks: Schema.optionalWith(Count, { exact: true }),
+  /** Mean over tasks of each task's mean reward over its repetitions (each task weighs the same). */
   meanReward: Schema.Finite,
-  /** 95% interval of the mean reward (seeded bootstrap). */
+  /** 95% interval of the mean reward: seeded bootstrap resampling tasks, each with all its repetitions. */
   interval: Interval,
+  /** With repetitions: the flip rate, the spread across repetitions, the within-task share. */
+  noise: Schema.optionalWith(NoiseFloor, { exact: true }),
+  /** Cells that ended in an outage (met live, not injected): left out of every figure here, run again next time. */
+  outages: Schema.optionalWith(Count, { exact: true }),
   /** Share of cells with full reward. */
   passRate: Schema.Finite,
   /** 95% Wilson interval of the pass rate. */
@@ -71,13 +92,23 @@ export const Scorecard = Schema.Struct({
 })
 export type Scorecard = typeof Scorecard.Type
 
-/** `a` against `b` on the cells both have: mean of a − b with a paired bootstrap interval. */
+/**
+ * `a` against `b` on the tasks both have: the mean over tasks of (a's mean on the task − b's),
+ * with a paired bootstrap interval resampling tasks.
+ */
 export const Comparison = Schema.Struct({
   a: Schema.String,
   b: Schema.String,
+  /** Tasks both candidates have (graded cells on); reports stored before clustering counted cell pairs. */
   n: Count,
   difference: Schema.Finite,
   interval: Interval,
+  /** Two-sided bootstrap p-value of no difference. */
+  p: Schema.optionalWith(Schema.Finite, { exact: true }),
+  /** The smallest true difference this comparison detects with 80% power at 95% confidence. */
+  minimumDetectable: Schema.optionalWith(Schema.Finite, { exact: true }),
+  /** With more than two candidates on the benchmark: whether it stays significant after Holm's correction. */
+  holm: Schema.optionalWith(Schema.Boolean, { exact: true }),
   benchmark: Schema.optionalWith(Schema.String, { exact: true }),
   stratum: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true })
 })
@@ -172,6 +203,17 @@ export const CellResult = Schema.Struct({
 })
 export type CellResult = typeof CellResult.Type
 
+/** A cell that ended in an outage: listed, not scored, run again by the next run. */
+export const OutageCell = Schema.Struct({
+  benchmark: Schema.String,
+  task: Schema.String,
+  candidate: Schema.String,
+  repetition: Schema.Int,
+  /** What was met live: unreachable, rate-limit, server-error, timeout. */
+  reasons: Schema.Array(Schema.String)
+})
+export type OutageCell = typeof OutageCell.Type
+
 /** A cell the run did not run, and why (the spend cap, an admission refusal, no agent). */
 export const SkippedCell = Schema.Struct({
   environmentId: Schema.String,
@@ -228,6 +270,8 @@ export const Report = Schema.Struct({
   faults: Schema.optionalWith(Faults, { exact: true }),
   /** The cells skipped, each with its reason. */
   skipped: Schema.optionalWith(Schema.Array(SkippedCell), { exact: true }),
+  /** Cells that ended in an outage: left out of every figure, run again by the next run. */
+  outages: Schema.optionalWith(Schema.Array(OutageCell), { exact: true }),
   /**
    * Every cell the report counts, with its faults. Stored with the run so that `report` lists
    * exactly the cells it scored (kept ones too); printed only when asked (`--json --cells`).
@@ -448,12 +492,16 @@ const recommendationLines = (rec: Recommendation): ReadonlyArray<string> => {
 const scorecardTable = (cards: ReadonlyArray<Scorecard>): Table => {
   // The judging column only where a judge was asked: most benchmarks grade without one.
   const judged = cards.some((c) => c.judging !== undefined)
+  // The outage column only where some cell ended in one: they are not in n, and say so here.
+  const outages = cards.some((c) => (c.outages ?? 0) > 0)
   return {
-    headers: ["candidate", "n", "mean", "95% interval", "pass", "pass^k", "tokens in", "tokens out", "cost", "wall", ...(judged ? ["judging"] : [])],
-    align: ["left", "right", "right", "left", "right", "left", "right", "right", "right", "right", ...(judged ? ["right" as const] : [])],
+    headers: ["candidate", "n", ...(outages ? ["outages"] : []), "tasks", "mean", "95% interval", "pass", "pass^k", "tokens in", "tokens out", "cost", "wall", ...(judged ? ["judging"] : [])],
+    align: ["left", "right", ...(outages ? ["right" as const] : []), "right", "right", "left", "right", "left", "right", "right", "right", "right", ...(judged ? ["right" as const] : [])],
     rows: cards.map((c) => [
       c.candidate,
       formatCount(c.n),
+      ...(outages ? [formatCount(c.outages ?? 0)] : []),
+      c.tasks === undefined ? dash : formatCount(c.tasks),
       formatScore(c.meanReward),
       formatInterval(c.interval),
       formatPercent(c.passRate),
@@ -476,17 +524,80 @@ const failureTable = (failures: ReturnType<typeof failuresOf>): Table => ({
   ])
 })
 
-const comparisonTable = (comparisons: ReadonlyArray<Comparison>): Table => ({
-  headers: ["a", "b", "on", "n", "a − b", "95% interval"],
-  align: ["left", "left", "left", "right", "right", "left"],
-  rows: comparisons.map((c) => [
-    c.a,
-    c.b,
-    c.benchmark === undefined ? "all" : c.stratum === undefined || c.stratum === null ? c.benchmark : `${c.benchmark}/${c.stratum}`,
-    formatCount(c.n),
-    formatSigned(c.difference),
-    formatInterval(c.interval, true)
-  ])
+const comparisonTable = (comparisons: ReadonlyArray<Comparison>): Table => {
+  const holmed = comparisons.some((c) => c.holm !== undefined)
+  return {
+    headers: ["a", "b", "on", "tasks", "a − b", "95% interval", "p", "detectable", ...(holmed ? ["Holm"] : [])],
+    align: ["left", "left", "left", "right", "right", "left", "right", "right", ...(holmed ? ["left" as const] : [])],
+    rows: comparisons.map((c) => [
+      c.a,
+      c.b,
+      c.benchmark === undefined ? "all" : c.stratum === undefined || c.stratum === null ? c.benchmark : `${c.benchmark}/${c.stratum}`,
+      formatCount(c.n),
+      formatSigned(c.difference),
+      formatInterval(c.interval, true),
+      c.p === undefined ? dash : c.p < 0.001 ? "<0.001" : c.p.toFixed(3),
+      c.minimumDetectable === undefined ? dash : `±${c.minimumDetectable.toFixed(3)}`,
+      ...(holmed ? [c.holm === undefined ? "" : c.holm ? "significant" : "not significant"] : [])
+    ])
+  }
+}
+
+/**
+ * What the comparison table's columns mean, and with more than two candidates on a benchmark how
+ * many comparisons were made: each at 5% would find some difference by chance, so Holm's
+ * correction says which stay significant over the family.
+ */
+const comparisonLines = (comparisons: ReadonlyArray<Comparison>): ReadonlyArray<string> => {
+  const families = new Map<string, number>()
+  for (const c of comparisons) if (c.holm !== undefined) families.set(c.benchmark ?? "all", (families.get(c.benchmark ?? "all") ?? 0) + 1)
+  return [
+    "paired by task (each candidate's mean over its repetitions of the task), tasks resampled; detectable: the smallest true difference found with 80% power at 95% confidence at this many tasks",
+    ...Array.from(
+      families,
+      ([benchmark, m]) =>
+        `${benchmark}: ${m} pairwise comparisons; ${comparisons.filter((c) => (c.benchmark ?? "all") === benchmark && c.holm === true).length} stay significant at 5% after Holm's correction`
+    )
+  ]
+}
+
+const percent = (x: number): string => `${Math.round(x * 100)}%`
+
+/** The noise floor of each candidate with repetitions (whole-benchmark scorecards). */
+const noiseTable = (cards: ReadonlyArray<Scorecard>): Table => ({
+  headers: ["candidate", "reps", "tasks", "flip rate", "sd across reps", "within-task share", "task-sampling share"],
+  align: ["left", "right", "right", "right", "right", "right", "right"],
+  rows: cards.flatMap((c) =>
+    c.noise === undefined ? [] : [[
+      c.candidate,
+      formatCount(c.noise.repetitions),
+      formatCount(c.noise.tasks),
+      formatPercent(c.noise.flipRate),
+      c.noise.repetitionSd === null ? dash : c.noise.repetitionSd.toFixed(3),
+      percent(c.noise.withinShare),
+      percent(1 - c.noise.withinShare)
+    ]]
+  )
+})
+
+const noiseCaption =
+  "flip rate: tasks whose verdict differs between repetitions; sd across reps: how far the benchmark mean of one repetition moves from the next; shares: of the interval's variance, from tasks disagreeing with themselves (more repetitions shrink it) and from which tasks were sampled (only more tasks shrink it)"
+
+/** At most this many outage cells are listed in text, Markdown and HTML (`--json` has them all). */
+const OUTAGES_LISTED = 50
+
+const outageLine = (outages: ReadonlyArray<OutageCell>): string =>
+  `${outages.length} cells ended in an outage (${
+    distinct(outages.flatMap((o) => o.reasons)).join(", ") || "a fault met live"
+  }): they are not scored, not in n, the means, intervals, pass rates or comparisons; running the experiment again runs them`
+
+const outageTable = (outages: ReadonlyArray<OutageCell>): Table => ({
+  headers: ["benchmark", "task", "candidate", "rep", "met"],
+  align: ["left", "left", "left", "right", "left"],
+  rows: [
+    ...outages.slice(0, OUTAGES_LISTED).map((o) => [o.benchmark, o.task, o.candidate, formatCount(o.repetition), o.reasons.join(", ")]),
+    ...(outages.length > OUTAGES_LISTED ? [["…", `${outages.length - OUTAGES_LISTED} more (--json lists them all)`, "", "", ""]] : [])
+  ]
 })
 
 const faultTable = (rows: ReadonlyArray<CandidateFaults>): Table => ({
@@ -576,11 +687,14 @@ export const renderText = (report: Report): string => {
     for (const stratum of strataOf(report.scorecards, benchmark)) {
       out.push("", stratumTitle(benchmark, stratum), textTable(scorecardTable(cardsOf(report.scorecards, benchmark, stratum))))
     }
+    const noise = noiseTable(wholeOf(report.scorecards, benchmark))
+    if (noise.rows.length > 0) out.push("", `${benchmark}, noise floor`, textTable(noise), "", noiseCaption)
     const failures = failuresOf(report.scorecards, benchmark)
     if (failures.checks.length > 0) out.push("", `${benchmark}, failures per check`, textTable(failureTable(failures)))
     out.push("", `${benchmark}, score–cost frontier: ${frontierLine(wholeOf(report.scorecards, benchmark))}`)
   }
-  if (report.comparisons.length > 0) out.push("", "paired comparisons", textTable(comparisonTable(report.comparisons)))
+  if (report.comparisons.length > 0) out.push("", "paired comparisons", textTable(comparisonTable(report.comparisons)), "", ...comparisonLines(report.comparisons))
+  if ((report.outages ?? []).length > 0) out.push("", "outages: " + outageLine(report.outages ?? []), textTable(outageTable(report.outages ?? [])))
   const faulted = faultRows(report.faults)
   if (faulted.length > 0) out.push("", "faults per candidate", textTable(faultTable(faulted)))
   if ((report.skipped ?? []).length > 0) out.push("", "skipped cells", textTable(skippedTable(report.skipped ?? [])))
@@ -624,12 +738,17 @@ export const renderMarkdown = (report: Report): string => {
         markdownTable(scorecardTable(cardsOf(report.scorecards, benchmark, stratum)))
       )
     }
+    const noise = noiseTable(wholeOf(report.scorecards, benchmark))
+    if (noise.rows.length > 0) out.push("", "### Noise floor", "", markdownTable(noise), "", markdownCell(noiseCaption))
     const failures = failuresOf(report.scorecards, benchmark)
     if (failures.checks.length > 0) out.push("", "### Failures per check", "", markdownTable(failureTable(failures)))
     out.push("", `Score–cost frontier: ${markdownCell(frontierLine(wholeOf(report.scorecards, benchmark)))}`)
   }
   if (report.comparisons.length > 0) {
-    out.push("", "## Paired comparisons", "", markdownTable(comparisonTable(report.comparisons)))
+    out.push("", "## Paired comparisons", "", markdownTable(comparisonTable(report.comparisons)), "", ...comparisonLines(report.comparisons).map((l) => `- ${markdownCell(l)}`))
+  }
+  if ((report.outages ?? []).length > 0) {
+    out.push("", "## Outages", "", markdownCell(outageLine(report.outages ?? [])), "", markdownTable(outageTable(report.outages ?? [])))
   }
   const faulted = faultRows(report.faults)
   if (faulted.length > 0) out.push("", "## Faults per candidate", "", markdownTable(faultTable(faulted)))
@@ -1002,6 +1121,8 @@ export const renderHtmlBody = (report: Report): string => {
         htmlTable(scorecardTable(cardsOf(report.scorecards, benchmark, stratum)), colorOf)
       )
     }
+    const noise = noiseTable(whole)
+    if (noise.rows.length > 0) body.push(`<h3>Noise floor</h3>`, htmlTable(noise, colorOf), `<p class="caption">${escapeHtml(noiseCaption)}</p>`)
     if (failures.checks.length > 0) body.push(`<h3>Failures per check</h3>`, htmlTable(failureTable(failures)))
     body.push(`</section>`)
   }
@@ -1027,7 +1148,11 @@ export const renderHtmlBody = (report: Report): string => {
         64
       )}</figure>`
     )
-    body.push(htmlTable(comparisonTable(all)), `</section>`)
+    body.push(htmlTable(comparisonTable(all)), ...comparisonLines(all).map((l) => `<p class="caption">${escapeHtml(l)}</p>`), `</section>`)
+  }
+  if ((report.outages ?? []).length > 0) {
+    const outages = report.outages ?? []
+    body.push(`<section class="outages"><h2>Outages</h2><p>${escapeHtml(outageLine(outages))}</p>`, htmlTable(outageTable(outages)), `</section>`)
   }
   const faulted = faultRows(report.faults)
   if (faulted.length > 0) body.push(`<section class="faults"><h2>Faults per candidate</h2>`, htmlTable(faultTable(faulted), colorOf), `</section>`)

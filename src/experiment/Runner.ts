@@ -28,11 +28,22 @@ import {
   cellResultsOfCells,
   comparisonsOfCells,
   faultSummaryOfCells,
+  outagesOfCells,
   scorecardsOfCells,
   summaryOf
 } from "./Scorecards.ts"
 import * as Slots from "./Slots.ts"
-import { type CellKey, cellKeyOf, type LatestInputs, type SpendRow, Store, type StoreError, type StoredForm, storedFormOf } from "./Store.ts"
+import {
+  type CellKey,
+  cellKeyOf,
+  type LatestInputs,
+  type Reservation,
+  type SpendRow,
+  Store,
+  type StoreError,
+  type StoredForm,
+  storedFormOf
+} from "./Store.ts"
 
 export interface Candidate {
   readonly def: AgentDef
@@ -452,6 +463,12 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
       ...new Set(plan.cells.map((c) => c.lane.provider.attribution).filter((a): a is string => a !== undefined))
     ]
     const figures = yield* figuresOf(current, impassable)
+    const outages = outagesOfCells(cells)
+    if (outages.length > 0) {
+      notes.unshift(
+        `${outages.length} cells ended in an outage (an endpoint unreachable, or failing past retries): not scored, left out of n, means, intervals, pass rates and comparisons; running the experiment again runs them`
+      )
+    }
     const cards = figures.scorecards
     // Skipped and deferred cells are listed with their reasons; the store knows environments by id only.
     const taskOf = new Map(plan.cells.map((c) => [c.key.environmentId, c.env.task]))
@@ -484,6 +501,7 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
       ...(warnings.length > 0 ? { warnings } : {}),
       faults: faultSummaryOfCells(cells, faultSpec),
       skipped: skippedCells,
+      ...(outages.length > 0 ? { outages } : {}),
       cellResults: cellResultsOfCells(cells),
       spend: {
         runUsd: runSpend.knownUsd,
@@ -546,6 +564,18 @@ export const cellRunner = (
     const slots = here?.slots
     const putSpend = here?.writer.spend ?? store.putSpend
     const putAttempt = here?.writer.attempt ?? store.putAttempt
+    // Each call's worst case is committed before it is sent, here (a cluster's worker has its
+    // shared wallet's holds instead): a run killed with calls out leaves them counted.
+    const reserveIn = here?.writer.reserve
+    const releaseIn = here?.writer.release
+    let reservations = 0
+    const ledgerOf = reserveIn === undefined || releaseIn === undefined ? undefined : (cell: Cell): SpendCap.Ledger => ({
+      reserve: (call) => {
+        const id = `${runId}:${++reservations}`
+        return Effect.as(Effect.orDie(reserveIn({ id, runId, experimentId: plan.experimentId, cell: cell.key, ...call })), id)
+      },
+      release: (id) => Effect.orDie(releaseIn(id))
+    })
     const cap = shared ?? (yield* SpendCap.make(settings.maxUsd, spentBefore))
     // What the Attempts run here say they cost (judging included).
     const measured = yield* Ref.make(0)
@@ -576,7 +606,8 @@ export const cellRunner = (
         const cellModel = Option.map(model, (inner) =>
           SpendCap.wrapModel(cap, perCall(cell) ? slotted(slots!, inner) : inner, {
             priceOf,
-            onSpend: (spend) => Effect.orDie(putSpend(runId, plan.experimentId, cell.key, spend))
+            onSpend: (spend) => Effect.orDie(putSpend(runId, plan.experimentId, cell.key, spend)),
+            ...(ledgerOf !== undefined ? { ledger: ledgerOf(cell) } : {})
           }))
         const attempt = yield* evaluate(cell.env, {
           capabilities: cell.lane.provider.capabilities,
@@ -627,6 +658,13 @@ export const cellRunner = (
 export interface Writer {
   readonly spend: Store["putSpend"]
   readonly attempt: Store["putAttempt"]
+  /**
+   * A call's worst case, committed before the call is sent (the ledger's reservation). Absent for
+   * a cluster's worker, whose calls its shared wallet's holds count.
+   */
+  readonly reserve?: (reservation: Reservation) => Effect.Effect<void, StoreError>
+  /** A failed call's reservation, removed. */
+  readonly release?: (id: string) => Effect.Effect<void, StoreError>
   /** Stops the writer once what is queued is written. */
   readonly close: Effect.Effect<void>
 }
@@ -635,6 +673,8 @@ export interface Writer {
 type Answer<A> = (exit: Exit.Exit<A, StoreError>) => void
 
 type Queued =
+  | { readonly reserve: Reservation; readonly done: Answer<void> }
+  | { readonly release: string; readonly done: Answer<void> }
   | { readonly spend: { readonly runId: string; readonly experimentId: string; readonly cell: CellKey; readonly spend: SpendRow }; readonly done: Answer<void> }
   | { readonly attempt: { readonly runId: string; readonly attempt: Attempt; readonly stored: StoredForm }; readonly done: Answer<string> }
 
@@ -647,19 +687,23 @@ const makeWriter = (store: Store): Effect.Effect<Writer> =>
       Effect.gen(function*() {
         const spend = items.flatMap((q) => ("spend" in q ? [q.spend] : []))
         const attempts = items.flatMap((q) => ("attempt" in q ? [q] : []))
-        const written = yield* Effect.exit(store.putBatch({ spend, attempts: attempts.map((q) => q.attempt) }))
+        const reserve = items.flatMap((q) => ("reserve" in q ? [q.reserve] : []))
+        const release = items.flatMap((q) => ("release" in q ? [q.release] : []))
+        const written = yield* Effect.exit(store.putBatch({ spend, attempts: attempts.map((q) => q.attempt), reserve, release }))
         // A batch that fails (one Attempt that cannot be stored) rolls back all of it: then each
         // row is written on its own, so the others' spend and Attempts are kept and only the
         // failing row's caller sees the error.
         if (Exit.isFailure(written) && items.length > 1) {
           for (const q of items) {
             if ("spend" in q) q.done(Exit.asVoid(yield* Effect.exit(store.putBatch({ spend: [q.spend], attempts: [] }))))
+            else if ("reserve" in q) q.done(Exit.asVoid(yield* Effect.exit(store.putBatch({ spend: [], attempts: [], reserve: [q.reserve] }))))
+            else if ("release" in q) q.done(Exit.asVoid(yield* Effect.exit(store.putBatch({ spend: [], attempts: [], release: [q.release] }))))
             else q.done(Exit.map(yield* Effect.exit(store.putBatch({ spend: [], attempts: [q.attempt] })), (ids) => ids[0]!))
           }
           return
         }
         for (const q of items) {
-          if ("spend" in q) q.done(Exit.asVoid(written))
+          if (!("attempt" in q)) q.done(Exit.asVoid(written))
         }
         for (let i = 0; i < attempts.length; i++) {
           attempts[i]!.done(Exit.map(written, (ids) => ids[i]!))
@@ -686,6 +730,8 @@ const makeWriter = (store: Store): Effect.Effect<Writer> =>
     return {
       spend: (runId, experimentId, cell, spend) =>
         enqueue<void>((done) => ({ spend: { runId, experimentId, cell, spend }, done } as Queued)),
+      reserve: (reservation) => enqueue<void>((done) => ({ reserve: reservation, done } as Queued)),
+      release: (id) => enqueue<void>((done) => ({ release: id, done } as Queued)),
       // Encoded by the cell itself (at its priority), not by the writer its calls wait on.
       attempt: (runId, attempt) =>
         Effect.flatMap(storedFormOf(attempt), (stored) => enqueue<string>((done) => ({ attempt: { runId, attempt, stored }, done } as Queued))),
@@ -705,7 +751,7 @@ interface Current {
  * Bump when scorecards or comparisons compute something else from the same cells: figures stored
  * under an older version are not read back.
  */
-const FIGURES_VERSION = 1
+const FIGURES_VERSION = 2 // 2: intervals clustered by task, outages left out, noise floor, Holm
 
 const Figures = Schema.parseJson(Schema.Struct({ scorecards: Schema.Array(Scorecard), comparisons: Schema.Array(Comparison) }))
 const decodeFigures = Schema.decodeUnknownOption(Figures)

@@ -10,8 +10,8 @@ import type { Attempt } from "../schema/Attempt.ts"
 import { Judging } from "../schema/Attempt.ts"
 import { failuresOf } from "../schema/Verdict.ts"
 import type { FaultSpec } from "../schema/EnvironmentDef.ts"
-import type { CandidateFaults, CellFault, CellResult, Comparison, Faults, Scorecard } from "./Report.ts"
-import { bootstrapMean, mean, pairedBootstrap, passHatK, wilson } from "./Statistics.ts"
+import type { CandidateFaults, CellFault, CellResult, Comparison, Faults, OutageCell, Scorecard } from "./Report.ts"
+import { clusteredMean, holm, minimumDetectable, noiseFloor, pairedClustered, passHatK, type Repetitions, wilson } from "./Statistics.ts"
 
 /**
  * What scorecards, comparisons, the fault section and the cell list read of one Attempt. Written
@@ -29,6 +29,12 @@ export const CellSummary = Schema.Struct({
   failures: Schema.Array(Schema.String),
   /** `verdict.ended.reason`; null when the Attempt was evaluated. */
   ended: Schema.NullOr(Schema.String),
+  /**
+   * For a cell that ended in a fault: whether it was an outage (met live: an unreachable
+   * endpoint, a rate limit or server error retries did not outlast) rather than injected. Absent
+   * in summaries stored before it was written; `isOutage` reads those from `injected`.
+   */
+  outage: Schema.optionalWith(Schema.Boolean, { exact: true }),
   /** Faults injected into the Attempt's effects (its `faults`). */
   injected: Schema.Int,
   /** Every fault the Attempt met, injected and live. */
@@ -54,6 +60,9 @@ export const summaryOf = (a: Attempt): CellSummary => ({
   reward: a.verdict.reward,
   failures: failuresOf(a.verdict),
   ended: a.verdict.ended?.reason ?? null,
+  ...(a.verdict.ended?.reason === "fault"
+    ? { outage: a.verdict.ended.injected === false || (a.verdict.ended.injected === undefined && a.faults.length === 0) }
+    : {}),
   injected: a.faults.length,
   faults: faultsOfAttempt(a),
   usage: { inputTokens: a.usage.inputTokens, outputTokens: a.usage.outputTokens, costUsd: a.usage.costUsd, wallSeconds: a.usage.wallSeconds },
@@ -79,7 +88,25 @@ const SEED = 20261130
 /** Candidates the provider plays itself are calibration references, not contenders. */
 export const isReference = (candidate: string): boolean => ["gold", "echo", "none"].includes(candidate)
 
-const scorecardOf = (candidate: string, benchmark: string, stratum: string | null, cells: ReadonlyArray<CellSummary>): Scorecard => {
+/**
+ * A cell that ended in an infrastructure fault met live (an outage): it says nothing of the
+ * candidate, so it is left out of every figure and the next run runs it again. A cell ended by
+ * an injected fault is a robustness run's result and counts. Summaries stored before `outage`
+ * was written count as an outage when the Attempt had no fault injected at all.
+ */
+export const isOutage = (cell: CellSummary): boolean => cell.ended === "fault" && (cell.outage ?? cell.injected === 0)
+
+/** Each task's rewards (all its repetitions) with the repetition numbers, in first-seen order. */
+const byTaskOf = (cells: ReadonlyArray<CellSummary>): ReadonlyArray<Repetitions> =>
+  Array.from(groupBy(cells, (a) => a.environmentId).values(), (group) => group.map((a) => [a.repetition, a.reward] as const))
+
+const scorecardOf = (
+  candidate: string,
+  benchmark: string,
+  stratum: string | null,
+  cells: ReadonlyArray<CellSummary>,
+  outages: number
+): Scorecard => {
   const rewards = cells.map((a) => a.reward)
   const passes = rewards.filter((r) => r >= 1).length
   const failures: Record<string, number> = {}
@@ -103,27 +130,29 @@ const scorecardOf = (candidate: string, benchmark: string, stratum: string | nul
     output += a.usage.outputTokens
     wall += a.usage.wallSeconds
   }
-  // pass^k per task needs repetitions: count trials and successes per environment.
-  const byTask = new Map<string, { n: number; c: number }>()
-  for (const a of cells) {
-    const t = byTask.get(a.environmentId) ?? { n: 0, c: 0 }
-    byTask.set(a.environmentId, { n: t.n + 1, c: t.c + (a.reward >= 1 ? 1 : 0) })
-  }
-  const minReps = Math.min(...Array.from(byTask.values()).map((t) => t.n))
+  // Per task: its repetitions. The mean and its interval are over tasks (Statistics.clusteredMean).
+  const tasks = byTaskOf(cells)
+  const trials = tasks.map((t) => ({ n: t.length, c: t.filter(([, r]) => r >= 1).length }))
+  const minReps = Math.min(...trials.map((t) => t.n))
   const passHat = minReps >= 2
-    ? Arr.filterMap(Arr.range(1, minReps), (k) => Option.map(passHatK(Array.from(byTask.values()), k), (value) => ({ k, value })))
+    ? Arr.filterMap(Arr.range(1, minReps), (k) => Option.map(passHatK(trials, k), (value) => ({ k, value })))
     : []
   const n = rewards.length
+  const clustered = clusteredMean(tasks.map((t) => t.map(([, r]) => r)), { seed: SEED })
+  const noise = noiseFloor(tasks)
   return {
     candidate,
     benchmark,
     stratum,
     n,
-    meanReward: Arr.isNonEmptyReadonlyArray(rewards) ? mean(rewards) : 0,
-    interval: Arr.isNonEmptyReadonlyArray(rewards) ? bootstrapMean(rewards, { seed: SEED }) : [0, 0],
+    tasks: clustered.tasks,
+    meanReward: n > 0 ? clustered.mean : 0,
+    interval: n > 0 ? clustered.interval : [0, 0],
     passRate: n > 0 ? passes / n : 0,
     passRateInterval: n > 0 ? wilson(passes, n) : [0, 1],
     ...(passHat.length > 0 ? { passHatK: passHat } : {}),
+    ...(noise !== null ? { noise } : {}),
+    ...(outages > 0 ? { outages } : {}),
     failures,
     tokens: { input, output },
     costUsd: cost,
@@ -165,18 +194,23 @@ export const scorecardsOfCells = (
   impassable: (c: CellSummary) => boolean = () => false
 ): ReadonlyArray<Scorecard> => {
   const out: Array<Scorecard> = []
-  for (const [, all] of groupBy(cells, (a) => `${a.benchmark}\u0000${a.candidate}`)) {
-    const first = all[0]!
+  for (const [, every] of groupBy(cells, (a) => `${a.benchmark}\u0000${a.candidate}`)) {
+    const first = every[0]!
+    // Outages are counted on the scorecard and listed in the report, never scored (isOutage).
+    const all = every.filter((a) => !isOutage(a))
+    const outages = every.filter(isOutage)
+    const outagesIn = (stratum: string | null, apartToo: boolean) =>
+      outages.filter((a) => impassable(a) === apartToo && (stratum === null || a.stratum === stratum)).length
     const apart = all.filter(impassable)
     const group = apart.length > 0 ? all.filter((a) => !impassable(a)) : all
-    if (group.length > 0) out.push(scorecardOf(first.candidate, first.benchmark, null, group))
+    if (group.length > 0) out.push(scorecardOf(first.candidate, first.benchmark, null, group, outagesIn(null, false)))
     const strata = groupBy(group.filter((a) => a.stratum !== null), (a) => a.stratum ?? "")
     if (strata.size > 1) {
       for (const [stratum, members] of [...strata].sort(([a], [b]) => a.localeCompare(b))) {
-        out.push(scorecardOf(first.candidate, first.benchmark, stratum, members))
+        out.push(scorecardOf(first.candidate, first.benchmark, stratum, members, outagesIn(stratum, false)))
       }
     }
-    if (apart.length > 0) out.push(scorecardOf(first.candidate, first.benchmark, IMPASSABLE, apart))
+    if (apart.length > 0) out.push(scorecardOf(first.candidate, first.benchmark, IMPASSABLE, apart, outagesIn(null, true)))
   }
   return out
 }
@@ -196,27 +230,53 @@ export const comparisonsOfCells = (
   impassable: (c: CellSummary) => boolean = () => false
 ): ReadonlyArray<Comparison> => {
   const out: Array<Comparison> = []
-  for (const [benchmark, group] of groupBy(cells.filter((a) => !impassable(a)), (a) => a.benchmark)) {
+  for (const [benchmark, group] of groupBy(cells.filter((a) => !impassable(a) && !isOutage(a)), (a) => a.benchmark)) {
     const byCandidate = groupBy(group, (a) => a.candidate)
     const names = [...byCandidate.keys()]
+    const family: Array<Comparison> = []
     for (let i = 0; i < names.length; i++) {
       for (let j = i + 1; j < names.length; j++) {
         const a = names[i]!
         const b = names[j]!
-        const bCells = new Map(byCandidate.get(b)!.map((x) => [`${x.environmentId}|${x.repetition}`, x.reward]))
-        const pairs: Array<readonly [number, number]> = []
-        for (const x of byCandidate.get(a)!) {
-          const other = bCells.get(`${x.environmentId}|${x.repetition}`)
-          if (other !== undefined) pairs.push([x.reward, other])
-        }
-        if (!Arr.isNonEmptyReadonlyArray(pairs)) continue
-        const d = pairedBootstrap(pairs, { seed: SEED })
-        out.push({ a, b, n: d.n, difference: d.difference, interval: d.interval, benchmark })
+        // Paired by task: each candidate's mean over its repetitions of the task (Statistics.pairedClustered).
+        const bTasks = groupBy(byCandidate.get(b)!, (x) => x.environmentId)
+        const tasks = Array.from(groupBy(byCandidate.get(a)!, (x) => x.environmentId), ([env, xs]) => ({
+          a: xs.map((x) => x.reward),
+          b: (bTasks.get(env) ?? []).map((x) => x.reward)
+        }))
+        const d = pairedClustered(tasks, { seed: SEED })
+        if (d.tasks === 0) continue
+        family.push({
+          a,
+          b,
+          n: d.tasks,
+          difference: d.difference,
+          interval: d.interval,
+          benchmark,
+          p: d.p,
+          minimumDetectable: minimumDetectable(d.standardError)
+        })
       }
     }
+    // With more than two candidates, the comparisons of a benchmark are one family for Holm's correction.
+    const kept = names.length > 2 ? holm(family.map((c) => c.p ?? 1)) : null
+    family.forEach((c, i) => out.push(kept === null ? c : { ...c, holm: kept[i] ?? false }))
   }
   return out
 }
+
+/**
+ * The cells left out as outages, each with what it met: the report lists them apart, and the
+ * next run of the experiment runs them again.
+ */
+export const outagesOfCells = (cells: ReadonlyArray<CellSummary>): ReadonlyArray<OutageCell> =>
+  cells.filter(isOutage).map((a) => ({
+    benchmark: a.benchmark,
+    task: a.task,
+    candidate: a.candidate,
+    repetition: a.repetition,
+    reasons: [...new Set(a.faults.filter((f) => !f.injected).map((f) => f.reason))]
+  }))
 
 // ---------------------------------------------------------------------------------------------
 // Faults
