@@ -24,6 +24,8 @@ export type AgentFailure = AgentError | EffectError | BudgetExceeded
 export interface Agent {
   readonly name: string
   readonly reply: (input: AgentInput) => Effect.Effect<AgentReply, AgentFailure, WorldEffects | Wallet>
+  /** Ends what the agent holds for its Attempt (a harness CLI, its servers); run when the conversation ends. */
+  readonly close?: Effect.Effect<void>
 }
 
 /** A scripted agent that plays replies in order, then ends the conversation with a fixed text. */

@@ -305,7 +305,8 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
     // The conversation, the grading and what lies between in the Attempt's context, provided once.
     return yield* Effect.provide(
       Effect.gen(function*() {
-        const outcome = yield* Effect.either(bounded)
+        // The agent's own resources (a harness CLI and its servers) end with the conversation.
+        const outcome = yield* Effect.either(options.agent.close === undefined ? bounded : Effect.ensuring(bounded, options.agent.close))
         if (options.onConversationEnd !== undefined) yield* options.onConversationEnd
         const ran = {
           outcome,
