@@ -402,14 +402,17 @@ const planText = (summary: ReturnType<typeof planSummary>, models: ReadonlyArray
     ...models.map((m) => `  ${m.provider.padEnd(12)} ${m.status.padEnd(7)} ${m.reason}${m.status === "live" ? ` (${m.models.length} models)` : ""}`)
   ].join("\n")
 
-/** The store of a home (its SQLite file) or of `--store URL`. */
-const withStore = <A, E, R>(at: Store.Location, effect: Effect.Effect<A, E, R | Store.Store>) =>
-  Effect.provide(effect, Store.layerAt(at))
+/** The store of a home (its SQLite file) or of `--store URL`; migrated only by `run` (under the lock). */
+const withStore = <A, E, R>(at: Store.Location, effect: Effect.Effect<A, E, R | Store.Store>, options: Store.LayerOptions = {}) =>
+  Effect.provide(effect, Store.layerAt(at, options))
+
+/** How the commands that only read open the store: nothing written, nothing migrated. */
+const reading: Store.LayerOptions = { readOnly: true }
 
 /** Cell states for a plan without creating a home: plan and run without --yes change nothing. */
 const statesOf = (at: Store.Location, plan: Plan) =>
   storeExists(at)
-    ? withStore(at, classify(plan))
+    ? withStore(at, classify(plan), reading)
     : Effect.succeed(plan.cells.map((cell) => ({ cell, state: "new" as const })))
 
 // The model clients and the HTTP client: start-up a run of scripted
@@ -459,7 +462,8 @@ const planCommand = Command.make("plan", selection, (sel) =>
             note: s.latestNote(plan.experimentId, "estimate"),
             spend: s.spendOf({ experimentId: plan.experimentId }),
             unsettled: s.unsettledOf(plan.experimentId)
-          }))
+          })),
+        reading
       )
       : null
     const previous = stored === null ? null : fromNote(stored.note)
@@ -646,7 +650,8 @@ const reportCommand = Command.make(
           Option.match(opts.runId, {
             onNone: () => Effect.flatMap(store.latestRun, (r) => (r ? Effect.succeed(r) : Effect.fail(new UsageError({ detail: "the home has no run yet" })))),
             onSome: (id) => store.getRun(id)
-          }))
+          })),
+        reading
       )
       if (runRecord.summary === null) {
         // A run still going is told as such, so the advice does not send the user round in circles.
@@ -663,7 +668,7 @@ const reportCommand = Command.make(
       )
       const format = opts.json ? "json" : opts.format
       if (opts.cells && format !== "json") return yield* new UsageError({ detail: "--cells lists the cells in the JSON report: add --json" })
-      const full = yield* withStore(at, completeReport(stored, { cells: opts.cells }))
+      const full = yield* withStore(at, completeReport(stored, { cells: opts.cells }), reading)
       if (Option.isSome(opts.out)) {
         const text = format === "json" ? yield* encodeJson(full, { cells: opts.cells }).pipe(Effect.orDie) : format === "md" ? renderMarkdown(full) : format === "html" ? renderHtml(full) : renderText(full)
         const out = opts.out.value

@@ -187,7 +187,8 @@ const homeStanding = (home: string, p: Prepared) =>
         const estimate = fromNote(yield* store.latestNote(p.runnerPlan.experimentId, "estimate"))
         return { states, estimate }
       }),
-      Store.layer(home)
+      // A plan reads: nothing written, nothing migrated.
+      Store.layer(home, { readOnly: true })
     )
     : Effect.succeed({ states: p.runnerPlan.cells.map((cell) => ({ cell, state: "new" as const })), estimate: null })
 

@@ -109,7 +109,11 @@ export const replayText = (result: ReplayResult): string => {
       `  missing: ${m.benchmark} ${m.task} · ${m.candidate} · rep ${m.repetition}: the recording ${m.reason === "replay-missing" ? "lacks" : "has another request for"} ${m.effect} #${m.occurrence}`
     ),
     ...result.notReplayable.map((n) => `  not replayable: ${n.benchmark} ${n.task} · ${n.candidate} · rep ${n.repetition}: ${n.reason}`),
-    result.runId === null ? "nothing stored: the verdicts are the ones the run has" : `stored as run ${result.runId} (assay report ${result.runId})`
+    result.notStored !== undefined
+      ? `not stored: ${result.notStored}`
+      : result.runId === null
+      ? "nothing stored: the verdicts are the ones the run has"
+      : `stored as run ${result.runId} (assay report ${result.runId})`
   ]
   return lines.join("\n")
 }
@@ -135,7 +139,8 @@ export const replayCommand = Command.make(
         const experiment = yield* store.getExperiment(record.experimentId)
         const source = yield* lanesOfRun(record.settings, experiment)
         return yield* replayRun(record.id, source)
-      }).pipe(Effect.provide(Store.layerAt(at)))
+        // Never migrated here (`run` upgrades an older store); read-only where the home cannot be written.
+      }).pipe(Effect.provide(Store.layerAt(at, { migrate: false })))
       yield* opts.json ? Console.log(JSON.stringify(result, null, 2)) : Console.log(replayText(result))
       if (result.missing.length > 0 || result.notReplayable.length > 0) {
         return yield* new ReplayIncomplete({ missing: result.missing.length, notReplayable: result.notReplayable.length })

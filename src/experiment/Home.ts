@@ -35,7 +35,8 @@ import * as Sqlite from "./Sqlite.ts"
 import { Context, Duration, Effect, Layer, Option, Schema, type Scope } from "effect"
 
 export class HomeError extends Schema.TaggedError<HomeError>()("HomeError", {
-  reason: Schema.Literal("locked", "timeout", "damaged", "read-only", "no-store", "io"),
+  // foreign: the store file is a sound SQLite database that assay did not make (left as it is).
+  reason: Schema.Literal("locked", "timeout", "damaged", "foreign", "read-only", "no-store", "io"),
   home: Schema.String,
   detail: Schema.String
 }) {
@@ -46,6 +47,13 @@ export class HomeError extends Schema.TaggedError<HomeError>()("HomeError", {
 
 /** The store file of a home. */
 export const storeFile = (home: string): string => join(resolve(home), "assay.sqlite")
+
+/**
+ * The application id every store assay makes carries in its header (`PRAGMA application_id`,
+ * bytes 68-71): "asay". A store without it is assay's only if an older assay made it (its
+ * migrations table and tables are there, see `identityOf`); any other SQLite file is refused.
+ */
+export const APPLICATION_ID = 0x61736179
 
 /** The lock file of a home: present while a writer holds it. */
 export const lockFile = (home: string): string => join(resolve(home), "assay.lock")
@@ -342,6 +350,13 @@ const RECOVERY = "restore it from a backup, or move it aside to start a new home
 const damaged = (dir: string, file: string, problem: string) =>
   new HomeError({ reason: "damaged", home: dir, detail: `the store ${file} ${problem}: ${RECOVERY}; nothing was written` })
 
+const foreign = (dir: string, file: string) =>
+  new HomeError({
+    reason: "foreign",
+    home: dir,
+    detail: `the store ${file} is a SQLite database that assay did not make: pass another --home, or move that file aside; nothing was written`
+  })
+
 const sizeOf = (file: string): number => {
   try {
     return statSync(file).size
@@ -365,32 +380,39 @@ const writable = (path: string): boolean => {
  * foreign file would otherwise be opened as a new database, and a truncated one read as shorter.
  * Null when nothing is wrong.
  */
-const problemOfHeader = (file: string): string | null => {
+const problemOfHeader = (file: string): { readonly problem: string | null; readonly applicationId: number } => {
   const fd = openSync(file, "r")
   try {
+    const problem = (p: string | null) => ({ problem: p, applicationId: p === null ? header.readUInt32BE(68) : 0 })
     const size = fstatSync(fd).size
-    if (size === 0) return "is empty"
     const header = Buffer.alloc(100)
+    if (size === 0) return problem("is empty")
     const read = size >= 100 ? readSync(fd, header, 0, 100, 0) : 0
-    if (read < 100 || !header.subarray(0, 16).equals(SQLITE_HEADER)) return "is not a SQLite database"
+    if (read < 100 || !header.subarray(0, 16).equals(SQLITE_HEADER)) return problem("is not a SQLite database")
     const rawPageSize = header.readUInt16BE(16)
     const pageSize = rawPageSize === 1 ? 65536 : rawPageSize
-    if (pageSize < 512 || (pageSize & (pageSize - 1)) !== 0) return "is not a SQLite database (its header is damaged)"
-    if (size % pageSize !== 0) return `is truncated (${size} bytes is not a whole number of ${pageSize}-byte pages)`
+    if (pageSize < 512 || (pageSize & (pageSize - 1)) !== 0) return problem("is not a SQLite database (its header is damaged)")
+    if (size % pageSize !== 0) return problem(`is truncated (${size} bytes is not a whole number of ${pageSize}-byte pages)`)
     // The page count in the header is valid only while its version number matches the change counter.
     const pages = header.readUInt32BE(28)
     const countValid = header.readUInt32BE(92) === header.readUInt32BE(24) && pages > 0
     // With a write-ahead log, the file may be mid-checkpoint and legitimately shorter for a moment.
     if (countValid && sizeOf(`${file}-wal`) === 0 && size < pages * pageSize) {
-      return `is truncated (${size / pageSize} of its ${pages} pages)`
+      return problem(`is truncated (${size / pageSize} of its ${pages} pages)`)
     }
-    return null
+    return problem(null)
   } finally {
     closeSync(fd)
   }
 }
 
-type Probe = { readonly _tag: "sound" } | { readonly _tag: "damaged"; readonly problem: string } | { readonly _tag: "cannot-open" }
+/** Whose a sound SQLite file is: assay's (its application id, or an older assay's tables), or another program's. */
+type Identity = "assay" | "foreign"
+
+type Probe =
+  | { readonly _tag: "sound"; readonly identity: Identity }
+  | { readonly _tag: "damaged"; readonly problem: string }
+  | { readonly _tag: "cannot-open" }
 
 /** The SQLite error code (SQLITE_CORRUPT, ...) behind a failure or a defect, if there is one. */
 const sqliteCodeOf = (e: unknown): string | undefined => {
@@ -401,7 +423,10 @@ const sqliteCodeOf = (e: unknown): string | undefined => {
 
 const probeOutcome = (e: unknown): Effect.Effect<Probe, unknown> => {
   const code = sqliteCodeOf(e)
-  if (code === "SQLITE_CANTOPEN") return Effect.succeed({ _tag: "cannot-open" })
+  // SQLITE_READONLY_DIRECTORY and kin: a WAL store in a folder this process cannot write, whose
+  // -shm file SQLite can neither find nor make. (better-sqlite3 is built without URI filenames, so
+  // `?immutable=1` is not there to ask for.)
+  if (code === "SQLITE_CANTOPEN" || code?.startsWith("SQLITE_READONLY") === true) return Effect.succeed({ _tag: "cannot-open" })
   if (code !== undefined && (code.startsWith("SQLITE_CORRUPT") || code.startsWith("SQLITE_NOTADB"))) {
     const cause = typeof e === "object" && e !== null && "cause" in e && e.cause instanceof Error ? e.cause : e
     return Effect.succeed({ _tag: "damaged", problem: `is corrupt: ${cause instanceof Error ? cause.message : String(cause)}` })
@@ -410,15 +435,30 @@ const probeOutcome = (e: unknown): Effect.Effect<Probe, unknown> => {
 }
 
 /**
- * Opens the file read-only and runs `PRAGMA quick_check`, which reads every page. The client is
- * opened without switching to WAL (that would write the header), and closed before returning.
+ * Whose the open database is: assay's application id, or, without one, the tables an older assay
+ * made (its migrations, the first of them its own, and the experiments, runs and attempts tables).
+ */
+const identityOf = (sql: SqlClient.SqlClient): Effect.Effect<Identity, unknown> =>
+  Effect.gen(function*() {
+    const id = yield* sql.unsafe<{ application_id: number }>("PRAGMA application_id")
+    if (Number(id[0]?.application_id ?? 0) === APPLICATION_ID) return "assay"
+    const tables = new Set((yield* sql.unsafe<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")).map((r) => r.name))
+    if (!["effect_sql_migrations", "experiments", "runs", "attempts"].every((t) => tables.has(t))) return "foreign"
+    const first = yield* sql.unsafe<{ name: string }>("SELECT name FROM effect_sql_migrations WHERE migration_id = 1")
+    return first[0]?.name === "init" ? "assay" : "foreign"
+  })
+
+/**
+ * Opens the file read-only and runs `PRAGMA quick_check`, which reads every page, then tells whose
+ * it is. The client is opened without switching to WAL (that would write the header), and closed
+ * before returning.
  */
 const probe = (filename: string): Effect.Effect<Probe, unknown> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql.unsafe<{ quick_check: string }>("PRAGMA quick_check")
     const first = rows[0]?.quick_check ?? "no answer"
-    if (first === "ok") return { _tag: "sound" as const }
+    if (first === "ok") return { _tag: "sound" as const, identity: yield* identityOf(sql) }
     // SQLite's first finding, on one line: "*** in database main ***\nTree 6 page 6: ...".
     const finding = first.split("\n").filter((l) => l.trim() !== "" && !l.startsWith("***")).join("; ")
     return { _tag: "damaged" as const, problem: `is corrupt: ${finding || first.replaceAll("\n", " ")}` }
@@ -498,8 +538,12 @@ const createStore = (file: string): Effect.Effect<void, unknown> => {
   const staged = `${file}.new-${process.pid}-${randomBytes(4).toString("hex")}`
   const removeStaged = Effect.sync(() => [staged, `${staged}-wal`, `${staged}-shm`].forEach((f) => rmSync(f, { force: true })))
   return Effect.gen(function*() {
-    // The client switches the new file to WAL, and closes (checkpointing) before it is linked.
-    yield* Effect.provide(Effect.void, Sqlite.layer({ filename: staged }))
+    // The client switches the new file to WAL and marks it as assay's, and closes (checkpointing)
+    // before it is linked.
+    yield* Effect.provide(
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`PRAGMA application_id = ${APPLICATION_ID}`)),
+      Sqlite.layer({ filename: staged })
+    )
     yield* Effect.try(() => {
       try {
         linkSync(staged, file)
@@ -513,7 +557,8 @@ const createStore = (file: string): Effect.Effect<void, unknown> => {
 
 /**
  * Finds how a home's store can be opened, or why it cannot: absent (created, unless read-only),
- * empty, not SQLite, truncated or corrupt (named, and left byte for byte as it was). Read-only
+ * empty, not SQLite, truncated, corrupt, or a SQLite database that is not assay's (named, and left
+ * byte for byte as it was). Read-only
  * when asked, or when the folder or the file is not writable. A read-only home whose store
  * SQLite cannot open in place (a WAL store needs its `-shm` file, which a read-only folder
  * cannot get) is read from a snapshot in a temporary folder, removed when the scope closes.
@@ -535,13 +580,14 @@ export const examineStore = (
         Effect.mapError(fail("create"))
       )
     }
-    const headerProblem = yield* Effect.try({ try: () => problemOfHeader(file), catch: fail("read") })
-    if (headerProblem !== null) return yield* damaged(dir, file, headerProblem)
+    const header = yield* Effect.try({ try: () => problemOfHeader(file), catch: fail("read") })
+    if (header.problem !== null) return yield* damaged(dir, file, header.problem)
 
     // A writer of a sound store notes its state once the connection has closed (this scope's
     // finalizers run in reverse order, so the client opened after this check has closed by then).
     const noteOnClose = readonly ? Effect.void : Effect.addFinalizer(() => Effect.sync(() => noteSound(file)))
-    if (!readonly && unchangedSinceSound(file)) {
+    // Only a store marked as assay's in its header is taken on a note: an unmarked one is looked into.
+    if (!readonly && header.applicationId === APPLICATION_ID && unchangedSinceSound(file)) {
       yield* noteOnClose
       return { file, filename: file, readonly }
     }
@@ -549,15 +595,15 @@ export const examineStore = (
     const companions = [`${file}-wal`, `${file}-shm`]
     const before = companions.map(existsSync)
     const first = yield* probe(file).pipe(Effect.mapError(fail("check")))
-    if (first._tag === "damaged") {
-      // The read-only check made these beside a damaged file: take them away again, as nothing
-      // may be left behind. (Only files it made, and only while the log is empty.)
+    if (first._tag === "damaged" || (first._tag === "sound" && first.identity === "foreign")) {
+      // The read-only check made these beside a damaged or foreign file: take them away again, as
+      // nothing may be left behind. (Only files it made, and only while the log is empty.)
       const logEmpty = sizeOf(`${file}-wal`) === 0
       yield* Effect.try({
         try: () => companions.forEach((f, i) => logEmpty && !before[i] && rmSync(f, { force: true })),
         catch: fail("clean up beside")
       })
-      return yield* damaged(dir, file, first.problem)
+      return yield* first._tag === "damaged" ? damaged(dir, file, first.problem) : foreign(dir, file)
     }
     if (first._tag === "sound") {
       yield* noteOnClose
@@ -587,6 +633,7 @@ export const examineStore = (
     const filename = join(copy, "assay.sqlite")
     const second = yield* probe(filename).pipe(Effect.mapError(fail("check")))
     if (second._tag === "damaged") return yield* damaged(dir, file, second.problem)
+    if (second._tag === "sound" && second.identity === "foreign") return yield* foreign(dir, file)
     if (second._tag === "cannot-open") return yield* new HomeError({ reason: "io", home: dir, detail: `cannot open ${file}` })
     return { file, filename, readonly: true }
   })

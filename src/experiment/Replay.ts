@@ -71,7 +71,9 @@ export const ReplayResult = Schema.Struct({
   /** What the replayed Attempts cost when they were recorded; null when a price was unknown. */
   recordedCostUsd: Schema.NullOr(Schema.Number),
   /** What the replay itself spent: nothing, it calls no model. */
-  spendUsd: Schema.Literal(0)
+  spendUsd: Schema.Literal(0),
+  /** Why verdicts that differ were not stored as a run (the store is read-only); absent when they were, or none differ. */
+  notStored: Schema.optional(Schema.String)
 })
 export type ReplayResult = typeof ReplayResult.Type
 
@@ -214,7 +216,9 @@ export const replayRun = (runId: string, source: ReplaySource): Effect.Effect<Re
       recordedCostUsd = recordedCostUsd === null || original.usage.costUsd === null ? null : recordedCostUsd + original.usage.costUsd
     }
 
-    const newRunId = differ.length === 0 ? null : yield* storeReplay(runId, run.settings, run.experimentId, source, {
+    // A read-only home is replayed all the same; what differs is printed, and stored nowhere.
+    const notStored = differ.length > 0 && store.readOnly === true ? `the store ${store.home} is read-only` : undefined
+    const newRunId = differ.length === 0 || notStored !== undefined ? null : yield* storeReplay(runId, run.settings, run.experimentId, source, {
       attempts: replayed.map((r) => r.replayed),
       same: replayed.length - differ.length,
       differ: differ.length,
@@ -241,7 +245,8 @@ export const replayRun = (runId: string, source: ReplaySource): Effect.Effect<Re
       missing,
       notReplayable,
       recordedCostUsd,
-      spendUsd: 0
+      spendUsd: 0,
+      ...(notStored !== undefined ? { notStored } : {})
     } satisfies ReplayResult
   })
 

@@ -25,12 +25,16 @@ import { ExperimentDef as ExperimentDefSchema } from "../schema/ExperimentDef.ts
 export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
   // damaged: the store file is empty, not SQLite, truncated or corrupt (and was left as it is);
   // read-only: the store can only be read, and reading it is not enough (its schema is older).
-  reason: Schema.Literal("open", "query", "decode", "unknown-run", "damaged", "read-only"),
+  // foreign: the store file is a SQLite database that assay did not make (left as it is);
+  // older: its schema is older than this assay reads, and the command may not upgrade it.
+  reason: Schema.Literal("open", "query", "decode", "unknown-run", "damaged", "foreign", "older", "read-only"),
   detail: Schema.String
 }) {
   override get message() {
     // A damaged or read-only store is told in a sentence that names the file and what to do.
-    return this.reason === "damaged" || this.reason === "read-only" ? this.detail : `store: ${this.reason}: ${this.detail}`
+    return this.reason === "damaged" || this.reason === "foreign" || this.reason === "older" || this.reason === "read-only"
+      ? this.detail
+      : `store: ${this.reason}: ${this.detail}`
   }
 }
 
@@ -60,6 +64,8 @@ export interface RunRecord {
 
 export interface Store {
   readonly home: string
+  /** Opened read-only (asked for, or a home that cannot be written): every put fails. */
+  readonly readOnly?: boolean
   readonly putExperiment: (def: ExperimentDef) => Effect.Effect<string, StoreError>
   readonly getExperiment: (id: string) => Effect.Effect<ExperimentDef, StoreError>
   readonly startRun: (experimentId: string, settings: unknown) => Effect.Effect<string, StoreError>
@@ -437,6 +443,7 @@ const make = (home: string, readOnly: boolean) =>
       })
     const store: Store = {
       home,
+      readOnly,
       putExperiment: (def) => {
         const id = experimentIdOf(def)
         return sql`INSERT INTO experiments (id, def, created_at) VALUES (${id}, ${JSON.stringify(Schema.encodeSync(ExperimentDefSchema)(def))}, ${now()})
@@ -649,10 +656,19 @@ export interface LayerOptions {
    * migrating. Absent, the store is read-only only when the folder or the file is not writable.
    */
   readonly readOnly?: boolean
+  /**
+   * Bring an older schema up to date (the default). False: a store of an older schema is refused
+   * with the command that upgrades it, as a read-only one is; only `run`, under the home's lock,
+   * migrates.
+   */
+  readonly migrate?: boolean
 }
 
-/** A read-only store is read as it is: one made by an older assay cannot be migrated here. */
-const requireCurrentSchema = (file: string) =>
+/**
+ * A store that is not to be migrated is read as it is: one made by an older assay is refused,
+ * naming the command that upgrades it. (`readOnly`: it could not be upgraded here anyway.)
+ */
+const requireCurrentSchema = (file: string, readOnly: boolean) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const known = yield* migrations
@@ -665,12 +681,22 @@ const requireCurrentSchema = (file: string) =>
     const current = rows[0]?.id ?? 0
     if (current < needed) {
       return yield* new StoreError({
-        reason: "read-only",
-        detail: `the store ${file} was written by an older assay (schema ${current}, this one reads ${needed}) and is opened read-only, ` +
-          `so it cannot be upgraded: run a writing command (assay run) on it once where it is writable`
+        reason: readOnly ? "read-only" : "older",
+        detail: `the store ${file} was written by an older assay (schema ${current}, this one reads ${needed}); plan, report, replay and view ` +
+          `never upgrade it: \`assay run … --yes\` on this home upgrades it`
       })
     }
   })
+
+/**
+ * A writer marks an unmarked store as assay's (one an older assay made): the header's application
+ * id, which tells it apart from any other SQLite file without reading its tables.
+ */
+const markAsAssays = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql.unsafe<{ application_id: number }>("PRAGMA application_id")
+  if (Number(rows[0]?.application_id ?? 0) !== Home.APPLICATION_ID) yield* sql.unsafe(`PRAGMA application_id = ${Home.APPLICATION_ID}`)
+})
 
 /**
  * The store of a home folder, migrated to the current schema (created if absent). A store file
@@ -683,7 +709,11 @@ export const layer = (home: string, options: LayerOptions = {}): Layer.Layer<Sto
     Effect.map(Home.examineStore(dir, options), (access) => {
       // A read-only connection must not switch the journal mode: that writes the file's header.
       const client = Sqlite.layer({ filename: access.filename, readonly: access.readonly, disableWAL: access.readonly })
-      const schema = Layer.effectDiscard(access.readonly ? requireCurrentSchema(access.file) : Migrator.make({})({ loader: migrations }))
+      const schema = Layer.effectDiscard(
+        access.readonly || options.migrate === false
+          ? requireCurrentSchema(access.file, access.readonly)
+          : Effect.zipRight(Migrator.make({})({ loader: migrations }), markAsAssays)
+      )
       return Layer.effect(Store, make(dir, access.readonly)).pipe(Layer.provide(schema), Layer.provide(client))
     })
   ).pipe(
@@ -691,7 +721,7 @@ export const layer = (home: string, options: LayerOptions = {}): Layer.Layer<Sto
       e instanceof StoreError
         ? e
         : e instanceof Home.HomeError
-        ? new StoreError({ reason: e.reason === "damaged" || e.reason === "read-only" ? e.reason : "open", detail: e.message })
+        ? new StoreError({ reason: e.reason === "damaged" || e.reason === "foreign" || e.reason === "read-only" ? e.reason : "open", detail: e.message })
         : new StoreError({ reason: "open", detail: `cannot open the store in ${dir}: ${e.message}` })
     )
   )
@@ -746,7 +776,9 @@ const migratePostgres = Effect.gen(function*() {
  */
 export const layerPostgres = (url: string, home: string, options: LayerOptions = {}): Layer.Layer<Store, StoreError> => {
   const shown = redactUrl(url)
-  const schema = Layer.effectDiscard(options.readOnly === true ? requireCurrentSchema(shown) : migratePostgres)
+  const schema = Layer.effectDiscard(
+    options.readOnly === true || options.migrate === false ? requireCurrentSchema(shown, options.readOnly === true) : migratePostgres
+  )
   return Layer.effect(Store, make(resolve(home), options.readOnly === true)).pipe(
     Layer.provide(schema),
     Layer.provide(postgresClient(url)),
