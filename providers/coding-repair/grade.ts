@@ -1,8 +1,8 @@
 /**
  * Grading a repair: the workspace as the candidate left it, in a fresh temp folder, with the
  * task's tests put back as they were (whatever the candidate did to them) and the hidden tests
- * beside them; the hidden tests run sandboxed (the same cleared environment, process group and
- * timeout as the candidate's commands). Each expected test's outcome is read from a report of the
+ * beside them; the hidden tests run in the same sandbox as the candidate's commands
+ * (src/sandbox/Sandbox.ts), with the report's folder as the one other writable folder. Each expected test's outcome is read from a report of the
  * runner's, never from what the code under test prints: node:test's TAP, and for Python a small
  * runner of ours (runner/unittest_report.py) writing JSON, each to a file outside the folder.
  */
@@ -10,9 +10,9 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { Effect } from "effect"
-import { runProcess } from "../../src/harness/Process.ts"
+import * as Sandbox from "../../src/sandbox/Sandbox.ts"
 import { type Files, isTestPath, type RepairTask } from "./repos.ts"
-import { commandEnv, materialize, nodeExecutable, python, tempFolder } from "./workspace.ts"
+import { commandEnv, interpreterBinds, materialize, nodeExecutable, python, tempFolder } from "./workspace.ts"
 
 /** The hidden tests' time limit: a fix that loops fails its tests here instead of hanging the run. */
 export const HIDDEN_TIMEOUT_MS = 60_000
@@ -80,7 +80,6 @@ export const runHidden = (task: RepairTask, final: Files, timeoutMs: number = HI
     Effect.gen(function*() {
       const py = yield* python
       const dir = yield* tempFolder("assay-repair-grade-")
-      const home = yield* tempFolder("assay-repair-home-")
       yield* Effect.try({ try: () => materialize(dir, gradingFiles(task, final)), catch: (e) => `grading folder: ${String(e)}` })
       const testFiles = hiddenTestFiles(task)
       const expected = [...task.failToPass, ...task.passToPass]
@@ -92,12 +91,14 @@ export const runHidden = (task: RepairTask, final: Files, timeoutMs: number = HI
         const reportDir = yield* tempFolder("assay-repair-report-")
         const report = path.join(reportDir, "report.json")
         const modules = testFiles.map((p) => p.replace(/\.py$/, "").split("/").join("."))
-        outcome = yield* runProcess({
+        outcome = yield* Sandbox.run({
           command: py.executable,
           args: ["-I", "-B", unittestReport, report, ...modules],
-          cwd: dir,
-          env: commandEnv(home, py),
+          work: dir,
+          env: commandEnv(py),
           timeoutMs,
+          readOnly: [...interpreterBinds(py), unittestReport],
+          writable: [reportDir],
           maxOutputBytes: 256 * 1024
         }).pipe(Effect.mapError((e) => e.message))
         found = new Map()
@@ -119,12 +120,14 @@ export const runHidden = (task: RepairTask, final: Files, timeoutMs: number = HI
             parts.timedOut = true
             break
           }
-          const o = yield* runProcess({
+          const o = yield* Sandbox.run({
             command: nodeExecutable,
             args: ["--test-reporter=tap", `--test-reporter-destination=${path.join(tapDir, `${i}.tap`)}`, file],
-            cwd: dir,
-            env: commandEnv(home, py),
+            work: dir,
+            env: commandEnv(py),
             timeoutMs: left,
+            readOnly: interpreterBinds(py),
+            writable: [tapDir],
             maxOutputBytes: 256 * 1024
           }).pipe(Effect.mapError((e) => e.message))
           parts.stdout += o.stdout

@@ -2,9 +2,10 @@
  * The candidate's workspace and its commands. The workspace is the Attempt's world (table
  * `files`: path -> text), so file tools are pure tools and a replay rebuilds it from the recorded
  * writes. A command runs as a `process/spawn` effect: its live handler writes the workspace to a
- * fresh temp folder, runs the command there sandboxed as the corpus graders run their checks
- * (Process.ts: cleared environment, own process group, a timeout after which the whole tree is
- * killed), removes the folder, and answers the output and the files the command changed, which
+ * fresh temp folder, runs the command there in the sandbox (src/sandbox/Sandbox.ts: bubblewrap,
+ * where only that folder is writable and nothing of assay, its data or the user is visible, no
+ * network, a cleared environment, and the whole namespace killed at the timeout), removes the
+ * folder, and answers the output and the files the command changed, which
  * the protocol applies to the world. The request carries the workspace as its difference from
  * the task's files, so a replay that reached another workspace fails loudly (replay-mismatch).
  */
@@ -14,7 +15,7 @@ import * as path from "node:path"
 import { Effect, Schema, type Scope } from "effect"
 import type { Json } from "../../src/content/Canonical.ts"
 import { findPython, type Python } from "../../src/harness/Graders.ts"
-import { runProcess } from "../../src/harness/Process.ts"
+import * as Sandbox from "../../src/sandbox/Sandbox.ts"
 import * as World from "../../src/world/World.ts"
 import * as WE from "../../src/world/WorldEffects.ts"
 import { type Files, loadTasks } from "./repos.ts"
@@ -116,11 +117,10 @@ export const commandPath = (python: Python | undefined): string =>
   [...new Set([path.dirname(nodeExecutable), ...(python ? [path.dirname(python.executable)] : []), ...SYSTEM_PATH])].join(":")
 
 /**
- * The whole environment a command sees: nothing of the caller's (no keys reach it). HOME is a
- * folder of its own, so what tools keep there (caches, histories) stays out of the workspace.
+ * The whole environment a command sees: nothing of the caller's (no keys reach it). HOME is the
+ * sandbox's own folder, so what tools keep there (caches, histories) stays out of the workspace.
  */
-export const commandEnv = (home: string, python: Python | undefined): Record<string, string> => ({
-  HOME: home,
+export const commandEnv = (python: Python | undefined): Record<string, string> => ({
   PATH: commandPath(python),
   LANG: "C.UTF-8",
   PYTHONDONTWRITEBYTECODE: "1"
@@ -168,21 +168,25 @@ export const tempFolder = (prefix: string): Effect.Effect<string, string, Scope.
     (d) => Effect.sync(() => fs.rmSync(d, { recursive: true, force: true }))
   )
 
+/** What a command and the hidden tests may read besides the system: node's and python's install folders. */
+export const interpreterBinds = (python: Python | undefined): ReadonlyArray<Sandbox.Bind> =>
+  [nodeExecutable, ...(python ? [python.executable] : [])].flatMap((exe) => Sandbox.installFolder(exe) ?? [])
+
 /** Runs a shell command in a temp copy of the files, removed afterwards. */
 export const runCommand = (files: Files, command: string, timeoutSeconds: number): Effect.Effect<CommandResult, string> =>
   Effect.scoped(
     Effect.gen(function*() {
       const py = yield* python
       const dir = yield* tempFolder("assay-repair-")
-      const home = yield* tempFolder("assay-repair-home-")
       yield* Effect.try({ try: () => materialize(dir, files), catch: (e) => `workspace: ${String(e)}` })
       const before = textTree(dir)
-      const outcome = yield* runProcess({
+      const outcome = yield* Sandbox.run({
         command: "/bin/sh",
         args: ["-c", command],
-        cwd: dir,
-        env: commandEnv(home, py),
+        work: dir,
+        env: commandEnv(py),
         timeoutMs: timeoutSeconds * 1000,
+        readOnly: interpreterBinds(py),
         maxOutputBytes: 1024 * 1024
       }).pipe(Effect.mapError((e) => e.message))
       const after = yield* Effect.try({ try: () => textTree(dir), catch: (e) => `workspace: ${String(e)}` })
@@ -193,7 +197,7 @@ export const runCommand = (files: Files, command: string, timeoutSeconds: number
         stdout: keep(outcome.stdout),
         stderr: keep(outcome.stderr),
         wallMs: outcome.wallMs,
-        remaining: outcome.termination.remaining,
+        remaining: outcome.remaining,
         changes: difference(before, after)
       }
     })

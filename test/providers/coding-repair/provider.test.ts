@@ -1,3 +1,6 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import type { Json } from "../../../src/content/Canonical.ts"
@@ -8,6 +11,10 @@ import type { Attempt } from "../../../src/schema/Attempt.ts"
 import type { EffectsSpec, EnvironmentDef } from "../../../src/schema/EnvironmentDef.ts"
 import { provider } from "../../../providers/coding-repair/index.ts"
 import { CommandResult } from "../../../providers/coding-repair/workspace.ts"
+import { tempDir } from "../../support/tempDirs.ts"
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..")
+const goldSlugify = path.join(repo, "providers/coding-repair/repos/js-slugify/solution/src/slugify.js")
 
 const envOf = (task: string) =>
   Effect.map(provider.environments, (es) => es.find((e) => e.task === task)!)
@@ -170,5 +177,46 @@ describe("coding-repair", () => {
       const b = yield* run(readOnly, yield* provider.scripted("gold", readOnly), "gold")
       expect(toolMessages(b).every((m) => m.error && m.content.includes("refused (read-only)"))).toBe(true)
       expect(b.verdict.reward).toBe(0)
+    }))
+
+  // Issue 39: the escapes a hand-driven candidate used, replayed through run_command and the grader.
+  it.effect("a command cannot read the user's key from its parent or PID 1, nor copy the gold fix from the repository", () =>
+    Effect.gen(function*() {
+      const key = "sk-assay-coding-repair-fake-key"
+      const before = process.env["OPENAI_API_KEY"]
+      process.env["OPENAI_API_KEY"] = key
+      const env = yield* envOf("js-slugify")
+      const a = yield* run(env, Agent.scripted("escapes", calls(
+        [["run_command", { command: "cat /proc/$PPID/environ | tr '\\000' '\\n'; cat /proc/1/environ; env; grep -rs OPENAI /proc/*/environ" }]],
+        [["run_command", { command: `cp ${goldSlugify} src/` }]]
+      ))).pipe(Effect.ensuring(Effect.sync(() => {
+        if (before === undefined) delete process.env["OPENAI_API_KEY"]
+        else process.env["OPENAI_API_KEY"] = before
+      })))
+      const [leak, copy] = toolMessages(a)
+      expect(JSON.stringify(a.output)).not.toContain(key)
+      expect(JSON.stringify(a.recording)).not.toContain(key)
+      expect(leak?.content).not.toContain("OPENAI")
+      expect(copy?.error).toBe(true)
+      expect(copy?.content).toContain("No such file or directory")
+      expect(a.verdict.reward).toBe(0)
+    }))
+
+  it.effect("the hidden tests run in the same sandbox: code under test cannot import the gold fix or write outside", () =>
+    Effect.gen(function*() {
+      const outside = tempDir("assay-repair-outside-")
+      const marker = path.join(outside, "escaped")
+      // Would pass every hidden test if the repository were visible when the tests run.
+      const cheat = [
+        `import { readFileSync, writeFileSync } from "node:fs"`,
+        `try { writeFileSync(${JSON.stringify(marker)}, readFileSync("/proc/1/environ")) } catch {}`,
+        `const gold = await import(${JSON.stringify(goldSlugify)})`,
+        `export const slugify = gold.slugify`
+      ].join("\n")
+      const env = yield* envOf("js-slugify")
+      const a = yield* run(env, Agent.scripted("cheats", calls([["write_file", { path: "src/slugify.js", content: cheat }]])))
+      expect(a.verdict.reward).toBe(0)
+      expect(a.verdict.checks).toEqual({ "tests-untouched": true, "fail-to-pass": false, "pass-to-pass": false })
+      expect(fs.existsSync(marker)).toBe(false)
     }))
 })
