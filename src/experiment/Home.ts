@@ -302,13 +302,19 @@ export const lock = (home: string, options: LockOptions = {}): Effect.Effect<Hol
         // On process exit with the scope never closed (process.exit mid-run), the lock goes
         // with the process even where its pid cannot be checked (another host).
         exitHooks.set(mine.token, () => removeIfUnchanged(file, text))
-        if (exitHooks.size === 1) process.on("exit", runExitHooks)
+        if (exitHooks.size === 1) {
+          process.on("exit", runExitHooks)
+          for (const signal of fatalSignals) process.prependListener(signal, onFatalSignal)
+        }
       })),
     (mine) =>
       Effect.sync(() => {
         exitHooks.delete(mine.token)
         ownTokens.delete(mine.token)
-        if (exitHooks.size === 0) process.removeListener("exit", runExitHooks)
+        if (exitHooks.size === 0) {
+          process.removeListener("exit", runExitHooks)
+          for (const signal of fatalSignals) process.removeListener(signal, onFatalSignal)
+        }
       }).pipe(
         Effect.zipRight(Effect.try({ try: () => removeIfUnchanged(file, JSON.stringify(mine)), catch: io("cannot release the lock") })),
         // The scope is closing whatever happens; a lock left behind is taken over by the next taker's pid check.
@@ -326,6 +332,26 @@ const runExitHooks = () => {
       // The process is exiting: there is no one left to tell, and the next taker's pid check covers it.
     }
   }
+}
+
+/** The signals whose default action ends the process without its "exit" event. */
+const fatalSignals = ["SIGINT", "SIGTERM", "SIGHUP"] as const
+
+/**
+ * Runs first on each of those signals while a lock is held. Another listener (runMain's, which
+ * interrupts the program so that the lock's scope closes) handles the first Ctrl-C and then lets
+ * go; a second Ctrl-C a few milliseconds later, or a SIGHUP nobody listens to, would find no
+ * listener but this one, and Node's default action would end the process with the lock left
+ * behind. So when nobody else listens, the locks are removed here and the signal is raised again
+ * with its default action: the process ends as it would have, without the lock.
+ */
+const onFatalSignal = (signal: NodeJS.Signals) => {
+  if (process.listenerCount(signal) > 1) return
+  runExitHooks()
+  exitHooks.clear()
+  for (const s of fatalSignals) process.removeListener(s, onFatalSignal)
+  process.removeListener("exit", runExitHooks)
+  process.kill(process.pid, signal)
 }
 
 /** The lock as a layer: the home is this process's to write for the layer's lifetime. */
