@@ -11,6 +11,7 @@ import { Registry } from "../model/Registry.ts"
 import { noLimits } from "../schema/EnvironmentDef.ts"
 import { harnessNames, isHarnessName } from "../harness/Harness.ts"
 import { UsageError } from "./benchmarks.ts"
+import { harnessBinDirs } from "./harnessBin.ts"
 
 // Loaded once, on the first model cell (the clients take seconds to load), not imported per cell.
 const loadModelAgent = Effect.runSync(Effect.cached(Effect.promise(() => import("../model/ModelAgent.ts"))))
@@ -19,17 +20,20 @@ const loadModelAgent = Effect.runSync(Effect.cached(Effect.promise(() => import(
  * `harness:NAME[:MODEL]`: an agent CLI on the corpus benchmark. Its identity is the harness and the
  * model asked for (the CLI's default when none); the protocol runs it as a `process/spawn` effect.
  */
-export const resolveHarnessCandidate = (provider: Provider, name: string): Effect.Effect<Candidate, UsageError> =>
+export const resolveHarnessCandidate = (provider: Provider, name: string): Effect.Effect<Candidate, UsageError, Registry> =>
   Effect.gen(function*() {
-    if (provider.name !== "corpus") {
-      return yield* new UsageError({ detail: `harness candidates (${name}) run on the corpus benchmark only, not ${provider.name}` })
-    }
     const rest = name.slice("harness:".length)
     const i = rest.indexOf(":")
     const harness = i < 0 ? rest : rest.slice(0, i)
     const model = i < 0 || rest.slice(i + 1) === "default" ? null : rest.slice(i + 1)
     if (!isHarnessName(harness) || model === "") {
       return yield* new UsageError({ detail: `${name}: expected harness:NAME[:MODEL] with NAME one of ${harnessNames.join(", ")}` })
+    }
+    // On every benchmark but the corpus (whose protocol runs the CLI in the task's folder), the
+    // CLI is bridged: the benchmark's tools over MCP, its model calls through assay.
+    if (provider.name !== "corpus") {
+      const { bridgedCandidate } = yield* Effect.promise(() => import("../harness/bridge/Candidate.ts"))
+      return yield* bridgedCandidate(harness, model, { binDirs: harnessBinDirs() }).pipe(Effect.mapError((e) => new UsageError({ detail: e.message })))
     }
     const canonical = model === null ? `harness:${harness}` : `harness:${harness}:${model}`
     return {

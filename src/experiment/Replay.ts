@@ -148,7 +148,7 @@ const replayOne = (
     // The candidate as it was defined when it ran (the store keeps it); the rebuilt one only when it is the same.
     const agentDef = agentDefs.get(attempt.agentId) ?? (AgentDefs.idOf(candidate.def) === attempt.agentId ? candidate.def : null)
     if (agentDef === null) return notReplayable(`the candidate ${attempt.candidate} is defined otherwise now (another agent id)`)
-    const agent = yield* Effect.either(candidate.agentFor(target.env))
+    const agent = yield* Effect.either(candidate.agentFor(target.env, { recording: attempt.recording }))
     if (agent._tag === "Left") return notReplayable(`no agent: ${agent.left.message}`)
     const replayed = yield* evaluate(target.env, {
       capabilities: target.lane.provider.capabilities,

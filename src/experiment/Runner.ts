@@ -14,7 +14,7 @@ import type { CapabilityError } from "../evaluation/Capabilities.ts"
 import { evaluate, LIBRARY_VERSION, predictInputsId } from "../evaluation/evaluate.ts"
 import type { Provider } from "../evaluation/Provider.ts"
 import type { AgentDef } from "../schema/AgentDef.ts"
-import type { Attempt } from "../schema/Attempt.ts"
+import type { Attempt, RecordedEffect } from "../schema/Attempt.ts"
 import { type EnvironmentDef, idOf as environmentIdOf } from "../schema/EnvironmentDef.ts"
 import { type ExperimentDef, idOf as experimentIdOf } from "../schema/ExperimentDef.ts"
 import type { Handlers, Wrap } from "../world/WorldEffects.ts"
@@ -49,8 +49,16 @@ export interface Candidate {
   readonly def: AgentDef
   /** The resolved registry entry of a model candidate: part of its inputs id. */
   readonly registryEntry: Json | null
-  /** A fresh agent for one Attempt. */
-  readonly agentFor: (env: EnvironmentDef) => Effect.Effect<Agent, CapabilityError>
+  /**
+   * A fresh agent for one Attempt; given the Attempt's recording when it is replayed (an agent
+   * that cannot run offline, a harness CLI, then makes its recorded calls again).
+   */
+  readonly agentFor: (env: EnvironmentDef, context?: { readonly recording?: ReadonlyArray<RecordedEffect> }) => Effect.Effect<Agent, CapabilityError>
+  /**
+   * Its model calls go through the Model service, each one metered and capped (a bridged harness
+   * CLI, as a model candidate): its cost is not charged again from the Attempt's own figures.
+   */
+  readonly callsMetered?: boolean
 }
 
 export interface Lane {
@@ -625,7 +633,7 @@ export const cellRunner = (
         if (attempt.verdict.ended?.reason === "spend-cap") return yield* skip(cell, attempt.verdict.ended.detail)
         // An agent CLI's run is not metered per call through the Model service: its cost (and a
         // harness judge's) counts here, and is written with the experiment's spend.
-        if (cell.candidate.def.kind === "harness") {
+        if (cell.candidate.def.kind === "harness" && cell.candidate.callsMetered !== true) {
           const judgedByHarness = cell.env.capabilities.models["judge"]?.startsWith("harness:") === true
           const judging = judgedByHarness ? attempt.judging?.costUsd : 0
           const costUsd = attempt.usage.costUsd === null || judging === null ? null : attempt.usage.costUsd + (judging ?? 0)

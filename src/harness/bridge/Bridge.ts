@@ -1,0 +1,616 @@
+/**
+ * An agent CLI as a candidate on any benchmark: the bridge between a protocol, which asks an agent
+ * for one reply at a time, and a CLI, which runs its own loop.
+ *
+ * Per Attempt, one HTTP server on 127.0.0.1 serves two routes: `/mcp`, the protocol's tools over
+ * MCP, and the model wire APIs, a proxy the CLI's model endpoint points at. The protocol stays the
+ * one driver of the conversation:
+ *
+ * - a model request of the CLI is read into assay's request shape and made as a
+ *   `model/generate:agent` effect through the Attempt's stack (admission, paired faults,
+ *   recording, the spend cap, the Model service), once: a fault goes back to the CLI as the status
+ *   a vendor would send, and the CLI's own retry is the next occurrence, as the built-in agent's
+ *   retry is. The answer goes back to the CLI in its wire format, and becomes the agent's reply to
+ *   the protocol: its tool calls (under the protocol's names), or its text;
+ * - the protocol runs those tool calls as the built-in agent's would be run (`tool/*` effects, in
+ *   the transcript); the CLI's MCP `tools/call`s are answered with the results the protocol got;
+ * - when the CLI has answered in text and the protocol comes back with a user's message (tau2),
+ *   the CLI is started again on its own session (resume) with that message.
+ *
+ * So the transcript is the built-in agent's form, the evaluator grades a harness like a model,
+ * and a replay needs no CLI: the recorded `model/generate:agent` requests are made again, in order,
+ * and answered from the recording.
+ *
+ * Model requests the CLI makes besides its turns (a title, a router, a memory note: a request that
+ * offers none of the protocol's tools while the protocol has some) are made as
+ * `model/generate:agent-aux` effects: capped, faulted and recorded on a site of their own, so the
+ * agent's own occurrences pair with the built-in agent's.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { randomBytes, randomUUID } from "node:crypto"
+import * as fs from "node:fs"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Effect, Either, Queue, Runtime } from "effect"
+import type { Json } from "../../content/Canonical.ts"
+import { canonicalUnsafe } from "../../content/Canonical.ts"
+import type { Wallet } from "../../budget/Wallet.ts"
+import { AgentError, type Agent, type AgentFailure } from "../../evaluation/Agent.ts"
+import type { AgentInput, AgentReply, Message, ToolCall } from "../../evaluation/Conversation.ts"
+import { ModelResponse, type ModelRequest } from "../../model/Model.ts"
+import { call as modelCall } from "../../model/ModelAgent.ts"
+import type { ResolvedModel } from "../../model/Registry.ts"
+import {
+  anthropicEvents,
+  anthropicMessageText,
+  type Answer,
+  chatChunks,
+  chatCompletion,
+  errorBody,
+  geminiResponseText,
+  geminiStream,
+  type Ids,
+  isObject,
+  type JsonObject,
+  nowSeconds,
+  readBody,
+  responsesEnvelope,
+  responsesEvents,
+  responsesItems,
+  routeOf,
+  sendJson,
+  sendJsonText,
+  sendSse,
+  tokensOf,
+  type WireApi
+} from "../../model/WireServe.ts"
+import type { RecordedEffect } from "../../schema/Attempt.ts"
+import * as WE from "../../world/WorldEffects.ts"
+import type { HarnessName } from "../Harness.ts"
+import { RUN_TOKEN_VARIABLE, terminate } from "../Process.ts"
+import { bridgedInvocation } from "./Invocations.ts"
+import { handleMcp, type McpToolResult } from "./Mcp.ts"
+import { toolNames, type ToolNames } from "./Tools.ts"
+import { readRequest, type WireRequest } from "./WireRequest.ts"
+
+export interface BridgeOptions {
+  readonly harness: HarnessName
+  /** Absolute path of the CLI's binary. */
+  readonly binary: string
+  /** The model the CLI's calls are made with (assay's call, whatever model id the CLI names). */
+  readonly model: ResolvedModel
+  /** The model id the CLI is told. */
+  readonly cliModel: string
+  /**
+   * The recorded effects of the Attempt when it is replayed: the agent then makes the recorded
+   * model requests again instead of running the CLI.
+   */
+  readonly replay?: ReadonlyArray<RecordedEffect> | undefined
+  /** How long the CLI may take to list the MCP tools before its first model call; default 120 s. */
+  readonly readinessMs?: number
+  /** The CLI's own tools stay on (a task that is a folder); default off. */
+  readonly ownTools?: boolean
+  /** The folder the CLI works in; default a fresh empty one. */
+  readonly workDir?: string
+  /** Called with each line of the CLI's stderr (diagnostics); default: dropped. */
+  readonly onStderr?: (line: string) => void
+}
+
+/** A bridged agent: the protocol's view, and the end of the CLI's session. */
+export interface BridgedAgent extends Agent {
+  readonly close: Effect.Effect<void>
+}
+
+const AGENT_KEY = "agent"
+const AUX_KEY = "agent-aux"
+
+/** The statuses a vendor sends for what a fault stands for; the CLI retries them as it would the vendor's. */
+const faultStatus = (reason: WE.EffectFault["reason"]): number =>
+  reason === "rate-limit" ? 429 : reason === "timeout" ? 504 : reason === "unreachable" ? 502 : 500
+
+interface ModelEvent {
+  readonly _tag: "model"
+  readonly wire: WireRequest
+  readonly answer: (outcome: Either.Either<ModelResponse, WE.EffectError | AgentFailure>) => void
+}
+interface ExitEvent {
+  readonly _tag: "exit"
+  /** which start of the CLI ended (a resumed session is a new start) */
+  readonly generation: number
+  readonly code: number | null
+  readonly signal: string | null
+}
+type Event = ModelEvent | ExitEvent
+
+/** The request assay makes for a CLI's request: the candidate's model, the protocol's tool names. */
+const requestOf = (wire: WireRequest, model: ResolvedModel, names: ToolNames): ModelRequest => {
+  const rename = (name: string) => names.ours(name) ?? name
+  const limit = model.model.limit.output > 0 ? model.model.limit.output : undefined
+  const bound = wire.maxOutputTokens === undefined ? limit : limit === undefined ? wire.maxOutputTokens : Math.min(limit, wire.maxOutputTokens)
+  return {
+    provider: model.provider,
+    model: model.model.id,
+    system: wire.system,
+    messages: wire.messages.map((m) =>
+      m.role === "assistant" && m.toolCalls !== undefined
+        ? { ...m, toolCalls: m.toolCalls.map((c) => ({ ...c, name: rename(c.name) })) }
+        : m.role === "tool"
+        ? { ...m, name: rename(m.name) }
+        : m
+    ),
+    tools: wire.tools.map((t) => ({ ...t, name: rename(t.name) })),
+    ...(bound !== undefined ? { maxOutputTokens: bound } : {})
+  }
+}
+
+/** The answer the CLI gets: the response with the tool names the CLI's model must call. */
+const answerOf = (response: ModelResponse, wire: WireRequest, theirs: (name: string) => string): Answer => ({
+  text: response.text,
+  toolCalls: response.toolCalls.map((c) => ({ id: c.id, name: theirs(c.name), arguments: c.arguments, argumentsText: c.argumentsText ?? JSON.stringify(c.arguments) })),
+  usage: {
+    input: response.usage.inputTokens,
+    output: response.usage.outputTokens,
+    cacheRead: response.usage.cacheReadTokens,
+    cacheWrite: response.usage.cacheWriteTokens,
+    reasoning: 0
+  },
+  model: wire.model.length > 0 ? wire.model : response.model
+})
+
+const send = (res: ServerResponse, api: WireApi, body: JsonObject, stream: boolean, a: Answer, ids: Ids): void => {
+  switch (api) {
+    case "openai-responses":
+      if (stream) return sendSse(res, responsesEvents(a, body, ids), true, false, {})
+      return sendJson(res, 200, responsesEnvelope(a, body, ids.next("resp"), nowSeconds(), "completed", responsesItems(a, ids)), {})
+    case "openai-chat":
+      if (stream) return sendSse(res, chatChunks(a, body, ids), false, true, {})
+      return sendJson(res, 200, chatCompletion(a, ids), {})
+    case "anthropic-messages":
+      if (stream) return sendSse(res, anthropicEvents(a, ids), true, false, {})
+      return sendJsonText(res, 200, anthropicMessageText(a, ids), {})
+    case "google":
+      if (stream) {
+        res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+        for (const chunk of geminiStream(a)) res.write(`data: ${chunk}\r\n\r\n`)
+        res.end()
+        return
+      }
+      return sendJsonText(res, 200, geminiResponseText(a), {})
+  }
+}
+
+const keyOf = (headers: IncomingMessage["headers"], url: string): string | undefined => {
+  const bearer = headers["authorization"]
+  if (typeof bearer === "string" && bearer.startsWith("Bearer ")) return bearer.slice(7)
+  for (const name of ["x-api-key", "x-goog-api-key", "api-key"]) {
+    const v = headers[name]
+    if (typeof v === "string") return v
+  }
+  return new URL(url, "http://127.0.0.1").searchParams.get("key") ?? undefined
+}
+
+/** Ids unique within the Attempt, for answers the CLI keeps in one conversation. */
+const idMaker = (): Ids => {
+  const counters = new Map<string, number>()
+  return {
+    next: (prefix) => {
+      const n = (counters.get(prefix) ?? 0) + 1
+      counters.set(prefix, n)
+      return `${prefix}_assay${String(n).padStart(4, "0")}`
+    }
+  }
+}
+
+interface Pending {
+  readonly name: string
+  readonly argsKey: string
+  readonly resolve: (result: McpToolResult) => void
+}
+interface Known {
+  readonly name: string
+  readonly argsKey: string
+  readonly result: McpToolResult
+  used: boolean
+}
+
+const argsKeyOf = (args: unknown): string => {
+  try {
+    return canonicalUnsafe(args as Json)
+  } catch {
+    // Arguments canonical JSON cannot hold (a NaN): matched by name and order alone.
+    return ""
+  }
+}
+
+/** The live session: the server, the CLI, and what passes between them and the protocol. */
+interface Live {
+  readonly server: Server
+  readonly url: string
+  readonly root: string
+  readonly workDir: string
+  readonly stateDir: string
+  readonly events: Queue.Queue<Event>
+  readonly token: string
+  child: ChildProcess | undefined
+  running: boolean
+  generation: number
+  stderrTail: Array<string>
+}
+
+const tail = (lines: ReadonlyArray<string>): string => lines.slice(-8).join("\n").slice(-2000)
+
+export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent => {
+  const readinessMs = options.readinessMs ?? 120_000
+  let names: ToolNames | undefined
+  let offered = 0
+  let live: Live | undefined
+  /** Messages of the transcript already passed to the CLI. */
+  let seen = 0
+  let turns = 0
+  let started = false
+  const sessionId = randomUUID()
+  let lastFault: WE.EffectFault | undefined
+  let listed = false
+  const listedWaiters: Array<() => void> = []
+  const known: Array<Known> = []
+  const pending: Array<Pending> = []
+  const ids = idMaker()
+  let closed = false
+
+  const settle = () => {
+    for (let i = 0; i < pending.length;) {
+      const p = pending[i]!
+      const k = known.find((k) => !k.used && k.name === p.name && k.argsKey === p.argsKey) ?? known.find((k) => !k.used && k.name === p.name)
+      if (k === undefined) {
+        i++
+        continue
+      }
+      k.used = true
+      pending.splice(i, 1)
+      p.resolve(k.result)
+    }
+  }
+
+  /** Tool results and user messages the protocol added since the last reply. */
+  const take = (input: AgentInput): { readonly userText: ReadonlyArray<string> } => {
+    const fresh = input.messages.slice(seen)
+    seen = input.messages.length
+    const userText: Array<string> = []
+    const callsById = new Map<string, ToolCall>()
+    for (const m of input.messages) if (m.role === "assistant") for (const c of m.toolCalls) callsById.set(c.id, c)
+    for (const m of fresh) {
+      if (m.role === "tool") {
+        const call = callsById.get(m.toolCallId)
+        known.push({ name: m.name, argsKey: argsKeyOf(call?.arguments ?? {}), result: { text: m.content, isError: m.error }, used: false })
+      } else if (m.role === "user") userText.push(m.content)
+    }
+    settle()
+    return { userText }
+  }
+
+  /** The first prompt: the benchmark's instructions and what was said so far. */
+  const firstPrompt = (input: AgentInput): string => {
+    const said = input.messages.map((m: Message) =>
+      m.role === "user" ? m.content : m.role === "assistant" && m.content !== null ? `(You said earlier: ${m.content})` : ""
+    ).filter((s) => s.length > 0)
+    return [input.system, ...said].filter((s) => s.length > 0).join("\n\n")
+  }
+
+  const stopChild = (s: Live) =>
+    s.child?.pid === undefined ? Effect.void : Effect.asVoid(terminate(s.child.pid, 0, s.token))
+
+  const startServer = (runtime: Runtime.Runtime<WE.WorldEffects | Wallet>, events: Queue.Queue<Event>, n: ToolNames, model: ResolvedModel) =>
+    Effect.async<Live, AgentError>((resume) => {
+      const root = fs.mkdtempSync(path.join(os.tmpdir(), `assay-${options.harness}-`))
+      const workDir = options.workDir ?? path.join(root, "work")
+      const stateDir = path.join(root, "state")
+      fs.mkdirSync(workDir, { recursive: true })
+      fs.mkdirSync(stateDir, { recursive: true })
+      const token = `assay-${randomBytes(12).toString("hex")}`
+      const runAux = (wire: WireRequest) =>
+        new Promise<Either.Either<ModelResponse, WE.EffectError>>((done) => {
+          const request = requestOf(wire, model, n)
+          Runtime.runCallback(runtime)(
+            Effect.either(WE.perform({ kind: "model/generate", key: AUX_KEY, request: request as unknown as Json }, ModelResponse)),
+            { onExit: (exit) => done(exit._tag === "Success" ? exit.value : Either.left(new WE.EffectFailed({ kind: "model/generate", key: AUX_KEY, reason: "handler", detail: "interrupted" }))) }
+          )
+        })
+      const answerWith = (res: ServerResponse, wire: WireRequest, body: JsonObject, theirs: (n: string) => string) =>
+      (outcome: Either.Either<ModelResponse, WE.EffectError | AgentFailure>) => {
+        if (res.writableEnded) return
+        if (Either.isRight(outcome)) return send(res, wire.api, body, wire.stream, answerOf(outcome.right, wire, theirs), ids)
+        const e = outcome.left
+        const status = e._tag === "EffectFault" ? faultStatus(e.reason) : 400
+        const headers: Record<string, string> = status === 429 ? { "retry-after": "1" } : {}
+        sendJson(res, status, errorBody(wire.api, status, e.message), headers)
+      }
+      const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+        const method = req.method ?? "GET"
+        const url = req.url ?? "/"
+        const pathname = url.split("?")[0] ?? "/"
+        const raw = await readBody(req)
+        if (pathname === "/mcp" || pathname.startsWith("/mcp/")) {
+          if (method !== "POST") {
+            res.writeHead(405, { allow: "POST" }).end()
+            return
+          }
+          let parsed: unknown
+          try {
+            parsed = JSON.parse(raw)
+          } catch {
+            res.writeHead(400).end()
+            return
+          }
+          await handleMcp({
+            tools: n.mcp,
+            onListed: () => {
+              listed = true
+              for (const w of listedWaiters.splice(0)) w()
+            },
+            call: (mcpName, args) =>
+              new Promise<McpToolResult>((resolve) => {
+                const ours = n.ours(mcpName) ?? mcpName
+                pending.push({ name: ours, argsKey: argsKeyOf(args), resolve })
+                settle()
+              })
+          }, req, res, parsed)
+          return
+        }
+        // The placeholder key the CLI was given: nothing else on this machine may spend through the proxy.
+        if (keyOf(req.headers, url) !== token) {
+          sendJson(res, 401, errorBody(null, 401, "not this Attempt's key"), {})
+          return
+        }
+        const route = routeOf(method, pathname)
+        if (route.api === null) {
+          if (method === "HEAD" || (method === "GET" && pathname === "/")) res.writeHead(200).end()
+          else if (method === "POST" && pathname === "/v1/messages/count_tokens") sendJson(res, 200, { input_tokens: tokensOf(raw.length) }, {})
+          else if (method === "GET" && (pathname === "/v1/models" || pathname === "/models")) {
+            sendJson(res, 200, { object: "list", data: [{ id: options.cliModel, object: "model", created: 0, owned_by: "assay" }] }, {})
+          } else sendJson(res, 404, errorBody(null, 404, `no route ${method} ${pathname}`), {})
+          return
+        }
+        let body: JsonObject
+        try {
+          const parsed: unknown = JSON.parse(raw)
+          if (!isObject(parsed)) throw new Error("not an object")
+          body = parsed
+        } catch {
+          sendJson(res, 400, errorBody(route.api, 400, "invalid JSON body"), {})
+          return
+        }
+        const wire = readRequest(route.api, body, route)
+        const seenNames = new Map<string, string>()
+        for (const t of wire.tools) {
+          const ours = n.ours(t.name)
+          if (ours !== undefined) seenNames.set(ours, t.name)
+        }
+        const theirs = (ours: string) => seenNames.get(ours) ?? n.theirs(ours)
+        const answer = answerWith(res, wire, body, theirs)
+        if (offered > 0 && seenNames.size === 0) {
+          if (!listed) {
+            // A turn sent before the CLI listed the tools would present the task without them: the
+            // CLI is told to try again (a vendor's "overloaded"), once the tools are listed.
+            const ready = await new Promise<boolean>((resolve) => {
+              const timer = setTimeout(() => resolve(false), readinessMs)
+              listedWaiters.push(() => {
+                clearTimeout(timer)
+                resolve(true)
+              })
+            })
+            if (!ready) Queue.unsafeOffer(events, { _tag: "exit", generation: -1, code: null, signal: "not-ready" })
+            sendJson(res, 503, errorBody(route.api, 503, "the tools are not ready yet; try again"), { "retry-after": "1" })
+            return
+          }
+          answer(await runAux(wire))
+          return
+        }
+        Queue.unsafeOffer(events, { _tag: "model", wire, answer })
+      }
+      const server = createServer((req, res) => {
+        handle(req, res).catch((e: unknown) => {
+          if (!res.headersSent) sendJson(res, 500, errorBody(null, 500, `bridge error: ${String(e)}`), {})
+          else res.end()
+        })
+      })
+      server.once("error", (e) => resume(Effect.fail(new AgentError({ agent: name, reason: "model-failed", detail: `bridge server: ${e.message}` }))))
+      server.listen(0, "127.0.0.1", () => {
+        const port = (server.address() as AddressInfo).port
+        resume(Effect.succeed({ server, url: `http://127.0.0.1:${port}`, root, workDir, stateDir, events, token, child: undefined, running: false, generation: 0, stderrTail: [] }))
+      })
+    })
+
+  const spawnCli = (s: Live, prompt: string, resume: boolean) =>
+    Effect.try({
+      try: () => {
+        const invocation = bridgedInvocation(options.harness, {
+          prompt,
+          model: options.cliModel,
+          proxyUrl: s.url,
+          mcpUrl: `${s.url}/mcp`,
+          apiKey: s.token,
+          workDir: s.workDir,
+          stateDir: s.stateDir,
+          resume,
+          sessionId,
+          ownTools: options.ownTools === true
+        })
+        for (const f of invocation.files) {
+          fs.mkdirSync(path.dirname(f.path), { recursive: true })
+          fs.writeFileSync(f.path, f.content)
+        }
+        const home = path.join(s.stateDir, "home")
+        const tmp = path.join(s.stateDir, "tmp")
+        fs.mkdirSync(home, { recursive: true })
+        fs.mkdirSync(tmp, { recursive: true })
+        // A cleared environment: the user's keys and settings never reach the CLI.
+        const env: Record<string, string> = {
+          PATH: [path.dirname(process.execPath), path.dirname(options.binary), "/usr/local/bin", "/usr/bin", "/bin"].join(path.delimiter),
+          HOME: home,
+          TMPDIR: tmp,
+          LANG: "C.UTF-8",
+          TERM: "dumb",
+          NO_COLOR: "1",
+          PWD: s.workDir,
+          [RUN_TOKEN_VARIABLE]: s.token,
+          ...invocation.env
+        }
+        const child = spawn(options.binary, [...invocation.args], { cwd: s.workDir, env, detached: true, stdio: ["ignore", "pipe", "pipe"] })
+        s.child = child
+        s.running = true
+        const generation = ++s.generation
+        child.stdout?.resume()
+        let partial = ""
+        child.stderr?.on("data", (chunk: Buffer) => {
+          const lines = (partial + chunk.toString("utf8")).split("\n")
+          partial = lines.pop() ?? ""
+          for (const line of lines) {
+            s.stderrTail.push(line)
+            if (s.stderrTail.length > 50) s.stderrTail.shift()
+            options.onStderr?.(line)
+          }
+        })
+        child.on("error", (e) => {
+          s.stderrTail.push(e.message)
+        })
+        child.on("close", (code, signal) => {
+          if (generation === s.generation) s.running = false
+          Queue.unsafeOffer(s.events, { _tag: "exit", generation, code, signal })
+        })
+      },
+      catch: (e) => new AgentError({ agent: name, reason: "model-failed", detail: `could not start ${options.harness}: ${String(e)}` })
+    })
+
+  /** Waits for the CLI's next turn: its model request made through the Attempt's stack, as the reply. */
+  const nextTurn = (s: Live, model: ResolvedModel, n: ToolNames): Effect.Effect<AgentReply, AgentFailure, WE.WorldEffects | Wallet> =>
+    Effect.gen(function*() {
+      for (;;) {
+        const event = yield* Queue.take(s.events)
+        if (event._tag === "exit") {
+          // The end of an earlier start of the CLI (before a resume) says nothing of this one.
+          if (event.generation !== -1 && event.generation !== s.generation) continue
+          if (event.signal === "not-ready") {
+            return yield* new WE.EffectFault({ kind: "process/spawn", key: `harness:${options.harness}`, occurrence: 0, reason: "unreachable", injected: false })
+          }
+          if (lastFault !== undefined) return yield* lastFault
+          if (turns === 0) {
+            // It never asked the model anything: the CLI did not start, which is no verdict on a model.
+            return yield* new WE.EffectFault({ kind: "process/spawn", key: `harness:${options.harness}`, occurrence: 0, reason: "unreachable", injected: false })
+          }
+          return yield* new AgentError({
+            agent: name,
+            reason: "bad-reply",
+            detail: `${options.harness} exited (${event.code ?? event.signal}) without replying: ${tail(s.stderrTail)}`
+          })
+        }
+        const reply = yield* modelTurn(event.wire, model, n, event.answer)
+        if (reply !== undefined) return reply
+      }
+    })
+
+  /** One CLI (or recorded) request made as the agent's model call; undefined when it faulted (the CLI retries). */
+  const modelTurn = (
+    wire: WireRequest | ModelRequest,
+    model: ResolvedModel,
+    n: ToolNames,
+    answer: ((outcome: Either.Either<ModelResponse, WE.EffectError | AgentFailure>) => void) | undefined
+  ): Effect.Effect<AgentReply | undefined, AgentFailure, WE.WorldEffects | Wallet> =>
+    Effect.gen(function*() {
+      const request = "api" in wire ? requestOf(wire, model, n) : wire
+      turns++
+      const outcome = yield* Effect.either(modelCall(request, { role: AGENT_KEY, model, retries: 0 }))
+      answer?.(outcome)
+      if (Either.isRight(outcome)) {
+        lastFault = undefined
+        const response = outcome.right
+        return { text: response.text, toolCalls: response.toolCalls as ReadonlyArray<ToolCall> }
+      }
+      const e = outcome.left
+      if (e._tag === "EffectFault") {
+        lastFault = e
+        return undefined
+      }
+      if (e._tag === "EffectFailed" && e.reason === "handler") return yield* new AgentError({ agent: name, reason: "model-failed", detail: e.detail })
+      return yield* e
+    })
+
+  // Replay: the recorded requests of the agent's turns, made again in order.
+  const recorded = (options.replay ?? []).filter((r) => r.kind === "model/generate" && r.key === AGENT_KEY).sort((a, b) => a.occurrence - b.occurrence)
+  let next = 0
+  const replayTurn = (model: ResolvedModel, n: ToolNames): Effect.Effect<AgentReply, AgentFailure, WE.WorldEffects | Wallet> =>
+    Effect.gen(function*() {
+      for (;;) {
+        const entry = recorded[next]
+        if (entry === undefined) {
+          if (lastFault !== undefined) return yield* lastFault
+          return yield* new AgentError({ agent: name, reason: "script-exhausted", detail: "the recording has no more model calls of the agent" })
+        }
+        const reply = yield* modelTurn(entry.request as ModelRequest, model, n, undefined)
+        // An injected fault is drawn again at the same occurrence: the CLI retried the same request.
+        if (reply === undefined && lastFault?.injected === true) continue
+        next++
+        if (reply !== undefined) return reply
+      }
+    })
+
+  const agent: BridgedAgent = {
+    name,
+    reply: (input) =>
+      Effect.gen(function*() {
+        if (closed) return yield* new AgentError({ agent: name, reason: "bad-reply", detail: "the harness session is closed" })
+        if (names === undefined) {
+          names = toolNames(options.harness, input.tools)
+          offered = input.tools.length
+        }
+        const n = names
+        const { userText } = take(input)
+        if (options.replay !== undefined) return yield* replayTurn(options.model, n)
+        if (live === undefined) {
+          const runtime = yield* Effect.runtime<WE.WorldEffects | Wallet>()
+          const events = yield* Queue.unbounded<Event>()
+          live = yield* startServer(runtime, events, n, options.model)
+        }
+        const s = live
+        if (!started) {
+          started = true
+          yield* spawnCli(s, firstPrompt(input), false)
+        } else if (userText.length > 0) {
+          // The CLI answered in text and the user spoke: its own session goes on with the message.
+          if (s.running) yield* waitExit(s)
+          yield* spawnCli(s, userText.join("\n\n"), true)
+        }
+        return yield* nextTurn(s, options.model, n)
+      }),
+    close: Effect.suspend(() => {
+      closed = true
+      const s = live
+      live = undefined
+      if (s === undefined) return Effect.void
+      for (const p of pending.splice(0)) p.resolve({ text: "Error: the Attempt is over", isError: true })
+      return stopChild(s).pipe(
+        Effect.zipRight(Effect.async<void>((resume) => {
+          s.server.closeAllConnections()
+          s.server.close(() => resume(Effect.void))
+        })),
+        Effect.zipRight(Effect.sync(() => fs.rmSync(s.root, { recursive: true, force: true })))
+      )
+    })
+  }
+
+  /** The CLI's exit after its text answer (its session written), bounded: a CLI that lingers is ended. */
+  const waitExit = (s: Live) =>
+    Effect.gen(function*() {
+      const deadline = Date.now() + 30_000
+      while (s.running) {
+        const event = yield* Queue.take(s.events).pipe(Effect.timeout(Math.max(1, deadline - Date.now())), Effect.option)
+        if (event._tag === "None") {
+          yield* stopChild(s)
+          return
+        }
+      }
+    })
+
+  return agent
+}

@@ -1,0 +1,104 @@
+/**
+ * `harness:NAME[:MODEL]` as a candidate of any benchmark: an agent CLI behind the bridge, its
+ * model calls made by assay with a registry model. MODEL is `PROVIDER:MODEL`, or a model of the
+ * CLI's own vendor; without it, the vendor's default below.
+ *
+ * Its identity (AgentDef and inputs id) is the CLI, the registry model and the bridge's
+ * adaptation; the CLI's version is run metadata, not identity (a CLI update is not a new
+ * candidate, as a vendor's silent model update is not).
+ */
+import { Effect, Schema } from "effect"
+import type { Json } from "../../content/Canonical.ts"
+import { CapabilityError } from "../../evaluation/Capabilities.ts"
+import type { Candidate } from "../../experiment/Runner.ts"
+import { Registry } from "../../model/Registry.ts"
+import { noLimits } from "../../schema/EnvironmentDef.ts"
+import { adapters } from "../adapters/index.ts"
+import { findBinary } from "../Detect.ts"
+import type { HarnessName } from "../Harness.ts"
+import { bridgedAgent } from "./Bridge.ts"
+import { bridged } from "./Invocations.ts"
+import { adaptation, ADAPTATION_VERSION } from "./Tools.ts"
+
+export class BridgeCandidateError extends Schema.TaggedError<BridgeCandidateError>()("BridgeCandidateError", {
+  candidate: Schema.String,
+  reason: Schema.Literal("not-bridged", "model"),
+  detail: Schema.String
+}) {
+  override get message() {
+    return `${this.candidate}: ${this.detail}`
+  }
+}
+
+/** The registry model a CLI runs when none is named, and the vendor a bare model id belongs to. */
+export const defaultModel: Readonly<Record<HarnessName, string>> = {
+  claude: "anthropic:claude-sonnet-4-5",
+  codex: "openai:gpt-5",
+  gemini: "google:gemini-2.5-pro",
+  qwen: "openai:gpt-4.1-mini",
+  opencode: "openai:gpt-4.1-mini",
+  pi: "openai:gpt-4.1-mini"
+}
+
+const vendorOf = (harness: HarnessName): string => defaultModel[harness].split(":")[0]!
+
+export interface BridgedCandidateOptions {
+  /** Folders searched for the CLI before PATH. */
+  readonly binDirs: ReadonlyArray<string>
+  /** The CLI keeps its own file and shell tools (a benchmark whose task is a folder). */
+  readonly ownTools?: boolean
+  /** Called with each stderr line of every CLI run (diagnostics). */
+  readonly onStderr?: (line: string) => void
+}
+
+export const bridgedCandidate = (
+  harness: HarnessName,
+  model: string | null,
+  options: BridgedCandidateOptions
+): Effect.Effect<Candidate, BridgeCandidateError, Registry> =>
+  Effect.gen(function*() {
+    const name = model === null ? `harness:${harness}` : `harness:${harness}:${model}`
+    if (!bridged.includes(harness)) {
+      return yield* new BridgeCandidateError({
+        candidate: name,
+        reason: "not-bridged",
+        detail: `${harness}'s pinned version has no MCP client, so the benchmark's tools cannot reach it (see the README, "Harnesses")`
+      })
+    }
+    const registry = yield* Registry
+    const ref = model === null ? defaultModel[harness] : model.includes(":") ? model : `${vendorOf(harness)}:${model}`
+    const resolved = yield* registry.resolve(ref).pipe(
+      Effect.mapError((e) => new BridgeCandidateError({ candidate: name, reason: "model", detail: e.message }))
+    )
+    const adapter = adapters[harness]
+    return {
+      def: { name, kind: "harness", model: resolved.ref, actionSpace: "tools", prompt: "", limits: noLimits },
+      registryEntry: { harness, bridge: ADAPTATION_VERSION, schemas: adaptation[harness], model: resolved as unknown as Json },
+      callsMetered: true,
+      agentFor: (_env, context) =>
+        Effect.suspend(() => {
+          if (context?.recording !== undefined) {
+            // A replay makes the recorded calls again: no CLI, no server.
+            return Effect.succeed(bridgedAgent(name, { harness, binary: "", model: resolved, cliModel: resolved.model.id, replay: context.recording }))
+          }
+          const binary = findBinary(adapter.binary, { binDirs: options.binDirs })
+          if (binary === undefined) {
+            return Effect.fail(
+              new CapabilityError({
+                capability: name,
+                reason: "setup",
+                detail: `no \`${adapter.binary}\` on PATH or in ${options.binDirs.join(", ")}: install it with \`npm install --prefix tools/harnesses\` (npm package ${adapter.npmPackage})`
+              })
+            )
+          }
+          return Effect.succeed(bridgedAgent(name, {
+            harness,
+            binary,
+            model: resolved,
+            cliModel: resolved.model.id,
+            ...(options.ownTools === true ? { ownTools: true } : {}),
+            ...(options.onStderr !== undefined ? { onStderr: options.onStderr } : {})
+          }))
+        })
+    } satisfies Candidate
+  })
