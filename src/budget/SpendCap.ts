@@ -9,9 +9,16 @@
  *
  * A call whose price is unknown reserves nothing and is not bounded by the cap: its cost is
  * unknown, never 0, and the report says so.
+ *
+ * The cap does not trust the server. A call that reports more than it reserved (a server that
+ * breaks `max_output_tokens`) is charged in full, counted as an overshoot, and every later
+ * reservation is held at the largest ratio of cost to reservation seen, so that what such a server
+ * answers still stays within the cap. Until one call has settled, only one call is in flight: the
+ * first answer says whether the server keeps to its bounds before a wave of calls trusts it. A
+ * call interrupted in flight (its answer may have been billed) is charged its reservation.
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
-import { Duration, Effect, Layer, Schedule, Schema, STM, TRef } from "effect"
+import { Cause, Duration, Effect, Layer, Schedule, Schema, STM, TRef } from "effect"
 import { costOf } from "../model/Cost.ts"
 import { Model, ModelError, type ModelRequest, type ModelResponse } from "../model/Model.ts"
 import type { ModelEntry } from "../model/Registry.ts"
@@ -45,6 +52,63 @@ export interface CapState {
    * wallets only): counted as spent so that the cap holds whatever those calls cost.
    */
   readonly unsettledUsd: number
+  /** Calls whose reported usage cost more than they reserved: charged in full. */
+  readonly overshoots: number
+  /** What those calls cost beyond their reservations. */
+  readonly overshootUsd: number
+  /** The largest cost / reservation seen (1 until a call overshoots): later reservations are held at this many times their worst case. */
+  readonly overshootFactor: number
+  /** The models (`provider:model`) whose calls overshot, in the order first seen. */
+  readonly overshotBy: ReadonlyArray<string>
+  /** Calls settled so far (answered, failed or interrupted). */
+  readonly settled: number
+}
+
+/** A cap's state before any call: nothing spent, reserved or seen. */
+const initialState = (capUsd: number | null, spentUsd: number): CapState => ({
+  capUsd,
+  spentUsd,
+  reservedUsd: 0,
+  unknownCalls: 0,
+  refused: 0,
+  unsettledUsd: 0,
+  overshoots: 0,
+  overshootUsd: 0,
+  overshootFactor: 1,
+  overshotBy: [],
+  settled: 0
+})
+
+/** Which call settles: named when it overshoots. */
+export interface SettledCall {
+  readonly provider: string
+  readonly model: string
+}
+
+/** A reservation's cost above which it overshot (floating sums leave hairs). */
+const overshot = (reservedUsd: number, costUsd: number | null): costUsd is number =>
+  costUsd !== null && reservedUsd > 0 && costUsd > reservedUsd * (1 + 1e-9)
+
+/** The state after a call settles: spent in full, its reservation released, an overshoot learned. */
+const settled = (s: CapState, reservedUsd: number, costUsd: number | null, call: SettledCall | undefined): CapState => {
+  const over = overshot(reservedUsd, costUsd)
+  const name = call === undefined ? null : `${call.provider}:${call.model}`
+  return {
+    ...s,
+    // Floating sums may leave a hair below zero; a reservation is never negative.
+    reservedUsd: Math.max(0, s.reservedUsd - reservedUsd),
+    spentUsd: s.spentUsd + (costUsd ?? 0),
+    unknownCalls: s.unknownCalls + (costUsd === null ? 1 : 0),
+    settled: s.settled + 1,
+    ...(over
+      ? {
+        overshoots: s.overshoots + 1,
+        overshootUsd: s.overshootUsd + (costUsd - reservedUsd),
+        overshootFactor: Math.max(s.overshootFactor, costUsd / reservedUsd),
+        overshotBy: name === null || s.overshotBy.includes(name) ? s.overshotBy : [...s.overshotBy, name]
+      }
+      : {})
+  }
 }
 
 export interface SpendCap {
@@ -52,8 +116,11 @@ export interface SpendCap {
   readonly bounded: boolean
   /** Reserve `usd`; fails, reserving nothing, when spent + reserved + usd would pass the cap. */
   readonly reserve: (usd: number) => Effect.Effect<void, SpendCapReached>
-  /** Settle a reservation with what the call cost (null: unknown); the rest is released. */
-  readonly settle: (reservedUsd: number, costUsd: number | null) => Effect.Effect<void>
+  /**
+   * Settle a reservation with what the call cost (null: unknown), charged in full even past its
+   * reservation; the rest is released. `call` names the model should it have overshot.
+   */
+  readonly settle: (reservedUsd: number, costUsd: number | null, call?: SettledCall) => Effect.Effect<void>
   /** Spend that was not metered per call (an agent CLI's run): counted, never refused. */
   readonly charge: (usd: number) => Effect.Effect<void>
   readonly state: Effect.Effect<CapState>
@@ -62,33 +129,31 @@ export interface SpendCap {
 /**
  * A cap of `capUsd` (null: none) over an experiment that has already spent `spentBefore`. A call
  * that would fit once the calls in flight settle waits for them (an STM retry: it wakes when the
- * state changes); a call that could not fit even then is refused at once.
+ * state changes); a call that could not fit even then is refused at once. Reservations count at
+ * `overshootFactor` times their worst case, and the first call goes alone (see above).
  */
 export const make = (capUsd: number | null, spentBefore = 0): Effect.Effect<SpendCap> =>
   capUsd === null ? Effect.sync(() => uncapped(spentBefore)) : Effect.map(
-    TRef.make<CapState>({ capUsd, spentUsd: spentBefore, reservedUsd: 0, unknownCalls: 0, refused: 0, unsettledUsd: 0 }).pipe(STM.commit),
+    TRef.make<CapState>(initialState(capUsd, spentBefore)).pipe(STM.commit),
     (state): SpendCap => ({
       bounded: true,
       reserve: (usd) =>
         STM.gen(function*() {
           const s = yield* TRef.get(state)
           if (s.capUsd === null) return null
-          if (s.spentUsd + usd > s.capUsd) {
+          // A server seen to overshoot its bounds by k is expected to again: every hold counts k times.
+          const k = s.overshootFactor
+          if (s.spentUsd + usd * k > s.capUsd) {
             yield* TRef.set(state, { ...s, refused: s.refused + 1 })
-            return new SpendCapReached({ capUsd: s.capUsd, spentUsd: s.spentUsd, reservedUsd: s.reservedUsd, neededUsd: usd })
+            return new SpendCapReached({ capUsd: s.capUsd, spentUsd: s.spentUsd, reservedUsd: s.reservedUsd * k, neededUsd: usd * k })
           }
-          if (s.spentUsd + s.reservedUsd + usd > s.capUsd) return yield* STM.retry
+          // The first call goes alone: its answer shows whether the server keeps to its bounds.
+          if (s.settled === 0 && s.reservedUsd > 0) return yield* STM.retry
+          if (s.spentUsd + (s.reservedUsd + usd) * k > s.capUsd) return yield* STM.retry
           yield* TRef.set(state, { ...s, reservedUsd: s.reservedUsd + usd })
           return null
         }).pipe(STM.commit, Effect.flatMap((refusal) => (refusal === null ? Effect.void : Effect.fail(refusal)))),
-      settle: (reservedUsd, costUsd) =>
-        TRef.update(state, (s) => ({
-          ...s,
-          // Floating sums may leave a hair below zero; a reservation is never negative.
-          reservedUsd: Math.max(0, s.reservedUsd - reservedUsd),
-          spentUsd: s.spentUsd + (costUsd ?? 0),
-          unknownCalls: s.unknownCalls + (costUsd === null ? 1 : 0)
-        })).pipe(STM.commit),
+      settle: (reservedUsd, costUsd, call) => TRef.update(state, (s) => settled(s, reservedUsd, costUsd, call)).pipe(STM.commit),
       charge: (usd) => TRef.update(state, (s) => ({ ...s, spentUsd: s.spentUsd + usd })).pipe(STM.commit),
       state: TRef.get(state).pipe(STM.commit)
     })
@@ -100,18 +165,13 @@ export const make = (capUsd: number | null, spentBefore = 0): Effect.Effect<Spen
  * fiber step at a time, so each update is whole.
  */
 const uncapped = (spentBefore: number): SpendCap => {
-  let s: CapState = { capUsd: null, spentUsd: spentBefore, reservedUsd: 0, unknownCalls: 0, refused: 0, unsettledUsd: 0 }
+  let s: CapState = initialState(null, spentBefore)
   return {
     bounded: false,
     reserve: () => Effect.void,
-    settle: (reservedUsd, costUsd) =>
+    settle: (reservedUsd, costUsd, call) =>
       Effect.sync(() => {
-        s = {
-          ...s,
-          reservedUsd: Math.max(0, s.reservedUsd - reservedUsd),
-          spentUsd: s.spentUsd + (costUsd ?? 0),
-          unknownCalls: s.unknownCalls + (costUsd === null ? 1 : 0)
-        }
+        s = settled(s, reservedUsd, costUsd, call)
       }),
     charge: (usd) =>
       Effect.sync(() => {
@@ -152,6 +212,20 @@ export interface CallSpend {
   readonly cacheReadTokens: number
   readonly cacheWriteTokens: number
   readonly costUsd: number | null
+  /** The ledger's reservation this spend settles (`Ledger.reserve`), to be removed with its writing. */
+  readonly reservation?: string
+}
+
+/**
+ * Where the run's calls are written before they are sent: a call's worst case is in the ledger
+ * (committed) before its request leaves, and its spend row replaces it once answered, so a run
+ * killed at any point leaves every answered call counted, at its cost or at its worst case.
+ */
+export interface Ledger {
+  /** Writes a call's worst case; its id, once committed. */
+  readonly reserve: (call: { readonly provider: string; readonly model: string; readonly usd: number }) => Effect.Effect<string>
+  /** Removes a reservation whose call failed (not billed). An interrupted call's stays: it may have been answered. */
+  readonly release: (id: string) => Effect.Effect<void>
 }
 
 export interface WrapOptions {
@@ -159,6 +233,8 @@ export interface WrapOptions {
   readonly priceOf: (provider: string, model: string) => Pick<ModelEntry, "cost" | "limit"> | undefined
   /** Called as each call completes with what it cost, before its result is returned. */
   readonly onSpend?: (spend: CallSpend) => Effect.Effect<void>
+  /** The ledger reservations are written to before a call is sent (calls of known price). */
+  readonly ledger?: Ledger
 }
 
 /**
@@ -178,10 +254,13 @@ export const wrapModel = (cap: SpendCap, inner: Model, options: WrapOptions): Mo
   generate: (request) =>
     Effect.gen(function*() {
       const entry = options.priceOf(request.provider, request.model)
-      // Without a cap nothing is reserved: the worst case (the request's whole text measured) is not needed.
-      const worst = cap.bounded ? worstCaseUsd(request, entry) : null
-      const reserved = worst ?? 0
-      if (worst !== null) yield* Effect.mapError(cap.reserve(worst), (refusal) => refusedCall(request, refusal))
+      const ledger = options.ledger
+      // Without a cap or a ledger nothing is reserved: the worst case (the request's whole text measured) is not needed.
+      const worst = cap.bounded || ledger !== undefined ? worstCaseUsd(request, entry) : null
+      const reserved = cap.bounded ? worst ?? 0 : 0
+      if (reserved > 0) yield* Effect.mapError(cap.reserve(reserved), (refusal) => refusedCall(request, refusal))
+      // The ledger's reservation, once written (an interruption before then leaves none).
+      let written: string | undefined
       const spendOf = (response: ModelResponse): CallSpend => ({
         provider: request.provider,
         model: request.model,
@@ -189,19 +268,31 @@ export const wrapModel = (cap: SpendCap, inner: Model, options: WrapOptions): Mo
         outputTokens: response.usage.outputTokens,
         cacheReadTokens: response.usage.cacheReadTokens,
         cacheWriteTokens: response.usage.cacheWriteTokens,
-        costUsd: entry === undefined ? null : costOf(entry, response.usage)
+        costUsd: entry === undefined ? null : costOf(entry, response.usage),
+        ...(written !== undefined ? { reservation: written } : {})
       })
-      const call = inner.generate(request).pipe(
+      const send = inner.generate(request).pipe(
         Effect.tap((response) => {
           const spend = spendOf(response)
-          return Effect.zipRight(cap.settle(reserved, spend.costUsd), options.onSpend ? options.onSpend(spend) : Effect.void).pipe(
+          return Effect.zipRight(cap.settle(reserved, spend.costUsd, request), options.onSpend ? options.onSpend(spend) : Effect.void).pipe(
             Effect.zipRight(Tracing.annotateModelCost(spend.costUsd))
           )
         })
       )
+      const call = ledger === undefined || worst === null ? send : Effect.zipRight(
+        Effect.map(ledger.reserve({ provider: request.provider, model: request.model, usd: worst }), (id) => {
+          written = id
+        }),
+        send
+      )
       // Settling nothing reserved at no cost changes nothing: without a reservation the call needs
-      // no handler for its failure (an uninterruptible region on every call).
-      return yield* (reserved === 0 ? call : Effect.onError(call, () => cap.settle(reserved, 0)))
+      // no handler for its failure (an uninterruptible region on every call). A call interrupted in
+      // flight may have been answered and billed: it is charged its reservation, and its ledger
+      // row stays; a call that failed was not billed.
+      return yield* (reserved === 0 && written === undefined && ledger === undefined ? call : Effect.onError(call, (cause) =>
+        Cause.isInterruptedOnly(cause)
+          ? cap.settle(reserved, reserved)
+          : Effect.zipRight(cap.settle(reserved, 0), written !== undefined && ledger !== undefined ? ledger.release(written) : Effect.void)))
     })
 })
 
@@ -359,7 +450,7 @@ export const makeShared = (
     return {
       bounded: true,
       reserve,
-      settle: (reservedUsd, costUsd) =>
+      settle: (reservedUsd, costUsd, call) =>
         Effect.zipRight(
           Effect.gen(function*() {
             // Spend first, then the hold: in between the cap counts the call twice, never not at all.
@@ -367,7 +458,8 @@ export const makeShared = (
             yield* sql`UPDATE wallet_holds SET reserved_usd = GREATEST(0, reserved_usd - ${reservedUsd}), heartbeat_at = clock_timestamp()
               WHERE wallet_id = ${walletId} AND holder = ${holder}`
           }).pipe(sql.withTransaction, Effect.orDie),
-          costUsd === null ? local.settle(0, null) : Effect.void
+          // This process's own count of unknown prices and overshoots (the wallet's row has neither).
+          local.settle(reservedUsd, costUsd, call)
         ),
       charge: (usd) => sql`UPDATE wallets SET spent_usd = spent_usd + ${usd} WHERE id = ${walletId}`.pipe(Effect.asVoid, Effect.orDie),
       state: Effect.gen(function*() {
@@ -375,10 +467,10 @@ export const makeShared = (
         const reserved = yield* held
         const mine = yield* local.state
         return {
+          ...mine,
           capUsd: s.cap_usd,
           spentUsd: s.spent_usd,
           reservedUsd: reserved,
-          unknownCalls: mine.unknownCalls,
           refused: s.refused,
           unsettledUsd: Number(s.unsettled_usd)
         }

@@ -472,7 +472,7 @@ const planCommand = Command.make("plan", selection, (sel) =>
     const unsettledUsd = Array.from(stored?.unsettled.values() ?? []).reduce((sum, usd) => sum + usd, 0)
     const spend = { experimentUsd: stored?.spend.knownUsd ?? 0, calls: stored?.spend.calls ?? 0, unknownCalls: stored?.spend.unknownCalls ?? 0, unsettledUsd }
     const spendLine = `  spent: $${spend.experimentUsd.toFixed(4)} on ${spend.calls} model calls by this experiment so far` +
-      (unsettledUsd > 0 ? ` recorded in the ledger, plus up to $${unsettledUsd.toFixed(4)} unsettled (calls in flight on a worker that died)` : "") +
+      (unsettledUsd > 0 ? ` recorded in the ledger, plus up to $${unsettledUsd.toFixed(4)} unsettled (calls in flight when a run or worker was killed)` : "") +
       (spend.unknownCalls > 0 ? ` (and ${spend.unknownCalls} calls of unknown price)` : "") +
       "; run --max-usd caps this total, across runs; calls of unknown price are not counted in it or capped"
     if (sel.json) yield* printJson({ ...summary, spend, modelProviders: models, ...(previous ? { estimate: previous } : {}) })

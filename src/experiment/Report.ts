@@ -660,7 +660,7 @@ const frontierLine = (cards: ReadonlyArray<Scorecard>): string => {
 export const formatSpend = (spend: Spend): string =>
   [
     `$${spend.runUsd.toFixed(4)} this run (${spend.calls} calls)` +
-    (spend.unsettledUsd > 0 ? ` recorded in the ledger, plus up to $${spend.unsettledUsd.toFixed(4)} unsettled (calls in flight on a worker that died)` : ""),
+    (spend.unsettledUsd > 0 ? ` recorded in the ledger, plus up to $${spend.unsettledUsd.toFixed(4)} unsettled (calls in flight when a run or worker was killed)` : ""),
     `$${spend.experimentUsd.toFixed(4)} for the experiment` +
     (spend.experimentUnsettledUsd > 0 ? `, plus up to $${spend.experimentUnsettledUsd.toFixed(4)} unsettled` : ""),
     ...(spend.capUsd !== null ? [`cap $${spend.capUsd}`] : []),

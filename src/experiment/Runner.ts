@@ -354,6 +354,7 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
 
     // The experiment's wallet: what its earlier runs spent counts against the cap.
     const spentBefore = yield* spentSoFar(plan.experimentId)
+    const cap = yield* SpendCap.make(settings.maxUsd, spentBefore)
     // A cell runs here, or on a cluster's workers (settings.dispatch), which store it the same way.
     const parallel = Math.max(1, settings.parallel)
     const slots = Slots.make(parallel)
@@ -361,7 +362,7 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     const writer = yield* makeWriter(store).pipe(Effect.withScheduler(scheduler))
     const produce: CellRunner = settings.dispatch !== undefined
       ? ((dispatch) => (cell: Cell) => dispatch(cell, { runId }))(settings.dispatch)
-      : yield* cellRunner(plan, settings, runId, spentBefore, undefined, { slots, writer })
+      : yield* cellRunner(plan, settings, runId, spentBefore, cap, { slots, writer })
     yield* settings.progress.start({ total: plan.cells.length, toRun: toRun.length, kept: kept.length })
 
     const runCell = (cell: Cell, onConversationEnd?: Effect.Effect<void>) =>
@@ -463,6 +464,14 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     if (unpredictedCells.length > 0) warnings.push(`${unpredictedCells.length} cells ran with inputs other than predicted: the result is incomplete`)
     if (skippedCount > 0) warnings.push(`${skippedCount} cells were skipped (see the run's skipped cells)`)
     if (deferred > 0) warnings.push(`${deferred} cells were left for a later run`)
+    const capState = yield* cap.state
+    if (capState.overshoots > 0) {
+      warnings.push(
+        `the model server of ${capState.overshotBy.join(", ")} reported more usage than ${capState.overshoots} calls could cost ` +
+          `(more output than max_output_tokens): charged in full, $${capState.overshootUsd.toFixed(4)} beyond their reservations; ` +
+          `later calls reserved ${capState.overshootFactor.toFixed(2)}x their worst case`
+      )
+    }
     const retried = states.filter((s) => s.state === "faulted" && (!settings.only || settings.only(s.cell))).length
     const apart = new Set(plan.cells.flatMap((c) => Array.from(c.lane.provider.impassable ?? [], (task) => `${c.lane.provider.name}/${task}`)))
     const impassable = (a: CellSummary) => apart.has(`${a.benchmark}/${a.task}`)

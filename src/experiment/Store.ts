@@ -100,15 +100,20 @@ export interface Store {
   readonly putBatch: (batch: {
     readonly spend: ReadonlyArray<{ readonly runId: string; readonly experimentId: string; readonly cell: CellKey; readonly spend: SpendRow }>
     readonly attempts: ReadonlyArray<{ readonly runId: string; readonly attempt: Attempt; readonly stored?: StoredForm }>
+    /** Model calls about to be sent, at their worst case (SpendCap.Ledger): removed when their spend row is written. */
+    readonly reserve?: ReadonlyArray<Reservation>
+    /** Reservations of calls that failed (not billed). */
+    readonly release?: ReadonlyArray<string>
   }) => Effect.Effect<ReadonlyArray<string>, StoreError>
   /** What every model call of an experiment (all its runs) cost, or of one run. */
   readonly spendOf: (of: { readonly experimentId: string } | { readonly runId: string }) => Effect.Effect<SpendTotal, StoreError>
   /**
-   * Per run of the experiment, the worst cases of model calls that a cluster worker had in flight
-   * when it died, with nobody left to settle them (SpendCap.unsettledOfWallets): not in the
-   * ledger (`spendOf`), yet they count against `--max-usd`, as they may have been billed. Runs
-   * with none are left out; a SQLite store never has any. `ending` names a run whose cells have
-   * all returned, counted as finished before its summary is stored.
+   * Per run of the experiment, the worst cases of model calls that were in flight with nobody left
+   * to settle them: a cluster worker that died (SpendCap.unsettledOfWallets), and reservations
+   * a run wrote before sending a call whose spend row never came (the run was killed or
+   * interrupted while the call was out). Not in the ledger (`spendOf`), yet they count against
+   * `--max-usd`, as they may have been billed. Runs with none are left out. `ending` names a run
+   * whose cells have all returned, counted as finished before its summary is stored.
    */
   readonly unsettledOf: (experimentId: string, options?: { readonly ending?: string }) => Effect.Effect<ReadonlyMap<string, number>, StoreError>
   /** What was stored under a key of derived figures (see `putDerived`), or null. */
@@ -138,6 +143,19 @@ export interface SpendRow {
   readonly cacheWriteTokens: number
   /** null: the model's price is unknown. */
   readonly costUsd: number | null
+  /** The reservation (`Reservation.id`) this call's spend settles: removed as the row is written. */
+  readonly reservation?: string
+}
+
+/** A model call's worst case, written before it is sent (SpendCap.Ledger). */
+export interface Reservation {
+  readonly id: string
+  readonly runId: string
+  readonly experimentId: string
+  readonly cell: CellKey
+  readonly provider: string
+  readonly model: string
+  readonly usd: number
 }
 
 export interface SpendTotal {
@@ -230,6 +248,15 @@ const migrations = Migrator.fromRecord({
     yield* sql`CREATE TABLE derived (key TEXT PRIMARY KEY, value TEXT NOT NULL, created_at TEXT NOT NULL)`
     yield* sql`CREATE INDEX IF NOT EXISTS spend_run ON spend (run_id)`
     yield* indexAttemptsAfter(sql, 0)
+  }),
+  // A model call's worst case, written before it is sent and removed as its spend row is written:
+  // what a killed run leaves here was in flight, and may have been answered and billed.
+  "5_reservations": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const d = dialect(sql)
+    yield* sql`CREATE TABLE IF NOT EXISTS reservations (id TEXT PRIMARY KEY, run_id TEXT NOT NULL, experiment_id TEXT NOT NULL,
+      cell TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL, usd ${d.real} NOT NULL, created_at TEXT NOT NULL)`
+    yield* sql`CREATE INDEX IF NOT EXISTS reservations_experiment ON reservations (experiment_id)`
   })
 })
 
@@ -383,15 +410,35 @@ const make = (home: string, readOnly: boolean) =>
         return id as string
       })
     const writeSpend = (runId: string, experimentId: string, cell: CellKey, spend: SpendRow) =>
-      sql`INSERT INTO spend (run_id, experiment_id, cell, provider, model, input_tokens, output_tokens, cache_read_tokens,
+      Effect.zipRight(
+        sql`INSERT INTO spend (run_id, experiment_id, cell, provider, model, input_tokens, output_tokens, cache_read_tokens,
           cache_write_tokens, cost_usd, created_at)
         VALUES (${runId}, ${experimentId}, ${cellKeyOf(cell)}, ${spend.provider}, ${spend.model}, ${spend.inputTokens},
-          ${spend.outputTokens}, ${spend.cacheReadTokens}, ${spend.cacheWriteTokens}, ${spend.costUsd}, ${now()})`
+          ${spend.outputTokens}, ${spend.cacheReadTokens}, ${spend.cacheWriteTokens}, ${spend.costUsd}, ${now()})`,
+        spend.reservation === undefined ? Effect.void : sql`DELETE FROM reservations WHERE id = ${spend.reservation}`
+      ).pipe(sql.withTransaction)
     // A batch in three statements (spend rows, Attempts, cell rows), not three a cell: each
     // statement through @effect/sql is ~100 fiber steps and a compile, at --parallel 1000 CPU the
     // slots wait on. The same rows as writeSpend and writeAttempt write.
     const writeBatch = (batch: Parameters<Store["putBatch"]>[0]) =>
       Effect.gen(function*() {
+        if (batch.reserve !== undefined && batch.reserve.length > 0) {
+          const at = now()
+          yield* sql`INSERT INTO reservations ${sql.insert(batch.reserve.map((r) => ({
+            id: r.id,
+            run_id: r.runId,
+            experiment_id: r.experimentId,
+            cell: cellKeyOf(r.cell),
+            provider: r.provider,
+            model: r.model,
+            usd: r.usd,
+            created_at: at
+          })))}`
+        }
+        // A settled call's reservation goes in the transaction that writes its spend row: the
+        // ledger holds one or the other at every moment.
+        const settled = [...(batch.release ?? []), ...batch.spend.flatMap(({ spend }) => (spend.reservation !== undefined ? [spend.reservation] : []))]
+        if (settled.length > 0) yield* sql`DELETE FROM reservations WHERE id IN ${sql.in(settled)}`
         if (batch.spend.length > 0) {
           const at = now()
           yield* sql`INSERT INTO spend ${sql.insert(batch.spend.map(({ runId, experimentId, cell, spend }) => ({
@@ -589,7 +636,8 @@ const make = (home: string, readOnly: boolean) =>
           })
         ),
       unsettledOf: (experimentId, options = {}) =>
-        sql.onDialectOrElse({
+        Effect.gen(function*() {
+          const wallets: ReadonlyMap<string, number> = yield* sql.onDialectOrElse({
           // Shared wallets live beside a Postgres store only (the cluster's workers make them).
           pg: () =>
             Effect.gen(function*() {
@@ -604,6 +652,13 @@ const make = (home: string, readOnly: boolean) =>
               return out as ReadonlyMap<string, number>
             }),
           orElse: () => Effect.succeed(new Map<string, number>() as ReadonlyMap<string, number>)
+          })
+          // A run's reservations left without their spend row: its calls in flight when it was killed or interrupted.
+          const reserved = yield* sql<{ run_id: string; usd: number }>`SELECT run_id, sum(usd) AS usd FROM reservations
+            WHERE experiment_id = ${experimentId} GROUP BY run_id`
+          const out = new Map(wallets)
+          for (const r of reserved) if (Number(r.usd) > 0) out.set(r.run_id, (out.get(r.run_id) ?? 0) + Number(r.usd))
+          return out as ReadonlyMap<string, number>
         }).pipe(query("reading unsettled spend")),
       derived: (key) =>
         sql<{ value: string }>`SELECT value FROM derived WHERE key = ${key}`.pipe(

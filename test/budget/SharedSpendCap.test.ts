@@ -158,7 +158,7 @@ layer(Layer.scoped(Server, Postgres.start), { timeout: 60_000, excludeTestServic
               })
           }).pipe(Effect.provide(store))
         }).pipe(Effect.provide(Store.postgresClient(url)))
-        const line = `$0.0000 this run (0 calls) recorded in the ledger, plus up to $${worst.toFixed(4)} unsettled (calls in flight on a worker that died)`
+        const line = `$0.0000 this run (0 calls) recorded in the ledger, plus up to $${worst.toFixed(4)} unsettled (calls in flight when a run or worker was killed)`
         expect(first.report.spend).toMatchObject({ runUsd: 0, experimentUsd: 0 })
         expect(first.report.spend?.unsettledUsd).toBeCloseTo(worst, 12)
         expect(renderText(first.report)).toContain(line)
