@@ -15,14 +15,17 @@ import * as ContentId from "../content/ContentId.ts"
 import { completeReport, decodeJson, encodeJson, renderHtml, renderMarkdown, renderText, type Report } from "../experiment/Report.ts"
 import * as Home from "../experiment/Home.ts"
 import { replayCommand } from "./replay.ts"
+import { gradedOf, noiseCommand, noiseDoc, powerSection, storedReport } from "./noise.ts"
+import { gradedOfSummaries } from "../experiment/Scorecards.ts"
 import { checkedLocation, storeDoc, storeExists, storeOption, storeShown } from "./storeFlag.ts"
 import { workerCommand, workerDoc } from "./worker.ts"
 import { parseRate } from "../cluster/rateSpec.ts"
 import { fromNote, renderEstimate, runPilot } from "../experiment/Preflight.ts"
 import { classify, countStates, type Lane, makePlan, type Plan, run as runExperiment } from "../experiment/Runner.ts"
+import { rebuildUnfinished } from "../experiment/Results.ts"
 import * as Store from "../experiment/Store.ts"
 import * as Registry from "../model/Registry.ts"
-import * as Model from "../model/Model.ts"
+import * as Live from "../model/Live.ts"
 import { countedIfAsked } from "../observability/OpCount.ts"
 import * as Tracing from "../observability/Tracing.ts"
 import { type EffectsSpec, FaultReason, withEffects } from "../schema/EnvironmentDef.ts"
@@ -564,6 +567,8 @@ const runCommand = Command.make("run", runOptions, (opts) =>
     const outcome = yield* withStore(
       at,
       Effect.gen(function*() {
+        // Under the lock, so no run of this home is writing: a killed run's results.jsonl is made whole again from the store.
+        yield* rebuildUnfinished
         if (Option.isSome(opts.preflightUsd)) {
           const { estimate: gate } = yield* runPilot(plan, runSettings(true), { budgetUsd: opts.preflightUsd.value, parallel: opts.parallel })
           if (gate.verdict !== "within-budget") {
