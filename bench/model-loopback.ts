@@ -2,7 +2,7 @@
  * Per-call overhead of `generate` against the loopback server, per wire API, streaming and not:
  * what the model layer itself costs when the model answers instantly.
  */
-import { ConfigProvider, Effect } from "effect"
+import { ConfigProvider, Effect, Layer } from "effect"
 import * as Clients from "../src/model/Clients.ts"
 import * as LoopbackServer from "../src/model/LoopbackServer.ts"
 
@@ -10,6 +10,8 @@ const calls = 200
 
 export const run = async (): Promise<void> => {
   const program = Effect.gen(function*() {
+    // One set of clients over one Node HTTP client for every call, as a run's Model service has.
+    const clients = yield* Effect.provide(Clients.make(), yield* Layer.build(Clients.nodeHttpClient))
     const server = yield* LoopbackServer.start([
       { toolCalls: [{ name: "add", arguments: { a: 1, b: 2 } }], text: "adding", repeat: true }
     ])
@@ -27,7 +29,7 @@ export const run = async (): Promise<void> => {
           baseUrl: api === "anthropic-messages" ? server.anthropicBaseUrl : api === "google" ? server.googleBaseUrl : server.openAiBaseUrl,
           keyEnv: ["BENCH_KEY"]
         }
-        const once = Clients.generate(request, { endpoint, stream })
+        const once = clients.generate(request, { endpoint, stream })
         yield* once // warm-up
         const started = performance.now()
         yield* Effect.repeatN(once, calls - 1)

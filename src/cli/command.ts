@@ -23,7 +23,7 @@ import { classify, countStates, type Lane, makePlan, type Plan, run as runExperi
 import { rebuildUnfinished } from "../experiment/Results.ts"
 import * as Store from "../experiment/Store.ts"
 import * as Registry from "../model/Registry.ts"
-import * as Model from "../model/Model.ts"
+import * as Live from "../model/Live.ts"
 import { countedIfAsked } from "../observability/OpCount.ts"
 import * as Tracing from "../observability/Tracing.ts"
 import { type EffectsSpec, FaultReason, withEffects } from "../schema/EnvironmentDef.ts"
@@ -1107,7 +1107,7 @@ const program = Effect.zipRight(Effect.yieldNow(), Effect.suspend(() => cli(proc
   countedIfAsked,
   // One Model service for the run, its HTTP client closed with the program; the Registry it is
   // built over gives its endpoints.
-  Effect.provide(Layer.mergeAll(NodeContext.layer, Model.layerNode.pipe(Layer.provideMerge(Registry.layer)))),
+  Effect.provide(Layer.mergeAll(NodeContext.layer, Live.layerNode.pipe(Layer.provideMerge(Registry.layer)))),
   Effect.catchAllCause((cause) =>
     Effect.sync(() => {
       if (Cause.isInterruptedOnly(cause)) {

@@ -254,7 +254,7 @@ export const lock = (home: string, options: LockOptions = {}): Effect.Effect<Hol
   const file = lockFile(dir)
   const io = (doing: string) => (e: unknown) =>
     codeOf(e) === "EROFS" || codeOf(e) === "EACCES" || codeOf(e) === "EPERM"
-      ? new HomeError({ reason: "read-only", home: dir, detail: `the home ${dir} is not writable (${codeOf(e)}), so nothing can run in it; plan and report can still read it` })
+      ? new HomeError({ reason: "read-only", home: dir, detail: `the home ${dir} is not writable (${codeOf(e)}), so nothing can run in it; plan, report, replay and view can still read it` })
       : new HomeError({ reason: "io", home: dir, detail: `${doing} ${file}: ${String(e)}` })
   const base = {
     pid: process.pid,

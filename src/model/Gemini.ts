@@ -1,14 +1,16 @@
 /**
  * The Gemini API's wire format (`POST {base}/models/{model}:generateContent`, and
  * `:streamGenerateContent?alt=sse`), as plain functions: the request body of a ModelRequest, and
- * a ModelResponse from the response (or the stream's chunks). The HTTP call is in Clients.ts.
+ * a ModelResponse from the response (or the stream's chunks), and the call (`via`).
  *
  * Tool calls carry no id of Gemini's own; ours is `call_N`, or, when the model sent a thought
  * signature with the call, `sig_N:SIGNATURE`, so that the signature goes back with the call in
  * the next request as Gemini's thinking models require.
  */
-import { Schema } from "effect"
+import { Effect, Option, Redacted, Schema } from "effect"
+import * as JsonText from "./JsonText.ts"
 import type { FinishReason, Message, ModelRequest, ModelResponse, ToolCall, Usage } from "./Model.ts"
+import { bodyOfSuccess, decodeJson, postJson, sseData, type Via } from "./Wire.ts"
 
 export const FunctionCall = Schema.Struct({
   name: Schema.String,
@@ -188,3 +190,35 @@ export const responseFrom = (
     model: model ?? requestModel
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The call
+// ---------------------------------------------------------------------------------------------
+
+const decodeGemini = Schema.decodeUnknownEither(GenerateContentResponse)
+
+/** Each function call's `args` as written in one response (or stream chunk) text, in order. */
+const geminiArgumentTexts = (text: string): Array<string | undefined> => {
+  const out: Array<string | undefined> = []
+  const candidate = JsonText.items(JsonText.member(JsonText.locate(text), "candidates"))[0]
+  for (const part of JsonText.items(JsonText.member(JsonText.member(candidate, "content"), "parts"))) {
+    const call = JsonText.member(part, "functionCall")
+    if (call === undefined) continue
+    const args = JsonText.member(call, "args")
+    out.push(args === undefined ? undefined : text.slice(args.start, args.end))
+  }
+  return out
+}
+
+export const via: Via = (ctx, send, request, connection, stream, timeout) =>
+  Effect.gen(function*() {
+    const method = stream ? "streamGenerateContent?alt=sse" : "generateContent"
+    const key: Record<string, string> = Option.isSome(connection.key) ? { "x-goog-api-key": Redacted.value(connection.key.value.key) } : {}
+    const body = yield* bodyOfSuccess(ctx, send, postJson(`${connection.baseUrl}/models/${encodeURIComponent(request.model)}:${method}`, bodyOf(request), key), timeout)
+    // Function calls come whole (never split across chunks): their args' text is in one chunk.
+    const texts = stream ? sseData(body) : [body]
+    const chunks = yield* Effect.forEach(texts, (t) => decodeJson(ctx, decodeGemini, t))
+    const argumentTexts = texts.flatMap(geminiArgumentTexts)
+    return responseFrom(chunks, request.model, (n) => argumentTexts[n])
+  })
+

@@ -1,16 +1,15 @@
 /**
  * Model access as a service, in the style of @effect/ai's `LanguageModel`: one `generate` from
- * plain request data to a plain response. The live layer speaks the wire formats over an
+ * plain request data to a plain response. The live layers (Live.ts) speak the wire formats over an
  * `HttpClient` provided once from outside; the scripted layer answers from a script in memory (no
  * socket); replay never reaches it (recorded calls are answered by the effect handler). Wrapping
- * layers (the experiment's spend cap) take the inner service and return a new one.
+ * layers (the experiment's spend cap, SpendCap.layer) take the inner service and return a new one.
  *
  * This module loads only `effect`: the request and response data live here, and the live
- * clients (Clients.ts, @effect/platform) load when the live layer is built, so a run or a test of
+ * clients (Clients.ts, @effect/platform) load only through Live.ts, so a run or a test of
  * scripted candidates never pays their start-up.
  */
-import type * as HttpClient from "@effect/platform/HttpClient"
-import { Context, type Duration, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 
 // ---------------------------------------------------------------------------------------------
 // Request and response: plain JSON data
@@ -144,64 +143,9 @@ export const generateInContext = (request: ModelRequest): Effect.Effect<ModelRes
           model: request.model,
           reason: "bad-request",
           status: null,
-          detail: "no Model service in context: provide one (Model.layerNode, Model.layerLive, Model.layerScripted)"
+          detail: "no Model service in context: provide one (Live.layerNode, Live.layerLive, Model.layerScripted)"
         })
       ))
-
-// ---------------------------------------------------------------------------------------------
-// Live layers
-// ---------------------------------------------------------------------------------------------
-
-export interface LiveOptions {
-  /** use the streaming wire formats (each response is still returned whole); default false */
-  readonly stream?: boolean | undefined
-  /** per call; default 120 seconds */
-  readonly timeout?: Duration.DurationInput | undefined
-}
-
-/**
- * The live clients over the `HttpClient` in context, taken once when the layer is built (the
- * decoders are built once, when the clients load). Endpoints come from the `Registry` in context
- * where the layer is built, else from the one where a call is made, else the built-in openai and
- * anthropic ones; base URLs and keys are read from the environment (Config) on each call.
- */
-export const layerLiveWith = (options: LiveOptions = {}): Layer.Layer<Model, never, HttpClient.HttpClient> =>
-  Layer.effect(
-    Model,
-    Effect.flatMap(
-      Effect.promise(() => import("./Clients.ts")),
-      (clients) => Effect.map(clients.make(options), (live): Model => ({ generate: (request) => live.generate(request) }))
-    )
-  )
-
-export const layerLive: Layer.Layer<Model, never, HttpClient.HttpClient> = layerLiveWith()
-
-/**
- * The live clients over Node's HTTP client: what the command provides, once for the run. One
- * keep-alive agent serves every call and is closed with the layer's scope. The clients load on the
- * first call (once, however many calls start together), so a run of scripted candidates never
- * pays their start-up; endpoints come from the Registry in context where the layer is built, else
- * from the one where a call is made.
- */
-export const layerNodeWith = (options: LiveOptions = {}): Layer.Layer<Model> =>
-  Layer.scoped(
-    Model,
-    Effect.gen(function*() {
-      const scope = yield* Effect.scope
-      const context = yield* Effect.context<never>()
-      // Once loaded, a call goes straight to the clients: a lookup of the cached load per call
-      // was a measurable share of a cell's CPU at --parallel 1000.
-      let live: Model | undefined
-      const load = yield* Effect.cached(Effect.uninterruptible(
-        Effect.flatMap(Effect.promise(() => import("./Clients.ts")), (clients) =>
-          Effect.flatMap(Layer.buildWithScope(clients.nodeHttpClient, scope), (http) =>
-            Effect.map(Effect.provide(clients.make(options), Context.merge(context, http)), (made): Model => (live = made))))
-      ))
-      return { generate: (request) => (live !== undefined ? live.generate(request) : Effect.flatMap(load, (model) => model.generate(request))) }
-    })
-  )
-
-export const layerNode: Layer.Layer<Model> = layerNodeWith()
 
 // ---------------------------------------------------------------------------------------------
 // Scripted: deterministic, in memory, no socket

@@ -10,7 +10,8 @@
 import * as RateLimiter from "@effect/experimental/RateLimiter"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
-import { Model, layerNode } from "../../src/model/Model.ts"
+import { layerNode } from "../../src/model/Live.ts"
+import { Model } from "../../src/model/Model.ts"
 import * as Store from "../../src/experiment/Store.ts"
 import * as RateLimit from "../../src/cluster/RateLimit.ts"
 

@@ -400,7 +400,7 @@ describe("reading a home that cannot be written", () => {
         expect(latest?.id).toBe(runId)
         const refused = yield* Effect.flip(Effect.scoped(Home.lock(home)))
         expect(refused.reason).toBe("read-only")
-        expect(refused.message).toContain("plan and report can still read it")
+        expect(refused.message).toContain("plan, report, replay and view can still read it")
         execFileSync("umount", [home])
         mounts.splice(mounts.indexOf(home), 1)
         expect(digest(file)).toBe(before)
@@ -463,5 +463,54 @@ describe("the full check runs only on a store that changed since a writer closed
       // A read-only open never relies on a note: it checks in full.
       const error = yield* openFails(home, { readOnly: true })
       expect(error.reason).toBe("damaged")
+    }))
+})
+
+describe("a store is assay's or nothing", () => {
+  const applicationIdOf = (file: string) => readFileSync(file).readUInt32BE(68)
+
+  it.effect("a new store carries assay's application id in its header", () =>
+    Effect.gen(function*() {
+      const { file } = yield* populatedHome()
+      expect(applicationIdOf(file)).toBe(Home.APPLICATION_ID)
+    }))
+
+  it.effect("a SQLite file of another program is refused whatever the mode asked, and left byte for byte with nothing beside it", () =>
+    Effect.gen(function*() {
+      for (const journal of ["DELETE", "WAL"]) {
+        const home = tempHome()
+        const file = Home.storeFile(home)
+        yield* Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          yield* sql.unsafe(`PRAGMA journal_mode = ${journal}`)
+          yield* sql`CREATE TABLE t (x)`
+          yield* sql`INSERT INTO t VALUES (1)`
+        }).pipe(Effect.provide(Sqlite.layer({ filename: file, disableWAL: true })), Effect.orDie)
+        const before = digest(file)
+        for (const options of [{}, { readOnly: true }, { migrate: false }]) {
+          const error = yield* openFails(home, options)
+          expect(error.reason).toBe("foreign")
+          expect(error.message).toContain(`the store ${file} is a SQLite database that assay did not make`)
+          expect(digest(file)).toBe(before)
+          expect(readdirSync(home)).toEqual(["assay.sqlite"])
+        }
+      }
+    }))
+
+  it.effect("a store an older assay made (no application id) is still assay's: a writer marks it, a reader leaves it as it is", () =>
+    Effect.gen(function*() {
+      const { home, file, runId } = yield* populatedHome()
+      yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe("PRAGMA application_id = 0")).pipe(
+        Effect.provide(Sqlite.layer({ filename: file })),
+        Effect.orDie
+      )
+      expect(applicationIdOf(file)).toBe(0)
+      const before = digest(file)
+      const read = yield* Effect.provide(Effect.flatMap(Store.Store, (s) => s.latestRun), Store.layer(home, { readOnly: true }))
+      expect(read?.id).toBe(runId)
+      expect(digest(file)).toBe(before)
+      const written = yield* Effect.provide(Effect.flatMap(Store.Store, (s) => s.latestRun), Store.layer(home))
+      expect(written?.id).toBe(runId)
+      expect(applicationIdOf(file)).toBe(Home.APPLICATION_ID)
     }))
 })

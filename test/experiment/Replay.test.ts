@@ -17,6 +17,7 @@ import { decodeJson } from "../../src/experiment/Report.ts"
 import { type Candidate, type Lane, makePlan, run, silent } from "../../src/experiment/Runner.ts"
 import * as Store from "../../src/experiment/Store.ts"
 import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
+import * as Live from "../../src/model/Live.ts"
 import * as Model from "../../src/model/Model.ts"
 import { modelAgent } from "../../src/model/ModelAgent.ts"
 import { modelHandler } from "../../src/model/ModelEffect.ts"
@@ -56,7 +57,7 @@ const recordedRun = (home: string) =>
       Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["OPENAI_BASE_URL", server.openAiBaseUrl], ["OPENAI_API_KEY", "sk-test"]])))
     )
     return { server, outcome, lanes }
-  }).pipe(Effect.provide(Model.layerNode))
+  }).pipe(Effect.provide(Live.layerNode))
 
 const inHome = <A, E, R>(body: (home: string) => Effect.Effect<A, E, R>) =>
   Effect.acquireUseRelease(

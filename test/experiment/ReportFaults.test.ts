@@ -14,6 +14,7 @@ import { completeReport, encodeJson, renderHtml, renderMarkdown, renderText, typ
 import { type Candidate, type Lane, makePlan, run, silent } from "../../src/experiment/Runner.ts"
 import * as Store from "../../src/experiment/Store.ts"
 import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
+import * as Live from "../../src/model/Live.ts"
 import * as Model from "../../src/model/Model.ts"
 import { modelAgent } from "../../src/model/ModelAgent.ts"
 import { modelHandler } from "../../src/model/ModelEffect.ts"
@@ -38,7 +39,7 @@ const runIn = (home: string, lanes: ReadonlyArray<Lane>, extra: Partial<Paramete
     // The live model as a handler of the caller's own: its cells hold a slot for their whole Attempt.
     const liveHandler = modelHandler(yield* Model.Model)
     return yield* run(plan, { parallel: 1, maxUsd: null, handlers: { "model/generate": liveHandler }, progress: silent, settings: {}, ...extra })
-  }).pipe(Effect.provide(Store.layer(home)), Effect.provide(Model.layerNode))
+  }).pipe(Effect.provide(Store.layer(home)), Effect.provide(Live.layerNode))
 
 describe("a run with injected faults", () => {
   it.scopedLive("states the fault spec and each candidate's faults in text, Markdown, HTML and JSON; --cells lists each cell's faults", () =>

@@ -5,6 +5,7 @@
 import { HttpClient, HttpClientResponse } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit, Layer } from "effect"
+import * as Live from "../../src/model/Live.ts"
 import * as Model from "../../src/model/Model.ts"
 import { costOf } from "../../src/model/Cost.ts"
 import * as Registry from "../../src/model/Registry.ts"
@@ -103,7 +104,7 @@ describe("Model.layerScripted", () => {
     }))
 })
 
-describe("Model.layerLive", () => {
+describe("Live.layerLive", () => {
   it.effect("speaks the wire over the HttpClient it is given, taken once for all its calls (no socket here)", () =>
     Effect.gen(function*() {
       const sent: Array<{ url: string; body: unknown }> = []
@@ -120,7 +121,7 @@ describe("Model.layerLive", () => {
         clientsTaken++
         return fake
       }))
-      const layer = Model.layerLive.pipe(Layer.provide(httpLayer))
+      const layer = Live.layerLive.pipe(Layer.provide(httpLayer))
       const texts = yield* Effect.forEach([1, 2, 3], () => generate(request()).pipe(Effect.map((r) => r.text))).pipe(
         Effect.provide(layer),
         Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["OPENAI_API_KEY", "sk-test-KEY"], ["OPENAI_BASE_URL", "http://model.test/v1"]])))

@@ -3,8 +3,8 @@
  * process so that only the client's CPU is counted:
  *   npx tsx test/model/cpuPerCall.ts [CLIENTS_MODULE]   (CALLS=N, default 200)
  * CLIENTS_MODULE defaults to src/model/Clients.ts; pass an older checkout's to compare. Every
- * call goes through `Clients.generate` (the process's shared clients, as `Model.layerNode` builds
- * them once), then, with this checkout, through a `Model.layerLive` built once.
+ * call goes through `Clients.generate` (the process's shared clients, as `Live.layerNode` builds
+ * them once), then, with this checkout, through a `Live.layerLive` built once.
  */
 import { spawn } from "node:child_process"
 import { rmSync, writeFileSync } from "node:fs"
@@ -13,6 +13,7 @@ import { join, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import { ConfigProvider, Context, Effect, Layer, Scope } from "effect"
 import type * as ClientsModule from "../../src/model/Clients.ts"
+import * as Live from "../../src/model/Live.ts"
 import * as Model from "../../src/model/Model.ts"
 import * as Registry from "../../src/model/Registry.ts"
 
@@ -63,13 +64,13 @@ if (process.argv[2] === undefined) {
   const providers = Object.fromEntries(apis.map((api) => [`bench-${api}`, { id: `bench-${api}`, name: api, api, env: ["BENCH_KEY"], base_url: baseUrlOf(api), models: {} }]))
   const registry = Registry.make({ ...file, providers: { ...file.providers, ...providers } })
   for (const stream of [false, true]) {
-    const layer = Model.layerLiveWith({ stream }).pipe(
+    const layer = Live.layerLiveWith({ stream }).pipe(
       Layer.provide(Layer.unwrapEffect(Effect.map(Effect.promise(() => import("../../src/model/Clients.ts")), (c) => c.nodeHttpClient))),
       Layer.provide(Layer.succeed(Registry.Registry, registry))
     )
     const scope = Effect.runSync(Scope.make())
     const model = Context.get(await Effect.runPromise(Layer.buildWithScope(layer, scope)), Model.Model)
-    for (const api of apis) await measure(`Model.layerLive ${api}${stream ? " stream" : ""}`, model.generate(request(`bench-${api}`)))
+    for (const api of apis) await measure(`Live.layerLive ${api}${stream ? " stream" : ""}`, model.generate(request(`bench-${api}`)))
   }
 }
 server.kill()

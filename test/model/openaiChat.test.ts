@@ -8,6 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import * as Clients from "../../src/model/Clients.ts"
 import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
+import * as Live from "../../src/model/Live.ts"
 import * as Model from "../../src/model/Model.ts"
 import * as Registry from "../../src/model/Registry.ts"
 
@@ -22,7 +23,7 @@ const request = (model: string): Model.ModelRequest => ({
 })
 
 /** The live Model layer as the command builds it: Node's HTTP client and the shipped registry. */
-const live = Model.layerNode.pipe(Layer.provide(Registry.layer))
+const live = Live.layerNode.pipe(Layer.provide(Registry.layer))
 
 const generate = (req: Model.ModelRequest) => Effect.flatMap(Model.Model, (model) => model.generate(req))
 
@@ -34,7 +35,7 @@ describe("openai-chat: any OpenAI-compatible server", () => {
           { match: { model: "^meta-llama/Llama-3.1-8B-Instruct$" }, toolCalls: [{ id: "call_1", name: "add", arguments: { a: 1, b: 2 }, argumentsText: "{\"a\": 1.0, \"b\": 2}" }], usage: { input: 40, output: 8, cacheRead: 4 } }
         ])
         const response = yield* generate(request("meta-llama/Llama-3.1-8B-Instruct")).pipe(
-          Effect.provide(Model.layerLiveWith({ stream }).pipe(Layer.provide(Clients.nodeHttpClient), Layer.provide(Registry.layer))),
+          Effect.provide(Live.layerLiveWith({ stream }).pipe(Layer.provide(Clients.nodeHttpClient), Layer.provide(Registry.layer))),
           withEnv({ OPENAI_BASE_URL: server.openAiBaseUrl })
         )
         expect(response.toolCalls).toEqual([{ id: "call_1", name: "add", arguments: { a: 1, b: 2 }, argumentsText: "{\"a\": 1.0, \"b\": 2}" }])

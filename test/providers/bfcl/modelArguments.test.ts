@@ -8,7 +8,7 @@ import { ConfigProvider, Effect, Either } from "effect"
 import type { Json } from "../../../src/content/Canonical.ts"
 import { evaluate } from "../../../src/evaluation/evaluate.ts"
 import * as LoopbackServer from "../../../src/model/LoopbackServer.ts"
-import * as Model from "../../../src/model/Model.ts"
+import * as Live from "../../../src/model/Live.ts"
 import { modelAgent } from "../../../src/model/ModelAgent.ts"
 import * as Registry from "../../../src/model/Registry.ts"
 import type { AgentDef } from "../../../src/schema/AgentDef.ts"
@@ -43,7 +43,7 @@ const answered = (task: string, name: string, argumentsText: string) =>
         agent: modelAgent(agentDef.name, model),
         repetition: 0,
           registryEntry: model as unknown as Json
-      }).pipe(Effect.provide(Model.layerNode), against(server))
+      }).pipe(Effect.provide(Live.layerNode), against(server))
     })
   )
 

@@ -9,7 +9,7 @@ import { ConfigProvider, Effect, Either } from "effect"
 import type { Json } from "../../../../src/content/Canonical.ts"
 import { evaluate } from "../../../../src/evaluation/evaluate.ts"
 import * as LoopbackServer from "../../../../src/model/LoopbackServer.ts"
-import * as Model from "../../../../src/model/Model.ts"
+import * as Live from "../../../../src/model/Live.ts"
 import { modelAgent } from "../../../../src/model/ModelAgent.ts"
 import * as Registry from "../../../../src/model/Registry.ts"
 import type { AgentDef } from "../../../../src/schema/AgentDef.ts"
@@ -54,7 +54,7 @@ const live = Effect.scoped(
       registryEntry: model as unknown as Json
     }).pipe(
       // The live Model layer the command runs with: these arguments come through a real wire.
-      Effect.provide(Model.layerNode),
+      Effect.provide(Live.layerNode),
       Effect.withConfigProvider(
         ConfigProvider.fromMap(new Map([["OPENAI_BASE_URL", server.openAiBaseUrl], ["OPENAI_API_KEY", "sk-test-loopback"]]))
       )
