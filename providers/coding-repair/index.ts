@@ -304,5 +304,6 @@ export const provider: Provider = {
   capabilities,
   roster: ["gold", "echo"],
   rosterDef,
+  untrusted: true,
   scripted: (name, env) => (name === "echo" ? Effect.succeed(Agent.echo) : Effect.map(taskOf(env), gold))
 }

@@ -53,6 +53,8 @@ export interface Provider {
   readonly impassable?: ReadonlySet<string>
   /** Some checks need a judge model (`--judge` sets it in each EnvironmentDef's models). */
   readonly judged?: boolean
+  /** Its Attempts run a candidate's code (commands, tests): `run` refuses them without a sandbox. */
+  readonly untrusted?: boolean
   /** Text that a report must carry (licence attribution). */
   readonly attribution?: string
   /** The upstream files `assay data pull` fetches. */

@@ -2,16 +2,19 @@
  * Deterministic graders of a harness run: a regex on the final answer, required JSON keys (in the
  * answer or in a file of the work folder) and Python checks.
  *
- * A Python check is `python3 -I -B check.py WORK_DIR ANSWER_FILE`, run in the work folder with a
- * cleared environment (HOME = the work folder, nothing of the caller's: no keys reach it) but the
- * run's ASSAY_RUN_TOKEN marker; at the timeout every process it started is ended, those that left
- * its process group too (see Process.ts). Exit 0 passes; the last output line is the reason.
+ * A Python check is `python3 -I -B check.py WORK_DIR ANSWER_FILE`, run in the work folder in the
+ * sandbox (src/sandbox/Sandbox.ts), since it runs the candidate's code: a cleared environment
+ * (HOME = the work folder, nothing of the caller's: no keys reach it), only the work folder
+ * writable, the check script and the answer read-only, nothing else of assay or the user visible,
+ * no network; at the timeout the whole namespace is killed. Exit 0 passes; the last output line is
+ * the reason.
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Effect, Schema } from "effect"
 import { isObject } from "./Harness.ts"
+import * as Sandbox from "../sandbox/Sandbox.ts"
 import { runProcess } from "./Process.ts"
 
 export const Grader = Schema.Union(
@@ -131,13 +134,14 @@ export const runPythonCheck = (input: {
   readonly answerFile: string
   readonly timeoutMs: number
 }): Effect.Effect<PythonCheckOutcome> =>
-  runProcess({
+  Sandbox.run({
     command: input.python.executable,
     // -I: isolated (no user site, no PYTHON* variables, script dir not on sys.path); -B: no .pyc in the work folder.
     args: ["-I", "-B", input.script, input.workDir, input.answerFile],
-    cwd: input.workDir,
+    work: input.workDir,
     env: pythonEnv(input.workDir),
     timeoutMs: input.timeoutMs,
+    readOnly: [input.script, input.answerFile, ...[Sandbox.installFolder(input.python.executable) ?? []].flat()],
     maxOutputBytes: 256 * 1024
   }).pipe(
     Effect.map((o): PythonCheckOutcome => {

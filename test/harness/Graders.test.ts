@@ -1,9 +1,10 @@
+import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { findPython, grade, type Grader, runPythonCheck } from "../../src/harness/Graders.ts"
-import { isAlive, processesCarrying } from "../support/processes.ts"
+import { processesWithCmdline } from "../support/processes.ts"
 import { tempDir } from "./support.ts"
 
 const python = await Effect.runPromise(findPython())
@@ -71,12 +72,47 @@ describe("graders", () => {
       expect(r.verdicts[0]?.reason).not.toContain("SECRET")
     }))
 
+  it.live("a Python check runs in the sandbox: no key in any environ it can read, no file of the task folder but its script", () =>
+    Effect.gen(function* () {
+      const key = `sk-assay-grader-fake-${randomBytes(6).toString("hex")}`
+      const before = process.env.OPENAI_API_KEY
+      process.env.OPENAI_API_KEY = key
+      const { taskDir, workDir } = setup({
+        "expected.txt": "the answer key",
+        "peek.py": [
+          "import glob, os, sys",
+          "seen = ''",
+          "for f in glob.glob('/proc/*/environ'):",
+          "    try: seen += open(f, 'rb').read().decode('latin1')",
+          "    except OSError: pass",
+          "found = ['key'] if 'OPENAI' in seen else []",
+          "found += ['expected'] if os.path.exists(os.path.join(os.path.dirname(sys.argv[0]), 'expected.txt')) else []",
+          `found += ['repo'] if os.path.exists(${JSON.stringify(path.resolve("package.json"))}) else []`,
+          "print('found: ' + ', '.join(found) if found else 'isolated')",
+          "sys.exit(1 if found else 0)"
+        ].join("\n")
+      })
+      const r = yield* grade([{ kind: "python", name: "peek", script: "peek.py" }], { answer: "", workDir, taskDir, python }).pipe(
+        Effect.ensuring(Effect.sync(() => {
+          if (before === undefined) delete process.env.OPENAI_API_KEY
+          else process.env.OPENAI_API_KEY = before
+        }))
+      )
+      expect(r.verdicts[0]).toMatchObject({ status: "passed", reason: "isolated" })
+      const out = yield* runPythonCheck({ python, script: path.join(taskDir, "peek.py"), workDir, answerFile: path.join(taskDir, "peek.py"), timeoutMs: 30_000 })
+      expect(out.reason).toBe("isolated")
+      expect(JSON.stringify(r)).not.toContain(key)
+    }))
+
   it.live("a Python check that loops forever is killed at the timeout together with its child", () =>
     Effect.gen(function* () {
+      // The check runs in the sandbox's PID namespace: its processes are found from outside by a
+      // marker in their command lines (the child's) and the script's path (the check's).
+      const marker = `assay-loop-${randomBytes(6).toString("hex")}`
       const { taskDir, workDir } = setup({
         "loop.py": [
           "import subprocess, sys, os, time",
-          "child = subprocess.Popen([sys.executable, '-c', 'import time\\nwhile True: time.sleep(1)'])",
+          `child = subprocess.Popen([sys.executable, '-c', 'import time\\nwhile True: time.sleep(1)', '${marker}'])`,
           "open(os.path.join(sys.argv[1], 'pids'), 'w').write(f'{os.getpid()} {child.pid}')",
           "while True: time.sleep(0.05)"
         ].join("\n")
@@ -95,19 +131,21 @@ describe("graders", () => {
       expect(Date.now() - started).toBeLessThan(10_000)
       const pids = fs.readFileSync(path.join(workDir, "pids"), "utf8").split(" ").map(Number)
       expect(pids).toHaveLength(2)
-      yield* Effect.sleep("200 millis")
-      expect(pids.filter(isAlive)).toEqual([])
+      expect(processesWithCmdline(marker)).toEqual([])
+      expect(processesWithCmdline(path.join(taskDir, "loop.py"))).toEqual([])
     }))
 
   it.live("a check's timeout ends every process it started, setsid'd and backgrounded ones too", () =>
     Effect.gen(function* () {
+      // A sleep length of its own marks this test's processes in /proc/*/cmdline.
+      const marker = `300.${randomBytes(4).readUInt32BE(0)}`
       const { taskDir, workDir } = setup({
         "scatter.py": [
           "import os, subprocess, sys, time",
           "out = os.path.join(sys.argv[1], 'left')",
-          "open(out, 'w').write(os.environ['ASSAY_RUN_TOKEN'] + '\\n')",
-          // One that left the group under a shell that exited (reparented), one in the background of the group.
-          "subprocess.run(['sh', '-c', 'setsid sleep 300 & echo $! >> \"$0\"; sleep 300 & echo $! >> \"$0\"', out])",
+          // One that left the group under a shell that exited (reparented), one in the background
+          // of the group, one that also cleared its environment.
+          `subprocess.run(['sh', '-c', 'setsid sleep ${marker} & echo $! >> "$0"; sleep ${marker} & echo $! >> "$0"; (env -i setsid sleep ${marker} &)', out])`,
           "while True: time.sleep(0.05)"
         ].join("\n")
       })
@@ -123,11 +161,11 @@ describe("graders", () => {
       })
       const returnedAt = Date.now()
       expect(r.verdicts[0]).toMatchObject({ status: "failed", reason: `timed out after ${timeoutSecs * 1000} ms` })
-      const [token, ...pids] = fs.readFileSync(path.join(workDir, "left"), "utf8").trim().split("\n")
+      const pids = fs.readFileSync(path.join(workDir, "left"), "utf8").trim().split("\n")
       expect(pids).toHaveLength(2)
       // Right when grade returns, seen from outside: no process of the check is left.
-      expect(processesCarrying(token ?? "")).toEqual([])
-      expect(pids.map(Number).filter(isAlive)).toEqual([])
+      expect(processesWithCmdline(`sleep ${marker}`)).toEqual([])
+      expect(processesWithCmdline(path.join(taskDir, "scatter.py"))).toEqual([])
       const overshoot = returnedAt - started - timeoutSecs * 1000
       console.log(`grader timeout overshoot: ${overshoot} ms from the deadline to grade's return, every process gone`)
       expect(overshoot).toBeLessThan(3_000)

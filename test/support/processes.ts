@@ -39,3 +39,22 @@ export const processesCarrying = (token: string): ReadonlyArray<{ readonly pid: 
   }
   return found
 }
+
+/** Live processes whose command line holds `marker` (a sandbox's processes carry no token we can read). */
+export const processesWithCmdline = (marker: string): ReadonlyArray<{ readonly pid: number; readonly cmdline: string }> => {
+  const found: Array<{ pid: number; cmdline: string }> = []
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue
+    let cmdline: string
+    try {
+      cmdline = fs.readFileSync(`/proc/${name}/cmdline`, "latin1").replaceAll("\0", " ").trim()
+    } catch (e) {
+      // Gone since the listing, or another user's: neither is one of ours.
+      const code = errnoOf(e)
+      if (code === "ENOENT" || code === "ESRCH" || code === "EACCES") continue
+      throw e
+    }
+    if (cmdline.includes(marker) && isAlive(Number(name))) found.push({ pid: Number(name), cmdline })
+  }
+  return found
+}
