@@ -15,6 +15,8 @@ import * as ContentId from "../content/ContentId.ts"
 import { completeReport, decodeJson, encodeJson, renderHtml, renderMarkdown, renderText, type Report } from "../experiment/Report.ts"
 import * as Home from "../experiment/Home.ts"
 import { replayCommand } from "./replay.ts"
+import { gradedOf, noiseCommand, noiseDoc, powerSection, storedReport } from "./noise.ts"
+import { gradedOfSummaries } from "../experiment/Scorecards.ts"
 import { checkedLocation, storeDoc, storeExists, storeOption, storeShown } from "./storeFlag.ts"
 import { workerCommand, workerDoc } from "./worker.ts"
 import { parseRate } from "../cluster/rateSpec.ts"
@@ -245,7 +247,15 @@ const docs = {
   plan: {
     about: "Show what a run would do: benchmarks, candidates, cells (new, kept, stale, faulted to run again), live model providers. " +
       "Makes no model call and changes nothing.",
-    flags: selectionFlags
+    flags: {
+      ...selectionFlags,
+      "--detect": {
+        value: "D",
+        about: "Also estimate the tasks × repetitions needed to tell two candidates apart by D in mean reward (80% power, 95% confidence, " +
+          "paired by task), from the experiment's graded cells so far, or --like's; a number above 0 and at most 1"
+      },
+      "--like": { value: "RUN-ID", about: "With --detect: plan from this stored run's cells instead of the experiment's own" }
+    }
   },
   run: {
     about: "Run an experiment (resuming it if the home has its cells) and print its Scorecards. Without --yes, print the plan and exit 2.",
@@ -293,6 +303,7 @@ const docs = {
       "--cells": { about: "With --json: every cell with its reward, how it ended and its faults (as cellResults)" }
     }
   },
+  noise: { ...noiseDoc, flags: { "--home": selectionFlags["--home"], "--store": storeDoc, "--json": selectionFlags["--json"] } },
   replay: {
     about: "Re-evaluate every Attempt of a run from its recording with the current evaluators: no network, no key, $0. " +
       "Prints how many verdicts are the same and each that differs; a changed verdict stores the replay as a run of its own.",
@@ -446,7 +457,13 @@ const requireLiveModels = (lanes: ReadonlyArray<Lane>) =>
 // ---------------------------------------------------------------------------------------------
 // plan
 
-const planCommand = Command.make("plan", selection, (sel) =>
+const planOptions = {
+  ...selection,
+  detect: numberFlag("detect", "a difference in mean reward above 0 and at most 1", (n) => n > 0 && n <= 1).pipe(Options.optional),
+  like: Options.text("like").pipe(Options.optional)
+}
+
+const planCommand = Command.make("plan", planOptions, (sel) =>
   Effect.gen(function*() {
     if (isHarnessSelection(sel)) return yield* planHarness(sel)
     const lanes = yield* lanesOf(sel, Option.none())
@@ -476,8 +493,20 @@ const planCommand = Command.make("plan", selection, (sel) =>
       (unsettledUsd > 0 ? ` recorded in the ledger, plus up to $${unsettledUsd.toFixed(4)} unsettled (calls in flight when a run or worker was killed)` : "") +
       (spend.unknownCalls > 0 ? ` (and ${spend.unknownCalls} calls of unknown price)` : "") +
       "; run --max-usd caps this total, across runs; calls of unknown price are not counted in it or capped"
-    if (sel.json) yield* printJson({ ...summary, spend, modelProviders: models, ...(previous ? { estimate: previous } : {}) })
-    else yield* Console.log(planText(summary, models) + "\n" + spendLine + (previous ? "\n" + renderEstimate(previous) : ""))
+    // --detect: power from graded cells so far (the experiment's, or --like's run), outages left out.
+    const detect = Option.getOrNull(sel.detect)
+    const power = detect === null ? null : yield* Effect.gen(function*() {
+      const pilot = Option.isSome(sel.like)
+        ? gradedOf(yield* storedReport(sel.home, sel.store, sel.like))
+        : storeExists(at)
+        ? gradedOfSummaries(Array.from((yield* withStore(at, Effect.flatMap(Store.Store, (s) => s.latestCells(plan.cells.map((c) => c.key))), reading)).values(), (c) => c.summary))
+        : []
+      const available = new Map<string, number>()
+      for (const lane of lanes) available.set(lane.provider.name, (yield* lane.provider.environments.pipe(Effect.orElseSucceed(() => lane.environments))).length)
+      return powerSection(detect, pilot, (benchmark) => available.get(benchmark) ?? null)
+    })
+    if (sel.json) yield* printJson({ ...summary, spend, modelProviders: models, ...(previous ? { estimate: previous } : {}), ...(power ? { power: power.json } : {}) })
+    else yield* Console.log(planText(summary, models) + "\n" + spendLine + (previous ? "\n" + renderEstimate(previous) : "") + (power ? "\n" + power.text.trimEnd() : ""))
   })).pipe(Command.withDescription(docs["plan"].about))
 
 // ---------------------------------------------------------------------------------------------
@@ -786,7 +815,7 @@ const equivalenceCommand = Command.make(
 
 // ---------------------------------------------------------------------------------------------
 
-const commands = [planCommand, runCommand, reportCommand, replayCommand, workerCommand, viewCommand, dataCommand, equivalenceCommand] as const
+const commands = [planCommand, runCommand, reportCommand, noiseCommand, replayCommand, workerCommand, viewCommand, dataCommand, equivalenceCommand] as const
 
 const assay = Command.make("assay").pipe(
   Command.withSubcommands(commands),
