@@ -564,20 +564,23 @@ const comparisonLines = (comparisons: ReadonlyArray<Comparison>): ReadonlyArray<
 const percent = (x: number): string => `${Math.round(x * 100)}%`
 
 /** The noise floor of each candidate with repetitions (whole-benchmark scorecards). */
+const noiseHeaders = ["candidate", "reps", "tasks", "flip rate", "sd across reps", "within-task share", "task-sampling share"]
+const noiseAlign: ReadonlyArray<Align> = ["left", "right", "right", "right", "right", "right", "right"]
+
+const noiseRow = (candidate: string, noise: NoiseFloor): ReadonlyArray<string> => [
+  candidate,
+  formatCount(noise.repetitions),
+  formatCount(noise.tasks),
+  formatPercent(noise.flipRate),
+  noise.repetitionSd === null ? dash : noise.repetitionSd.toFixed(3),
+  percent(noise.withinShare),
+  percent(1 - noise.withinShare)
+]
+
 const noiseTable = (cards: ReadonlyArray<Scorecard>): Table => ({
-  headers: ["candidate", "reps", "tasks", "flip rate", "sd across reps", "within-task share", "task-sampling share"],
-  align: ["left", "right", "right", "right", "right", "right", "right"],
-  rows: cards.flatMap((c) =>
-    c.noise === undefined ? [] : [[
-      c.candidate,
-      formatCount(c.noise.repetitions),
-      formatCount(c.noise.tasks),
-      formatPercent(c.noise.flipRate),
-      c.noise.repetitionSd === null ? dash : c.noise.repetitionSd.toFixed(3),
-      percent(c.noise.withinShare),
-      percent(1 - c.noise.withinShare)
-    ]]
-  )
+  headers: noiseHeaders,
+  align: noiseAlign,
+  rows: cards.flatMap((c) => (c.noise === undefined ? [] : [noiseRow(c.candidate, c.noise)]))
 })
 
 const noiseCaption =
@@ -705,6 +708,60 @@ export const renderText = (report: Report): string => {
   }
   if ((report.notes ?? []).length > 0) out.push("", "notes", ...(report.notes ?? []).map((n) => `- ${n}`))
   return out.join("\n") + "\n"
+}
+
+// ---------------------------------------------------------------------------------------------
+// `assay noise` and `assay plan --detect`
+
+/** The noise floor of each candidate of a run, as `assay noise` prints it. */
+export const renderNoise = (
+  rows: ReadonlyArray<NoiseFloor & { readonly benchmark: string; readonly candidate: string }>
+): string =>
+  [
+    textTable({ headers: ["benchmark", ...noiseHeaders], align: ["left", ...noiseAlign], rows: rows.map((r) => [r.benchmark, ...noiseRow(r.candidate, r)]) }),
+    "",
+    noiseCaption
+  ].join("\n") + "\n"
+
+/** What `plan --detect D` prints: tasks × repetitions needed per pair of candidates. */
+export const renderPower = (
+  detect: number,
+  plans: ReadonlyArray<{
+    readonly benchmark: string
+    readonly a: string
+    readonly b: string
+    readonly pilot: { readonly tasks: number; readonly repetitions: number }
+    readonly minimumDetectable: number
+    readonly needed: ReadonlyArray<{ readonly repetitions: number; readonly tasks: number }>
+    readonly available: number | null
+    readonly floorTasks: number
+    readonly tooFewTasks: boolean
+  }>
+): string => {
+  if (plans.length === 0) {
+    return `  detect ${detect}: no two candidates have graded cells on the same tasks yet (run a pilot, or name a run with --like)\n`
+  }
+  const repetitions = plans[0]?.needed.map((n) => n.repetitions) ?? []
+  const lines = [
+    `  detect a difference of ${detect} in mean reward with 80% power at 95% confidence (paired by task; tasks needed at each number of repetitions):`,
+    textTable({
+      headers: ["benchmark", "a", "b", "pilot", "detectable now", ...repetitions.map((k) => `${k} rep${k === 1 ? "" : "s"}`), "has"],
+      align: ["left", "left", "left", "right", "right", ...repetitions.map((): Align => "right"), "right"],
+      rows: plans.map((p) => [
+        p.benchmark,
+        p.a,
+        p.b,
+        `${p.pilot.tasks}×${p.pilot.repetitions}`,
+        `±${p.minimumDetectable.toFixed(3)}`,
+        ...p.needed.map((n) => formatCount(n.tasks)),
+        p.available === null ? dash : formatCount(p.available)
+      ])
+    }).split("\n").map((l) => `  ${l}`).join("\n"),
+    ...plans.filter((p) => p.tooFewTasks).map((p) =>
+      `  ${p.benchmark}: ${p.a} against ${p.b} needs at least ${p.floorTasks} tasks even with endless repetitions; the benchmark has ${p.available}: it cannot detect ${detect}`
+    )
+  ]
+  return lines.join("\n") + "\n"
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -11,7 +11,21 @@ import { Judging } from "../schema/Attempt.ts"
 import { failuresOf } from "../schema/Verdict.ts"
 import type { FaultSpec } from "../schema/EnvironmentDef.ts"
 import type { CandidateFaults, CellFault, CellResult, Comparison, Faults, OutageCell, Scorecard } from "./Report.ts"
-import { clusteredMean, holm, minimumDetectable, noiseFloor, pairedClustered, passHatK, type Repetitions, wilson } from "./Statistics.ts"
+import {
+  clusteredMean,
+  holm,
+  minimumDetectable,
+  noiseFloor,
+  type NoiseFloor,
+  pairedClustered,
+  pairedVariance,
+  passHatK,
+  type Repetitions,
+  tasksNeeded,
+  wilson,
+  z80,
+  z95
+} from "./Statistics.ts"
 
 /**
  * What scorecards, comparisons, the fault section and the cell list read of one Attempt. Written
@@ -277,6 +291,112 @@ export const outagesOfCells = (cells: ReadonlyArray<CellSummary>): ReadonlyArray
     repetition: a.repetition,
     reasons: [...new Set(a.faults.filter((f) => !f.injected).map((f) => f.reason))]
   }))
+
+// ---------------------------------------------------------------------------------------------
+// The noise floor and power, from any list of graded cells (a run's summaries, a stored report's
+// cell list): `assay noise` and `assay plan --detect` read them.
+
+/** What the noise floor and the power plan read of a cell. */
+export interface GradedCell {
+  readonly benchmark: string
+  readonly task: string
+  readonly candidate: string
+  readonly repetition: number
+  readonly reward: number
+}
+
+/**
+ * The graded cells of a stored report's cell list: outages left out (a cell that ended in a fault
+ * with none of its faults injected), as the report's figures leave them out.
+ */
+export const gradedOfResults = (cells: ReadonlyArray<CellResult>): ReadonlyArray<GradedCell> =>
+  cells.filter((c) => !(c.ended === "fault" && !c.faults.some((f) => f.injected)))
+
+/** The graded cells of summaries: outages left out (isOutage). */
+export const gradedOfSummaries = (cells: ReadonlyArray<CellSummary>): ReadonlyArray<GradedCell> => cells.filter((c) => !isOutage(c))
+
+export interface CandidateNoise extends NoiseFloor {
+  readonly benchmark: string
+  readonly candidate: string
+}
+
+/** The noise floor of each candidate on each benchmark whose tasks have repetitions. */
+export const noiseOfCells = (cells: ReadonlyArray<GradedCell>): ReadonlyArray<CandidateNoise> =>
+  Array.from(groupBy(cells, (c) => `${c.benchmark}\u0000${c.candidate}`).values()).flatMap((group) => {
+    const first = group[0]!
+    const noise = noiseFloor(Array.from(groupBy(group, (c) => c.task).values(), (t) => t.map((c) => [c.repetition, c.reward] as const)))
+    return noise === null ? [] : [{ benchmark: first.benchmark, candidate: first.candidate, ...noise }]
+  })
+
+/** Repetitions the power plan gives the tasks needed for. */
+const PLANNED_REPETITIONS = [1, 2, 3, 5, 10] as const
+
+export interface PowerPlan {
+  readonly benchmark: string
+  readonly a: string
+  readonly b: string
+  /** Tasks both have pilot cells on, and the most repetitions a task had there. */
+  readonly pilot: { readonly tasks: number; readonly repetitions: number }
+  /** Variance of the true per-task difference (between) and of one repetition (within, both candidates). */
+  readonly between: number
+  readonly within: number
+  /** The smallest difference the pilot's own size detects (80% power, 95% confidence). */
+  readonly minimumDetectable: number
+  /** Tasks needed to detect the difference at each number of repetitions. */
+  readonly needed: ReadonlyArray<{ readonly repetitions: number; readonly tasks: number }>
+  /** Tasks the benchmark has; null when not known. */
+  readonly available: number | null
+  /** Tasks needed even with endless repetitions (only task sampling left). */
+  readonly floorTasks: number
+  /** The benchmark has fewer tasks than the floor: no number of repetitions detects the difference. */
+  readonly tooFewTasks: boolean
+}
+
+/**
+ * For each two candidates of a benchmark with pilot cells on the same tasks: the tasks × repetitions
+ * needed to detect `detect` with 80% power at 95% confidence, from the variance of their paired
+ * per-task differences split into between-task and within-task parts (Statistics.pairedVariance).
+ * Reference candidates (gold, echo) are left out when two or more contenders remain.
+ */
+export const powerOfCells = (
+  cells: ReadonlyArray<GradedCell>,
+  detect: number,
+  available: (benchmark: string) => number | null
+): ReadonlyArray<PowerPlan> => {
+  const out: Array<PowerPlan> = []
+  for (const [benchmark, group] of groupBy(cells, (c) => c.benchmark)) {
+    const byCandidate = groupBy(group, (c) => c.candidate)
+    const all = [...byCandidate.keys()]
+    const contenders = all.filter((c) => !isReference(c))
+    const names = contenders.length >= 2 ? contenders : all
+    for (let i = 0; i < names.length; i++) {
+      for (let j = i + 1; j < names.length; j++) {
+        const a = groupBy(byCandidate.get(names[i]!)!, (c) => c.task)
+        const b = groupBy(byCandidate.get(names[j]!)!, (c) => c.task)
+        const tasks = Array.from(a, ([task, xs]) => ({ a: xs.map((x) => x.reward), b: (b.get(task) ?? []).map((x) => x.reward) }))
+        const variance = pairedVariance(tasks)
+        if (variance.tasks < 2) continue
+        const repetitions = Math.max(...tasks.filter((t) => t.b.length > 0).map((t) => Math.max(t.a.length, t.b.length)))
+        const have = available(benchmark)
+        const floorTasks = Math.max(2, Math.ceil(((z95 + z80) ** 2 * variance.between) / (detect * detect)))
+        out.push({
+          benchmark,
+          a: names[i]!,
+          b: names[j]!,
+          pilot: { tasks: variance.tasks, repetitions },
+          between: variance.between,
+          within: variance.within,
+          minimumDetectable: minimumDetectable(Math.sqrt((variance.between + variance.within / repetitions) / variance.tasks)),
+          needed: PLANNED_REPETITIONS.map((k) => ({ repetitions: k, tasks: tasksNeeded(variance, detect, k) })),
+          available: have,
+          floorTasks,
+          tooFewTasks: have !== null && floorTasks > have
+        })
+      }
+    }
+  }
+  return out
+}
 
 // ---------------------------------------------------------------------------------------------
 // Faults
