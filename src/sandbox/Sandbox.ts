@@ -38,7 +38,7 @@
  * })
  * yield* sandbox.check                      // fails with `unavailable` (one line naming the package)
  * Sandbox.layer({ unsandboxed: true })      // the user accepted the risk (--unsandboxed)
- * Sandbox.layer({ bwrap: "/path/to/bwrap" })
+ * Sandbox.layer({ bwrap: "/path/to/bwrap" })  // or ASSAY_BWRAP=/path/to/bwrap
  * ```
  *
  * Where bwrap is missing or cannot create namespaces, `run` and `check` fail with `unavailable`,
@@ -130,7 +130,7 @@ export interface SandboxService {
 }
 
 export interface SandboxOptions {
-  /** The bwrap executable. Default: `bwrap` on PATH, else /usr/bin/bwrap. */
+  /** The bwrap executable. Default: $ASSAY_BWRAP, else `bwrap` on PATH, else /usr/bin/bwrap. */
   readonly bwrap?: string
   /** Run without isolation (the user passed --unsandboxed). */
   readonly unsandboxed?: boolean
@@ -542,7 +542,7 @@ const runUnsandboxed = (spec: SandboxSpec): Effect.Effect<SandboxOutcome, Sandbo
 
 export const make = (options: SandboxOptions = {}): SandboxService => {
   if (options.unsandboxed === true) return { isolation: "none", run: runUnsandboxed, check: Effect.void }
-  const bwrap = options.bwrap ?? bwrapOnPath()
+  const bwrap = options.bwrap ?? (process.env["ASSAY_BWRAP"] || bwrapOnPath())
   const hidden = options.hidden ?? hiddenPaths()
   const check = probe(bwrap, hidden)
   return {

@@ -1,3 +1,5 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import * as LoopbackServer from "../../../src/model/LoopbackServer.ts"
@@ -44,5 +46,48 @@ describe("assay run --benchmark coding-repair", () => {
     const replayed = await assay(["replay", "--home", home, "--json"])
     expect(replayed.code, replayed.stderr).toBe(0)
     expect(JSON.parse(replayed.stdout)).toMatchObject({ replayed: 1, same: 1, differ: [], missing: [], spendUsd: 0 })
+  })
+
+  it("a model's command cannot read the user's key: it reaches neither the model server nor the store", async () => {
+    const home = tempDir()
+    const key = `sk-assay-leak-probe-${process.pid}-${Date.now()}`
+    const args = ["run", "--benchmark", "coding-repair", "--model", "openai:gpt-4o-mini", "--task", "js-slugify", "--home", home, "--yes", "--json"]
+    const probe = "cat /proc/$PPID/environ; cat /proc/1/environ; env; grep -rs OPENAI /proc/*/environ; cat /proc/*/cmdline"
+    const { ran, requests } = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function*() {
+          const server = yield* LoopbackServer.start([
+            { toolCalls: [{ name: "run_command", arguments: { command: probe } }], usage: { input: 300, output: 20 } },
+            { text: "Done.", usage: { input: 400, output: 10 } }
+          ])
+          const ran = yield* Effect.promise(() => assay(args, { OPENAI_BASE_URL: server.openAiBaseUrl, OPENAI_API_KEY: key }))
+          return { ran, requests: server.requests() }
+        })
+      )
+    )
+    expect(ran.code, ran.stderr).toBe(0)
+    // The command ran (its output went back to the model), and the key was in none of it.
+    expect(JSON.stringify(requests[1]?.body)).toContain("exit code")
+    expect(JSON.stringify(requests.map((r) => r.body))).not.toContain(key)
+    const stored = fs.readdirSync(home, { recursive: true, encoding: "utf8" })
+      .map((f) => path.join(home, f))
+      .filter((f) => fs.statSync(f).isFile())
+    expect(stored.length).toBeGreaterThan(0)
+    for (const f of stored) expect([f, fs.readFileSync(f, "latin1").includes(key)]).toEqual([f, false])
+  })
+
+  it("without bubblewrap the run is refused with one line naming the package; --unsandboxed runs it and says so", async () => {
+    const home = tempDir()
+    const args = ["run", "--benchmark", "coding-repair", "--candidate", "gold", "--task", "js-slugify", "--home", home, "--yes", "--json"]
+    const missing = { ASSAY_BWRAP: path.join(tempDir(), "no-bwrap") }
+    const refused = await assay(args, missing)
+    expect(refused.code).toBe(1)
+    expect(refused.stderr.trim().split("\n")).toHaveLength(1)
+    expect(refused.stderr).toContain("apt-get install bubblewrap")
+    expect(refused.stdout).toBe("")
+    const accepted = await assay([...args, "--unsandboxed"], missing)
+    expect(accepted.code, accepted.stderr).toBe(0)
+    expect(cardOf(accepted.stdout, "gold").meanReward).toBe(1)
+    expect(accepted.stderr).toContain("--unsandboxed")
   })
 })
