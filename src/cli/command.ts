@@ -38,6 +38,7 @@ import { defaultAllowance } from "../harness/Allowance.ts"
 import { harnessNames } from "../harness/Harness.ts"
 import { DEFAULT_MAX_USD, DEFAULT_TIMEOUT_SECS, harnessOptions, harnessRunOptions, isHarnessSelection, planHarness, runHarnesses } from "./harness.ts"
 import { stderrProgress } from "./progress.ts"
+import * as Sandbox from "../sandbox/Sandbox.ts"
 import { VERSION } from "./version.ts"
 
 /** An intended exit with a code (the plan printed without --yes exits 2). */
@@ -283,6 +284,10 @@ const docs = {
       "--wait": { about: "If another command is running on this home, wait for it instead of exiting 1" },
       "--cluster": { about: "Run the cells on the workers of the --store Postgres (assay worker) instead of here; fails when none is alive" },
       "--rate": { value: "PROVIDER=N/s", about: "With --cluster: at most N model calls a second to PROVIDER across every worker (openai=20/s); calls over it wait" },
+      "--unsandboxed": {
+        about: "Run candidates' code (coding-repair's commands and tests, harness graders) without the bubblewrap sandbox where it is missing: " +
+          "that code can then read your keys and files. Without it such runs are refused until bubblewrap is installed"
+      },
       "--preflight-share": {
         value: "SHARE",
         fallback: String(defaultAllowance.share),
@@ -529,8 +534,18 @@ const runOptions = {
       return bad === undefined ? Effect.succeed(texts) : Effect.fail(refused("rate", bad, "PROVIDER=N/s, N a whole number 1 or more (openai=20/s)"))
     })
   ),
+  unsandboxed: Options.boolean("unsandboxed"),
   ...harnessRunOptions
 }
+
+/**
+ * Before a run that executes candidates' code: the sandbox must work here, or the user accepted
+ * the risk (--unsandboxed), which is said on stderr.
+ */
+const requireSandbox = (unsandboxed: boolean) =>
+  unsandboxed
+    ? Console.error("assay: --unsandboxed: candidates' commands and the graders that run their code are not isolated; they can read your keys and files")
+    : Effect.flatMap(Sandbox.Sandbox, (s) => s.check)
 
 const runCommand = Command.make("run", runOptions, (opts) =>
   Effect.gen(function*() {
@@ -542,6 +557,7 @@ const runCommand = Command.make("run", runOptions, (opts) =>
       onWait: (h) => Console.error(h ? `assay: waiting for pid ${h.pid} on ${h.host} (running since ${h.since})` : "assay: waiting for the home's lock")
     })
     if (isHarnessSelection(opts)) {
+      if (opts.yes) yield* requireSandbox(opts.unsandboxed)
       if (opts.yes) yield* lockHome
       const code = yield* runHarnesses(opts)
       if (code !== 0) return yield* new ExitWith({ code })
@@ -555,6 +571,7 @@ const runCommand = Command.make("run", runOptions, (opts) =>
     const plan = yield* makePlan(lanes, opts.reps)
     const at = yield* checkedLocation(opts.home, opts.store)
     if (opts.yes) yield* requireLiveModels(lanes)
+    if (opts.yes && lanes.some((l) => l.provider.untrusted === true)) yield* requireSandbox(opts.unsandboxed)
     if (!opts.yes) {
       const states = yield* statesOf(at, plan)
       const summary = planSummary(opts, lanes, states, plan.experimentId)
@@ -587,6 +604,7 @@ const runCommand = Command.make("run", runOptions, (opts) =>
           ...(opts.rate.length > 0 ? { rate: opts.rate } : {}),
           // Workers plan a cluster run as soon as it starts (src/cluster/Cluster.ts, warm).
           ...(opts.cluster && !pilot ? { cluster: true } : {}),
+          ...(opts.unsandboxed ? { unsandboxed: true } : {}),
           pilot
         }
       })
@@ -628,7 +646,8 @@ const runCommand = Command.make("run", runOptions, (opts) =>
         }); they are not scored as the model's failures, and the next run retries them`
       )
     }
-  }).pipe(Effect.scoped)).pipe(Command.withDescription(docs["run"].about))
+    if (opts.unsandboxed) yield* Console.error("assay: this run was --unsandboxed: candidates' code ran without isolation")
+  }).pipe(Effect.scoped, Effect.provide(Sandbox.layer({ unsandboxed: opts.unsandboxed })))).pipe(Command.withDescription(docs["run"].about))
 
 /**
  * A file can be written where its folder exists and is writable. The folder is never created: a
