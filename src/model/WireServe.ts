@@ -26,7 +26,14 @@ export const textOf = (content: unknown): string => {
 
 export interface Answer {
   readonly text: string | null
-  readonly toolCalls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly arguments: JsonObject; readonly argumentsText: string }>
+  readonly toolCalls: ReadonlyArray<{
+    readonly id: string
+    readonly name: string
+    readonly arguments: JsonObject
+    readonly argumentsText: string
+    /** a Responses tool of a `namespace` group (codex's MCP tools): `name` is then the bare name */
+    readonly namespace?: string
+  }>
   readonly usage: { readonly input: number; readonly output: number; readonly cacheRead: number; readonly cacheWrite: number; readonly reasoning: number }
   readonly model: string
 }
@@ -87,6 +94,7 @@ export const responsesItems = (a: Answer, ids: Ids) => {
       id: ids.next("fc"),
       call_id: call.id,
       name: call.name,
+      ...(call.namespace !== undefined ? { namespace: call.namespace } : {}),
       arguments: call.argumentsText,
       status: "completed"
     })

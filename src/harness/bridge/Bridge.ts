@@ -145,10 +145,25 @@ const requestOf = (wire: WireRequest, model: ResolvedModel, names: ToolNames): M
   }
 }
 
+/** The tool names of a Responses request that came from a `namespace` group. */
+const namespaced = (wire: WireRequest): ReadonlySet<string> => new Set(wire.namespaced ?? [])
+
 /** The answer the CLI gets: the response with the tool names the CLI's model must call. */
 const answerOf = (response: ModelResponse, wire: WireRequest, theirs: (name: string) => string): Answer => ({
   text: response.text,
-  toolCalls: response.toolCalls.map((c) => ({ id: c.id, name: theirs(c.name), arguments: c.arguments, argumentsText: c.argumentsText ?? JSON.stringify(c.arguments) })),
+  toolCalls: response.toolCalls.map((c) => {
+    const name = theirs(c.name)
+    const at = name.lastIndexOf("__")
+    // A Responses client that grouped the tool in a namespace gets the call back the same way.
+    const grouped = wire.api === "openai-responses" && namespaced(wire).has(name) && at > 0
+    return {
+      id: c.id,
+      name: grouped ? name.slice(at + 2) : name,
+      arguments: c.arguments,
+      argumentsText: c.argumentsText ?? JSON.stringify(c.arguments),
+      ...(grouped ? { namespace: name.slice(0, at) } : {})
+    }
+  }),
   usage: {
     input: response.usage.inputTokens,
     output: response.usage.outputTokens,
@@ -382,6 +397,8 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
           return
         }
         const wire = readRequest(route.api, body, route)
+        const log = process.env["ASSAY_BRIDGE_LOG"]
+        if (log !== undefined && log !== "") fs.appendFileSync(log, `--- proxy ${route.api} tools: ${wire.tools.map((t) => t.name).join(", ")}\n${process.env["ASSAY_BRIDGE_LOG_BODY"] === "1" ? raw + "\n" : ""}`)
         const seenNames = new Map<string, string>()
         for (const t of wire.tools) {
           const ours = n.ours(t.name)
@@ -461,7 +478,14 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
         s.child = child
         s.running = true
         const generation = ++s.generation
-        child.stdout?.resume()
+        // ASSAY_BRIDGE_LOG=FILE keeps what each CLI printed, for a user finding out why a CLI failed.
+        const log = process.env["ASSAY_BRIDGE_LOG"]
+        if (log !== undefined && log !== "") {
+          const out = fs.createWriteStream(log, { flags: "a" })
+          out.write(`--- ${options.harness} ${invocation.args.slice(0, 3).join(" ")}${resume ? " (resume)" : ""}\n`)
+          child.stdout?.pipe(out, { end: false })
+          child.stderr?.pipe(out, { end: false })
+        } else child.stdout?.resume()
         let partial = ""
         child.stderr?.on("data", (chunk: Buffer) => {
           const lines = (partial + chunk.toString("utf8")).split("\n")

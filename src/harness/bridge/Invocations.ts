@@ -116,7 +116,14 @@ const geminiBuiltins = [
   "web_fetch",
   "google_web_search",
   "save_memory",
-  "write_todos"
+  "write_todos",
+  "update_topic",
+  "list_background_processes",
+  "read_background_output",
+  "enter_plan_mode",
+  "exit_plan_mode",
+  "invoke_agent",
+  "activate_skill"
 ]
 
 const gemini = (i: BridgedInput): Invocation => {
@@ -139,6 +146,9 @@ const gemini = (i: BridgedInput): Invocation => {
   }
 }
 
+// qwen's tools that would hide the MCP tools behind a search, or start agents of its own.
+const qwenDeferring = ["tool_search", "agent", "skill", "todo_write", "task_stop", "send_message", "ask_user_question"]
+
 const qwen = (i: BridgedInput): Invocation => {
   const home = path.join(i.stateDir, "home")
   const settings = { mcpServers: { assay: { httpUrl: i.mcpUrl, trust: true, timeout: 600_000 } } }
@@ -153,8 +163,11 @@ const qwen = (i: BridgedInput): Invocation => {
       i.model,
       "--allowed-mcp-server-names",
       "assay",
-      ...(i.ownTools ? [] : ["--exclude-tools", ...geminiBuiltins]),
+      // Repeated, not listed after one flag: an array option takes every word that follows it.
+      // Without tool_search, qwen offers MCP tools directly instead of deferring them behind a search.
+      ...[...(i.ownTools ? [] : geminiBuiltins), ...qwenDeferring].flatMap((t) => ["--exclude-tools", t]),
       ...(i.resume ? ["--continue"] : []),
+      "-p",
       i.prompt
     ],
     env: { HOME: home, OPENAI_BASE_URL: `${i.proxyUrl}/v1`, OPENAI_API_KEY: i.apiKey, OPENAI_MODEL: i.model },

@@ -15,8 +15,8 @@ export const cliPrefix: Readonly<Record<HarnessName, string>> = {
   claude: "mcp__assay__",
   codex: "mcp__assay__",
   opencode: "assay_",
-  gemini: "",
-  qwen: "",
+  gemini: "mcp_assay_",
+  qwen: "mcp__assay__",
   pi: ""
 }
 
@@ -110,9 +110,14 @@ export const toolNames = (harness: HarnessName, tools: ReadonlyArray<ToolSpec>):
   return {
     mcp,
     ours: (cliName) => {
-      // The CLI's own prefix, else any `<server>__` form a CLI uses when two servers name one tool.
-      const bare = prefix.length > 0 && cliName.startsWith(prefix) ? cliName.slice(prefix.length) : cliName.replace(/^(mcp__)?assay__/, "")
-      return byMcp.get(bare)
+      // The CLI's own prefix first, then the other forms CLIs use for a server's tools.
+      for (const p of [prefix, "mcp__assay__", "mcp_assay_", "assay__", "assay_"]) {
+        if (p.length > 0 && cliName.startsWith(p)) {
+          const found = byMcp.get(cliName.slice(p.length))
+          if (found !== undefined) return found
+        }
+      }
+      return undefined
     },
     theirs: (name) => `${prefix}${toMcp.get(name) ?? name}`
   }

@@ -17,6 +17,8 @@ export interface WireRequest {
   readonly tools: ModelRequest["tools"]
   /** the output bound the CLI asked for, when it named one */
   readonly maxOutputTokens: number | undefined
+  /** Responses tools that came in a `namespace` group, by their `<namespace>__<name>` */
+  readonly namespaced?: ReadonlyArray<string>
 }
 
 type Messages = Array<ModelRequest["messages"][number]>
@@ -92,7 +94,8 @@ const responses = (body: JsonObject): Omit<WireRequest, "api" | "model" | "strea
       else messages.push({ role: "user", content: text })
     } else if (type === "function_call") {
       const id = asString(item["call_id"])
-      const name = asString(item["name"])
+      // A call of a namespaced tool (codex's MCP tools) is named `<namespace>__<name>`, as its tool is.
+      const name = typeof item["namespace"] === "string" ? `${item["namespace"]}__${asString(item["name"])}` : asString(item["name"])
       names.set(id, name)
       const argumentsText = asString(item["arguments"])
       const call = { id, name, arguments: parseArgs(argumentsText), argumentsText }
@@ -106,12 +109,19 @@ const responses = (body: JsonObject): Omit<WireRequest, "api" | "model" | "strea
       messages.push({ role: "tool", toolCallId: id, name: names.get(id) ?? "", content: resultText(item["output"]) })
     }
   }
-  const tools = asArray(body["tools"]).filter(isObject).filter((t) => t["type"] === "function").map((t) => ({
+  // Tools grouped in a `namespace` (codex puts each MCP server's tools in one) are named `<namespace>__<name>`.
+  const flat = asArray(body["tools"]).filter(isObject).flatMap((t) =>
+    t["type"] === "namespace"
+      ? asArray(t["tools"]).filter(isObject).map((inner) => ({ ...inner, name: `${asString(t["name"])}__${asString(inner["name"])}` }))
+      : [t]
+  )
+  const tools = flat.filter((t) => t["type"] === "function").map((t) => ({
     name: asString(t["name"]),
     description: asString(t["description"]),
     parameters: isObject(t["parameters"]) ? t["parameters"] : { type: "object" }
   }))
-  return { system: system.join("\n"), messages, tools, maxOutputTokens: num(body["max_output_tokens"]) }
+  const namespaced = flat.filter((t) => t !== undefined && asArray(body["tools"]).includes(t) === false).map((t) => asString(t["name"]))
+  return { system: system.join("\n"), messages, tools, maxOutputTokens: num(body["max_output_tokens"]), namespaced }
 }
 
 const chat = (body: JsonObject): Omit<WireRequest, "api" | "model" | "stream"> => {
