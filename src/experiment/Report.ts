@@ -556,7 +556,9 @@ const comparisonLines = (comparisons: ReadonlyArray<Comparison>): ReadonlyArray<
     ...Array.from(
       families,
       ([benchmark, m]) =>
-        `${benchmark}: ${m} pairwise comparisons; ${comparisons.filter((c) => (c.benchmark ?? "all") === benchmark && c.holm === true).length} stay significant at 5% after Holm's correction`
+        `${benchmark}: ${m} pairwise comparisons; significant at 5% after Holm's correction: ${
+          comparisons.filter((c) => (c.benchmark ?? "all") === benchmark && c.holm === true).length
+        } of ${m}`
     )
   ]
 }

@@ -386,7 +386,8 @@ export const powerOfCells = (
           pilot: { tasks: variance.tasks, repetitions },
           between: variance.between,
           within: variance.within,
-          minimumDetectable: minimumDetectable(Math.sqrt((variance.between + variance.within / repetitions) / variance.tasks)),
+          // As the report's comparison has it: from the per-task differences as observed.
+          minimumDetectable: minimumDetectable(Math.sqrt(variance.observed / variance.tasks)),
           needed: PLANNED_REPETITIONS.map((k) => ({ repetitions: k, tasks: tasksNeeded(variance, detect, k) })),
           available: have,
           floorTasks,

@@ -404,6 +404,8 @@ export interface PairedVariance {
   readonly tasks: number
   readonly between: number
   readonly within: number
+  /** The sample variance of the per-task differences as observed (what the report's SE is made of). */
+  readonly observed: number
 }
 
 /**
@@ -427,7 +429,8 @@ export const pairedVariance = (tasks: ReadonlyArray<{ readonly a: TaskRewards; r
   }
   const wa = pooled("a")
   const wb = pooled("b")
-  return { tasks: both.length, between: Math.max(0, sampleVariance(d) - wa.ofMeans - wb.ofMeans), within: wa.perRep + wb.perRep }
+  const observed = sampleVariance(d)
+  return { tasks: both.length, between: Math.max(0, observed - wa.ofMeans - wb.ofMeans), within: wa.perRep + wb.perRep, observed }
 }
 
 /**
