@@ -130,19 +130,23 @@ export const guarded = <E, R>(inner: HttpApp.Default<E, R>, guard: Guard) =>
       return refusal(path, 403, `this viewer answers requests for its own address only, not for Host ${JSON.stringify(host.slice(0, 100))}`)
     }
     if (request.url.length > MAX_TARGET) return refusal(path, 414, `the request is ${request.url.length} characters long; this viewer reads at most ${MAX_TARGET}`)
-    if (guard.token !== null) {
+    const token = guard.token
+    if (token !== null) {
       const given = new URLSearchParams(request.url.slice(path.length)).get("token")
-      if (given !== null && sameToken(given, guard.token)) {
+      if (given !== null && sameToken(given, token)) {
         const rest = new URLSearchParams(request.url.slice(path.length))
         rest.delete("token")
         const query = rest.toString()
         return HttpServerResponse.redirect(query === "" ? path : `${path}?${query}`, { status: 303 }).pipe(
-          HttpServerResponse.setHeader("set-cookie", `${TOKEN_COOKIE}=${guard.token}; Path=/; HttpOnly; SameSite=Strict`),
+          HttpServerResponse.setHeader("set-cookie", `${TOKEN_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict`),
           HttpServerResponse.setHeaders(noStore)
         )
       }
+      // A browser brings the cookie; a script may send the token as a bearer instead.
       const cookie = request.cookies[TOKEN_COOKIE]
-      if (cookie === undefined || !sameToken(cookie, guard.token)) {
+      const bearer = /^Bearer (\S+)$/.exec(request.headers["authorization"] ?? "")?.[1]
+      const brought = [cookie, bearer].some((t) => t !== undefined && sameToken(t, token))
+      if (!brought) {
         return path.startsWith("/api/")
           ? jsonText(JSON.stringify({ error: "this viewer needs its token: open the address assay view printed, with ?token=" }), 401)
           : htmlResponse(tokenPage(given !== null), 401)

@@ -133,6 +133,9 @@ describe("assay view answers only its user", { timeout: 180_000 }, () => {
     const withCookie = await get(port, "/api/runs", { host, cookie })
     expect(withCookie.status).toBe(200)
     expect(withCookie.body).toContain(runId)
+    // A script sends it as a bearer.
+    expect((await get(port, "/api/runs", { host, authorization: `Bearer ${token}` })).status).toBe(200)
+    expect((await get(port, "/api/runs", { host, authorization: "Bearer nope" })).status).toBe(401)
     // The token does not stand in for the Host check.
     expect((await get(port, "/api/runs", { host: "evil.example", cookie })).status).toBe(403)
   })
