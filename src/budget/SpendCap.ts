@@ -233,6 +233,11 @@ export interface WrapOptions {
   readonly priceOf: (provider: string, model: string) => Pick<ModelEntry, "cost" | "limit"> | undefined
   /** Called as each call completes with what it cost, before its result is returned. */
   readonly onSpend?: (spend: CallSpend) => Effect.Effect<void>
+  /**
+   * Told of each call the cap refused (not sent), as the caller gets it: the runner notes its
+   * cell's first refusal here, and skips the cell on it whatever the protocol made of the refusal.
+   */
+  readonly onRefused?: (refusal: ModelError) => void
   /** The ledger reservations are written to before a call is sent (calls of known price). */
   readonly ledger?: Ledger
 }
@@ -258,7 +263,13 @@ export const wrapModel = (cap: SpendCap, inner: Model, options: WrapOptions): Mo
       // Without a cap or a ledger nothing is reserved: the worst case (the request's whole text measured) is not needed.
       const worst = cap.bounded || ledger !== undefined ? worstCaseUsd(request, entry) : null
       const reserved = cap.bounded ? worst ?? 0 : 0
-      if (reserved > 0) yield* Effect.mapError(cap.reserve(reserved), (refusal) => refusedCall(request, refusal))
+      if (reserved > 0) {
+        yield* Effect.mapError(cap.reserve(reserved), (refusal) => {
+          const refused = refusedCall(request, refusal)
+          options.onRefused?.(refused)
+          return refused
+        })
+      }
       // The ledger's reservation, once written (an interruption before then leaves none).
       let written: string | undefined
       const spendOf = (response: ModelResponse): CallSpend => ({

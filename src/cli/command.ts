@@ -638,7 +638,7 @@ const runCommand = Command.make("run", runOptions, (opts) =>
     )
     yield* printReport(outcome.report, opts.json ? "json" : "text")
     // An outage is not the candidates' failure: say so in one line, and that a rerun retries them.
-    const unreachable = outcome.attempts.filter((a) => a.verdict.ended?.reason === "fault" && a.verdict.ended.detail.includes("unreachable"))
+    const unreachable = outcome.attempts.filter((a) => a.verdict.ended?.reason === "fault" && a.verdict.ended.fault === "unreachable")
     if (unreachable.length > 0) {
       yield* Console.error(
         `assay: ${unreachable.length} cells ended as faults because the model endpoint could not be reached (${

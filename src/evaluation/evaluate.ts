@@ -8,7 +8,7 @@ import type { Json } from "../content/Canonical.ts"
 import * as Canonical from "../content/Canonical.ts"
 import * as ContentId from "../content/ContentId.ts"
 import { BudgetExceeded, make as makeWallet, Wallet } from "../budget/Wallet.ts"
-import { Model, type ModelError } from "../model/Model.ts"
+import { Model } from "../model/Model.ts"
 import { modelHandler } from "../model/ModelEffect.ts"
 import * as Tracing from "../observability/Tracing.ts"
 import type { AgentDef } from "../schema/AgentDef.ts"
@@ -122,9 +122,10 @@ const endedOf = (failure: ProtocolFailure | BudgetExceeded): Ended => {
     case "BudgetExceeded":
       return { reason: "budget-exceeded", detail: failure.message }
     case "EffectFault":
-      return { reason: "fault", detail: failure.message, injected: failure.injected }
+      return { reason: "fault", fault: failure.reason, detail: failure.message, injected: failure.injected }
     case "EffectRefused":
-      return { reason: "refused", detail: failure.message }
+      // A call the experiment's spend cap did not send ends the Attempt unfinished, not refused by its world.
+      return failure.reason === "spend-cap" ? { reason: "spend-cap", detail: failure.message } : { reason: "refused", detail: failure.message }
     default:
       return { reason: "protocol-failed", detail: failure.message }
   }
@@ -218,22 +219,7 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
     const world: WE.AttemptWorld = { ref: yield* Ref.make(World.fork(setup.world)) }
     const recorder: WE.Recorder = { entries: yield* Ref.make<ReadonlyArray<RecordedEffect>>([]) }
     const faultLog: WE.FaultLog = { entries: yield* Ref.make<ReadonlyArray<{ key: string; occurrence: number; reason: FaultReason }>>([]) }
-    // Plain variables, not Refs, for what only this Attempt's own steps read and write (JavaScript
-    // runs one step at a time): a Ref's every read and write is a fiber step or two more.
-    // The model service of the caller, watched: a call the spend cap refused ends the Attempt as
-    // skipped, however the protocol or the judge took the refusal.
-    let capped: ModelError | null = null
-    const given = options.model !== undefined ? Option.some(options.model) : yield* Effect.serviceOption(Model)
-    const model = Option.map(given, (inner): Model => ({
-      generate: (request) =>
-        inner.generate(request).pipe(Effect.tapError((e) =>
-          e.reason === "spend-cap"
-            ? Effect.sync(() => {
-              capped = e
-            })
-            : Effect.void
-        ))
-    }))
+    const model = options.model !== undefined ? Option.some(options.model) : yield* Effect.serviceOption(Model)
     const modelHandlers: WE.Handlers = Option.isSome(model) ? { "model/generate": modelHandler(model.value) } : {}
     const wallet = yield* makeWallet(limits)
     const attemptServices = Context.make(WE.AttemptWorld, world).pipe(
@@ -243,36 +229,18 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
     )
     const withModel = Option.isSome(model) ? Context.add(attemptServices, Model, model.value) : attemptServices
     const task = `${env.benchmark}/${env.task}`
-    const wraps = options.wraps ?? []
-    // Without wraps of the caller's own, the stack is put together directly, the same wrappers in
-    // the same order as `attemptStack`'s layers (building layers for every Attempt costs more CPU
-    // than the rest of a one-call Attempt). With wraps, it is built from its layers for each Attempt
-    // (its handler holds the Attempt's fork); a wrap's own resources live while it is built, so a
-    // wrap acquires long-lived ones outside.
-    const effects = wraps.length === 0
-      ? WE.attemptEffects(
-        env.world.effects,
-        task,
-        options.replay
-          ? WE.makeReplay(options.replay, world)
-          : WE.makeLive({ ...modelHandlers, ...setup.handlers, ...options.handlers, ...WE.toolHandlers(setup.tools, world) }, world),
-        recorder,
-        faultLog
-      )
-      : yield* Effect.provide(
-        Effect.provide(
-          WE.WorldEffects,
-          WE.attemptStack(
-            env.world.effects,
-            task,
-            options.replay
-              ? WE.layerReplay(options.replay)
-              : WE.layerLive({ ...modelHandlers, ...setup.handlers, ...options.handlers, ...WE.toolHandlers(setup.tools, world) }),
-            wraps
-          )
-        ),
-        withModel
-      )
+    // The one composition (WE.attemptEffects), whatever the caller passes: its handler holds the
+    // Attempt's fork; a caller's own wraps go outermost.
+    const stack = WE.attemptEffects(
+      env.world.effects,
+      task,
+      options.replay
+        ? WE.makeReplay(options.replay, world)
+        : WE.makeLive({ ...modelHandlers, ...setup.handlers, ...options.handlers, ...WE.toolHandlers(setup.tools, world) }, world),
+      recorder,
+      faultLog
+    )
+    const effects = options.wraps === undefined || options.wraps.length === 0 ? stack : yield* WE.withWraps(stack, options.wraps)
     const context = Context.add(withModel, WE.WorldEffects, effects)
     // The inputs id is of what the candidate is actually presented with: the system prompt and
     // tools of the first request the protocol makes of it (the declared ones when it is never
@@ -349,10 +317,6 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
               ...(graded.right.details !== undefined ? { details: graded.right.details } : {})
             }
         }
-        // A refused call leaves the Attempt unfinished, whatever the protocol made of the refusal.
-        // Typed again: the compiler does not see the assignment made in the model's callback.
-        const refusal: ModelError | null = capped
-        if (refusal !== null) verdict = endedVerdict({ reason: "spend-cap", detail: refusal.detail })
         return finish({
           inputsId,
           evidence: setup.evidence,

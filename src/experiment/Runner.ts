@@ -19,7 +19,7 @@ import { type EnvironmentDef, idOf as environmentIdOf } from "../schema/Environm
 import { type ExperimentDef, idOf as experimentIdOf } from "../schema/ExperimentDef.ts"
 import type { Handlers, Wrap } from "../world/WorldEffects.ts"
 import * as SpendCap from "../budget/SpendCap.ts"
-import { Model } from "../model/Model.ts"
+import { Model, type ModelError } from "../model/Model.ts"
 import { Registry } from "../model/Registry.ts"
 import * as Tracing from "../observability/Tracing.ts"
 import { Comparison, frontiers, type Report, Scorecard } from "./Report.ts"
@@ -619,11 +619,17 @@ export const cellRunner = (
         if (refusal !== null) return yield* skip(cell, refusal)
         const agent = yield* Effect.either(cell.candidate.agentFor(cell.env))
         if (agent._tag === "Left") return yield* skip(cell, `no agent: ${agent.left.message}`)
-        // This cell's model calls, under the cap, each written to the store as it completes.
+        // This cell's model calls, under the cap, each written to the store as it completes. The
+        // cap's first refusal of one of them is kept here (a plain variable: only this cell's
+        // calls write it), and read once the Attempt is over.
+        const refused: { first: ModelError | null } = { first: null }
         const cellModel = Option.map(model, (inner) =>
           SpendCap.wrapModel(cap, perCall(cell) ? slotted(slots!, inner) : inner, {
             priceOf,
             onSpend: (spend) => Effect.orDie(putSpend(runId, plan.experimentId, cell.key, spend)),
+            onRefused: (refusal) => {
+              refused.first ??= refusal
+            },
             ...(ledgerOf !== undefined ? { ledger: ledgerOf(cell) } : {})
           }))
         const attempt = yield* evaluate(cell.env, {
@@ -638,8 +644,9 @@ export const cellRunner = (
           ...(settings.wraps ? { wraps: settings.wraps } : {}),
           ...(Option.isSome(cellModel) ? { model: cellModel.value } : {})
         })
-        // A call the cap refused leaves the cell unfinished: skipped, to run with a larger cap.
-        if (attempt.verdict.ended?.reason === "spend-cap") return yield* skip(cell, attempt.verdict.ended.detail)
+        // A call the cap refused leaves the cell unfinished, whatever the protocol or the judge made
+        // of the refusal: skipped, to run with a larger cap.
+        if (refused.first !== null) return yield* skip(cell, refused.first.detail)
         // An agent CLI's run is not metered per call through the Model service: its cost (and a
         // harness judge's) counts here, and is written with the experiment's spend.
         if (cell.candidate.def.kind === "harness" && cell.candidate.callsMetered !== true) {

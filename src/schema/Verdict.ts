@@ -24,7 +24,9 @@ export const Verdict = Schema.Struct({
       reason: Schema.Literal("budget-exceeded", "fault", "refused", "protocol-failed", "setup-failed", "evaluator-failed", "spend-cap"),
       detail: Schema.String,
       /** For a fault: whether it was injected by the environment's faults (true) or met live (false). */
-      injected: Schema.optional(Schema.Boolean)
+      injected: Schema.optional(Schema.Boolean),
+      /** For a fault: which (`unreachable`: the endpoint could not be reached, never injected). */
+      fault: Schema.optional(Schema.Literal("rate-limit", "server-error", "timeout", "unreachable"))
     })
   ),
   details: Schema.optional(Schema.Unknown)

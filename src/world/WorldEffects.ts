@@ -324,8 +324,12 @@ export const admission = (spec: Admission): Wrap => Layer.effect(WorldEffects, E
 export type Wrap = Layer.Layer<WorldEffects, never, WorldEffects>
 
 /**
- * `attemptStack` without wraps, put together directly from its wrappers (no layers to build):
- * admission, faults, recording, then `inner` (live or replay), outermost first.
+ * The one way an Attempt's effects are composed, outermost first: admission, faults, recording,
+ * then `inner` (the handler, live or replay). The EnvironmentDef's `world.effects` chooses
+ * admission and faults; `task` keys the fault draws. The wrapping layers above (`admission`,
+ * `faults`, `recording`) have these same wrappers as their bodies; put together directly, no
+ * layer is built (building layers for every Attempt costs more CPU than the rest of a one-call
+ * Attempt).
  */
 export const attemptEffects = (spec: EffectsSpec, task: string, inner: WorldEffects, recorder: Recorder, log: FaultLog): WorldEffects => {
   let effects = wrapRecording(inner, recorder)
@@ -335,24 +339,29 @@ export const attemptEffects = (spec: EffectsSpec, task: string, inner: WorldEffe
 }
 
 /**
- * The one way an Attempt's effects are composed, outermost first: the user's wraps, admission,
- * faults, recording, then the handler (live or replay). The EnvironmentDef's `world.effects`
- * chooses admission and faults; `task` keys the fault draws.
+ * A caller's own wraps around `effects`, outermost first (the first wrap sees every effect
+ * first). Each wrap's layer is built once, over the service below it; a wrap's own resources live
+ * while it is built, so a wrap acquires long-lived ones outside.
+ */
+export const withWraps = (effects: WorldEffects, wraps: ReadonlyArray<Wrap>): Effect.Effect<WorldEffects> =>
+  wraps.length === 0
+    ? Effect.succeed(effects)
+    : Effect.provide(WorldEffects, wraps.reduceRight<Layer.Layer<WorldEffects>>((inner, wrap) => Layer.provide(wrap, inner), Layer.succeed(WorldEffects, effects)))
+
+/**
+ * `attemptEffects` as a layer over a handler layer, with the caller's wraps outermost: the same
+ * composition, for callers that build their stack from layers.
  */
 export const attemptStack = <E, R>(
   spec: EffectsSpec,
   task: string,
   handler: Layer.Layer<WorldEffects, E, R>,
   wraps: ReadonlyArray<Wrap> = []
-): Layer.Layer<WorldEffects, E, R | Recorder | FaultLog> => {
-  const layers: ReadonlyArray<Layer.Layer<WorldEffects, never, WorldEffects | Recorder | FaultLog>> = [
-    ...wraps,
-    ...(spec.admission === "all" ? [] : [admission(spec.admission)]),
-    ...(spec.faults === null ? [] : [faults(spec.faults, task)]),
-    recording
-  ]
-  return layers.reduceRight<Layer.Layer<WorldEffects, E, R | Recorder | FaultLog>>(
-    (inner, wrap) => Layer.provide(wrap, inner),
-    handler
-  )
-}
+): Layer.Layer<WorldEffects, E, R | Recorder | FaultLog> =>
+  Layer.effect(
+    WorldEffects,
+    Effect.flatMap(
+      Effect.all([WorldEffects, Recorder, FaultLog]),
+      ([inner, recorder, log]) => withWraps(attemptEffects(spec, task, inner, recorder, log), wraps)
+    )
+  ).pipe(Layer.provide(handler))
