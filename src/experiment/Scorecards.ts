@@ -147,7 +147,7 @@ const scorecardOf = (
   // Per task: its repetitions. The mean and its interval are over tasks (Statistics.clusteredMean).
   const tasks = byTaskOf(cells)
   const trials = tasks.map((t) => ({ n: t.length, c: t.filter(([, r]) => r >= 1).length }))
-  const minReps = Math.min(...trials.map((t) => t.n))
+  const minReps = trials.reduce((least, t) => Math.min(least, t.n), Number.POSITIVE_INFINITY)
   const passHat = minReps >= 2
     ? Arr.filterMap(Arr.range(1, minReps), (k) => Option.map(passHatK(trials, k), (value) => ({ k, value })))
     : []
@@ -376,7 +376,7 @@ export const powerOfCells = (
         const tasks = Array.from(a, ([task, xs]) => ({ a: xs.map((x) => x.reward), b: (b.get(task) ?? []).map((x) => x.reward) }))
         const variance = pairedVariance(tasks)
         if (variance.tasks < 2) continue
-        const repetitions = Math.max(...tasks.filter((t) => t.b.length > 0).map((t) => Math.max(t.a.length, t.b.length)))
+        const repetitions = tasks.reduce((most, t) => (t.b.length > 0 ? Math.max(most, t.a.length, t.b.length) : most), 0)
         const have = available(benchmark)
         const floorTasks = Math.max(2, Math.ceil(((z95 + z80) ** 2 * variance.between) / (detect * detect)))
         out.push({

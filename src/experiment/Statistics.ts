@@ -371,11 +371,23 @@ export const noiseFloor = (tasks: ReadonlyArray<Repetitions>): NoiseFloor | null
   // Tasks with one repetition add nothing within but are part of the mean's spread.
   within = (within / repeated.length) * (repeated.length / tasks.filter((t) => t.length > 0).length)
   const total = sampleVariance(taskMeans(tasks.map((t) => t.map(([, r]) => r))))
-  const byRepetition = new Map<number, Array<number>>()
-  for (const t of tasks) for (const [rep, r] of t) byRepetition.set(rep, [...(byRepetition.get(rep) ?? []), r])
-  const repMeans = [...byRepetition.values()].map((rs) => rs.reduce((a, b) => a + b, 0) / rs.length)
+  // Sums and counts per repetition number (no spread of long arrays: a run can have 100,000 tasks).
+  const byRepetition = new Map<number, { sum: number; n: number }>()
+  let most = 0
+  for (const t of tasks) {
+    if (t.length > most) most = t.length
+    for (const [rep, r] of t) {
+      const acc = byRepetition.get(rep)
+      if (acc === undefined) byRepetition.set(rep, { sum: r, n: 1 })
+      else {
+        acc.sum += r
+        acc.n += 1
+      }
+    }
+  }
+  const repMeans = Array.from(byRepetition.values(), (acc) => acc.sum / acc.n)
   return {
-    repetitions: Math.max(...tasks.map((t) => t.length)),
+    repetitions: most,
     tasks: repeated.length,
     flipRate: flips / repeated.length,
     repetitionSd: repMeans.length >= 2 ? Math.sqrt(sampleVariance(repMeans)) : null,
