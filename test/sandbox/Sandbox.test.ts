@@ -123,7 +123,8 @@ describe("a sandboxed command", () => {
           "echo started",
           `sleep ${marker}`
         ].join("\n"),
-        { timeoutMs: 3_000 }
+        // Room for the shell to start every one of them on a loaded machine before the deadline.
+        { timeoutMs: 5_000 }
       )
       expect(o.timedOut).toBe(true)
       expect(o.stdout).toContain("started")
@@ -171,6 +172,26 @@ describe("a sandboxed command", () => {
       const r = yield* Effect.flip(sh("true", { writable: [path.dirname(repo)] }))
       expect(r).toMatchObject({ _tag: "SandboxError", reason: "bind" })
     }))
+})
+
+describe("what a sandbox binds", () => {
+  it.live("a hidden folder inside a system folder (a checkout under /usr) is covered by an empty one", () =>
+    Effect.gen(function*() {
+      const docs = fs.readdirSync("/usr/share").find((n) => fs.readdirSync(path.join("/usr/share", n)).length > 0)!
+      const hidden = path.join("/usr/share", docs)
+      const o = yield* sh(`ls -A ${hidden} | wc -l; ls /usr/share | wc -l`).pipe(Effect.provide(Sandbox.layer({ hidden: [hidden] })))
+      const [inHidden, inShare] = o.stdout.trim().split("\n").map(Number)
+      expect(inHidden).toBe(0)
+      expect(inShare).toBeGreaterThan(0)
+    }))
+
+  it("an interpreter outside /usr is bound by its install folder (PREFIX of PREFIX/bin/EXE)", () => {
+    expect(Sandbox.installFolder("/usr/bin/sh")).toBeUndefined()
+    const prefix = tempDir("assay-sandbox-prefix-")
+    fs.mkdirSync(path.join(prefix, "bin"))
+    fs.writeFileSync(path.join(prefix, "bin", "tool"), "")
+    expect(Sandbox.installFolder(path.join(prefix, "bin", "tool"))).toEqual({ source: prefix })
+  })
 })
 
 describe("where bubblewrap is missing", () => {
