@@ -17,7 +17,7 @@ import type { Attempt } from "../schema/Attempt.ts"
 import { type EnvironmentDef, idOf as environmentIdOf } from "../schema/EnvironmentDef.ts"
 import { frontiers, type Report, type SkippedCell } from "./Report.ts"
 import type { Candidate, Lane } from "./Runner.ts"
-import { cellResults, comparisons, faultSummary, scorecards } from "./Scorecards.ts"
+import { cellResults, comparisons, faultSummary, outagesOfCells, scorecards, summaryOf } from "./Scorecards.ts"
 import { Store, type StoreError } from "./Store.ts"
 
 export class ReplayError extends Schema.TaggedError<ReplayError>()("ReplayError", {
@@ -268,6 +268,8 @@ const storeReplay = (
     const impassable = (a: Attempt) => apart.has(`${a.benchmark}/${a.task}`)
     const current = replay.attempts
     const cards = scorecards(current, impassable)
+    // Outages replay as outages: left out of the figures and listed, as the run's own report has them.
+    const outages = outagesOfCells(current.map(summaryOf))
     const faultSpec = source.lanes.flatMap((l) => l.environments).find((e) => e.world.effects.faults !== null)?.world.effects.faults ?? null
     const attribution = new Set(source.lanes.map((l) => l.provider.attribution).filter((a): a is string => a !== undefined))
     const report: Report = {
@@ -292,6 +294,7 @@ const storeReplay = (
       ...(replay.left.length > 0 ? { warnings: [`${replay.left.length} Attempts of ${replayedFrom} could not be replayed (see the skipped cells)`] } : {}),
       faults: faultSummary(current, faultSpec),
       skipped: replay.left,
+      ...(outages.length > 0 ? { outages } : {}),
       cellResults: cellResults(current)
     }
     yield* store.finishRun(runId, report)
