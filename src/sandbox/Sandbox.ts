@@ -245,7 +245,8 @@ export const bwrapArgs = (spec: SandboxSpec, hidden: ReadonlyArray<string>): Arr
   const made = new Set<string>()
   for (const b of [...readOnly, ...writable]) {
     for (let dir = path.dirname(b.target); dir !== "/" && !made.has(dir); dir = path.dirname(dir)) {
-      if (SYSTEM_ROOTS.some((r) => within(dir, r)) || within(dir, "/proc") || within(dir, "/dev")) break
+      // Not into what is mounted already (the system, /proc, /dev), nor /tmp itself (it stays 1777).
+      if (SYSTEM_ROOTS.some((r) => within(dir, r)) || within(dir, "/proc") || within(dir, "/dev") || dir === "/tmp") break
       made.add(dir)
     }
   }

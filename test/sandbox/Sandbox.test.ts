@@ -83,6 +83,7 @@ describe("a sandboxed command", () => {
         ].join("; "),
         { work }
       )
+      expect(o.stdout).toContain("wrote-tmp")
       expect(o.stdout).toContain("usr-refused")
       expect(o.stdout).toContain("repo-refused")
       expect(fs.existsSync(path.join("/tmp", marker))).toBe(false)
