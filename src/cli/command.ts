@@ -500,6 +500,7 @@ const planCommand = Command.make("plan", planOptions, (sel) =>
       "; run --max-usd caps this total, across runs; calls of unknown price are not counted in it or capped"
     // --detect: power from graded cells so far (the experiment's, or --like's run), outages left out.
     const detect = Option.getOrNull(sel.detect)
+    if (detect === null && Option.isSome(sel.like)) return yield* new UsageError({ detail: "--like names the run --detect plans from: add --detect D" })
     const power = detect === null ? null : yield* Effect.gen(function*() {
       const pilot = Option.isSome(sel.like)
         ? gradedOf(yield* storedReport(sel.home, sel.store, sel.like))
