@@ -61,11 +61,11 @@ describe("intervals clustered by task", () => {
       const { a, b, pairs } = experiment(u, 50, 5)
       if (covers(clusteredMean(a, { seed: e }).interval, trueA)) mean++
       if (covers(pairedClustered(pairs, { seed: e }).interval, trueA - trueB)) paired++
-      // The old intervals, resampling cells (and pairing repetition i with repetition i); 200
-      // resamples, as they are only printed beside.
-      if (covers(bootstrapMean(nonEmpty(a.flat()), { seed: e, resamples: 200 }), trueA)) meanCells++
+      // The old intervals, resampling cells (and pairing repetition i with repetition i); 100
+      // resamples, as they are only printed beside (and found well below).
+      if (covers(bootstrapMean(nonEmpty(a.flat()), { seed: e, resamples: 100 }), trueA)) meanCells++
       const cellPairs = a.flatMap((ra, i) => ra.map((x, k) => [x, b[i]?.[k] ?? 0] as const))
-      if (covers(pairedBootstrap(nonEmpty(cellPairs), { seed: e, resamples: 200 }).interval, trueA - trueB)) pairedCells++
+      if (covers(pairedBootstrap(nonEmpty(cellPairs), { seed: e, resamples: 100 }).interval, trueA - trueB)) pairedCells++
     }
     const share = (x: number) => x / experiments
     console.log(
@@ -104,10 +104,12 @@ describe("power", () => {
     const detect = trueB - trueA
     for (const reps of [1, 5]) {
       const tasks = tasksNeeded(pilot, detect, reps)
-      const experiments = 600
+      // 400 experiments: power's standard error is 2 points, the bounds are 8 away; 200 resamples
+      // each, as only whether the interval holds 0 is read.
+      const experiments = 400
       let detected = 0
       for (let e = 0; e < experiments; e++) {
-        const d = pairedClustered(experiment(u, tasks, reps).pairs, { seed: e, resamples: 400 })
+        const d = pairedClustered(experiment(u, tasks, reps).pairs, { seed: e, resamples: 200 })
         if (d.interval[1] < 0 || d.interval[0] > 0) detected++
       }
       const power = detected / experiments
