@@ -97,11 +97,13 @@ describe("a worker whose Postgres goes away", () => {
     expect(worker.stderr()).toMatch(/database .*(unreachable|gone) for more than 3 s/)
   }, 90_000)
 
-  it("SIGTERM with the database up ends the worker within 5 s, its lanes given back", async () => {
+  it("SIGTERM with the database up ends the worker within 5 s by its graceful path (cells given back), exit 130", async () => {
     const pg = await Effect.runPromise(Scope.extend(Postgres.start, scope))
     const worker = await startWorker(pg.database("term"))
     worker.child.kill("SIGTERM")
     const end = await Promise.race([worker.exited, new Promise<null>((r) => setTimeout(() => r(null), 5_000))])
     expect(end, worker.stderr()).not.toBeNull()
+    expect(end?.code).toBe(130)
+    expect(worker.stderr()).not.toContain("stopped before it could give back its cells")
   }, 60_000)
 })
