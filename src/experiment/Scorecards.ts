@@ -267,8 +267,8 @@ export const comparisonsOfCells = (
           difference: d.difference,
           interval: d.interval,
           benchmark,
-          p: d.p,
-          minimumDetectable: minimumDetectable(d.standardError)
+          // One task says nothing of the spread: no p, nothing detectable (and not in Holm's family as significant).
+          ...(d.tasks >= 2 ? { p: d.p, minimumDetectable: minimumDetectable(d.standardError) } : {})
         })
       }
     }

@@ -248,7 +248,7 @@ const expandedPercentile = (values: Float64Array, estimate: number, sorted: Floa
   return [Math.max(min, estimate - factor * (estimate - lo)), Math.min(max, estimate + factor * (hi - estimate))]
 }
 
-/** The `p` quantile of the standard normal distribution, by bisection on erf-free Student t at large df. */
+/** The `p` quantile of the standard normal distribution: Student's t at 10⁷ degrees of freedom (equal to 7 digits). */
 const normalQuantile = (p: number): number => studentTQuantile(p, 1e7)
 
 export interface ClusteredMean {
@@ -277,7 +277,10 @@ export interface ClusteredDifference {
   readonly interval: Interval
   /** Standard error of the difference from the per-task differences' spread (sd / √tasks). */
   readonly standardError: number
-  /** Two-sided bootstrap p-value of "no difference": twice the smaller share of resamples on either side of 0. */
+  /**
+   * Two-sided bootstrap p-value of "no difference": twice the smaller share of resamples on either
+   * side of 0. NaN with one task: its resamples are all the same, which says nothing.
+   */
   readonly p: number
 }
 
@@ -308,8 +311,8 @@ export const pairedClustered = (
     tasks: d.length,
     difference,
     interval: expandedPercentile(d, difference, sorted, options.confidence ?? 0.95),
-    standardError: Math.sqrt(sampleVariance(d) / d.length),
-    p: Math.min(1, (2 * Math.min(below, above)) / sorted.length)
+    standardError: d.length < 2 ? Number.NaN : Math.sqrt(sampleVariance(d) / d.length),
+    p: d.length < 2 ? Number.NaN : Math.min(1, (2 * Math.min(below, above)) / sorted.length)
   }
 }
 
@@ -368,8 +371,9 @@ export const noiseFloor = (tasks: ReadonlyArray<Repetitions>): NoiseFloor | null
     if (passes > 0 && passes < t.length) flips++
     within += sampleVariance(t.map(([, r]) => r)) / t.length
   }
-  // Tasks with one repetition add nothing within but are part of the mean's spread.
-  within = (within / repeated.length) * (repeated.length / tasks.filter((t) => t.length > 0).length)
+  // Averaged over every task: one with a single repetition adds nothing within (none can be
+  // seen) but is part of the task means' spread.
+  within = within / tasks.filter((t) => t.length > 0).length
   const total = sampleVariance(taskMeans(tasks.map((t) => t.map(([, r]) => r))))
   // Sums and counts per repetition number (no spread of long arrays: a run can have 100,000 tasks).
   const byRepetition = new Map<number, { sum: number; n: number }>()
