@@ -10,52 +10,15 @@
  * scripted candidates never pays their start-up.
  */
 import { Context, Effect, Layer, Schema } from "effect"
+import { ModelMessage as Message, ToolCall, ToolSpec } from "../schema/Message.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Request and response: plain JSON data
 // ---------------------------------------------------------------------------------------------
 
-export const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
-
-export const ToolCall = Schema.Struct({
-  id: Schema.String,
-  name: Schema.String,
-  /** the parsed JSON object the model passed (JavaScript numbers: `5.0` and `5` are one value) */
-  arguments: JsonObject,
-  /**
-   * the arguments' JSON text as the server sent it: OpenAI Responses and chat completions
-   * `arguments`, Anthropic's `input_json_delta` (streaming) or the `input` slice of its message
-   * body. Python-semantics consumers read it to keep `5.0` (a float) apart from `5` (an int).
-   */
-  argumentsText: Schema.optional(Schema.String)
-})
-export type ToolCall = typeof ToolCall.Type
-
-export const UserMessage = Schema.Struct({ role: Schema.Literal("user"), content: Schema.String })
-export const AssistantMessage = Schema.Struct({
-  role: Schema.Literal("assistant"),
-  content: Schema.NullOr(Schema.String),
-  toolCalls: Schema.optional(Schema.Array(ToolCall))
-})
-export const ToolMessage = Schema.Struct({
-  role: Schema.Literal("tool"),
-  toolCallId: Schema.String,
-  /** name of the tool that was called */
-  name: Schema.String,
-  /** the result as text; JSON text is passed on as JSON */
-  content: Schema.String,
-  isError: Schema.optional(Schema.Boolean)
-})
-export const Message = Schema.Union(UserMessage, AssistantMessage, ToolMessage)
-export type Message = typeof Message.Type
-
-export const ToolSpec = Schema.Struct({
-  name: Schema.String,
-  description: Schema.String,
-  /** JSON schema of the arguments object */
-  parameters: JsonObject
-})
-export type ToolSpec = typeof ToolSpec.Type
+// The tool call, the tool spec and the request's message form live in src/schema/Message.ts, the
+// library's one home for them; re-exported here under the names model code uses.
+export { AssistantMessage, JsonObject, ModelMessage as Message, ToolCall, ToolMessage, ToolSpec, UserMessage } from "../schema/Message.ts"
 
 export const ModelRequest = Schema.Struct({
   provider: Schema.String,

@@ -7,12 +7,9 @@
 import type { Json } from "../content/Canonical.ts"
 import type { World, Write } from "./World.ts"
 
-/** What a model is offered: name, description, JSON-schema parameters. */
-export interface ToolSpec {
-  readonly name: string
-  readonly description: string
-  readonly parameters: { readonly [key: string]: Json }
-}
+// What a model is offered (name, description, JSON-schema parameters): one schema for the library.
+import type { ToolSpec } from "../schema/Message.ts"
+export type { ToolSpec } from "../schema/Message.ts"
 
 /**
  * The outcome of a tool call. `error: true` is a tool-level failure the agent sees as a tool
