@@ -544,7 +544,7 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
     Effect.gen(function*() {
       const request = "api" in wire ? requestOf(wire, model, n) : wire
       turns++
-      const outcome = yield* Effect.either(modelCall(request, { role: AGENT_KEY, model, retries: 0 }))
+      const outcome = Either.map(yield* Effect.either(modelCall(request, { role: AGENT_KEY, model, retries: 0 })), uniqueIds)
       answer?.(outcome)
       if (Either.isRight(outcome)) {
         lastFault = undefined
@@ -559,6 +559,26 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
       if (e._tag === "EffectFailed" && e.reason === "handler") return yield* new AgentError({ agent: name, reason: "model-failed", detail: e.detail })
       return yield* e
     })
+
+  // A call id the Attempt has seen before (a scripted model's, or a client's made per response) is
+  // made unique: a CLI keeps one conversation, and pairs results with calls by id. Deterministic,
+  // so a replay renames alike.
+  const usedIds = new Set<string>()
+  const uniqueIds = (response: ModelResponse): ModelResponse => {
+    if (response.toolCalls.every((c) => !usedIds.has(c.id))) {
+      for (const c of response.toolCalls) usedIds.add(c.id)
+      return response
+    }
+    return {
+      ...response,
+      toolCalls: response.toolCalls.map((c) => {
+        let id = c.id
+        for (let k = 2; usedIds.has(id); k++) id = `${c.id}_${k}`
+        usedIds.add(id)
+        return { ...c, id }
+      })
+    }
+  }
 
   // Replay: the recorded requests of the agent's turns, made again in order.
   const recorded = (options.replay ?? []).filter((r) => r.kind === "model/generate" && r.key === AGENT_KEY).sort((a, b) => a.occurrence - b.occurrence)
