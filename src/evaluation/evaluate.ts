@@ -54,6 +54,19 @@ export interface EvaluateOptions {
    * than provided around the whole Attempt (a region less on every cell's path).
    */
   readonly model?: Model
+  /**
+   * What the candidate will be presented with and its inputs id, as predicted when the plan was
+   * made (`predictInputs`): carried rather than computed again. The protocol is not asked for its
+   * inputs once more, and the Attempt's inputs id is this one unless the protocol presents other
+   * inputs than these.
+   */
+  readonly inputs?: PredictedInputs
+}
+
+/** The inputs a candidate is presented with (assembled: the benchmark's and the candidate's prompt), and their inputs id. */
+export interface PredictedInputs {
+  readonly assembled: ProtocolInputs
+  readonly id: ContentId.ContentId
 }
 
 /** The candidate's prompt is appended to the benchmark's. */
@@ -101,9 +114,21 @@ const agentIdOf = (agent: AgentDef): string => {
   return id
 }
 
+/** The inputs a candidate would be presented with now and their inputs id, with no model call. */
+export const predictInputs = (capabilities: Capabilities, env: EnvironmentDef, agent: AgentDef, registryEntry: Json | null) =>
+  Effect.map(capabilities.protocol.inputs(env, agent), (inputs): PredictedInputs => {
+    const assembled = assemble(inputs, agent)
+    return { assembled, id: inputsIdOf(assembled, agent, registryEntry) }
+  })
+
 /** The inputs id a candidate would get now, with no model call. */
 export const predictInputsId = (capabilities: Capabilities, env: EnvironmentDef, agent: AgentDef, registryEntry: Json | null) =>
-  Effect.map(capabilities.protocol.inputs(env, agent), (inputs) => inputsIdOf(assemble(inputs, agent), agent, registryEntry))
+  Effect.map(predictInputs(capabilities, env, agent, registryEntry), (predicted) => predicted.id)
+
+/** Whether the inputs presented are the assembled ones, the very same values (so their id is known). */
+const sameInputs = (presented: ProtocolInputs, assembled: ProtocolInputs): boolean =>
+  presented.system === assembled.system && presented.tools.length === assembled.tools.length &&
+  presented.tools.every((tool, i) => tool === assembled.tools[i])
 
 const minLimit = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.min(a, b))
 
@@ -197,7 +222,10 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
     const elapsed = Effect.map(Clock.currentTimeMillis, (t) => (t - t0) / 1000)
 
     const setupExit = yield* Effect.exit(capabilities.worldSetup.setup(env))
-    const inputsExit = yield* Effect.exit(capabilities.protocol.inputs(env, agentDef))
+    const carried = options.inputs
+    const inputsExit = carried !== undefined
+      ? Exit.succeed(carried.assembled)
+      : Exit.map(yield* Effect.exit(capabilities.protocol.inputs(env, agentDef)), (inputs) => assemble(inputs, agentDef))
     if (Exit.isFailure(setupExit) || Exit.isFailure(inputsExit)) {
       const cause = Exit.isFailure(setupExit) ? setupExit.cause : (inputsExit as Exit.Failure<ProtocolInputs, unknown>).cause
       return finish({
@@ -212,7 +240,7 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
       })
     }
     const setup = setupExit.value
-    const assembled = assemble(inputsExit.value, agentDef)
+    const assembled = inputsExit.value
     const limits = mergeLimits(mergeLimits(env.limits, agentDef.limits), { ...noLimits, wallSeconds: options.timeoutSeconds ?? null })
 
     const transcript = yield* Ref.make<ReadonlyArray<Message>>([])
@@ -283,7 +311,11 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
           faults: yield* Ref.get(faultLog.entries),
           usage: yield* wallet.usage
         }
-        const inputsId = inputsIdOf(presented ?? assembled, agentDef, registryEntry)
+        // Typed again: the compiler does not see the assignment made in the agent's callback.
+        const shown: ProtocolInputs | null = presented
+        const inputsId = carried !== undefined && (shown === null || sameInputs(shown, assembled))
+          ? carried.id
+          : inputsIdOf(shown ?? assembled, agentDef, registryEntry)
         const messages = yield* Ref.get(transcript)
         const output: Json = {
           transcript: messages as unknown as Json,

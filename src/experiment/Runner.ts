@@ -11,7 +11,7 @@ import type { Json } from "../content/Canonical.ts"
 import * as ContentId from "../content/ContentId.ts"
 import type { Agent } from "../evaluation/Agent.ts"
 import type { CapabilityError } from "../evaluation/Capabilities.ts"
-import { evaluate, LIBRARY_VERSION, predictInputsId } from "../evaluation/evaluate.ts"
+import { evaluate, LIBRARY_VERSION, type PredictedInputs, predictInputs } from "../evaluation/evaluate.ts"
 import type { Provider } from "../evaluation/Provider.ts"
 import type { AgentDef } from "../schema/AgentDef.ts"
 import type { Attempt, RecordedEffect } from "../schema/Attempt.ts"
@@ -74,6 +74,8 @@ export interface Cell {
   readonly candidate: Candidate
   readonly repetition: number
   readonly predictedInputsId: string
+  /** What the candidate is presented with, as predicted with `predictedInputsId`: carried into its Attempt. */
+  readonly predictedInputs?: PredictedInputs
 }
 
 export interface Plan {
@@ -142,7 +144,7 @@ export const makePlan = (lanes: ReadonlyArray<Lane>, repetitions: number) =>
     for (const lane of lanes) {
       for (const candidate of lane.candidates) {
         for (const env of lane.environments) {
-          const predicted = yield* predictInputsId(lane.provider.capabilities, env, candidate.def, candidate.registryEntry)
+          const predicted = yield* predictInputs(lane.provider.capabilities, env, candidate.def, candidate.registryEntry)
           const environmentId = environmentIdOf(env)
           for (let repetition = 0; repetition < repetitions; repetition++) {
             cells.push({
@@ -151,7 +153,8 @@ export const makePlan = (lanes: ReadonlyArray<Lane>, repetitions: number) =>
               env,
               candidate,
               repetition,
-              predictedInputsId: predicted
+              predictedInputsId: predicted.id,
+              predictedInputs: predicted
             })
           }
         }
@@ -642,7 +645,8 @@ export const cellRunner = (
           timeoutSeconds: settings.timeoutSeconds ?? null,
           ...(onConversationEnd !== undefined ? { onConversationEnd } : {}),
           ...(settings.wraps ? { wraps: settings.wraps } : {}),
-          ...(Option.isSome(cellModel) ? { model: cellModel.value } : {})
+          ...(Option.isSome(cellModel) ? { model: cellModel.value } : {}),
+          ...(cell.predictedInputs !== undefined ? { inputs: cell.predictedInputs } : {})
         })
         // A call the cap refused leaves the cell unfinished, whatever the protocol or the judge made
         // of the refusal: skipped, to run with a larger cap.
