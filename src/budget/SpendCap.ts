@@ -300,7 +300,7 @@ export const wrapModel = (cap: SpendCap, inner: Model, options: WrapOptions): Mo
       // no handler for its failure (an uninterruptible region on every call). A call interrupted in
       // flight may have been answered and billed: it is charged its reservation, and its ledger
       // row stays; a call that failed was not billed.
-      return yield* (reserved === 0 && written === undefined && ledger === undefined ? call : Effect.onError(call, (cause) =>
+      return yield* (reserved === 0 && ledger === undefined ? call : Effect.onError(call, (cause) =>
         Cause.isInterruptedOnly(cause)
           ? cap.settle(reserved, reserved)
           : Effect.zipRight(cap.settle(reserved, 0), written !== undefined && ledger !== undefined ? ledger.release(written) : Effect.void)))
