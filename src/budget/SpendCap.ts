@@ -388,6 +388,8 @@ export const makeSharedTables = (sql: SqlClient.SqlClient) =>
       spent_usd DOUBLE PRECISION NOT NULL, refused INTEGER NOT NULL)`
     // What dead holders had reserved, counted into spent_usd (a store made before this column gets it).
     yield* sql`ALTER TABLE wallets ADD COLUMN IF NOT EXISTS unsettled_usd DOUBLE PRECISION NOT NULL DEFAULT 0`
+    // The largest cost / reservation any worker's call has settled at: every worker's holds are that many times their worst case.
+    yield* sql`ALTER TABLE wallets ADD COLUMN IF NOT EXISTS overshoot_factor DOUBLE PRECISION NOT NULL DEFAULT 1`
     yield* sql`CREATE TABLE IF NOT EXISTS wallet_holds (wallet_id TEXT NOT NULL, holder TEXT NOT NULL,
       reserved_usd DOUBLE PRECISION NOT NULL, heartbeat_at TIMESTAMPTZ NOT NULL, PRIMARY KEY (wallet_id, holder))`
   }).pipe(sql.withTransaction)
@@ -425,10 +427,15 @@ export const makeShared = (
     const held = sql<{ held: number }>`SELECT COALESCE(SUM(reserved_usd), 0) AS held FROM wallet_holds WHERE ${live}`.pipe(
       Effect.map((rows) => Number(rows[0]?.held ?? 0))
     )
-    type Outcome = { readonly _tag: "taken" } | { readonly _tag: "wait" } | { readonly _tag: "refused"; readonly error: SpendCapReached }
-    const tryReserve = (usd: number): Effect.Effect<Outcome> =>
+    type Outcome = { readonly _tag: "taken"; readonly held: number } | { readonly _tag: "wait" } | { readonly _tag: "refused"; readonly error: SpendCapReached }
+    // What each reservation of this holder holds in the wallet (its worst case times the factor
+    // then), by the worst case its settle names: released as held, whatever the factor is now.
+    const holding = new Map<number, Array<number>>()
+    const tryReserve = (face: number): Effect.Effect<Outcome> =>
       Effect.gen(function*() {
-        const wallet = { ...(yield* sql<{ cap_usd: number; spent_usd: number }>`SELECT cap_usd, spent_usd FROM wallets WHERE id = ${walletId} FOR UPDATE`)[0]! }
+        const wallet = { ...(yield* sql<{ cap_usd: number; spent_usd: number; overshoot_factor: number }>`SELECT cap_usd, spent_usd, overshoot_factor
+          FROM wallets WHERE id = ${walletId} FOR UPDATE`)[0]! }
+        const usd = face * Math.max(1, Number(wallet.overshoot_factor))
         const stale = yield* sql<{ usd: number }>`DELETE FROM wallet_holds
           WHERE wallet_id = ${walletId} AND heartbeat_at < clock_timestamp() - make_interval(secs => ${staleSecs})
           RETURNING reserved_usd AS usd`
@@ -441,7 +448,7 @@ export const makeShared = (
         if (wallet.spent_usd + reserved + usd <= wallet.cap_usd) {
           yield* sql`INSERT INTO wallet_holds (wallet_id, holder, reserved_usd, heartbeat_at) VALUES (${walletId}, ${holder}, ${usd}, clock_timestamp())
             ON CONFLICT (wallet_id, holder) DO UPDATE SET reserved_usd = wallet_holds.reserved_usd + ${usd}, heartbeat_at = clock_timestamp()`
-          return { _tag: "taken" } as const
+          return { _tag: "taken", held: usd } as const
         }
         if (wallet.spent_usd + usd > wallet.cap_usd) {
           yield* sql`UPDATE wallets SET refused = refused + 1 WHERE id = ${walletId}`
@@ -453,7 +460,10 @@ export const makeShared = (
       Effect.gen(function*() {
         for (;;) {
           const outcome = yield* tryReserve(usd)
-          if (outcome._tag === "taken") return
+          if (outcome._tag === "taken") {
+            holding.set(usd, [...(holding.get(usd) ?? []), outcome.held])
+            return
+          }
           if (outcome._tag === "refused") return yield* outcome.error
           yield* Effect.sleep("100 millis")
         }
@@ -464,9 +474,15 @@ export const makeShared = (
       settle: (reservedUsd, costUsd, call) =>
         Effect.zipRight(
           Effect.gen(function*() {
+            const holds = holding.get(reservedUsd)
+            const held = holds?.shift() ?? reservedUsd
+            if (holds !== undefined && holds.length === 0) holding.delete(reservedUsd)
+            // An overshoot raises the factor every worker's later holds are taken at.
+            const factor = overshot(reservedUsd, costUsd) ? costUsd / reservedUsd : 1
             // Spend first, then the hold: in between the cap counts the call twice, never not at all.
-            yield* sql`UPDATE wallets SET spent_usd = spent_usd + ${costUsd ?? 0} WHERE id = ${walletId}`
-            yield* sql`UPDATE wallet_holds SET reserved_usd = GREATEST(0, reserved_usd - ${reservedUsd}), heartbeat_at = clock_timestamp()
+            yield* sql`UPDATE wallets SET spent_usd = spent_usd + ${costUsd ?? 0}, overshoot_factor = GREATEST(overshoot_factor, ${factor})
+              WHERE id = ${walletId}`
+            yield* sql`UPDATE wallet_holds SET reserved_usd = GREATEST(0, reserved_usd - ${held}), heartbeat_at = clock_timestamp()
               WHERE wallet_id = ${walletId} AND holder = ${holder}`
           }).pipe(sql.withTransaction, Effect.orDie),
           // This process's own count of unknown prices and overshoots (the wallet's row has neither).
@@ -474,7 +490,8 @@ export const makeShared = (
         ),
       charge: (usd) => sql`UPDATE wallets SET spent_usd = spent_usd + ${usd} WHERE id = ${walletId}`.pipe(Effect.asVoid, Effect.orDie),
       state: Effect.gen(function*() {
-        const s = (yield* sql<{ cap_usd: number; spent_usd: number; refused: number; unsettled_usd: number }>`SELECT cap_usd, spent_usd, refused, unsettled_usd FROM wallets WHERE id = ${walletId}`)[0]!
+        const s = (yield* sql<{ cap_usd: number; spent_usd: number; refused: number; unsettled_usd: number; overshoot_factor: number }>`SELECT cap_usd,
+          spent_usd, refused, unsettled_usd, overshoot_factor FROM wallets WHERE id = ${walletId}`)[0]!
         const reserved = yield* held
         const mine = yield* local.state
         return {
@@ -483,7 +500,8 @@ export const makeShared = (
           spentUsd: s.spent_usd,
           reservedUsd: reserved,
           refused: s.refused,
-          unsettledUsd: Number(s.unsettled_usd)
+          unsettledUsd: Number(s.unsettled_usd),
+          overshootFactor: Math.max(mine.overshootFactor, Number(s.overshoot_factor))
         }
       }).pipe(Effect.orDie)
     } satisfies SpendCap

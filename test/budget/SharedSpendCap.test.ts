@@ -87,6 +87,34 @@ layer(Layer.scoped(Server, Postgres.start), { timeout: 60_000, excludeTestServic
         })
       ))
 
+    it.scoped("a call that cost 2.5 times its reservation on one worker: charged in full, and every worker's later holds are 2.5 times their worst case", () =>
+      withDatabase("overshoot", (sql) =>
+        Effect.gen(function*() {
+          yield* Effect.forkScoped(SpendCap.heartbeat(sql, "a", beat))
+          yield* Effect.forkScoped(SpendCap.heartbeat(sql, "b", beat))
+          const a = yield* SpendCap.makeShared(sql, "run:9", 0.1, 0, { holder: "a", staleAfter })
+          const b = yield* SpendCap.makeShared(sql, "run:9", 0.1, 0, { holder: "b", staleAfter })
+          yield* a.reserve(0.01)
+          yield* a.settle(0.01, 0.025, { provider: "p", model: "m" })
+          expect((yield* a.state).spentUsd).toBeCloseTo(0.025, 9)
+          // $0.075 left: three holds of 2.5 x $0.01, where seven would have fitted at face value.
+          const taken = yield* Effect.forEach(
+            Array.from({ length: 7 }),
+            () => b.reserve(0.01).pipe(Effect.timeout("1500 millis"), Effect.option),
+            { concurrency: "unbounded" }
+          )
+          expect(taken.filter((t) => t._tag === "Some")).toHaveLength(3)
+          const full = yield* b.state
+          expect(full.reservedUsd).toBeCloseTo(0.075, 9)
+          expect(full.overshootFactor).toBeCloseTo(2.5, 9)
+          // Settling releases what the hold took, not its face value.
+          yield* b.settle(0.01, 0.01)
+          const after = yield* b.state
+          expect(after.reservedUsd).toBeCloseTo(0.05, 9)
+          expect(after.spentUsd).toBeCloseTo(0.035, 9)
+        })
+      ))
+
     it.scoped("a holder that dies has its reservations counted as spent at their worst case once its heartbeat is stale, not before; the rest of the cap stays usable", () =>
       withDatabase("dead", (sql) =>
         Effect.gen(function*() {
