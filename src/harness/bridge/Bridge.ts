@@ -96,6 +96,8 @@ export interface BridgeOptions {
   readonly workDir?: string
   /** Called with each line of the CLI's stderr (diagnostics); default: dropped. */
   readonly onStderr?: (line: string) => void
+  /** Holds every MCP answer this long: a test's slow MCP server. */
+  readonly mcpDelayMs?: number
 }
 
 /** A bridged agent: the protocol's view, and the end of the CLI's session. */
@@ -268,6 +270,8 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
   const sessionId = randomUUID()
   let lastFault: WE.EffectFault | undefined
   let listed = false
+  /** Requests of the CLI's turns (with the tools) received so far. */
+  let mainRequests = 0
   const listedWaiters: Array<() => void> = []
   const known: Array<Known> = []
   const pending: Array<Pending> = []
@@ -358,6 +362,7 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
             res.writeHead(400).end()
             return
           }
+          if (options.mcpDelayMs !== undefined) await new Promise((resolve) => setTimeout(resolve, options.mcpDelayMs))
           await handleMcp({
             tools: n.mcp,
             onListed: () => {
@@ -407,10 +412,12 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
         const theirs = (ours: string) => seenNames.get(ours) ?? n.theirs(ours)
         const answer = answerWith(res, wire, body, theirs)
         if (offered > 0 && seenNames.size === 0) {
-          if (!listed) {
-            // A turn sent before the CLI listed the tools would present the task without them: the
-            // CLI is told to try again (a vendor's "overloaded"), once the tools are listed.
-            const ready = await new Promise<boolean>((resolve) => {
+          if (mainRequests === 0) {
+            // Before its first turn with the tools, a request without them is a turn the CLI formed
+            // before it had listed them (it would present the task without its tools): the CLI is
+            // told to try again (a vendor's "overloaded") once the tools are listed. Nothing is
+            // asked of the model, so no occurrence is drawn.
+            const ready = listed || await new Promise<boolean>((resolve) => {
               const timer = setTimeout(() => resolve(false), readinessMs)
               listedWaiters.push(() => {
                 clearTimeout(timer)
@@ -424,6 +431,7 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
           answer(await runAux(wire))
           return
         }
+        mainRequests++
         Queue.unsafeOffer(events, { _tag: "model", wire, answer })
       }
       const server = createServer((req, res) => {

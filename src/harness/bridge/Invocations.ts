@@ -62,7 +62,10 @@ const claude = (i: BridgedInput): Invocation => {
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
       // Wait for the MCP server before the first turn (otherwise the turn may go out without the tools).
       MCP_CONNECTION_NONBLOCKING: "false",
+      MCP_CONNECT_TIMEOUT_MS: "300000",
       MCP_TIMEOUT: "300000",
+      // Every tool offered in the request itself, none deferred behind a search.
+      ENABLE_TOOL_SEARCH: "false",
       MCP_TOOL_TIMEOUT: "600000"
     },
     unsetEnv: [],

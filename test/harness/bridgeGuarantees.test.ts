@@ -1,0 +1,115 @@
+/**
+ * What makes a harness's numbers comparable with a model's: the same paired faults, tools on the
+ * first model call, and a deadline that ends the CLI's whole process tree.
+ */
+import { chmodSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { loadBenchmark } from "../../src/cli/benchmarks.ts"
+import { evaluate } from "../../src/evaluation/evaluate.ts"
+import { bridgedAgent } from "../../src/harness/bridge/Bridge.ts"
+import { modelAgent } from "../../src/model/ModelAgent.ts"
+import type * as Model from "../../src/model/Model.ts"
+import * as Registry from "../../src/model/Registry.ts"
+import type { EnvironmentDef } from "../../src/schema/EnvironmentDef.ts"
+import { tempDir } from "../support/tempDirs.ts"
+import { goldModel, runBridged, toolsBin } from "./bridgeSupport.ts"
+
+const provider = await Effect.runPromise(loadBenchmark("tau2-retail"))
+const environments = await Effect.runPromise(provider.environments)
+const envOf = (task: string) => environments.find((e) => e.task === task)!
+const registry = Registry.make(await Effect.runPromise(Registry.fixture))
+const sonnet = await Effect.runPromise(registry.resolve("anthropic:claude-sonnet-4-5"))
+
+const withFaults = (env: EnvironmentDef): EnvironmentDef => ({
+  ...env,
+  world: { ...env.world, effects: { ...env.world.effects, faults: { seed: 7, rate: 0.3, only: null, kinds: ["rate-limit", "server-error", "timeout"] } } }
+})
+
+/** Processes whose command line names the marker (a CLI's leftovers). */
+const processesWith = (marker: string): ReadonlyArray<number> =>
+  readdirSync("/proc").filter((d) => /^\d+$/.test(d)).flatMap((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(marker) ? [Number(pid)] : []
+    } catch {
+      // Gone between the listing and the read.
+      return []
+    }
+  })
+
+describe("the bridge's guarantees", { timeout: 600_000 }, () => {
+  it("harness:claude and the built-in agent, scripted to make the same calls, meet the same faults on the same tau2 tasks (--faults 7:0.3)", async () => {
+    const tasks = ["0", "1", "70"].map((t) => withFaults(envOf(t)))
+    const pairs = await Effect.runPromise(Effect.forEach(tasks, (env) =>
+      Effect.gen(function*() {
+        const harness = yield* runBridged(provider, env, "claude", goldModel(yield* provider.scripted("gold", env)))
+        const model = yield* evaluate(env, {
+          capabilities: provider.capabilities,
+          agentDef: { name: "anthropic:claude-sonnet-4-5", kind: "llm", model: sonnet.ref, actionSpace: "tools", prompt: "", limits: env.limits },
+          agent: modelAgent("anthropic:claude-sonnet-4-5", sonnet),
+          repetition: 0,
+          model: goldModel(yield* provider.scripted("gold", env))
+        }).pipe(Effect.provide(Registry.layer))
+        return { task: env.task, harness, model }
+      }), { concurrency: 3 }))
+    const injected = pairs.reduce((n, p) => n + p.model.faults.length, 0)
+    expect(injected).toBeGreaterThan(0)
+    for (const p of pairs) {
+      expect({ task: p.task, faults: p.harness.faults }).toEqual({ task: p.task, faults: p.model.faults })
+      expect({ task: p.task, reward: p.harness.verdict.reward }).toEqual({ task: p.task, reward: p.model.verdict.reward })
+    }
+  })
+
+  it("16 claude Attempts at once with an MCP server slow to answer: every model call the proxy forwards carries the benchmark's tools", async () => {
+    const env = envOf("70")
+    const attempts = await Effect.runPromise(Effect.forEach(Array.from({ length: 16 }, (_, i) => i), () =>
+      Effect.gen(function*() {
+        const agent = bridgedAgent("harness:claude", {
+          harness: "claude",
+          binary: join(toolsBin, "claude"),
+          model: sonnet,
+          cliModel: sonnet.model.id,
+          mcpDelayMs: 3000
+        })
+        return yield* evaluate(env, {
+          capabilities: provider.capabilities,
+          agentDef: { name: "harness:claude", kind: "harness", model: sonnet.ref, actionSpace: "tools", prompt: "", limits: env.limits },
+          agent,
+          repetition: 0,
+          timeoutSeconds: 300,
+          model: goldModel(yield* provider.scripted("gold", env))
+        })
+      }).pipe(Effect.provide(Registry.layer)), { concurrency: 16 }))
+    for (const a of attempts) {
+      const turns = a.recording.filter((e) => e.kind === "model/generate" && e.key === "agent")
+      expect(turns.length).toBeGreaterThan(0)
+      for (const t of turns) expect((t.request as Model.ModelRequest).tools.map((x) => x.name)).toContain("exchange_delivered_order_items")
+      expect(a.verdict.reward).toBe(1)
+    }
+  })
+
+  it("a CLI that hangs is ended at the Attempt's deadline with its whole process tree, and the cell says so", async () => {
+    const marker = `assay-hang-${process.pid}-${Date.now()}`
+    const dir = tempDir()
+    const cli = join(dir, "hanging-cli")
+    // It leaves a grandchild in a session of its own (out of its process group), then never answers.
+    writeFileSync(cli, `#!/bin/sh\nsetsid sh -c 'sleep 600; echo ${marker}' &\nsh -c 'sleep 600; echo ${marker}'\n`)
+    chmodSync(cli, 0o755)
+    const env = envOf("70")
+    const attempt = await Effect.runPromise(Effect.gen(function*() {
+      const agent = bridgedAgent("harness:claude", { harness: "claude", binary: cli, model: sonnet, cliModel: sonnet.model.id })
+      return yield* evaluate(env, {
+        capabilities: provider.capabilities,
+        agentDef: { name: "harness:claude", kind: "harness", model: sonnet.ref, actionSpace: "tools", prompt: "", limits: env.limits },
+        agent,
+        repetition: 0,
+        timeoutSeconds: 3,
+        model: goldModel(yield* provider.scripted("gold", env))
+      })
+    }).pipe(Effect.provide(Registry.layer)))
+    expect(attempt.verdict.reward).toBe(0)
+    expect(attempt.verdict.ended?.reason).toMatch(/budget-exceeded|timeout/)
+    expect(processesWith(marker)).toEqual([])
+  })
+})
