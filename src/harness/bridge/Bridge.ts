@@ -40,7 +40,7 @@ import type { Wallet } from "../../budget/Wallet.ts"
 import { AgentError, type Agent, type AgentFailure } from "../../evaluation/Agent.ts"
 import type { AgentInput, AgentReply, Message, ToolCall } from "../../evaluation/Conversation.ts"
 import { ModelResponse, type ModelRequest } from "../../model/Model.ts"
-import { call as modelCall } from "../../model/ModelAgent.ts"
+import { call as modelCall, DEFAULT_MAX_OUTPUT_TOKENS } from "../../model/ModelAgent.ts"
 import type { ResolvedModel } from "../../model/Registry.ts"
 import {
   anthropicEvents,
@@ -129,8 +129,9 @@ type Event = ModelEvent | ExitEvent
 /** The request assay makes for a CLI's request: the candidate's model, the protocol's tool names. */
 const requestOf = (wire: WireRequest, model: ResolvedModel, names: ToolNames): ModelRequest => {
   const rename = (name: string) => names.ours(name) ?? name
-  const limit = model.model.limit.output > 0 ? model.model.limit.output : undefined
-  const bound = wire.maxOutputTokens === undefined ? limit : limit === undefined ? wire.maxOutputTokens : Math.min(limit, wire.maxOutputTokens)
+  // At most what the built-in agent asks for (the worst case the spend cap reserves), the
+  // registry's limit, and what the CLI asked for.
+  const bound = Math.min(DEFAULT_MAX_OUTPUT_TOKENS, model.model.limit.output > 0 ? model.model.limit.output : Infinity, wire.maxOutputTokens ?? Infinity)
   return {
     provider: model.provider,
     model: model.model.id,
@@ -143,7 +144,7 @@ const requestOf = (wire: WireRequest, model: ResolvedModel, names: ToolNames): M
         : m
     ),
     tools: wire.tools.map((t) => ({ ...t, name: rename(t.name) })),
-    ...(bound !== undefined ? { maxOutputTokens: bound } : {})
+    maxOutputTokens: bound
   }
 }
 
