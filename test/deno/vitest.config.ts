@@ -30,6 +30,10 @@ export const notUnderDeno: ReadonlyArray<readonly [string, string]> = [
   ["test/harness/RealCli.test.ts", "the real agent CLIs (node programs), with a PATH that has no node"],
   ["test/cli/harnessClaude.test.ts", "the real Claude Code CLI"],
   ["test/cli/harnessCodex.test.ts", "the real codex CLI"],
+  // The bridge's tests run the five real CLIs (minutes of CPU): once, under Node, is their budget in CI.
+  ["test/harness/bridge.test.ts", "the five real agent CLIs through the bridge (run under Node)"],
+  ["test/harness/bridgeGuarantees.test.ts", "the real Claude Code CLI through the bridge (run under Node)"],
+  ["test/harness/bridgeCommand.test.ts", "the real agent CLIs through the bridge, from the command (run under Node)"],
   // The npm package: packed, installed and type-checked with npm and tsc in a temp project; under
   // Deno its tsc (started through process.execPath) finds no DOM `Crypto` type in @effect/experimental's d.ts.
   ["test/library/package.test.ts", "the packed npm package, installed and type-checked as Node would"],
