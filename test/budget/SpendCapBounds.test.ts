@@ -6,9 +6,12 @@
  * records what it was asked to hold before the model saw the request.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Duration, Effect, Fiber } from "effect"
+import { ConfigProvider, Context, Deferred, Duration, Effect, Either, Fiber, Layer } from "effect"
 import * as SpendCap from "../../src/budget/SpendCap.ts"
-import { type Model, ModelError, type ModelRequest, type ModelResponse } from "../../src/model/Model.ts"
+import * as Live from "../../src/model/Live.ts"
+import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
+import { Model, ModelError, type ModelRequest, type ModelResponse } from "../../src/model/Model.ts"
+import * as Registry from "../../src/model/Registry.ts"
 
 // $1 per million input tokens, $4 per million output tokens.
 const entry = { cost: { input: 1, output: 4 }, limit: { context: 1_000_000, output: 8192 } }
@@ -170,4 +173,33 @@ describe("the ledger a run writes before it sends", () => {
       expect(state.spentUsd).toBeCloseTo(worst, 12)
       expect([...held.values()]).toEqual([worst])
     }))
+})
+
+describe("through the live client against a loopback server whose reported input grows with the request", () => {
+  const registry = Effect.runSync(Registry.fixture)
+  const resolved = Registry.resolveIn(registry, "openai:gpt-4o-mini")
+  const mini = Either.getOrThrow(resolved).model
+  const live = Live.layerNode.pipe(Layer.provide(Registry.layer))
+  const withEnv = (env: Record<string, string>) => Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+
+  it.scopedLive("prompts of 10 B to 300 KB under a cap: no call's reported usage passes its reservation, and what the server answered stays within the cap", () =>
+    Effect.gen(function*() {
+      // No usage scripted: the server reports one input token per four characters of the body it received.
+      const server = yield* LoopbackServer.start([{ repeat: true, text: "ok" }])
+      const prompts = [10, 1_000, 40_000, 300_000].flatMap((n) => ["x".repeat(n), "漢".repeat(Math.ceil(n / 3))])
+      const requests = prompts.map((p): ModelRequest => ({ ...requestOf(p, 64), provider: "openai", model: mini.id }))
+      const worst = requests.map((r) => SpendCap.worstCaseUsd(r, mini)!)
+      const capUsd = worst.reduce((a, b) => a + b, 0) * 0.6
+      const cap = yield* SpendCap.make(capUsd)
+      const inner = Context.get(yield* Layer.build(live), Model)
+      const model = SpendCap.wrapModel(cap, inner, { priceOf: () => mini })
+      yield* Effect.forEach(requests, (r) => Effect.either(model.generate(r)), { concurrency: 4 }).pipe(withEnv({ OPENAI_BASE_URL: server.openAiBaseUrl, OPENAI_API_KEY: "sk-test" }))
+      const answered = server.requests().filter((r) => r.status === 200 && r.usage !== null)
+      expect(answered.length).toBeGreaterThan(1)
+      // The server's input grew with the request: the largest prompt reported thousands of tokens.
+      expect(Math.max(...answered.map((r) => r.usage!.input))).toBeGreaterThan(10_000)
+      const answeredUsd = answered.reduce((sum, r) => sum + (r.usage!.input * mini.cost!.input + r.usage!.output * mini.cost!.output) / 1e6, 0)
+      expect(answeredUsd).toBeLessThanOrEqual(capUsd)
+      expect((yield* cap.state).overshoots).toBe(0)
+    }), 60_000)
 })
