@@ -390,6 +390,8 @@ export const makeSharedTables = (sql: SqlClient.SqlClient) =>
     yield* sql`ALTER TABLE wallets ADD COLUMN IF NOT EXISTS unsettled_usd DOUBLE PRECISION NOT NULL DEFAULT 0`
     // The largest cost / reservation any worker's call has settled at: every worker's holds are that many times their worst case.
     yield* sql`ALTER TABLE wallets ADD COLUMN IF NOT EXISTS overshoot_factor DOUBLE PRECISION NOT NULL DEFAULT 1`
+    // Calls settled on the wallet: until one has, one call is in flight across the workers.
+    yield* sql`ALTER TABLE wallets ADD COLUMN IF NOT EXISTS settled INTEGER NOT NULL DEFAULT 0`
     yield* sql`CREATE TABLE IF NOT EXISTS wallet_holds (wallet_id TEXT NOT NULL, holder TEXT NOT NULL,
       reserved_usd DOUBLE PRECISION NOT NULL, heartbeat_at TIMESTAMPTZ NOT NULL, PRIMARY KEY (wallet_id, holder))`
   }).pipe(sql.withTransaction)
@@ -433,8 +435,8 @@ export const makeShared = (
     const holding = new Map<number, Array<number>>()
     const tryReserve = (face: number): Effect.Effect<Outcome> =>
       Effect.gen(function*() {
-        const wallet = { ...(yield* sql<{ cap_usd: number; spent_usd: number; overshoot_factor: number }>`SELECT cap_usd, spent_usd, overshoot_factor
-          FROM wallets WHERE id = ${walletId} FOR UPDATE`)[0]! }
+        const wallet = { ...(yield* sql<{ cap_usd: number; spent_usd: number; overshoot_factor: number; settled: number }>`SELECT cap_usd, spent_usd,
+          overshoot_factor, settled FROM wallets WHERE id = ${walletId} FOR UPDATE`)[0]! }
         const usd = face * Math.max(1, Number(wallet.overshoot_factor))
         const stale = yield* sql<{ usd: number }>`DELETE FROM wallet_holds
           WHERE wallet_id = ${walletId} AND heartbeat_at < clock_timestamp() - make_interval(secs => ${staleSecs})
@@ -445,7 +447,9 @@ export const makeShared = (
           wallet.spent_usd += unsettled
         }
         const reserved = yield* held
-        if (wallet.spent_usd + reserved + usd <= wallet.cap_usd) {
+        // The first call goes alone, across the workers: its answer shows whether the server keeps to its bounds.
+        const alone = Number(wallet.settled) > 0 || reserved <= residue
+        if (alone && wallet.spent_usd + reserved + usd <= wallet.cap_usd) {
           yield* sql`INSERT INTO wallet_holds (wallet_id, holder, reserved_usd, heartbeat_at) VALUES (${walletId}, ${holder}, ${usd}, clock_timestamp())
             ON CONFLICT (wallet_id, holder) DO UPDATE SET reserved_usd = wallet_holds.reserved_usd + ${usd}, heartbeat_at = clock_timestamp()`
           return { _tag: "taken", held: usd } as const
@@ -480,8 +484,8 @@ export const makeShared = (
             // An overshoot raises the factor every worker's later holds are taken at.
             const factor = overshot(reservedUsd, costUsd) ? costUsd / reservedUsd : 1
             // Spend first, then the hold: in between the cap counts the call twice, never not at all.
-            yield* sql`UPDATE wallets SET spent_usd = spent_usd + ${costUsd ?? 0}, overshoot_factor = GREATEST(overshoot_factor, ${factor})
-              WHERE id = ${walletId}`
+            yield* sql`UPDATE wallets SET spent_usd = spent_usd + ${costUsd ?? 0}, overshoot_factor = GREATEST(overshoot_factor, ${factor}),
+              settled = settled + 1 WHERE id = ${walletId}`
             yield* sql`UPDATE wallet_holds SET reserved_usd = GREATEST(0, reserved_usd - ${held}), heartbeat_at = clock_timestamp()
               WHERE wallet_id = ${walletId} AND holder = ${holder}`
           }).pipe(sql.withTransaction, Effect.orDie),

@@ -65,6 +65,11 @@ layer(Layer.scoped(Server, Postgres.start), { timeout: 60_000, excludeTestServic
           const holders = ["a", "b", "c"]
           yield* Effect.forEach(holders, (h) => Effect.forkScoped(SpendCap.heartbeat(sql, h, beat)))
           const caps = yield* Effect.forEach(holders, (holder) => SpendCap.makeShared(sql, "run:1", 0.1, 0, { holder, staleAfter }))
+          // Until a call has settled, one is in flight across the workers: the others wait for it.
+          yield* caps[0]!.reserve(0.01)
+          const second = yield* caps[1]!.reserve(0.01).pipe(Effect.timeout("700 millis"), Effect.option)
+          expect(second._tag).toBe("None")
+          yield* caps[0]!.settle(0.01, 0)
           // 30 calls of $0.01 against a $0.10 cap: 10 fit; the rest wait for calls in flight to settle.
           const taken = yield* Effect.forEach(
             caps.flatMap((cap) => Array.from({ length: 10 }, () => cap)),
@@ -94,6 +99,7 @@ layer(Layer.scoped(Server, Postgres.start), { timeout: 60_000, excludeTestServic
           yield* Effect.forkScoped(SpendCap.heartbeat(sql, "b", beat))
           const a = yield* SpendCap.makeShared(sql, "run:9", 0.1, 0, { holder: "a", staleAfter })
           const b = yield* SpendCap.makeShared(sql, "run:9", 0.1, 0, { holder: "b", staleAfter })
+          // The first call goes alone; it overshoots.
           yield* a.reserve(0.01)
           yield* a.settle(0.01, 0.025, { provider: "p", model: "m" })
           expect((yield* a.state).spentUsd).toBeCloseTo(0.025, 9)
