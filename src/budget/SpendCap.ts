@@ -325,7 +325,10 @@ export const layer = (cap: SpendCap, options: WrapOptions): Layer.Layer<Model, n
  * billed) with no one left to settle them: counting their worst case keeps the cap holding
  * whatever they cost, where freeing them would let the others spend those dollars a second time;
  * the price is budget the cap may not have needed to keep, said as `unsettledUsd`. A call that
- * would fit once calls in flight settle polls until they do. Database errors are defects here: a
+ * would fit once calls in flight settle polls until they do. As on one machine, the wallet does
+ * not trust the server: its row keeps the largest cost / reservation any worker settled at
+ * (`overshoot_factor`; every hold is its worst case times that) and how many calls settled (until
+ * one has, one call is in flight across the workers). Database errors are defects here: a
  * wallet that cannot be read must not let a call through.
  *
  * A holder's heartbeat (`heartbeat`) must run for as long as it may hold: a worker forks it for
