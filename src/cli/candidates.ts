@@ -7,7 +7,8 @@ import { Effect } from "effect"
 import type { Json } from "../content/Canonical.ts"
 import type { Provider } from "../evaluation/Provider.ts"
 import type { Candidate } from "../experiment/Runner.ts"
-import { Registry } from "../model/Registry.ts"
+import { DEFAULT_MAX_OUTPUT_TOKENS } from "../model/ModelAgent.ts"
+import { Registry, type ResolvedModel } from "../model/Registry.ts"
 import { noLimits } from "../schema/EnvironmentDef.ts"
 import { harnessNames, isHarnessName } from "../harness/Harness.ts"
 import { UsageError } from "./benchmarks.ts"
@@ -47,27 +48,65 @@ export const resolveHarnessCandidate = (provider: Provider, name: string): Effec
 /** `PROVIDER:MODEL+text`: the model offered no tools, answering in text. */
 const TEXT_SUFFIX = "+text"
 
-export const resolveCandidate = (provider: Provider, name: string): Effect.Effect<Candidate, UsageError, Registry> => {
-  if (provider.roster.includes(name)) {
+/**
+ * The do-nothing candidate has one name on every benchmark: `none`, and `echo`, the name most
+ * benchmarks gave it first. Each is an alias of the other: the same candidate, the same cells.
+ */
+const DO_NOTHING = ["none", "echo"] as const
+
+/** The roster name `name` stands for on this benchmark, or null when it has none. */
+export const rosterName = (provider: Provider, name: string): string | null => {
+  if (provider.roster.includes(name)) return name
+  if ((DO_NOTHING as ReadonlyArray<string>).includes(name)) return DO_NOTHING.find((n) => provider.roster.includes(n)) ?? null
+  return null
+}
+
+export interface CandidateOptions {
+  /**
+   * `--max-output-tokens`: the most output a model candidate's call asks for (and so reserves
+   * from the spend cap). Part of the candidate only where it lowers what the request asks for.
+   */
+  readonly maxOutputTokens?: number | null
+}
+
+/** What a priced model's request asks for at most today (ModelAgent.requestOf); null when unbounded. */
+const requestBound = (resolved: ResolvedModel): number | null =>
+  resolved.model.cost === undefined ? null : resolved.model.limit.output > 0 ? Math.min(resolved.model.limit.output, DEFAULT_MAX_OUTPUT_TOKENS) : DEFAULT_MAX_OUTPUT_TOKENS
+
+/**
+ * The model as the candidate calls it under `--max-output-tokens N`: its output limit lowered to N
+ * where N is below what its request asks for now, so the request, the reservation and the inputs
+ * id (the registry entry is in it) change together; otherwise the model as it is, the id unchanged.
+ */
+export const boundedModel = (resolved: ResolvedModel, maxOutputTokens: number | null | undefined): ResolvedModel => {
+  const bound = requestBound(resolved)
+  if (maxOutputTokens === null || maxOutputTokens === undefined || bound === null || maxOutputTokens >= bound) return resolved
+  return { ...resolved, model: { ...resolved.model, limit: { ...resolved.model.limit, output: maxOutputTokens } } }
+}
+
+export const resolveCandidate = (provider: Provider, name: string, options: CandidateOptions = {}): Effect.Effect<Candidate, UsageError, Registry> => {
+  const own = rosterName(provider, name)
+  if (own !== null) {
     return Effect.succeed({
-      def: provider.rosterDef(name),
+      def: provider.rosterDef(own),
       registryEntry: null,
-      agentFor: (env) => provider.scripted(name, env)
+      agentFor: (env) => provider.scripted(own, env)
     })
   }
   if (name.startsWith("harness:")) return resolveHarnessCandidate(provider, name)
   if (!name.includes(":")) {
     return Effect.fail(
       new UsageError({
-        detail: `unknown candidate "${name}" for ${provider.name}: use one of ${provider.roster.join(", ")} or PROVIDER:MODEL (e.g. openai:gpt-4o-mini)`
+        detail: `unknown candidate "${name}" for ${provider.name}: use one of ${[...provider.roster, ...(rosterName(provider, "none") !== null && !provider.roster.includes("none") ? ["none"] : [])].join(", ")} or PROVIDER:MODEL (e.g. openai:gpt-4o-mini)`
       })
     )
   }
   const text = name.endsWith(TEXT_SUFFIX)
   return Effect.gen(function*() {
     const registry = yield* Registry
-    const resolved = yield* registry.resolve(text ? name.slice(0, -TEXT_SUFFIX.length) : name).pipe(
-      Effect.mapError((e) => new UsageError({ detail: e.message }))
+    const resolved = boundedModel(
+      yield* registry.resolve(text ? name.slice(0, -TEXT_SUFFIX.length) : name).pipe(Effect.mapError((e) => new UsageError({ detail: e.message }))),
+      options.maxOutputTokens
     )
     return {
       def: { name, kind: "llm", model: resolved.ref, actionSpace: text ? "text" : "tools", prompt: "", limits: noLimits },

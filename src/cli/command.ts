@@ -28,12 +28,15 @@ import * as Registry from "../model/Registry.ts"
 import * as Live from "../model/Live.ts"
 import { countedIfAsked } from "../observability/OpCount.ts"
 import * as Tracing from "../observability/Tracing.ts"
-import { type EffectsSpec, FaultReason, withEffects } from "../schema/EnvironmentDef.ts"
+import { type EffectsSpec, type EnvironmentDef, FaultReason, withEffects } from "../schema/EnvironmentDef.ts"
 import { benchmarkNames, benchmarkRef, loadBenchmark, UsageError } from "./benchmarks.ts"
 import { pullArchive, pullData } from "./pull.ts"
 import { progressLine } from "./pullArchive.ts"
 import { dataRoot } from "../evaluation/DataRoot.ts"
 import { resolveCandidate } from "./candidates.ts"
+import { selectTasks, tasksCommand, tasksDoc, unmatchedDetail } from "./tasks.ts"
+import { runsCommand, runsDoc } from "./runs.ts"
+import { capLines, type CapCoverage, coverageOf } from "./capCoverage.ts"
 import { defaultAllowance } from "../harness/Allowance.ts"
 import { harnessNames } from "../harness/Harness.ts"
 import { DEFAULT_MAX_USD, DEFAULT_TIMEOUT_SECS, harnessOptions, harnessRunOptions, isHarnessSelection, planHarness, runHarnesses } from "./harness.ts"
@@ -54,6 +57,19 @@ class OutputError extends Schema.TaggedError<OutputError>()("OutputError", {
   }
 }
 
+
+/** `report` of a run with no stored report: not a usage error, the run is not done (exit 1). */
+class RunUnfinished extends Schema.TaggedError<RunUnfinished>()("RunUnfinished", {
+  runId: Schema.String,
+  reason: Schema.Literal("running", "stopped"),
+  detail: Schema.String
+}) {
+  override get message() {
+    return this.reason === "running"
+      ? `run ${this.runId} is still running (${this.detail}): report it once it has finished`
+      : `run ${this.runId} did not finish (it was stopped): run the same command again to resume it, or see assay runs`
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Flag values, checked while the command line is parsed, so a bad one is refused before a home
@@ -177,8 +193,9 @@ const judge = Options.text("judge").pipe(Options.optional)
 const noJudge = Options.boolean("no-judge")
 const home = pathFlag("home", "folder").pipe(Options.withDefault(DEFAULT_HOME))
 const json = Options.boolean("json")
+const maxOutputTokens = wholeFlag("max-output-tokens", 1).pipe(Options.optional)
 
-const selection = { benchmark, candidate, model, task, reps, judge, noJudge, home, store: storeOption, json, ...harnessOptions }
+const selection = { benchmark, candidate, model, task, reps, judge, noJudge, home, store: storeOption, json, maxOutputTokens, ...harnessOptions }
 
 type Selection = {
   readonly benchmark: ReadonlyArray<string>
@@ -193,6 +210,7 @@ type Selection = {
   readonly json: boolean
   readonly harness: ReadonlyArray<string>
   readonly family: ReadonlyArray<string>
+  readonly maxOutputTokens: Option.Option<number>
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -221,14 +239,24 @@ const selectionFlags = {
   },
   "--candidate": {
     value: "C",
-    about: "A candidate: gold, echo, none (as the benchmark offers), PROVIDER:MODEL (the built-in agent, tools offered), PROVIDER:MODEL+text " +
+    about: "A candidate: gold (the gold answers replayed), none (does nothing; echo is the same candidate, on every benchmark), PROVIDER:MODEL (the built-in agent, tools offered), PROVIDER:MODEL+text " +
       "(no tools: it answers in text, BFCL's prompt mode), or harness:NAME[:MODEL] on the corpus. Default: the benchmark's own roster"
   },
   "--model": {
     value: "P:M",
-    about: "A model candidate PROVIDER:MODEL or PROVIDER:MODEL+text (providers: openai, anthropic, google, ollama, or any in the registry); with --harness, HARNESS:MODEL"
+    about: "A model candidate PROVIDER:MODEL or PROVIDER:MODEL+text (providers: openai, anthropic, google, ollama, any in the registry, or " +
+      "openai-chat:MODEL for any server speaking OpenAI's chat completions at OPENAI_BASE_URL, price unknown); with --harness, HARNESS:MODEL"
   },
-  "--task": { value: "ID", about: "Only this task id. Default: every task of the benchmark" },
+  "--task": {
+    value: "ID",
+    about: "Only these tasks: an id, a glob over ids ('*debit*', 'bird/*debit*': BENCHMARK/ applies it to that benchmark only) or a stratum name " +
+      "(assay tasks BENCHMARK lists them); one that matches nothing is refused naming the nearest ids. Default: every task of the benchmark"
+  },
+  "--max-output-tokens": {
+    value: "N",
+    about: "The most output tokens a model candidate's call asks for, and so the worst case it reserves from --max-usd (default: the model's " +
+      "registry limit, at most 8192). Below the default it changes what the candidate is presented with (its inputs id): cells kept without it run again"
+  },
   "--reps": { value: "N", fallback: String(DEFAULT_REPS), about: "Repetitions of each cell, a whole number 1 or more" },
   "--judge": {
     value: "P:M",
@@ -245,6 +273,8 @@ const selectionFlags = {
 
 const docs = {
   "": { about: "Evaluate LLM agents and agent harnesses on public benchmarks, reproducibly and at known cost." },
+  tasks: tasksDoc,
+  runs: runsDoc,
   plan: {
     about: "Show what a run would do: benchmarks, candidates, cells (new, kept, stale, faulted to run again), live model providers. " +
       "Makes no model call and changes nothing.",
@@ -255,7 +285,11 @@ const docs = {
         about: "Also estimate the tasks × repetitions needed to tell two candidates apart by D in mean reward (80% power, 95% confidence, " +
           "paired by task), from the experiment's graded cells so far, or --like's; a number above 0 and at most 1"
       },
-      "--like": { value: "RUN-ID", about: "With --detect: plan from this stored run's cells instead of the experiment's own" }
+      "--like": { value: "RUN-ID", about: "With --detect: plan from this stored run's cells instead of the experiment's own" },
+      "--max-usd": {
+        value: "USD",
+        about: "The spend cap run would have: how many model calls it covers at their worst case (what each reserves), and a warning when it cannot cover one"
+      }
     }
   },
   run: {
@@ -274,7 +308,8 @@ const docs = {
       "--faults": {
         value: "SEED:RATE[:KIND,...]",
         about: `Inject faults into the effects of every cell: an integer seed, a rate above 0 and at most 1, kinds among ${FaultReason.literals.join(", ")} ` +
-          "(default: all). A faulty environment is another experiment. Model runs only"
+          "(default: all). A faulty environment is another experiment. Every candidate's cells are faulted (gold and none too: a tool call " +
+          "of theirs meets the same draws as a model's)"
       },
       "--preflight-usd": {
         value: "USD",
@@ -366,15 +401,17 @@ const lanesOf = (sel: Selection, faults: Option.Option<EffectsSpec>) =>
       return yield* new UsageError({ detail: `no benchmark: add --benchmark with one of ${benchmarkNames().join(", ")}` })
     }
     const lanes: Array<Lane> = []
+    // --task: ids, globs and strata; one that matches nothing in any benchmark is refused.
+    const matched = new Set<string>()
+    const every: Array<{ readonly name: string; readonly environments: ReadonlyArray<EnvironmentDef> }> = []
     for (const name of sel.benchmark) {
       const provider = yield* loadBenchmark(name)
       let environments = yield* provider.environments.pipe(Effect.mapError((e) => new UsageError({ detail: e.message })))
       if (sel.task.length > 0) {
-        const unknown = sel.task.filter((t) => !environments.some((e) => e.task === t))
-        if (unknown.length > 0 && sel.benchmark.length === 1) {
-          return yield* new UsageError({ detail: `no task ${unknown.join(", ")} in ${name}` })
-        }
-        environments = environments.filter((e) => sel.task.includes(e.task))
+        every.push({ name, environments })
+        const chosen = selectTasks(name, environments, sel.task)
+        for (const m of chosen.matched) matched.add(m)
+        environments = chosen.selected
       }
       if (Option.isSome(faults)) environments = environments.map((e) => withEffects(e, faults.value))
       // The judge is part of what a score means: it goes into each EnvironmentDef that uses one.
@@ -387,9 +424,13 @@ const lanesOf = (sel: Selection, faults: Option.Option<EffectsSpec>) =>
       }
       const names = [...sel.candidate, ...sel.model]
       const chosen = names.length > 0 ? names : provider.roster
-      const candidates = yield* Effect.forEach(chosen, (c) => resolveCandidate(provider, c))
+      const resolved = yield* Effect.forEach(chosen, (c) => resolveCandidate(provider, c, { maxOutputTokens: Option.getOrNull(sel.maxOutputTokens) }))
+      // An alias given beside its name (none and echo) is one candidate.
+      const candidates = resolved.filter((c, i) => resolved.findIndex((d) => d.def.name === c.def.name) === i)
       lanes.push({ provider, environments, candidates })
     }
+    const unmatched = sel.task.filter((t) => !matched.has(t))
+    if (unmatched.length > 0) return yield* new UsageError({ detail: unmatchedDetail(unmatched, every) })
     return lanes
   })
 
@@ -465,8 +506,19 @@ const requireLiveModels = (lanes: ReadonlyArray<Lane>) =>
 const planOptions = {
   ...selection,
   detect: numberFlag("detect", "a difference in mean reward above 0 and at most 1", (n) => n > 0 && n <= 1).pipe(Options.optional),
-  like: Options.text("like").pipe(Options.optional)
+  like: Options.text("like").pipe(Options.optional),
+  maxUsd: numberFlag("max-usd", "a number of dollars, 0 or more", (n) => n >= 0).pipe(Options.optional)
 }
+
+/** What --max-usd covers: the lines plan prints and the value its --json has under `cap`. */
+const capSection = (lanes: ReadonlyArray<Lane>, maxUsd: Option.Option<number>, spentUsd: number) =>
+  Effect.gen(function*() {
+    const cap = Option.getOrNull(maxUsd)
+    if (cap === null) return { lines: [] as ReadonlyArray<string>, json: null }
+    const remainingUsd = cap - spentUsd
+    const coverage: ReadonlyArray<CapCoverage> = yield* coverageOf(lanes, remainingUsd)
+    return { lines: capLines(cap, remainingUsd, coverage), json: { maxUsd: cap, remainingUsd, coverage } }
+  })
 
 const planCommand = Command.make("plan", planOptions, (sel) =>
   Effect.gen(function*() {
@@ -511,8 +563,15 @@ const planCommand = Command.make("plan", planOptions, (sel) =>
       for (const lane of lanes) available.set(lane.provider.name, (yield* lane.provider.environments.pipe(Effect.orElseSucceed(() => lane.environments))).length)
       return powerSection(detect, pilot, (benchmark) => available.get(benchmark) ?? null)
     })
-    if (sel.json) yield* printJson({ ...summary, spend, modelProviders: models, ...(previous ? { estimate: previous } : {}), ...(power ? { power: power.json } : {}) })
-    else yield* Console.log(planText(summary, models) + "\n" + spendLine + (previous ? "\n" + renderEstimate(previous) : "") + (power ? "\n" + power.text.trimEnd() : ""))
+    const cap = yield* capSection(lanes, sel.maxUsd, spend.experimentUsd + spend.unsettledUsd)
+    if (sel.json) {
+      yield* printJson({ ...summary, spend, ...(cap.json ? { cap: cap.json } : {}), modelProviders: models, ...(previous ? { estimate: previous } : {}), ...(power ? { power: power.json } : {}) })
+    } else {
+      yield* Console.log(
+        planText(summary, models) + "\n" + spendLine + cap.lines.map((l) => "\n" + l).join("") + (previous ? "\n" + renderEstimate(previous) : "") +
+          (power ? "\n" + power.text.trimEnd() : "")
+      )
+    }
   })).pipe(Command.withDescription(docs["plan"].about))
 
 // ---------------------------------------------------------------------------------------------
@@ -578,8 +637,10 @@ const runCommand = Command.make("run", runOptions, (opts) =>
       const summary = planSummary(opts, lanes, states, plan.experimentId)
       // What --yes would need: the providers of the model candidates, as plan shows them.
       const models = yield* livenessOf(lanes)
-      if (opts.json) yield* printJson({ ...summary, modelProviders: models, ran: false, hint: "add --yes to run" })
-      else yield* Console.log(planText(summary, models) + "\nnot run: add --yes to run it")
+      const spent = storeExists(at) ? yield* withStore(at, Effect.flatMap(Store.Store, (s) => s.spendOf({ experimentId: plan.experimentId })), reading) : null
+      const cap = yield* capSection(lanes, opts.maxUsd, spent?.knownUsd ?? 0)
+      if (opts.json) yield* printJson({ ...summary, ...(cap.json ? { cap: cap.json } : {}), modelProviders: models, ran: false, hint: "add --yes to run" })
+      else yield* Console.log(planText(summary, models) + cap.lines.map((l) => "\n" + l).join("") + "\nnot run: add --yes to run it")
       return yield* new ExitWith({ code: 2 })
     }
     yield* lockHome
@@ -601,6 +662,7 @@ const runCommand = Command.make("run", runOptions, (opts) =>
           timeoutSecs: Option.getOrNull(opts.timeoutSecs),
           faults: Option.getOrNull(opts.faults),
           judge: opts.noJudge ? null : Option.getOrNull(opts.judge),
+          ...(Option.isSome(opts.maxOutputTokens) ? { maxOutputTokens: opts.maxOutputTokens.value } : {}),
           preflightUsd: Option.getOrNull(opts.preflightUsd),
           ...(opts.rate.length > 0 ? { rate: opts.rate } : {}),
           // Workers plan a cluster run as soon as it starts (src/cluster/Cluster.ts, warm).
@@ -609,6 +671,11 @@ const runCommand = Command.make("run", runOptions, (opts) =>
           pilot
         }
       })
+    // Ctrl-C, SIGTERM: what is kept, and the command that resumes (the same one).
+    const stoppedLine = Effect.gen(function*() {
+      const kept = (yield* classify(plan)).filter((s) => s.state === "kept").length
+      yield* Console.error(`assay: stopped: ${kept} of ${plan.cells.length} cells are kept in ${storeShown(at)}; resume with: ${resumeCommand()}`)
+    }).pipe(Effect.catchAll((e) => Console.error(`assay: stopped (the kept cells cannot be counted: ${e.message}); resume with: ${resumeCommand()}`)))
     // The store is opened once for the pilot and the run.
     const outcome = yield* withStore(
       at,
@@ -635,9 +702,19 @@ const runCommand = Command.make("run", runOptions, (opts) =>
           return yield* cluster.onCluster(at.store, plan, (dispatch) => runExperiment(plan, { ...runSettings(false), dispatch }))
         }
         return yield* runExperiment(plan, runSettings(false))
-      })
+      }).pipe(Effect.onInterrupt(() => stoppedLine))
     )
     yield* printReport(outcome.report, opts.json ? "json" : "text")
+    // Nothing ran because the cap could not cover a call: stopped by budget, not done.
+    const capSkipped = (outcome.report.skipped ?? []).filter((s) => s.reason.startsWith("spend cap")).length
+    if (outcome.report.cells.ran === 0 && capSkipped > 0) {
+      const spend = outcome.report.spend
+      yield* Console.error(
+        `assay: stopped by budget: the spend cap ($${Option.getOrElse(opts.maxUsd, () => 0)}${spend ? `, $${spend.experimentUsd.toFixed(4)} spent` : ""}) ` +
+          `skipped all ${capSkipped} cells to run and none ran; raise --max-usd or lower --max-output-tokens (assay plan --max-usd shows what a call reserves)`
+      )
+      return yield* new ExitWith({ code: 3 })
+    }
     // An outage is not the candidates' failure: say so in one line, and that a rerun retries them.
     const unreachable = outcome.attempts.filter((a) => a.verdict.ended?.reason === "fault" && a.verdict.ended.fault === "unreachable")
     if (unreachable.length > 0) {
@@ -649,6 +726,12 @@ const runCommand = Command.make("run", runOptions, (opts) =>
     }
     if (opts.unsandboxed) yield* Console.error("assay: this run was --unsandboxed: candidates' code ran without isolation")
   }).pipe(Effect.scoped, Effect.provide(Sandbox.layer({ unsandboxed: opts.unsandboxed })))).pipe(Command.withDescription(docs["run"].about))
+
+/** A word as a POSIX shell reads it back. */
+const shellWord = (word: string): string => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)
+
+/** The command line this process was started with, to type again. */
+const resumeCommand = (): string => ["assay", ...process.argv.slice(2)].map(shellWord).join(" ")
 
 /**
  * A file can be written where its folder exists and is writable. The folder is never created: a
@@ -683,13 +766,16 @@ const reportCommand = Command.make(
     home,
     store: storeOption,
     json,
-    format: choiceFlag("format", REPORT_FORMATS).pipe(Options.withDefault(REPORT_FORMATS[0])),
+    format: choiceFlag("format", REPORT_FORMATS).pipe(Options.optional),
     // Checked by requireWritable when the command runs: a report that cannot be written exits 1.
     out: Options.text("out").pipe(Options.optional),
     cells: Options.boolean("cells")
   },
   (opts) =>
     Effect.gen(function*() {
+      if (opts.json && Option.isSome(opts.format)) {
+        return yield* new UsageError({ detail: `--json prints the report as JSON; --format ${opts.format.value} renders it otherwise: give one of them` })
+      }
       // Checked first: a report that cannot be written is refused before the store is opened.
       if (Option.isSome(opts.out)) yield* requireWritable(opts.out.value)
       const at = yield* checkedLocation(opts.home, opts.store)
@@ -709,18 +795,24 @@ const reportCommand = Command.make(
         // A run still going is told as such, so the advice does not send the user round in circles.
         const holder = yield* Home.holderOf(opts.home)
         if (holder !== null && "pid" in holder) {
-          return yield* new UsageError({
-            detail: `run ${runRecord.id} is still running (pid ${holder.pid} on ${holder.host}, since ${holder.since}): report it once it has finished`
+          return yield* new RunUnfinished({
+            runId: runRecord.id,
+            reason: "running",
+            detail: `pid ${holder.pid} on ${holder.host}, since ${holder.since}`
           })
         }
-        return yield* new UsageError({ detail: `run ${runRecord.id} did not finish (it was stopped): run the same command again to resume it` })
+        return yield* new RunUnfinished({ runId: runRecord.id, reason: "stopped", detail: "" })
       }
       const stored = yield* decodeJson(JSON.stringify(runRecord.summary)).pipe(
         Effect.mapError((e) => new UsageError({ detail: `the stored report of ${runRecord.id} cannot be read: ${e.message}` }))
       )
-      const format = opts.json ? "json" : opts.format
+      const format = opts.json ? "json" : Option.getOrElse(opts.format, () => REPORT_FORMATS[0])
       if (opts.cells && format !== "json") return yield* new UsageError({ detail: "--cells lists the cells in the JSON report: add --json" })
-      const full = yield* withStore(at, completeReport(stored, { cells: opts.cells }), reading)
+      const completed = yield* withStore(at, completeReport(stored, { cells: opts.cells }), reading)
+      // A report stored before runs recorded their wall time: from the run's start and finish.
+      const full = completed.wallSeconds !== undefined || runRecord.finishedAt === null
+        ? completed
+        : { ...completed, wallSeconds: Math.max(0, (Date.parse(runRecord.finishedAt) - Date.parse(runRecord.startedAt)) / 1000) }
       if (Option.isSome(opts.out)) {
         const text = format === "json" ? yield* encodeJson(full, { cells: opts.cells }).pipe(Effect.orDie) : format === "md" ? renderMarkdown(full) : format === "html" ? renderHtml(full) : renderText(full)
         const out = opts.out.value
@@ -835,7 +927,7 @@ const equivalenceCommand = Command.make(
 
 // ---------------------------------------------------------------------------------------------
 
-const commands = [planCommand, runCommand, reportCommand, noiseCommand, replayCommand, workerCommand, viewCommand, dataCommand, equivalenceCommand] as const
+const commands = [planCommand, runCommand, reportCommand, runsCommand, tasksCommand, noiseCommand, replayCommand, workerCommand, viewCommand, dataCommand, equivalenceCommand] as const
 
 const assay = Command.make("assay").pipe(
   Command.withSubcommands(commands),
@@ -969,7 +1061,10 @@ const helpText = (path: ReadonlyArray<string>): string => {
       "",
       wrap(`${command} COMMAND --help shows a command's flags${path.length === 0 ? "; assay --version prints the version" : ""}.`, 0),
       ...(path.length === 0
-        ? ["Exit codes: 0 done, 1 failed (one line on stderr says why), 2 usage error or the plan shown without --yes, 3 stopped by preflight or a quota allowance."]
+        ? [
+          "Exit codes: 0 done, 1 failed (one line on stderr says why), 2 usage error or the plan shown without --yes, 3 stopped by budget " +
+          "(every cell skipped by --max-usd), preflight or a quota allowance, 130 stopped by Ctrl-C or SIGTERM (what was kept stays; the same command resumes)."
+        ]
             .map((l) => wrap(l, 0))
         : [])
     ].join("\n")

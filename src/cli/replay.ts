@@ -16,6 +16,7 @@ import type { ExperimentDef } from "../schema/ExperimentDef.ts"
 import { type EffectsSpec, FaultReason, withEffects } from "../schema/EnvironmentDef.ts"
 import { loadBenchmark, UsageError } from "./benchmarks.ts"
 import { resolveCandidate } from "./candidates.ts"
+import { selectTasks } from "./tasks.ts"
 
 /** A replay that could not re-evaluate every Attempt: printed, then exit 1. */
 export class ReplayIncomplete extends Schema.TaggedError<ReplayIncomplete>()("ReplayIncomplete", {
@@ -36,7 +37,9 @@ const RunSettings = Schema.Struct({
   benchmarks: Schema.Array(Schema.String),
   tasks: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
   faults: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
-  judge: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null })
+  judge: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
+  // --max-output-tokens: part of a model candidate where it lowers what its calls ask for.
+  maxOutputTokens: Schema.optionalWith(Schema.NullOr(Schema.Number), { default: () => null })
 })
 
 /**
@@ -71,7 +74,7 @@ export const lanesOfRun = (settings: unknown, experiment: ExperimentDef) =>
     for (const name of sel.benchmarks) {
       const provider = yield* loadBenchmark(name)
       let environments = yield* provider.environments.pipe(Effect.mapError((e) => new UsageError({ detail: `${name}: ${e.message}` })))
-      if (sel.tasks.length > 0) environments = environments.filter((e) => sel.tasks.includes(e.task))
+      if (sel.tasks.length > 0) environments = selectTasks(name, environments, sel.tasks).selected
       if (faults !== null) environments = environments.map((e) => withEffects(e, faults))
       // The judge is named in each EnvironmentDef that uses one, as `run` does; it is never called here.
       if (sel.judge !== null && provider.judged === true) {
@@ -83,7 +86,7 @@ export const lanesOfRun = (settings: unknown, experiment: ExperimentDef) =>
       }
       const candidates: Array<Candidate> = []
       for (const def of experiment.candidates) {
-        const resolved = yield* Effect.either(resolveCandidate(provider, def.name))
+        const resolved = yield* Effect.either(resolveCandidate(provider, def.name, { maxOutputTokens: sel.maxOutputTokens }))
         if (resolved._tag === "Right") candidates.push(resolved.right)
         else unavailable.set(def.name, resolved.left.message)
       }

@@ -145,7 +145,8 @@ type Ended = NonNullable<Verdict["ended"]>
 const endedOf = (failure: ProtocolFailure | BudgetExceeded): Ended => {
   switch (failure._tag) {
     case "BudgetExceeded":
-      return { reason: "budget-exceeded", detail: failure.message }
+      // A deadline (--timeout-secs, a wall-time limit) is a timeout, not money or tokens spent.
+      return { reason: failure.limit === "wall-seconds" ? "timeout" : "budget-exceeded", detail: failure.message }
     case "EffectFault":
       return { reason: "fault", fault: failure.reason, detail: failure.message, injected: failure.injected }
     case "EffectRefused":

@@ -122,7 +122,8 @@ const needsLiveJudge = (attempt: Attempt, env: EnvironmentDef): string | null =>
 
 /** A wall-time limit depends on how fast the run went, which a recording does not fix. */
 const endedByWallTime = (attempt: Attempt): boolean =>
-  attempt.verdict.ended?.reason === "budget-exceeded" && attempt.verdict.ended.detail.includes("wall-seconds")
+  attempt.verdict.ended?.reason === "timeout" ||
+  (attempt.verdict.ended?.reason === "budget-exceeded" && attempt.verdict.ended.detail.includes("wall-seconds"))
 
 const replayOne = (
   attempt: Attempt,

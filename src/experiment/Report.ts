@@ -277,7 +277,12 @@ export const Report = Schema.Struct({
    * exactly the cells it scored (kept ones too); printed only when asked (`--json --cells`).
    */
   cellResults: Schema.optionalWith(Schema.Array(CellResult), { exact: true }),
-  spend: Schema.optionalWith(Spend, { exact: true })
+  spend: Schema.optionalWith(Spend, { exact: true }),
+  /**
+   * The run's wall time, start to finish. A Scorecard's `wallSeconds` is its cells' times summed,
+   * which cells run in parallel make larger; absent in reports stored before it was recorded.
+   */
+  wallSeconds: Schema.optionalWith(Schema.Finite, { exact: true })
 })
 export type Report = typeof Report.Type
 
@@ -425,6 +430,12 @@ export const formatSeconds = (seconds: number): string => {
 const formatPassHatK = (passHatK: ReadonlyArray<PassHatK> | undefined): string =>
   passHatK === undefined || passHatK.length === 0 ? dash : passHatK.map((p) => `^${p.k} ${p.value.toFixed(2)}`).join(" ")
 
+/** The run's wall time beside its cells' summed time, which is what the Scorecards' "cell time" adds up. */
+const timeLine = (report: Report): string => {
+  const summed = report.scorecards.filter((c) => c.stratum === null).reduce((sum, c) => sum + c.wallSeconds, 0)
+  return `${formatSeconds(report.wallSeconds ?? 0)} wall time; ${formatSeconds(summed)} of cell time summed over the cells scored`
+}
+
 const formatCells = (cells: CellCounts): string =>
   `total ${cells.total} · ran ${cells.ran} · kept ${cells.kept} · stale ${cells.stale} · skipped ${cells.skipped} · faulted ${cells.faulted}`
 
@@ -495,7 +506,7 @@ const scorecardTable = (cards: ReadonlyArray<Scorecard>): Table => {
   // The outage column only where some cell ended in one: they are not in n, and say so here.
   const outages = cards.some((c) => (c.outages ?? 0) > 0)
   return {
-    headers: ["candidate", "n", ...(outages ? ["outages"] : []), "tasks", "mean", "95% interval", "pass", "pass^k", "tokens in", "tokens out", "cost", "wall", ...(judged ? ["judging"] : [])],
+    headers: ["candidate", "n", ...(outages ? ["outages"] : []), "tasks", "mean", "95% interval", "pass", "pass^k", "tokens in", "tokens out", "cost", "cell time", ...(judged ? ["judging"] : [])],
     align: ["left", "right", ...(outages ? ["right" as const] : []), "right", "right", "left", "right", "left", "right", "right", "right", "right", ...(judged ? ["right" as const] : [])],
     rows: cards.map((c) => [
       c.candidate,
@@ -682,6 +693,7 @@ export const renderText = (report: Report): string => {
         ["experiment", report.experimentId],
         ["home", report.home],
         ["cells", formatCells(report.cells)],
+        ...(report.wallSeconds !== undefined ? [["time", timeLine(report)]] : []),
         ["faults", formatFaultSpec(report.faults)],
         ...(report.spend !== undefined ? [["spend", formatSpend(report.spend)]] : [])
       ]
@@ -784,6 +796,7 @@ export const renderMarkdown = (report: Report): string => {
   out.push(`- experiment: \`${report.experimentId}\``)
   out.push(`- home: \`${report.home}\``)
   out.push(`- cells: ${formatCells(report.cells)}`)
+  if (report.wallSeconds !== undefined) out.push(`- time: ${timeLine(report)}`)
   out.push(`- faults: ${markdownCell(formatFaultSpec(report.faults))}`)
   if (report.spend !== undefined) out.push(`- spend: ${markdownCell(formatSpend(report.spend))}`)
   for (const warning of report.warnings ?? []) out.push("", `> **Warning:** ${markdownCell(warning)}`)

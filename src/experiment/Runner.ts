@@ -332,6 +332,7 @@ const slotted = (slots: Slots.Slots, inner: Model): Model => ({
 export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome, StoreError, Store> =>
   Effect.gen(function*() {
     const store = yield* Store
+    const startedMs = Date.now()
     yield* store.putExperiment(plan.experiment)
     const runId = yield* store.startRun(plan.experimentId, settings.settings)
     const runDir = join(store.home, "runs", runId)
@@ -520,6 +521,8 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
       ...(notes.length > 0 ? { notes } : {}),
       ...(warnings.length > 0 ? { warnings } : {}),
       faults: faultSummaryOfCells(cells, faultSpec),
+      // The run's own wall time, start to finish: not the cells' times summed (they overlap).
+      wallSeconds: (Date.now() - startedMs) / 1000,
       skipped: skippedCells,
       ...(outages.length > 0 ? { outages } : {}),
       cellResults: cellResultsOfCells(cells),

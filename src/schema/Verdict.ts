@@ -20,8 +20,10 @@ export const Verdict = Schema.Struct({
        * `fault`: an infrastructure fault (injected, or an outage: rate limits, server errors,
        * timeouts, an unreachable endpoint), never the candidate's failure. `spend-cap`: the
        * experiment's spend cap refused a call; such a cell is skipped and runs again later.
+       * `timeout`: the Attempt's wall-time limit (`--timeout-secs`) passed; `budget-exceeded`: its
+       * tokens, calls or dollars ran out (wall time too, in Attempts stored before `timeout`).
        */
-      reason: Schema.Literal("budget-exceeded", "fault", "refused", "protocol-failed", "setup-failed", "evaluator-failed", "spend-cap"),
+      reason: Schema.Literal("budget-exceeded", "timeout", "fault", "refused", "protocol-failed", "setup-failed", "evaluator-failed", "spend-cap"),
       detail: Schema.String,
       /** For a fault: whether it was injected by the environment's faults (true) or met live (false). */
       injected: Schema.optional(Schema.Boolean),

@@ -150,7 +150,7 @@ describe("an Attempt's budget", () => {
       expect(capped.usage.calls).toBeLessThanOrEqual(10)
     }))
 
-  it.effect("an Attempt that outlives its wall-time limit ends with budget-exceeded", () =>
+  it.effect("an Attempt that outlives its wall-time limit ends with timeout", () =>
     Effect.gen(function*() {
       const slow: Agent = { name: "slow", reply: () => Effect.as(Effect.sleep("10 seconds"), { text: "late", toolCalls: [] }) }
       const fiber = yield* Effect.fork(
@@ -158,7 +158,7 @@ describe("an Attempt's budget", () => {
       )
       yield* TestClock.adjust("6 seconds")
       const result = yield* Fiber.join(fiber)
-      expect(result.verdict.ended?.reason).toBe("budget-exceeded")
+      expect(result.verdict.ended?.reason).toBe("timeout")
       expect(result.verdict.ended?.detail).toContain("wall-seconds")
       expect((result.output as { transcript: ReadonlyArray<unknown> }).transcript).toHaveLength(1)
     }))

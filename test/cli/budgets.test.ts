@@ -55,9 +55,10 @@ describe("the spend cap", () => {
       expect(report.cells.skipped).toBeGreaterThan(0)
       expect(report.skipped.length).toBe(report.cells.skipped)
       expect(report.skipped.every((s: { reason: string }) => s.reason.startsWith("spend cap"))).toBe(true)
-      // The same cap again sends nothing: it bounds the experiment, not each invocation.
+      // The same cap again sends nothing: it bounds the experiment, not each invocation. Nothing
+      // ran for the cap: stopped by budget (exit 3), not done.
       const again = yield* Effect.promise(() => assay(args("0.05"), envOf(server)))
-      expect(again.code, again.stderr).toBe(0)
+      expect(again.code, again.stderr).toBe(3)
       expect(answeredUsd(server)).toBeLessThanOrEqual(0.05)
       const larger = yield* Effect.promise(() => assay(args("5"), envOf(server)))
       expect(larger.code, larger.stderr).toBe(0)

@@ -120,7 +120,7 @@ describe("assay plan|run|report --harness with a fake agent CLI", { timeout: 300
     expect(replayed.inputsId).toBe(attempt.inputsId)
   })
 
-  it("a run killed at --timeout-secs ends over budget at unknown cost, which does not count against --max-usd; the spend cap skips the rest", async () => {
+  it("a run killed at --timeout-secs ends in a timeout at unknown cost, which does not count against --max-usd; the spend cap skips the rest", async () => {
     const home = tempDir()
     const script = writeJson({ byPrompt: [{ match: "TCP port", sleepMs: 20_000 }, ...answers] })
     const run = await assay(
@@ -133,8 +133,8 @@ describe("assay plan|run|report --harness with a fake agent CLI", { timeout: 300
     expect(report.cells).toMatchObject({ total: 4, ran: 3, skipped: 1 })
     const attempts = results(home, report.runId)
     expect(attempts.map((a) => [a.task, a.verdict.ended?.reason ?? "graded", a.usage.costUsd])).toEqual([
-      ["config-port", "budget-exceeded", null],
-      ["config-port", "budget-exceeded", null],
+      ["config-port", "timeout", null],
+      ["config-port", "timeout", null],
       ["count-todos", "graded", runCost(MINI)]
     ])
     expect((await skippedRows(home, report.runId)).map((r) => r.reason)).toEqual([expect.stringMatching(/^spend cap/)])

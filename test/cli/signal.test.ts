@@ -22,7 +22,7 @@ const silentServer = async (onRequest: () => void) => {
 }
 
 /** `assay run` with model calls in flight, sent `signal` as its first call arrives: its exit code and how long it took after the signal. */
-const stopMidCall = async (signal: NodeJS.Signals, home: string): Promise<{ readonly code: number | string | null; readonly ms: number; readonly stderr: string }> => {
+const stopMidCall = async (signal: NodeJS.Signals, home: string, extra: ReadonlyArray<string> = []): Promise<{ readonly code: number | string | null; readonly ms: number; readonly stderr: string }> => {
   let signalledAt = 0
   let stop: () => void = () => {}
   const server = await silentServer(() => {
@@ -32,7 +32,7 @@ const stopMidCall = async (signal: NodeJS.Signals, home: string): Promise<{ read
     }
   })
   try {
-    const child = spawn(process.execPath, [bin, "run", "--benchmark", "ledger", "--model", "openai:gpt-4o-mini", "--yes", "--home", home], {
+    const child = spawn(process.execPath, [bin, "run", "--benchmark", "ledger", "--model", "openai:gpt-4o-mini", "--yes", "--home", home, ...extra], {
       cwd: root,
       env: cleanEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-test-signal" }),
       stdio: ["ignore", "ignore", "pipe"]
@@ -69,6 +69,29 @@ describe("a run stopped by a signal while model calls are in flight", { timeout:
       // The home's lock went with the process: a run on it starts and finishes.
       const after = await assay(["run", "--benchmark", "ledger", "--candidate", "gold", "--yes", "--home", home])
       expect(after.code, after.stderr).toBe(0)
+    })
+  }
+})
+
+describe("what a stopped run says", { timeout: 120_000 }, () => {
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    it(`${signal}: one line with the cells kept (as plan counts them) and the command that resumes`, async () => {
+      const home = tempDir("assay-signal-")
+      const r = await stopMidCall(signal, home, ["--candidate", "gold", "--parallel", "2"])
+      expect(r.code, r.stderr).toBe(130)
+      const said = r.stderr.split("\n").filter((l) => l.startsWith("assay: stopped"))
+      expect(said).toHaveLength(1)
+      const m = /^assay: stopped: (\d+) of 40 cells are kept in (.+); resume with: (.+)$/.exec(said[0]!)
+      expect(m, said[0]).not.toBeNull()
+      expect(m![3]).toBe(`assay run --benchmark ledger --model openai:gpt-4o-mini --yes --home ${home} --candidate gold --parallel 2`)
+      const plan = await assay(["plan", "--benchmark", "ledger", "--model", "openai:gpt-4o-mini", "--candidate", "gold", "--home", home, "--json"])
+      expect(Number(m![1])).toBe(JSON.parse(plan.stdout).cells.kept)
+      // The stopped run is listed as such, and reporting it is a failure (exit 1), not a usage error.
+      const runs = JSON.parse((await assay(["runs", "--home", home, "--json"])).stdout) as { runs: ReadonlyArray<{ state: string }> }
+      expect(runs.runs.map((x) => x.state)).toEqual(["stopped"])
+      const report = await assay(["report", "--home", home])
+      expect(report.code).toBe(1)
+      expect(report.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^assay: run r-\S+ did not finish \(it was stopped\): run the same command again to resume it/)])
     })
   }
 })
