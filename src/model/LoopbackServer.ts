@@ -8,29 +8,18 @@ import type { AddressInfo } from "node:net"
 import { readFile } from "node:fs/promises"
 import { Effect, Schema, type Scope } from "effect"
 import {
-  anthropicEvents,
-  anthropicMessageText,
   type Answer,
   asArray,
   asString,
-  chatChunks,
-  chatCompletion,
   errorBody,
-  geminiResponseText,
-  geminiStream,
   type Ids,
   isObject,
   type JsonObject,
-  nowSeconds,
   readBody,
-  responsesEnvelope,
-  responsesEvents,
-  responsesItems,
   type Route,
   routeOf,
+  sendAnswer,
   sendJson,
-  sendJsonText,
-  sendSse,
   textOf,
   tokensOf,
   WireApi
@@ -370,30 +359,7 @@ export const makeServer = (script: Script, options: StartOptions = {}): { server
     const answer = answerOf(turn, view, raw, ids, api)
     const { cacheRead, cacheWrite, input, output } = answer.usage
     record({ body, stream: view.stream, turn: index, status }, { input, output, cacheRead, cacheWrite })
-    switch (api) {
-      case "openai-responses":
-        if (view.stream) sendSse(res, responsesEvents(answer, body, ids), true, false, extra)
-        else {
-          const output = responsesItems(answer, ids)
-          sendJson(res, 200, responsesEnvelope(answer, body, ids.next("resp"), nowSeconds(), "completed", output), extra)
-        }
-        return
-      case "openai-chat":
-        if (view.stream) sendSse(res, chatChunks(answer, body, ids), false, true, extra)
-        else sendJson(res, 200, chatCompletion(answer, ids), extra)
-        return
-      case "anthropic-messages":
-        if (view.stream) sendSse(res, anthropicEvents(answer, ids), true, false, extra)
-        else sendJsonText(res, 200, anthropicMessageText(answer, ids), extra)
-        return
-      case "google":
-        if (view.stream) {
-          res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...extra })
-          for (const chunk of geminiStream(answer)) res.write(`data: ${chunk}\r\n\r\n`)
-          res.end()
-        } else sendJsonText(res, 200, geminiResponseText(answer), extra)
-        return
-    }
+    sendAnswer(res, api, body, view.stream, answer, ids, extra)
   }
 
   const server = createServer((req, res) => {

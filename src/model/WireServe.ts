@@ -436,3 +436,34 @@ export const sendSse = (res: ServerResponse, events: ReadonlyArray<JsonObject>, 
   res.end()
 }
 
+
+/** Writes an answer in the API's format: JSON, or the API's stream (SSE) when the request asked for one. */
+export const sendAnswer = (
+  res: ServerResponse,
+  api: WireApi,
+  body: JsonObject,
+  stream: boolean,
+  a: Answer,
+  ids: Ids,
+  headers: Record<string, string>
+): void => {
+  switch (api) {
+    case "openai-responses":
+      if (stream) return sendSse(res, responsesEvents(a, body, ids), true, false, headers)
+      return sendJson(res, 200, responsesEnvelope(a, body, ids.next("resp"), nowSeconds(), "completed", responsesItems(a, ids)), headers)
+    case "openai-chat":
+      if (stream) return sendSse(res, chatChunks(a, body, ids), false, true, headers)
+      return sendJson(res, 200, chatCompletion(a, ids), headers)
+    case "anthropic-messages":
+      if (stream) return sendSse(res, anthropicEvents(a, ids), true, false, headers)
+      return sendJsonText(res, 200, anthropicMessageText(a, ids), headers)
+    case "google":
+      if (stream) {
+        res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...headers })
+        for (const chunk of geminiStream(a)) res.write(`data: ${chunk}\r\n\r\n`)
+        res.end()
+        return
+      }
+      return sendJsonText(res, 200, geminiResponseText(a), headers)
+  }
+}

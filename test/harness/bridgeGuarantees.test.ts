@@ -38,6 +38,26 @@ const processesWith = (marker: string): ReadonlyArray<number> =>
     }
   })
 
+/** One Attempt of a bridged claude (or a stand-in binary) on a tau2 task, the model playing gold. */
+const claudeAttempt = (env: EnvironmentDef, options: { readonly binary?: string; readonly mcpDelayMs?: number; readonly timeoutSeconds: number }) =>
+  Effect.gen(function*() {
+    const agent = bridgedAgent("harness:claude", {
+      harness: "claude",
+      binary: options.binary ?? join(toolsBin, "claude"),
+      model: sonnet,
+      cliModel: sonnet.model.id,
+      ...(options.mcpDelayMs !== undefined ? { mcpDelayMs: options.mcpDelayMs } : {})
+    })
+    return yield* evaluate(env, {
+      capabilities: provider.capabilities,
+      agentDef: { name: "harness:claude", kind: "harness", model: sonnet.ref, actionSpace: "tools", prompt: "", limits: env.limits },
+      agent,
+      repetition: 0,
+      timeoutSeconds: options.timeoutSeconds,
+      model: goldModel(yield* provider.scripted("gold", env))
+    })
+  }).pipe(Effect.provide(Registry.layer))
+
 describe("the bridge's guarantees", { timeout: 600_000 }, () => {
   it("harness:claude and the built-in agent, scripted to make the same calls, meet the same faults on the same tau2 tasks (--faults 7:0.3)", async () => {
     const tasks = ["0", "1", "70"].map((t) => withFaults(envOf(t)))
@@ -63,24 +83,9 @@ describe("the bridge's guarantees", { timeout: 600_000 }, () => {
 
   it("16 claude Attempts at once with an MCP server slow to answer: every model call the proxy forwards carries the benchmark's tools", async () => {
     const env = envOf("70")
-    const attempts = await Effect.runPromise(Effect.forEach(Array.from({ length: 16 }, (_, i) => i), () =>
-      Effect.gen(function*() {
-        const agent = bridgedAgent("harness:claude", {
-          harness: "claude",
-          binary: join(toolsBin, "claude"),
-          model: sonnet,
-          cliModel: sonnet.model.id,
-          mcpDelayMs: 3000
-        })
-        return yield* evaluate(env, {
-          capabilities: provider.capabilities,
-          agentDef: { name: "harness:claude", kind: "harness", model: sonnet.ref, actionSpace: "tools", prompt: "", limits: env.limits },
-          agent,
-          repetition: 0,
-          timeoutSeconds: 300,
-          model: goldModel(yield* provider.scripted("gold", env))
-        })
-      }).pipe(Effect.provide(Registry.layer)), { concurrency: 16 }))
+    const attempts = await Effect.runPromise(
+      Effect.forEach(Array.from({ length: 16 }, (_, i) => i), () => claudeAttempt(env, { mcpDelayMs: 3000, timeoutSeconds: 300 }), { concurrency: 16 })
+    )
     for (const a of attempts) {
       const turns = a.recording.filter((e) => e.kind === "model/generate" && e.key === "agent")
       expect(turns.length).toBeGreaterThan(0)
@@ -97,17 +102,7 @@ describe("the bridge's guarantees", { timeout: 600_000 }, () => {
     writeFileSync(cli, `#!/bin/sh\nsetsid sh -c 'sleep 600; echo ${marker}' &\nsh -c 'sleep 600; echo ${marker}'\n`)
     chmodSync(cli, 0o755)
     const env = envOf("70")
-    const attempt = await Effect.runPromise(Effect.gen(function*() {
-      const agent = bridgedAgent("harness:claude", { harness: "claude", binary: cli, model: sonnet, cliModel: sonnet.model.id })
-      return yield* evaluate(env, {
-        capabilities: provider.capabilities,
-        agentDef: { name: "harness:claude", kind: "harness", model: sonnet.ref, actionSpace: "tools", prompt: "", limits: env.limits },
-        agent,
-        repetition: 0,
-        timeoutSeconds: 3,
-        model: goldModel(yield* provider.scripted("gold", env))
-      })
-    }).pipe(Effect.provide(Registry.layer)))
+    const attempt = await Effect.runPromise(claudeAttempt(env, { binary: cli, timeoutSeconds: 3 }))
     expect(attempt.verdict.reward).toBe(0)
     expect(attempt.verdict.ended?.reason).toMatch(/budget-exceeded|timeout/)
     expect(processesWith(marker)).toEqual([])

@@ -43,28 +43,16 @@ import { ModelResponse, type ModelRequest } from "../../model/Model.ts"
 import { call as modelCall, DEFAULT_MAX_OUTPUT_TOKENS } from "../../model/ModelAgent.ts"
 import type { ResolvedModel } from "../../model/Registry.ts"
 import {
-  anthropicEvents,
-  anthropicMessageText,
   type Answer,
-  chatChunks,
-  chatCompletion,
   errorBody,
-  geminiResponseText,
-  geminiStream,
   type Ids,
   isObject,
   type JsonObject,
-  nowSeconds,
   readBody,
-  responsesEnvelope,
-  responsesEvents,
-  responsesItems,
   routeOf,
+  sendAnswer,
   sendJson,
-  sendJsonText,
-  sendSse,
-  tokensOf,
-  type WireApi
+  tokensOf
 } from "../../model/WireServe.ts"
 import type { RecordedEffect } from "../../schema/Attempt.ts"
 import * as WE from "../../world/WorldEffects.ts"
@@ -176,28 +164,6 @@ const answerOf = (response: ModelResponse, wire: WireRequest, theirs: (name: str
   },
   model: wire.model.length > 0 ? wire.model : response.model
 })
-
-const send = (res: ServerResponse, api: WireApi, body: JsonObject, stream: boolean, a: Answer, ids: Ids): void => {
-  switch (api) {
-    case "openai-responses":
-      if (stream) return sendSse(res, responsesEvents(a, body, ids), true, false, {})
-      return sendJson(res, 200, responsesEnvelope(a, body, ids.next("resp"), nowSeconds(), "completed", responsesItems(a, ids)), {})
-    case "openai-chat":
-      if (stream) return sendSse(res, chatChunks(a, body, ids), false, true, {})
-      return sendJson(res, 200, chatCompletion(a, ids), {})
-    case "anthropic-messages":
-      if (stream) return sendSse(res, anthropicEvents(a, ids), true, false, {})
-      return sendJsonText(res, 200, anthropicMessageText(a, ids), {})
-    case "google":
-      if (stream) {
-        res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
-        for (const chunk of geminiStream(a)) res.write(`data: ${chunk}\r\n\r\n`)
-        res.end()
-        return
-      }
-      return sendJsonText(res, 200, geminiResponseText(a), {})
-  }
-}
 
 const keyOf = (headers: IncomingMessage["headers"], url: string): string | undefined => {
   const bearer = headers["authorization"]
@@ -340,7 +306,7 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
       const answerWith = (res: ServerResponse, wire: WireRequest, body: JsonObject, theirs: (n: string) => string) =>
       (outcome: Either.Either<ModelResponse, WE.EffectError | AgentFailure>) => {
         if (res.writableEnded) return
-        if (Either.isRight(outcome)) return send(res, wire.api, body, wire.stream, answerOf(outcome.right, wire, theirs), ids)
+        if (Either.isRight(outcome)) return sendAnswer(res, wire.api, body, wire.stream, answerOf(outcome.right, wire, theirs), ids, {})
         const e = outcome.left
         const status = e._tag === "EffectFault" ? faultStatus(e.reason) : 400
         const headers: Record<string, string> = status === 429 ? { "retry-after": "1" } : {}
