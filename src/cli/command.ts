@@ -510,6 +510,12 @@ const planOptions = {
   maxUsd: numberFlag("max-usd", "a number of dollars, 0 or more", (n) => n >= 0).pipe(Options.optional)
 }
 
+/** --max-output-tokens bounds the built-in agent's requests; an agent CLI writes its own. */
+const refuseOutputBoundForHarness = (sel: { readonly maxOutputTokens: Option.Option<number> }) =>
+  Option.isSome(sel.maxOutputTokens)
+    ? new UsageError({ detail: "--max-output-tokens bounds the built-in agent's calls (PROVIDER:MODEL); an agent CLI (--harness) sets its own" })
+    : Effect.void
+
 /** What --max-usd covers: the lines plan prints and the value its --json has under `cap`. */
 const capSection = (lanes: ReadonlyArray<Lane>, maxUsd: Option.Option<number>, spentUsd: number) =>
   Effect.gen(function*() {
@@ -522,7 +528,10 @@ const capSection = (lanes: ReadonlyArray<Lane>, maxUsd: Option.Option<number>, s
 
 const planCommand = Command.make("plan", planOptions, (sel) =>
   Effect.gen(function*() {
-    if (isHarnessSelection(sel)) return yield* planHarness(sel)
+    if (isHarnessSelection(sel)) {
+      yield* refuseOutputBoundForHarness(sel)
+      return yield* planHarness(sel)
+    }
     const lanes = yield* lanesOf(sel, Option.none())
     const plan = yield* makePlan(lanes, sel.reps)
     const at = yield* checkedLocation(sel.home, sel.store)
@@ -617,6 +626,7 @@ const runCommand = Command.make("run", runOptions, (opts) =>
       onWait: (h) => Console.error(h ? `assay: waiting for pid ${h.pid} on ${h.host} (running since ${h.since})` : "assay: waiting for the home's lock")
     })
     if (isHarnessSelection(opts)) {
+      yield* refuseOutputBoundForHarness(opts)
       if (opts.yes) yield* requireSandbox(opts.unsandboxed)
       if (opts.yes) yield* lockHome
       const code = yield* runHarnesses(opts)

@@ -82,3 +82,11 @@ describe("a spend cap too small for one call at the default output bound", { tim
       expect(boundOf(posted(server).at(-1)!.body)).toBe(300)
     }).pipe(Effect.scoped))
 })
+
+describe("--max-output-tokens on a harness run", () => {
+  it("is refused in one line: an agent CLI sets its own bound", async () => {
+    const r = await assay(["plan", "--harness", "codex", "--max-output-tokens", "256", "--home", tempDir()])
+    expect(r.code).toBe(2)
+    expect(r.stderr.trim().split("\n")).toEqual(["assay: --max-output-tokens bounds the built-in agent's calls (PROVIDER:MODEL); an agent CLI (--harness) sets its own"])
+  })
+})
