@@ -132,9 +132,10 @@ export interface SpendCap {
  * state changes); a call that could not fit even then is refused at once. Reservations count at
  * `overshootFactor` times their worst case, and the first call goes alone (see above).
  */
-export const make = (capUsd: number | null, spentBefore = 0): Effect.Effect<SpendCap> =>
+export const make = (capUsd: number | null, spentBefore = 0, learned?: { readonly overshootFactor: number }): Effect.Effect<SpendCap> =>
   capUsd === null ? Effect.sync(() => uncapped(spentBefore)) : Effect.map(
-    TRef.make<CapState>(initialState(capUsd, spentBefore)).pipe(STM.commit),
+    // What an earlier run of the experiment learned of the server: its calls are held at that factor from the start.
+    TRef.make<CapState>({ ...initialState(capUsd, spentBefore), overshootFactor: Math.max(1, learned?.overshootFactor ?? 1) }).pipe(STM.commit),
     (state): SpendCap => ({
       bounded: true,
       reserve: (usd) =>

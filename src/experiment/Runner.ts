@@ -358,7 +358,9 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
 
     // The experiment's wallet: what its earlier runs spent counts against the cap.
     const spentBefore = yield* spentSoFar(plan.experimentId)
-    const cap = yield* SpendCap.make(settings.maxUsd, spentBefore)
+    // A server an earlier run saw overshoot its bounds is held to the factor it was seen at.
+    const learned = yield* store.latestNote(plan.experimentId, OVERSHOOT_NOTE)
+    const cap = yield* SpendCap.make(settings.maxUsd, spentBefore, { overshootFactor: overshootFactorOf(learned) })
     // A cell runs here, or on a cluster's workers (settings.dispatch), which store it the same way.
     const parallel = Math.max(1, settings.parallel)
     const slots = Slots.make(parallel)
@@ -470,6 +472,7 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     if (deferred > 0) warnings.push(`${deferred} cells were left for a later run`)
     const capState = yield* cap.state
     if (capState.overshoots > 0) {
+      yield* store.putNote(runId, OVERSHOOT_NOTE, { factor: capState.overshootFactor, models: capState.overshotBy })
       warnings.push(
         `the model server of ${capState.overshotBy.join(", ")} reported more usage than ${capState.overshoots} calls could cost ` +
           `(more output than max_output_tokens): charged in full, $${capState.overshootUsd.toFixed(4)} beyond their reservations; ` +
@@ -540,6 +543,12 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     yield* store.finishRun(runId, finished)
     return { report: finished, attempts: ran, cells, unpredicted: unpredictedCells, complete: unpredictedCells.length === 0 && skippedCount + deferred === 0 }
   }).pipe(Tracing.runSpan(plan))
+
+/** The note a run leaves when a server overshot its bounds: the factor later runs hold calls at. */
+const OVERSHOOT_NOTE = "spend-cap-overshoot"
+
+const overshootFactorOf = (note: unknown): number =>
+  typeof note === "object" && note !== null && "factor" in note && typeof note.factor === "number" && Number.isFinite(note.factor) ? note.factor : 1
 
 const sumOf = (values: Iterable<number>): number => {
   let sum = 0

@@ -48,10 +48,20 @@ describe("a server that reports more output than max_output_tokens", () => {
       expect(report.cells.skipped).toBeGreaterThan(0)
       expect(report.spend.experimentUsd).toBeCloseTo(answeredUsd(server), 10)
       expect(report.warnings?.some((w) => w.includes("openai:gpt-4o-mini") && w.includes("max_output_tokens"))).toBe(true)
-      // A second run under the same cap sends nothing more past it.
+      // A second run under the same cap sends nothing more past it (and says the cap stopped it).
+      const sentBefore = answeredRequests(server).length
       const again = yield* Effect.promise(() => assay(args, envOf(server)))
-      expect(again.code, again.stderr).toBe(0)
+      expect(again.stderr).toContain("spend cap")
       expect(answeredUsd(server)).toBeLessThanOrEqual(cap)
+      expect(answeredRequests(server).length - sentBefore).toBe(0)
+      // A later run with a little more room than one call's face value, less than what this server
+      // bills for one: it remembers the overshoot, so that call is not sent either.
+      const spent = answeredUsd(server)
+      const reservation = report.spend.experimentUsd / answeredRequests(server).length / 2.4
+      const wider = spent + reservation * 1.5
+      const third = yield* Effect.promise(() => assay(args.map((a) => (a === String(cap) ? String(wider) : a)), envOf(server)))
+      expect(third.stderr, `${third.code} ${third.stderr} ${third.stdout.slice(0, 300)}`).toContain("spend cap")
+      expect(answeredUsd(server)).toBeLessThanOrEqual(wider)
     }).pipe(Effect.scoped), { timeout: 120_000 })
 })
 
