@@ -39,6 +39,7 @@ import { runsCommand, runsDoc } from "./runs.ts"
 import { capLines, type CapCoverage, coverageOf } from "./capCoverage.ts"
 import { defaultAllowance } from "../harness/Allowance.ts"
 import { harnessNames } from "../harness/Harness.ts"
+import { harnessBinDirs } from "./harnessBin.ts"
 import { DEFAULT_MAX_USD, DEFAULT_TIMEOUT_SECS, harnessOptions, harnessRunOptions, isHarnessSelection, planHarness, runHarnesses } from "./harness.ts"
 import { stderrProgress } from "./progress.ts"
 import * as Sandbox from "../sandbox/Sandbox.ts"
@@ -654,6 +655,10 @@ const runCommand = Command.make("run", runOptions, (opts) =>
       return yield* new ExitWith({ code: 2 })
     }
     yield* lockHome
+    // The agent CLIs' versions: the run's metadata, not the candidates' identity.
+    const harnessVersions = opts.candidate.some((c) => c.startsWith("harness:"))
+      ? yield* Effect.flatMap(Effect.promise(() => import("../harness/bridge/Candidate.ts")), (m) => m.cliVersions(opts.candidate, harnessBinDirs()))
+      : {}
     const runSettings = (pilot: boolean) => ({
         parallel: opts.parallel,
         maxUsd: Option.getOrNull(opts.maxUsd),
@@ -678,6 +683,7 @@ const runCommand = Command.make("run", runOptions, (opts) =>
           // Workers plan a cluster run as soon as it starts (src/cluster/Cluster.ts, warm).
           ...(opts.cluster && !pilot ? { cluster: true } : {}),
           ...(opts.unsandboxed ? { unsandboxed: true } : {}),
+          ...(Object.keys(harnessVersions).length > 0 ? { harnesses: harnessVersions } : {}),
           pilot
         }
       })

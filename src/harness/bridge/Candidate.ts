@@ -14,8 +14,8 @@ import type { Candidate } from "../../experiment/Runner.ts"
 import { Registry } from "../../model/Registry.ts"
 import { noLimits } from "../../schema/EnvironmentDef.ts"
 import { adapters } from "../adapters/index.ts"
-import { findBinary } from "../Detect.ts"
-import type { HarnessName } from "../Harness.ts"
+import { detect, findBinary } from "../Detect.ts"
+import { type HarnessName, isHarnessName } from "../Harness.ts"
 import { bridgedAgent } from "./Bridge.ts"
 import { bridged } from "./Invocations.ts"
 import { adaptation, ADAPTATION_VERSION } from "./Tools.ts"
@@ -101,4 +101,20 @@ export const bridgedCandidate = (
           }))
         })
     } satisfies Candidate
+  })
+
+/**
+ * The versions of the agent CLIs a run's candidates name (`harness:NAME…`), by CLI: run metadata,
+ * not identity. A CLI not found is left out (its cells say why).
+ */
+export const cliVersions = (candidates: ReadonlyArray<string>, binDirs: ReadonlyArray<string>): Effect.Effect<Readonly<Record<string, string>>> =>
+  Effect.gen(function*() {
+    const names = [...new Set(candidates.filter((c) => c.startsWith("harness:")).map((c) => c.slice("harness:".length).split(":")[0]!))]
+    const out: Record<string, string> = {}
+    for (const name of names) {
+      if (!isHarnessName(name)) continue
+      const found = yield* detect(adapters[name], { binDirs })
+      if (found.version !== undefined) out[name] = found.version
+    }
+    return out
   })
