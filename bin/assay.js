@@ -93,6 +93,9 @@ export default new Proxy({}, { get: (_, key) => load()[key] })
       }))
     }
   }
+  // Files edited while esbuild reads them would be stamped afterwards with their new state over
+  // the old content: such a build is used once but not kept (the next start builds again).
+  const started = Date.now()
   const name = `build-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}`
   const outdir = join(cache, name)
   const result = await build({
@@ -135,9 +138,12 @@ export default new Proxy({}, { get: (_, key) => load()[key] })
     const path = relative(root, join(root, file))
     inputs[path] = stamp(path)
   }
-  const tmp = `${manifestFile}.${process.pid}.tmp`
-  writeFileSync(tmp, JSON.stringify({ format: FORMAT, entry: join(name, "main.mjs"), inputs }))
-  renameSync(tmp, manifestFile)
+  const editedMeanwhile = Object.keys(inputs).some((path) => (statSync(join(root, path), { throwIfNoEntry: false })?.mtimeMs ?? 0) >= started - 1000)
+  if (!editedMeanwhile) {
+    const tmp = `${manifestFile}.${process.pid}.tmp`
+    writeFileSync(tmp, JSON.stringify({ format: FORMAT, entry: join(name, "main.mjs"), inputs }))
+    renameSync(tmp, manifestFile)
+  }
   // Older builds go, but not ones a command started within the hour may still load chunks from.
   for (const old of readdirSync(cache)) {
     const path = join(cache, old)
