@@ -596,12 +596,14 @@ export const cellRunner = (
     const slots = here?.slots
     const putSpend = here?.writer.spend ?? store.putSpend
     const putAttempt = here?.writer.attempt ?? store.putAttempt
-    // Each call's worst case is committed before it is sent, here (a cluster's worker has its
-    // shared wallet's holds instead): a run killed with calls out leaves them counted.
+    // Under --max-usd each call's worst case is committed before it is sent, here (a cluster's
+    // worker has its shared wallet's holds instead): a run killed with calls out leaves them
+    // counted against the cap. Without a cap nothing is reserved: the write before each call
+    // (~290 Effect operations a ledger cell, nearly doubling its cost) buys no bound there.
     const reserveIn = here?.writer.reserve
     const releaseIn = here?.writer.release
     let reservations = 0
-    const ledgerOf = reserveIn === undefined || releaseIn === undefined ? undefined : (cell: Cell): SpendCap.Ledger => ({
+    const ledgerOf = reserveIn === undefined || releaseIn === undefined || settings.maxUsd === null ? undefined : (cell: Cell): SpendCap.Ledger => ({
       reserve: (call) => {
         const id = `${runId}:${++reservations}`
         return Effect.as(Effect.orDie(reserveIn({ id, runId, experimentId: plan.experimentId, cell: cell.key, ...call })), id)

@@ -66,23 +66,25 @@ describe("a server that reports more output than max_output_tokens", () => {
 })
 
 describe("the ledger under SIGKILL", () => {
-  it.live("ten SIGKILL cycles at --parallel 50, each landing as answers come back: the ledger's spend (settled plus reserved) covers every answer the server gave", () =>
+  it.live("ten SIGKILL cycles at --parallel 50 under --max-usd, each landing as answers come back: the ledger's spend (settled plus reserved) covers every answer the server gave", () =>
     Effect.gen(function*() {
       const home = tempDir()
       // Every call waits 400 ms, then a wave of answers comes back together: the kill lands in it.
       const server = yield* LoopbackServer.start([{ repeat: true, text: "done", usage: { input: 900, output: 700 }, delayMs: 400 }])
       const models = ["openai:gpt-4o-mini", "openai:gpt-4o"]
-      const args = ["run", "--benchmark", "ledger", ...models.flatMap((m) => ["--model", m]), "--parallel", "50", "--home", home, "--yes", "--json"]
+      // A cap far above what the run can spend: the ledger's reservations are what a cap reads.
+      const args = ["run", "--benchmark", "ledger", ...models.flatMap((m) => ["--model", m]), "--parallel", "50", "--max-usd", "1000", "--home", home, "--yes", "--json"]
       for (let cycle = 0; cycle < 10; cycle++) {
         const before = answeredRequests(server).length
         const child = spawn(process.execPath, [bin, ...args], { cwd: root, env: cleanEnv(envOf(server)), stdio: "ignore" })
         const exited = new Promise<void>((done) => child.on("exit", () => done()))
         yield* Effect.promise(async () => {
-          // Killed as soon as the server has answered anything in this cycle (or the run ended).
+          // Killed as soon as the wave after the cap's first call (which goes alone) starts to come
+          // back: two answers in this cycle (or the run ended).
           let ended = false
           void exited.then(() => (ended = true))
           const deadline = Date.now() + 60_000
-          while (!ended && answeredRequests(server).length === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5))
+          while (!ended && answeredRequests(server).length < before + 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5))
           // Every other cycle a moment later, so that some answers are settled in the ledger first.
           if (cycle % 2 === 1) await new Promise((r) => setTimeout(r, 150))
           child.kill("SIGKILL")
