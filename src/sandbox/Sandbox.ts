@@ -122,9 +122,24 @@ export interface SandboxOutcome {
   readonly remaining: number
 }
 
+/** A sandboxed process's command line, for a caller that starts, watches and ends it itself. */
+export interface Prepared {
+  readonly command: string
+  readonly args: ReadonlyArray<string>
+  /** The environment to start `command` with: empty for bwrap (the spec's is set inside). */
+  readonly env: Readonly<Record<string, string>>
+}
+
 export interface SandboxService {
   readonly isolation: "bwrap" | "none"
   readonly run: (spec: SandboxSpec) => Effect.Effect<SandboxOutcome, SandboxError>
+  /**
+   * The command line of a process that runs beside the caller (a harness CLI serving an Attempt):
+   * the caller spawns it (detached, with `env`), and ends it by ending the process (bwrap is PID 1
+   * of the namespace, so every process in it goes too); `timeoutMs` and `maxOutputBytes` are the
+   * caller's to keep. As root, the folders it may write become the sandbox user's.
+   */
+  readonly prepare: (spec: SandboxSpec) => Effect.Effect<Prepared, SandboxError>
   /** Succeeds when `run` can isolate (or the user accepted `unsandboxed`); else `unavailable`. */
   readonly check: Effect.Effect<void, SandboxError>
 }
@@ -542,14 +557,36 @@ const runUnsandboxed = (spec: SandboxSpec): Effect.Effect<SandboxOutcome, Sandbo
   )
 
 export const make = (options: SandboxOptions = {}): SandboxService => {
-  if (options.unsandboxed === true) return { isolation: "none", run: runUnsandboxed, check: Effect.void }
+  if (options.unsandboxed === true) {
+    return {
+      isolation: "none",
+      run: runUnsandboxed,
+      check: Effect.void,
+      prepare: (spec) => Effect.succeed({ command: spec.command, args: spec.args, env: spec.env })
+    }
+  }
   const bwrap = options.bwrap ?? (process.env["ASSAY_BWRAP"] || bwrapOnPath())
   const hidden = options.hidden ?? hiddenPaths()
   const check = probe(bwrap, hidden)
   return {
     isolation: "bwrap",
     check,
-    run: (spec) => Effect.zipRight(check, runInBwrap(bwrap, hidden, spec))
+    run: (spec) => Effect.zipRight(check, runInBwrap(bwrap, hidden, spec)),
+    prepare: (spec) =>
+      Effect.zipRight(
+        check,
+        Effect.suspend(() => {
+          const refused = exposing(spec, hidden)
+          if (refused !== undefined) return Effect.fail(refused)
+          return Effect.try({
+            try: (): Prepared => {
+              if (isRoot) for (const dir of [spec.work, ...(spec.writable ?? []).map((b) => bindOf(b).source)]) chownTree(dir)
+              return { command: bwrap, args: bwrapArgs(spec, hidden), env: {} }
+            },
+            catch: (e) => new SandboxError({ reason: "bind", detail: String(e) })
+          })
+        })
+      )
   }
 }
 

@@ -104,7 +104,7 @@ describe("assay plan|run|report --harness with a fake agent CLI", { timeout: 300
     const base = envs.find((e) => e.task === attempt.task)!
     const replayEnv = { ...base, capabilities: { ...base.capabilities, models: { judge: `harness:codex:${MINI}` } } }
     expect(environmentIdOf(replayEnv)).toBe(attempt.environmentId)
-    const candidate = await Effect.runPromise(resolveHarnessCandidate(provider, attempt.candidate))
+    const candidate = await Effect.runPromise(resolveHarnessCandidate(provider, attempt.candidate).pipe(Effect.provide(Registry.layer)))
     const replayed = await Effect.runPromise(
       evaluate(replayEnv, {
         capabilities: provider.capabilities,

@@ -4,6 +4,7 @@
  */
 import { chmodSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { loadBenchmark } from "../../src/cli/benchmarks.ts"
@@ -26,6 +27,15 @@ const withFaults = (env: EnvironmentDef): EnvironmentDef => ({
   ...env,
   world: { ...env.world, effects: { ...env.world.effects, faults: { seed: 7, rate: 0.3, only: null, kinds: ["rate-limit", "server-error", "timeout"] } } }
 })
+
+/** The value `probe` gives, once it gives one (polled; a test's own timeout bounds it). */
+const until = async <A>(probe: () => A | undefined): Promise<A> => {
+  for (;;) {
+    const value = probe()
+    if (value !== undefined) return value
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
 
 /** Processes whose command line names the marker (a CLI's leftovers). */
 const processesWith = (marker: string): ReadonlyArray<number> =>
@@ -94,11 +104,52 @@ describe("the bridge's guarantees", { timeout: 600_000 }, () => {
     }
   })
 
+  it("the CLI runs in the sandbox: no key of the user's, no repository, a user of its own; it ends as an infrastructure fault when it never asks the model", async () => {
+    const dir = tempDir()
+    const log = join(dir, "cli.log")
+    const cli = join(dir, "nosy-cli")
+    const repo = fileURLToPath(new URL("../..", import.meta.url))
+    writeFileSync(cli, [
+      "#!/bin/sh",
+      // One stream, so what it says stays in order in the log.
+      "exec 2>&1",
+      "echo ENV; env",
+      "echo PROC1; tr '\\0' '\\n' < /proc/1/environ",
+      "echo PARENT; tr '\\0' '\\n' < /proc/$PPID/environ",
+      `echo REPO; ls ${repo}/package.json 2>&1`,
+      "echo UID; id -u",
+      ""
+    ].join("\n"))
+    chmodSync(cli, 0o755)
+    // The sandbox's user reads the CLI's folder, as it reads an npm installation.
+    chmodSync(dir, 0o755)
+    const secret = `sk-parent-secret-${process.pid}`
+    process.env["OPENAI_API_KEY"] = secret
+    process.env["ASSAY_BRIDGE_LOG"] = log
+    try {
+      const attempt = await Effect.runPromise(claudeAttempt(envOf("70"), { binary: cli, timeoutSeconds: 60 }))
+      expect(attempt.verdict.ended).toMatchObject({ reason: "fault" })
+    } finally {
+      delete process.env["OPENAI_API_KEY"]
+      delete process.env["ASSAY_BRIDGE_LOG"]
+    }
+    // The log is written as the CLI's output arrives: read it once its last line is there.
+    const seen = await until(() => {
+      const text = readFileSync(log, "utf8")
+      return /UID\n\d+/.test(text) ? text : undefined
+    })
+    expect(seen).toContain("ENV")
+    expect(seen).not.toContain(secret)
+    expect(seen).toMatch(/REPO\n.*No such file or directory/)
+    if (process.getuid?.() === 0) expect(seen).toMatch(/UID\n65534/)
+  })
+
   it("a CLI that hangs is ended at the Attempt's deadline with its whole process tree, and the cell says so", async () => {
     const marker = `assay-hang-${process.pid}-${Date.now()}`
     const dir = tempDir()
     const cli = join(dir, "hanging-cli")
     // It leaves a grandchild in a session of its own (out of its process group), then never answers.
+    chmodSync(dir, 0o755)
     writeFileSync(cli, `#!/bin/sh\nsetsid sh -c 'sleep 600; echo ${marker}' &\nsh -c 'sleep 600; echo ${marker}'\n`)
     chmodSync(cli, 0o755)
     const env = envOf("70")

@@ -62,6 +62,7 @@ import { bridgedInvocation } from "./Invocations.ts"
 import { handleMcp, type McpToolResult } from "./Mcp.ts"
 import { toolNames, type ToolNames } from "./Tools.ts"
 import { readRequest, type WireRequest } from "./WireRequest.ts"
+import { type Bind, installFolder, Sandbox, type SandboxService } from "../../sandbox/Sandbox.ts"
 
 export interface BridgeOptions {
   readonly harness: HarnessName
@@ -221,6 +222,25 @@ interface Live {
   running: boolean
   generation: number
   stderrTail: Array<string>
+}
+
+/**
+ * What of a CLI's installation the sandbox shows, read-only: the outermost node_modules folder its
+ * binary lies in (an npm CLI needs its packages), else its install folder.
+ */
+const installRootOf = (binary: string): ReadonlyArray<Bind> => {
+  let real: string
+  try {
+    real = fs.realpathSync(binary)
+  } catch {
+    // Not there: the spawn fails and says so.
+    return []
+  }
+  const parts = real.split(path.sep)
+  const at = parts.indexOf("node_modules")
+  if (at > 0) return [{ source: parts.slice(0, at + 1).join(path.sep) }]
+  const folder = installFolder(real)
+  return folder === undefined ? [] : [folder]
 }
 
 const tail = (lines: ReadonlyArray<string>): string => lines.slice(-8).join("\n").slice(-2000)
@@ -414,8 +434,10 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
       })
     })
 
-  const spawnCli = (s: Live, prompt: string, resume: boolean) =>
-    Effect.try({
+  const spawnCli = (s: Live, sandbox: SandboxService, prompt: string, resume: boolean) =>
+    Effect.gen(function*() {
+      const failed = (detail: string) => new AgentError({ agent: name, reason: "model-failed", detail: `could not start ${options.harness}: ${detail}` })
+      const { env, invocation } = yield* Effect.try({
       try: () => {
         const invocation = bridgedInvocation(options.harness, {
           prompt,
@@ -449,7 +471,27 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
           [RUN_TOKEN_VARIABLE]: s.token,
           ...invocation.env
         }
-        const child = spawn(options.binary, [...invocation.args], { cwd: s.workDir, env, detached: true, stdio: ["ignore", "pipe", "pipe"] })
+        return { env, invocation }
+      },
+      catch: (e) => failed(String(e))
+      })
+      // In the sandbox: the host's network (the proxy is on its loopback), the work and state
+      // folders writable, the CLI's installation read-only, nothing else of the user's.
+      const prepared = yield* sandbox.prepare({
+        command: options.binary,
+        args: invocation.args,
+        work: s.workDir,
+        env,
+        timeoutMs: 0,
+        network: "host",
+        readOnly: installRootOf(options.binary),
+        writable: [s.stateDir],
+        // A CLI's runtime reserves far more address space than it uses, and runs many threads.
+        limits: { processes: 4096, memoryBytes: 2 ** 40 }
+      }).pipe(Effect.mapError((e) => failed(e.message)))
+      yield* Effect.try({
+      try: () => {
+        const child = spawn(prepared.command, [...prepared.args], { cwd: s.workDir, env: prepared.env, detached: true, stdio: ["ignore", "pipe", "pipe"] })
         s.child = child
         s.running = true
         const generation = ++s.generation
@@ -479,7 +521,8 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
           Queue.unsafeOffer(s.events, { _tag: "exit", generation, code, signal })
         })
       },
-      catch: (e) => new AgentError({ agent: name, reason: "model-failed", detail: `could not start ${options.harness}: ${String(e)}` })
+      catch: (e) => failed(String(e))
+      })
     })
 
   /** Waits for the CLI's next turn: its model request made through the Attempt's stack, as the reply. */
@@ -592,13 +635,14 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
           live = yield* startServer(runtime, events, n, options.model)
         }
         const s = live
+        const sandbox = yield* Sandbox
         if (!started) {
           started = true
-          yield* spawnCli(s, firstPrompt(input), false)
+          yield* spawnCli(s, sandbox, firstPrompt(input), false)
         } else if (userText.length > 0) {
           // The CLI answered in text and the user spoke: its own session goes on with the message.
           if (s.running) yield* waitExit(s)
-          yield* spawnCli(s, userText.join("\n\n"), true)
+          yield* spawnCli(s, sandbox, userText.join("\n\n"), true)
         }
         return yield* nextTurn(s, options.model, n)
       }),
