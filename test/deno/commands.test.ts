@@ -43,8 +43,8 @@ describe("assay under Deno and Node on one home", { timeout: 300_000 }, () => {
     const home = tempDir("assay-deno-")
     const first = await denoAssay([...ledger, "--home", home])
     expect(first.code, first.stderr).toBe(0)
-    expect(first.stdout).toMatch(/^gold +20 +1\.000 /m)
-    expect(first.stdout).toMatch(/^echo +20 +0\.000 /m)
+    expect(first.stdout).toMatch(/^gold +20 +20 +1\.000 /m)
+    expect(first.stdout).toMatch(/^echo +20 +20 +0\.000 /m)
 
     const again = await denoAssay([...ledger, "--json", "--home", home])
     expect(again.code, again.stderr).toBe(0)
