@@ -64,7 +64,8 @@ layer(Layer.scoped(Server, Postgres.start), { timeout: 60_000, excludeTestServic
         Effect.gen(function*() {
           const holders = ["a", "b", "c"]
           yield* Effect.forEach(holders, (h) => Effect.forkScoped(SpendCap.heartbeat(sql, h, beat)))
-          const caps = yield* Effect.forEach(holders, (holder) => SpendCap.makeShared(sql, "run:1", 0.1, 0, { holder, staleAfter }))
+          // No hold here may go stale: a heartbeat late on a loaded machine would free the first call's hold.
+          const caps = yield* Effect.forEach(holders, (holder) => SpendCap.makeShared(sql, "run:1", 0.1, 0, { holder, staleAfter: Duration.seconds(120) }))
           // Until a call has settled, one is in flight across the workers: the others wait for it.
           yield* caps[0]!.reserve(0.01)
           const second = yield* caps[1]!.reserve(0.01).pipe(Effect.timeout("700 millis"), Effect.option)
@@ -73,7 +74,8 @@ layer(Layer.scoped(Server, Postgres.start), { timeout: 60_000, excludeTestServic
           // 30 calls of $0.01 against a $0.10 cap: 10 fit; the rest wait for calls in flight to settle.
           const taken = yield* Effect.forEach(
             caps.flatMap((cap) => Array.from({ length: 10 }, () => cap)),
-            (cap) => cap.reserve(0.01).pipe(Effect.timeout("1500 millis"), Effect.option),
+            // Long enough for a reservation that fits to be answered by a busy Postgres; the rest wait it out.
+            (cap) => cap.reserve(0.01).pipe(Effect.timeout("5 seconds"), Effect.option),
             { concurrency: "unbounded" }
           )
           expect(taken.filter((t) => t._tag === "Some")).toHaveLength(10)
