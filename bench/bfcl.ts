@@ -5,7 +5,7 @@
  *
  * The checker keeps memos for the life of the process (normal forms of strings, per-task answer
  * types), so the first pass over the corpus is shown apart from the later ones, which reuse them.
- * Upstream's own rate is a reference figure from another machine (README's table); no ratio to it
+ * Upstream's own rate is a reference figure from another machine (docs/performance.md's table); no ratio to it
  * is printed here.
  */
 import { mkdtempSync, rmSync } from "node:fs"

@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: every section in this folder, in turn; `npm run bench -- NAME...` runs those.
  * Figures are costs measured end to end in this run (commands the user waits on are timed as
- * child processes); never a ratio to a figure from another machine (those are in the README's
+ * child processes); never a ratio to a figure from another machine (those are in docs/performance.md's
  * table of reference figures, with their sources). On a shared machine wall times include
  * waiting for a CPU: each section prints the load average beside its figures, and the machine's
  * speed that minute (support.ts, yardstick).

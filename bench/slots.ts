@@ -8,7 +8,7 @@
  * answer, divided by N. The server logs a call when it answers, 2 s after it arrived; the log is
  * polled every 5 ms, so each call's interval is [answer - 2 s, answer] to within a poll.
  *
- * A `--parallel` slot is one model call in flight (README, "Parallel slots"): the busy share is
+ * A `--parallel` slot is one model call in flight (docs/running.md, "Parallel slots"): the busy share is
  * exactly what the slots are for.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"

@@ -4,7 +4,7 @@
  * the DB digest with the task's cached gold digest) over the 97 tasks; and BM25 queries per
  * second over the 1,000 kb-search-dev queries.
  *
- * Upstream's own timings are reference figures from another machine (README's table, from the
+ * Upstream's own timings are reference figures from another machine (docs/performance.md's table, from the
  * banking oracle README); no ratio to them is printed here.
  */
 import { readFile } from "node:fs/promises"

@@ -5,7 +5,7 @@
  * over the 114 tasks; and the same from the cached initial state of each task, which is what an
  * Attempt forks.
  *
- * Upstream's own timing is a reference figure from another machine (README's table, from the
+ * Upstream's own timing is a reference figure from another machine (docs/performance.md's table, from the
  * oracle README); no ratio to it is printed here.
  */
 import { Effect, Either } from "effect"

@@ -1,5 +1,5 @@
 /**
- * `--parallel N` slots (README, "Parallel slots"): a slot is one model call in flight. A run keeps
+ * `--parallel N` slots (docs/running.md, "Parallel slots"): a slot is one model call in flight. A run keeps
  * N calls in flight and never more, and a cell gives its slot back as soon as its call is
  * answered: its grading and its store write happen while the next cells' calls are out.
  */

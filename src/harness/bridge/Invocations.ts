@@ -1,7 +1,7 @@
 /**
  * How each CLI is started under the bridge: its model endpoint pointed at the Attempt's proxy (with
  * a placeholder key), the Attempt's MCP server as its only MCP server, its own tools off where the
- * task is not a folder (as far as the CLI allows: see the README's table), its config, session and
+ * task is not a folder (as far as the CLI allows: see docs/harnesses.md's table), its config, session and
  * home folders private to the Attempt, and a way to go on with its own session (resume).
  *
  * Facts per CLI are in ../shared/harnesses.md; each was checked against the pinned versions in
@@ -216,7 +216,7 @@ const opencode = (i: BridgedInput): Invocation => {
   }
 }
 
-/** How the CLI is started for one turn of a bridged Attempt. pi takes no MCP server (see the README). */
+/** How the CLI is started for one turn of a bridged Attempt. pi takes no MCP server (see docs/harnesses.md). */
 export const bridgedInvocation = (harness: HarnessName, input: BridgedInput): Invocation => {
   switch (harness) {
     case "claude":
