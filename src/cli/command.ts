@@ -353,7 +353,7 @@ const docs = {
   },
   view: {
     about: "A local web viewer of the store: its runs (updating while one writes), each run's Scorecards and plots, candidates compared " +
-      "cell by cell, and each Attempt's transcript, effects and checks; a JSON API behind the pages (see the README). Ctrl-C stops it.",
+      "cell by cell, and each Attempt's transcript, effects and checks; a JSON API behind the pages (see docs/viewer.md). Ctrl-C stops it.",
     flags: {
       "--home": selectionFlags["--home"],
       "--store": storeDoc,

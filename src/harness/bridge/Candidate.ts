@@ -62,7 +62,7 @@ export const bridgedCandidate = (
       return yield* new BridgeCandidateError({
         candidate: name,
         reason: "not-bridged",
-        detail: `${harness}'s pinned version has no MCP client, so the benchmark's tools cannot reach it (see the README, "Harnesses")`
+        detail: `${harness}'s pinned version has no MCP client, so the benchmark's tools cannot reach it (see docs/harnesses.md)`
       })
     }
     const registry = yield* Registry
