@@ -26,6 +26,9 @@ export const notUnderDeno: ReadonlyArray<readonly [string, string]> = [
   // bird grades with better-sqlite3 in a child process of the runtime, which under Deno cannot load it.
   ["test/providers/bird/grade.test.ts", "bird's SQL executor loads better-sqlite3 (not under Deno)"],
   ["test/cli/bird.test.ts", "bird's SQL executor loads better-sqlite3 (not under Deno)"],
+  // These make or read a store file with better-sqlite3 in a helper started as process.execPath -e (a Deno under Deno).
+  ["test/cli/storeOwnership.test.ts", "makes foreign and older stores with better-sqlite3 through process.execPath"],
+  ["test/cli/resultsFile.test.ts", "reads the store with better-sqlite3 through process.execPath"],
   // The real agent CLIs are node programs installed by tools/harnesses, tested under Node.
   ["test/harness/RealCli.test.ts", "the real agent CLIs (node programs), with a PATH that has no node"],
   ["test/cli/harnessClaude.test.ts", "the real Claude Code CLI"],
@@ -44,7 +47,9 @@ export const notUnderDeno: ReadonlyArray<readonly [string, string]> = [
   // A child Deno starts for `spawn(process.execPath, [script])` (`deno run -A --unstable-bare-node-builtins
   // --unstable-detect-cjs script`) dies of a SIGINT or SIGTERM by the signal's default action
   // (cause not found); the same run started as `deno run -A bin/assay.js` exits 130 on both.
-  ["test/cli/signal.test.ts", "signals to a child Deno starts through process.execPath take the default action"]
+  ["test/cli/signal.test.ts", "signals to a child Deno starts through process.execPath take the default action"],
+  // The same for a worker started that way: under Deno its SIGTERM did not reach the graceful stop within 5 s.
+  ["test/cluster/workerOutage.test.ts", "signals to a worker Deno starts through process.execPath (see signal.test.ts)"]
 ]
 
 const projects = (base.test?.projects ?? []).map((project) => {
