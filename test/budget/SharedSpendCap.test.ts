@@ -99,8 +99,8 @@ layer(Layer.scoped(Server, Postgres.start), { timeout: 60_000, excludeTestServic
         Effect.gen(function*() {
           yield* Effect.forkScoped(SpendCap.heartbeat(sql, "a", beat))
           yield* Effect.forkScoped(SpendCap.heartbeat(sql, "b", beat))
-          const a = yield* SpendCap.makeShared(sql, "run:9", 0.1, 0, { holder: "a", staleAfter })
-          const b = yield* SpendCap.makeShared(sql, "run:9", 0.1, 0, { holder: "b", staleAfter })
+          const a = yield* SpendCap.makeShared(sql, "run:9", 0.1, 0, { holder: "a", staleAfter: Duration.seconds(120) })
+          const b = yield* SpendCap.makeShared(sql, "run:9", 0.1, 0, { holder: "b", staleAfter: Duration.seconds(120) })
           // The first call goes alone; it overshoots.
           yield* a.reserve(0.01)
           yield* a.settle(0.01, 0.025, { provider: "p", model: "m" })
@@ -108,7 +108,8 @@ layer(Layer.scoped(Server, Postgres.start), { timeout: 60_000, excludeTestServic
           // $0.075 left: three holds of 2.5 x $0.01, where seven would have fitted at face value.
           const taken = yield* Effect.forEach(
             Array.from({ length: 7 }),
-            () => b.reserve(0.01).pipe(Effect.timeout("1500 millis"), Effect.option),
+            // A hold that fits is answered at once, but a busy Postgres may take seconds; the rest wait it out.
+            () => b.reserve(0.01).pipe(Effect.timeout("5 seconds"), Effect.option),
             { concurrency: "unbounded" }
           )
           expect(taken.filter((t) => t._tag === "Some")).toHaveLength(3)
