@@ -7,7 +7,6 @@
  */
 import { existsSync } from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { Options } from "@effect/cli"
 import { Console, Effect, Option } from "effect"
 import * as ContentId from "../content/ContentId.ts"
@@ -30,6 +29,7 @@ import type { Handlers } from "../world/WorldEffects.ts"
 import { loadBenchmark, UsageError } from "./benchmarks.ts"
 import { resolveHarnessCandidate } from "./candidates.ts"
 import { stderrProgress } from "./progress.ts"
+import { harnessBinDirs } from "./harnessBin.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Options (spread into the command's own)
@@ -80,14 +80,6 @@ export interface HarnessRunSelection extends HarnessSelection {
 
 // ---------------------------------------------------------------------------------------------
 // Detection and planning
-
-const toolsBin = fileURLToPath(new URL("../../tools/harnesses/node_modules/.bin", import.meta.url))
-
-/** Folders searched before PATH: `ASSAY_HARNESS_BIN_DIRS` when set (empty = none), else the project's tools. */
-const binDirs = (): ReadonlyArray<string> => {
-  const set = process.env["ASSAY_HARNESS_BIN_DIRS"]
-  return set === undefined ? [toolsBin] : set.split(path.delimiter).filter((d) => d !== "")
-}
 
 const selectedHarnesses = (names: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<HarnessName>, UsageError> => {
   if (names.includes("all")) return Effect.succeed(harnessNames)
@@ -143,7 +135,7 @@ const prepare = (sel: HarnessSelection) =>
     }
     const file = yield* Registry.fixture
     const judge = yield* judgeRequest(sel, file)
-    const detections = yield* detectAll({ binDirs: binDirs() }, names.map((n) => adapters[n]))
+    const detections = yield* detectAll({ binDirs: harnessBinDirs() }, names.map((n) => adapters[n]))
     const python = yield* findPython()
     let tasks = yield* loadCorpus().pipe(Effect.mapError((e) => new UsageError({ detail: e.message })))
     if (sel.task.length > 0) {
