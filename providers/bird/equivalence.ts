@@ -10,7 +10,7 @@ import { join } from "node:path"
 import { Effect, Schema } from "effect"
 import { DataRoot } from "../../src/index.ts"
 import { fixturePath, PROBES, VERDICTS } from "./data.ts"
-import { engine, type ExecutorError } from "./executor.ts"
+import { engine, type ExecutorError, isOracleEngine, oracleEngineHint } from "./executor.ts"
 import { goldLineOf, gradePair, type PairVerdict, predictedSqlOf } from "./grade.ts"
 
 const OracleLine = Schema.Struct({
@@ -59,8 +59,10 @@ export interface BirdEquivalence {
   readonly rowsAgree: number
   /** Probe entries whose extracted prediction and gold SQL equal upstream's (null when the corpus is not the probes'). */
   readonly extraction: { readonly entries: number; readonly agree: number } | null
-  /** The SQLite the grader ran on, and the better-sqlite3 it came with (ASSAY_BIRD_SQLITE or the project's). */
-  readonly engine: { readonly sqlite: string | null; readonly module: string }
+  /** The SQLite the grader ran on, the better-sqlite3 it came with, and whether it is the oracle's 3.40. */
+  readonly engine: { readonly sqlite: string | null; readonly module: string; readonly oracle: boolean }
+  /** One line naming the engine and, when it is not the oracle's, how to get that one. */
+  readonly notes: ReadonlyArray<string>
 }
 
 export class CorpusError extends Schema.TaggedError<CorpusError>()("CorpusError", {
@@ -131,6 +133,12 @@ const checkExtraction = (root: string, probes: ReadonlyArray<OracleLine>): { ent
   return { entries: entries.length, agree }
 }
 
+const engineLine = (sqlite: string | null, module: string, oracle: boolean): string =>
+  oracle
+    ? `engine: SQLite ${sqlite}, the oracle's (better-sqlite3 at ${module})`
+    : `engine: SQLite ${sqlite ?? "(not started)"} (better-sqlite3 at ${module}), not the oracle's 3.40.1 ` +
+      `(tied rows can come back in another order); ${oracleEngineHint()}`
+
 /** Grades the corpora's lines and compares them with upstream's verdicts. */
 export const runEquivalence = (
   corpora: ReadonlyArray<string>,
@@ -172,6 +180,8 @@ export const runEquivalence = (
         })
       }
     }
+    const ran = engine()
+    const oracle = isOracleEngine(ran.sqlite)
     return {
       benchmark: "bird" as const,
       corpus: corpora.join(", "),
@@ -182,7 +192,8 @@ export const runEquivalence = (
       timeDependent,
       rowsAgree,
       extraction,
-      engine: engine()
+      engine: { ...ran, oracle },
+      notes: [engineLine(ran.sqlite, ran.module, oracle)]
     }
   })
 

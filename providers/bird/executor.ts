@@ -32,9 +32,41 @@ export class ExecutorError extends Schema.TaggedError<ExecutorError>()("Executor
   }
 }
 
+/**
+ * The functions of SQLite 3.40.1 as the oracle's Python `sqlite3` has them (`PRAGMA function_list`
+ * of Debian's 3.40.1 build). A function a later engine has beyond these does not exist for the
+ * grader: a query that names one fails when it is prepared, as on the oracle's engine.
+ */
+export const SQLITE_340_FUNCTIONS: ReadonlyArray<string> = [
+  "->", "->>", "abs", "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "avg", "bm25", "ceil",
+  "ceiling", "changes", "char", "coalesce", "cos", "cosh", "count", "cume_dist", "current_date",
+  "current_time", "current_timestamp", "date", "datetime", "degrees", "dense_rank", "exp", "first_value",
+  "floor", "format", "fts3_tokenizer", "fts5", "fts5_source_id", "glob", "group_concat", "hex", "highlight",
+  "ifnull", "iif", "instr", "json", "json_array", "json_array_length", "json_extract", "json_group_array",
+  "json_group_object", "json_insert", "json_object", "json_patch", "json_quote", "json_remove",
+  "json_replace", "json_set", "json_type", "json_valid", "julianday", "lag", "last_insert_rowid",
+  "last_value", "lead", "length", "like", "likelihood", "likely", "ln", "load_extension", "log", "log10",
+  "log2", "lower", "ltrim", "match", "matchinfo", "max", "min", "mod", "nth_value", "ntile", "nullif",
+  "offsets", "optimize", "percent_rank", "pi", "pow", "power", "printf", "quote", "radians", "random",
+  "randomblob", "rank", "replace", "round", "row_number", "rtreecheck", "rtreedepth", "rtreenode", "rtrim",
+  "sign", "sin", "sinh", "snippet", "soundex", "sqlite_compileoption_get", "sqlite_compileoption_used",
+  "sqlite_log", "sqlite_source_id", "sqlite_version", "sqrt", "strftime", "substr", "substring", "subtype",
+  "sum", "tan", "tanh", "time", "total", "total_changes", "trim", "trunc", "typeof", "unicode", "unixepoch",
+  "unlikely", "upper", "zeroblob"
+]
+
+/** Table-valued functions added after 3.40 (`PRAGMA function_list` does not list them). */
+export const NEWER_TABLE_FUNCTIONS: ReadonlyArray<string> = ["jsonb_each", "jsonb_tree"]
+
+/** Functions whose argument count 3.40 fixes and a later engine widened (3.48's iif, 3.45's json_valid). */
+export const SQLITE_340_ARITY: Readonly<Record<string, number>> = { iif: 3, json_valid: 1 }
+
 // The child program, plain JavaScript so it runs with `node -e` from the sources and from a build.
 const CHILD = String.raw`
 const Database = require(process.argv[1])
+const FUNCTIONS_340 = new Set(${JSON.stringify(SQLITE_340_FUNCTIONS)})
+const NEWER_TABLES = ${JSON.stringify(NEWER_TABLE_FUNCTIONS)}
+const ARITY_340 = ${JSON.stringify(SQLITE_340_ARITY)}
 // SQLite 3.40 (the oracle's engine) as far as results go: sum/avg/total add in plain doubles
 // (3.43 made them compensated, which changes low bits), and functions added after 3.40 do not exist.
 const INT = /^\s*[+-]?\d+\s*$/
@@ -79,7 +111,6 @@ const sum = (p) => {
   if (p.overflow) throw new Error("integer overflow")
   return p.approx ? p.rSum : p.iSum
 }
-const NEWER = ["timediff", "octet_length", "unhex", "concat", "concat_ws", "string_agg", "unistr", "unistr_quote", "if", "percentile", "percentile_cont", "percentile_disc", "median"]
 const dbs = new Map()
 const open = (path) => {
   let db = dbs.get(path)
@@ -88,7 +119,10 @@ const open = (path) => {
     db.aggregate("sum", summer(sum))
     db.aggregate("avg", summer((p) => (p.cnt === 0 ? null : p.rSum / p.cnt)))
     db.aggregate("total", summer((p) => p.rSum))
-    for (const name of NEWER) db.function(name, { varargs: true }, () => { throw new Error("no such function: " + name.toUpperCase()) })
+    // Only ever prepared, in probes: the engine counts their arguments as 3.40 counts these functions'.
+    for (const [name, arity] of Object.entries(ARITY_340)) {
+      db.function(PLACEHOLDER + name, Object.defineProperty(() => null, "length", { value: arity }))
+    }
     dbs.set(path, db)
   }
   return db
@@ -132,7 +166,92 @@ const prepare = (db, sql) => {
     throw e
   }
 }
+// A function SQLite 3.40 lacks must fail when the statement is prepared, as on the oracle's engine,
+// even where it would never be called; and no stand-in may be registered for it, since a registered
+// function exists. Which names a statement puts before "(" is read from its tokens (outside strings,
+// quoted names and comments); whether the engine resolves one there (not a CTE's name, not in a CTE
+// nobody reads) is left to the engine: a probe with each such name renamed to one that does not exist
+// is prepared, and the engine's own "no such function" for the new name is 3.40's for the old.
+const PLACEHOLDER = "assay_sqlite340_"
+const ID_START = /[A-Za-z_\u0080-\uffff]/
+const ID_PART = /[A-Za-z0-9_$\u0080-\uffff]/
+const closing = { '"': '"', "\x60": "\x60", "[": "]" }
+const namesBeforeParen = (sql) => {
+  const found = []
+  let last = null
+  let i = 0
+  while (i < sql.length) {
+    const c = sql[i]
+    if (c === "'" || c === '"' || c === "\x60" || c === "[") {
+      const end = closing[c] ?? "'"
+      let j = i + 1
+      let text = ""
+      while (j < sql.length) {
+        if (sql[j] === end) { if (end !== "]" && sql[j + 1] === end) { text += end; j += 2; continue } break }
+        text += sql[j++]
+      }
+      last = c === "'" ? null : { name: text, start: i, end: j + 1 }
+      i = j + 1
+    } else if (c === "-" && sql[i + 1] === "-") {
+      const nl = sql.indexOf("\n", i)
+      i = nl < 0 ? sql.length : nl + 1
+    } else if (c === "/" && sql[i + 1] === "*") {
+      const close = sql.indexOf("*/", i + 2)
+      i = close < 0 ? sql.length : close + 2
+    } else if (/\s/.test(c)) i++
+    else if (ID_START.test(c)) {
+      let j = i + 1
+      while (j < sql.length && ID_PART.test(sql[j])) j++
+      last = { name: sql.slice(i, j), start: i, end: j }
+      i = j
+    } else if (/[0-9.]/.test(c)) {
+      let j = i + 1
+      while (j < sql.length && /[0-9A-Za-z_.]/.test(sql[j])) j++
+      last = null
+      i = j
+    } else {
+      if (c === "(" && last !== null) found.push(last)
+      last = null
+      i++
+    }
+  }
+  return found
+}
+let absent = null
+const absentOn = (db) => {
+  if (absent !== null) return absent
+  const engine = new Map()
+  for (const f of db.prepare("PRAGMA function_list").all()) {
+    const name = f.name.toLowerCase()
+    if (!name.startsWith(PLACEHOLDER)) engine.set(name, [...(engine.get(name) ?? []), f.narg])
+  }
+  const missing = new Set(NEWER_TABLES)
+  for (const name of engine.keys()) if (!FUNCTIONS_340.has(name)) missing.add(name)
+  // Only where this engine takes another count than 3.40 (on 3.40 itself, nothing to do).
+  const arity = new Set(Object.keys(ARITY_340).filter((n) => (engine.get(n) ?? []).some((k) => k !== ARITY_340[n])))
+  return (absent = { missing, arity })
+}
+const unknownTo340 = (db, sql) => {
+  const { missing, arity } = absentOn(db)
+  const calls = namesBeforeParen(sql).filter((t) => missing.has(t.name.toLowerCase()) || arity.has(t.name.toLowerCase()))
+  if (calls.length === 0) return null
+  let probe = sql
+  for (let k = calls.length - 1; k >= 0; k--) {
+    const t = calls[k]
+    const lower = t.name.toLowerCase()
+    const stand = missing.has(lower) ? PLACEHOLDER + "absent_" + k : PLACEHOLDER + lower
+    probe = probe.slice(0, t.start) + stand + probe.slice(t.end)
+  }
+  try { prepare(db, probe); return null } catch (e) {
+    const m = /^(no such function: |no such table: (?:main\.)?|wrong number of arguments to function )assay_sqlite340_(?:absent_(\d+)|(\w+))(\(\))?$/.exec(e.message)
+    if (m === null) return null // another error: the statement itself says what it is
+    const name = m[2] !== undefined ? calls[Number(m[2])].name : calls.find((t) => t.name.toLowerCase() === m[3]).name
+    return { error: m[1] + name + (m[4] ?? ""), errorType: e.code || e.constructor.name }
+  }
+}
 const runOnce = (db, sql) => {
+  const refused = unknownTo340(db, sql)
+  if (refused !== null) return refused
   let stmt
   try { stmt = prepare(db, sql) } catch (e) {
     // Python's sqlite3 runs empty and comment-only SQL and returns no rows.
@@ -198,6 +317,20 @@ let engineVersion: string | null = null
 
 /** The SQLite version of the executor's engine, once it has started (null before). */
 export const engine = (): { readonly sqlite: string | null; readonly module: string } => ({ sqlite: engineVersion, module: betterSqlite3() })
+
+/** Whether a SQLite version is the oracle's line, 3.40 (3.40.1 graded upstream's verdicts). */
+export const isOracleEngine = (sqlite: string | null): boolean => sqlite?.startsWith("3.40.") === true
+
+/** How to give the grader the oracle's SQLite: the checkout's tool when there is one, else by hand. */
+export const oracleEngineHint = (): string => {
+  const own = createRequire(import.meta.url).resolve("better-sqlite3")
+  const at = own.lastIndexOf(`${sep}node_modules${sep}`)
+  const tool = at < 0 ? undefined : join(own.slice(0, at), "tools", "bird-sqlite", "ensure.mjs")
+  const byHand = `${ENGINE_ENV}=DIR (DIR: a better-sqlite3 8.1.0 install, which bundles it)`
+  return tool !== undefined && existsSync(tool)
+    ? `get it with \`node ${tool}\` (builds it once: a few minutes, npm's registry, a C/C++ toolchain) or ${byHand}`
+    : `get it with ${byHand}`
+}
 
 const startChild = (): Child => {
   // TZ=UTC as upstream's oracle ran: 'localtime' modifiers then read UTC.

@@ -34,6 +34,8 @@ export interface EquivalenceResult {
   readonly lines: number
   readonly agree: number
   readonly disagree: ReadonlyArray<unknown>
+  /** Lines the text output prints after the count (bird: which SQLite graded, and how to get the oracle's). */
+  readonly notes?: ReadonlyArray<string>
 }
 
 export interface Provider {
