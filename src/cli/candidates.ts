@@ -8,7 +8,7 @@ import type { Json } from "../content/Canonical.ts"
 import type { Provider } from "../evaluation/Provider.ts"
 import type { Candidate } from "../experiment/Runner.ts"
 import { DEFAULT_MAX_OUTPUT_TOKENS } from "../model/ModelAgent.ts"
-import { Registry, type ResolvedModel } from "../model/Registry.ts"
+import { presented, Registry, type ResolvedModel } from "../model/Registry.ts"
 import { noLimits } from "../schema/EnvironmentDef.ts"
 import { harnessNames, isHarnessName } from "../harness/Harness.ts"
 import { UsageError } from "./benchmarks.ts"
@@ -110,7 +110,8 @@ export const resolveCandidate = (provider: Provider, name: string, options: Cand
     )
     return {
       def: { name, kind: "llm", model: resolved.ref, actionSpace: text ? "text" : "tools", prompt: "", limits: noLimits },
-      registryEntry: resolved as unknown as Json,
+      // Without its price: a price change is not a new candidate (its limits are).
+      registryEntry: presented(resolved) as unknown as Json,
       // Loaded on first use: the model clients take seconds to load.
       agentFor: () => Effect.map(loadModelAgent, (m) => m.modelAgent(name, resolved))
     } satisfies Candidate

@@ -4,12 +4,12 @@
  * price), and how many such calls what is left of the cap covers. A cap that cannot cover one
  * call skips every cell of that candidate.
  */
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { worstCaseUsd } from "../budget/SpendCap.ts"
 import { assemble } from "../evaluation/evaluate.ts"
 import type { Lane } from "../experiment/Runner.ts"
 import { requestOf } from "../model/ModelAgent.ts"
-import { ResolvedModel } from "../model/Registry.ts"
+import { priceIn, Registry, ResolvedModel } from "../model/Registry.ts"
 
 export interface CapCoverage {
   readonly candidate: string
@@ -27,13 +27,16 @@ const decodeResolved = Schema.decodeUnknownOption(ResolvedModel)
 /** Each model candidate's worst call on each benchmark, against `remainingUsd` of the cap (null: no cap). */
 export const coverageOf = (lanes: ReadonlyArray<Lane>, remainingUsd: number | null): Effect.Effect<ReadonlyArray<CapCoverage>> =>
   Effect.gen(function*() {
+    const registry = yield* Effect.serviceOption(Registry)
     const out: Array<CapCoverage> = []
     for (const lane of lanes) {
       for (const candidate of lane.candidates) {
         if (candidate.def.kind !== "llm") continue
         const resolved = decodeResolved(candidate.registryEntry)
         if (resolved._tag === "None") continue
-        const model = resolved.value
+        // A candidate's registry entry has no price (it is not part of its identity): the registry's.
+        const cost = Option.isSome(registry) ? priceIn(registry.value.file, resolved.value.ref) : undefined
+        const model: ResolvedModel = { ...resolved.value, model: { ...resolved.value.model, ...(cost !== undefined ? { cost } : {}) } }
         // The smallest first request over the benchmark's tasks (a few suffice: the prompt and tools rarely differ).
         let worst: number | null = null
         let bound: number | null = null

@@ -36,6 +36,7 @@ import { dataRoot } from "../evaluation/DataRoot.ts"
 import { resolveCandidate } from "./candidates.ts"
 import { selectTasks, tasksCommand, tasksDoc, unmatchedDetail } from "./tasks.ts"
 import { runsCommand, runsDoc } from "./runs.ts"
+import { modelsCommand, modelsDoc, registryBrief, registryLine } from "./models.ts"
 import { capLines, type CapCoverage, coverageOf } from "./capCoverage.ts"
 import { defaultAllowance } from "../harness/Allowance.ts"
 import { harnessNames } from "../harness/Harness.ts"
@@ -245,7 +246,7 @@ const selectionFlags = {
   },
   "--model": {
     value: "P:M",
-    about: "A model candidate PROVIDER:MODEL or PROVIDER:MODEL+text (providers: openai, anthropic, google, ollama, any in the registry, or " +
+    about: "A model candidate PROVIDER:MODEL or PROVIDER:MODEL+text (providers: openai, anthropic, google, ollama, any in the registry: assay models lists them, or " +
       "openai-chat:MODEL for any server speaking OpenAI's chat completions at OPENAI_BASE_URL, price unknown); with --harness, HARNESS:MODEL"
   },
   "--task": {
@@ -276,6 +277,7 @@ const docs = {
   "": { about: "Evaluate LLM agents and agent harnesses on public benchmarks, reproducibly and at known cost." },
   tasks: tasksDoc,
   runs: runsDoc,
+  models: modelsDoc,
   plan: {
     about: "Show what a run would do: benchmarks, candidates, cells (new, kept, stale, faulted to run again), live model providers. " +
       "Makes no model call and changes nothing.",
@@ -449,7 +451,13 @@ const planSummary = (sel: Selection, lanes: ReadonlyArray<Lane>, states: Readonl
 
 type ProviderLiveness = { readonly provider: string; readonly status: string; readonly reason: string; readonly models: ReadonlyArray<string> }
 
-const planText = (summary: ReturnType<typeof planSummary>, models: ReadonlyArray<ProviderLiveness>) =>
+// A refreshed registry has a hundred providers: past a few, only the live ones and those the candidates call are listed.
+const shownProviders = (summary: ReturnType<typeof planSummary>, models: ReadonlyArray<ProviderLiveness>) => {
+  const called = new Set(summary.candidates.map((c) => c.slice(0, Math.max(0, c.indexOf(":")))))
+  return models.length <= 8 ? models : models.filter((m) => m.status === "live" || called.has(m.provider))
+}
+
+const planText = (summary: ReturnType<typeof planSummary>, all: ReadonlyArray<ProviderLiveness>, models = shownProviders(summary, all)) =>
   [
     `experiment ${ContentId.short(summary.experimentId)} in ${summary.home}`,
     ...summary.benchmarks.map((b) => `  benchmark ${b.name} (v${b.version}): ${b.tasks} tasks`),
@@ -457,8 +465,9 @@ const planText = (summary: ReturnType<typeof planSummary>, models: ReadonlyArray
     `  repetitions: ${summary.repetitions}; judge: ${summary.judge ?? "none"}`,
     `  cells: ${summary.cells.total} (${summary.cells.new} new, ${summary.cells.kept} kept, ${summary.cells.stale} stale${summary.cells.faulted > 0 ? `, ${summary.cells.faulted} faulted to run again` : ""})`,
     // A heading with nothing under it reads as "no provider is live": it is shown only with content.
-    ...(models.length > 0 ? [`model providers:`] : []),
-    ...models.map((m) => `  ${m.provider.padEnd(12)} ${m.status.padEnd(7)} ${m.reason}${m.status === "live" ? ` (${m.models.length} models)` : ""}`)
+    ...(all.length > 0 ? [`model providers:`] : []),
+    ...models.map((m) => `  ${m.provider.padEnd(12)} ${m.status.padEnd(7)} ${m.reason}${m.status === "live" ? ` (${m.models.length} models)` : ""}`),
+    ...(all.length > models.length ? [`  and ${all.length - models.length} more not live (no key set): assay models lists every provider`] : [])
   ].join("\n")
 
 /** The store of a home (its SQLite file) or of `--store URL`; migrated only by `run` (under the lock). */
@@ -574,11 +583,12 @@ const planCommand = Command.make("plan", planOptions, (sel) =>
       return powerSection(detect, pilot, (benchmark) => available.get(benchmark) ?? null)
     })
     const cap = yield* capSection(lanes, sel.maxUsd, spend.experimentUsd + spend.unsettledUsd)
+    const registry = yield* Registry.Registry
     if (sel.json) {
-      yield* printJson({ ...summary, spend, ...(cap.json ? { cap: cap.json } : {}), modelProviders: models, ...(previous ? { estimate: previous } : {}), ...(power ? { power: power.json } : {}) })
+      yield* printJson({ ...summary, registry: registryBrief(registry), spend, ...(cap.json ? { cap: cap.json } : {}), modelProviders: models, ...(previous ? { estimate: previous } : {}), ...(power ? { power: power.json } : {}) })
     } else {
       yield* Console.log(
-        planText(summary, models) + "\n" + spendLine + cap.lines.map((l) => "\n" + l).join("") + (previous ? "\n" + renderEstimate(previous) : "") +
+        planText(summary, models) + "\n  " + registryLine(registry) + "\n" + spendLine + cap.lines.map((l) => "\n" + l).join("") + (previous ? "\n" + renderEstimate(previous) : "") +
           (power ? "\n" + power.text.trimEnd() : "")
       )
     }
@@ -943,7 +953,7 @@ const equivalenceCommand = Command.make(
 
 // ---------------------------------------------------------------------------------------------
 
-const commands = [planCommand, runCommand, reportCommand, runsCommand, tasksCommand, noiseCommand, replayCommand, workerCommand, viewCommand, dataCommand, equivalenceCommand] as const
+const commands = [planCommand, runCommand, reportCommand, runsCommand, tasksCommand, modelsCommand, noiseCommand, replayCommand, workerCommand, viewCommand, dataCommand, equivalenceCommand] as const
 
 const assay = Command.make("assay").pipe(
   Command.withSubcommands(commands),
@@ -1267,7 +1277,7 @@ const program = Effect.zipRight(Effect.yieldNow(), Effect.suspend(() => cli(proc
   countedIfAsked,
   // One Model service for the run, its HTTP client closed with the program; the Registry it is
   // built over gives its endpoints.
-  Effect.provide(Layer.mergeAll(NodeContext.layer, Live.layerNode.pipe(Layer.provideMerge(Registry.layer)))),
+  Effect.provide(Layer.mergeAll(NodeContext.layer, Live.layerNode.pipe(Layer.provideMerge(Registry.layerCurrent)))),
   Effect.catchAllCause((cause) =>
     Effect.sync(() => {
       if (Cause.isInterruptedOnly(cause)) {

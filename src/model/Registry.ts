@@ -2,10 +2,12 @@
  * The model registry: which models exist, how to reach them and what they cost at list price.
  * The shipped fixture `fixtures/registry/models.json` is a snapshot in models.dev's shape.
  */
-import { readFileSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
 import { readFile } from "node:fs/promises"
+import { homedir } from "node:os"
+import { join, resolve as resolvePath } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Context, Effect, Either, Layer, Schema } from "effect"
+import { Config, Context, Effect, Either, Layer, Option, ParseResult, Schema } from "effect"
 
 export const ApiType = Schema.Literal("openai-responses", "openai-chat", "anthropic-messages", "google")
 export type ApiType = typeof ApiType.Type
@@ -72,6 +74,8 @@ export type ProviderEntry = typeof ProviderEntry.Type
 export const RegistryFile = Schema.Struct({
   source: Schema.String,
   snapshot_date: Schema.String,
+  /** sha256 of the catalogue a refreshed registry was made from (absent in the shipped snapshot) */
+  catalogue_sha256: Schema.optional(Schema.String),
   providers: Schema.Record({ key: Schema.String, value: ProviderEntry }),
   /** alias -> "provider:model" */
   aliases: Schema.Record({ key: Schema.String, value: Schema.String })
@@ -87,6 +91,21 @@ export const ResolvedModel = Schema.Struct({
   model: ModelEntry
 })
 export type ResolvedModel = typeof ResolvedModel.Type
+
+/**
+ * A resolved model as it is part of a candidate's inputs id: what the model is asked and can
+ * answer, not what a call costs. Its list price and status are left out, so a refresh that changes
+ * a price keeps the cells; its limits stay in (the output a request asks for), and so does whether
+ * it has a price at all (`priced`: a priced model's request bounds its output, ModelAgent.requestOf).
+ */
+export const presented = (resolved: ResolvedModel): ResolvedModel & { readonly priced: boolean } => {
+  const { cost, status: _status, ...model } = resolved.model
+  return { ...resolved, model, priced: cost !== undefined }
+}
+
+/** The list price of a resolved model in a registry file, when it has one. */
+export const priceIn = (file: RegistryFile, ref: string): Cost | undefined =>
+  Either.getOrUndefined(resolveIn(file, ref))?.model.cost
 
 export class ModelNotFound extends Schema.TaggedError<ModelNotFound>()("ModelNotFound", {
   ref: Schema.String,
@@ -110,6 +129,8 @@ export class RegistryError extends Schema.TaggedError<RegistryError>()("Registry
 
 export interface Registry {
   readonly file: RegistryFile
+  /** the file it was read from; null when made from a value */
+  readonly path: string | null
   readonly providers: ReadonlyArray<ProviderEntry>
   readonly resolve: (ref: string) => Effect.Effect<ResolvedModel, ModelNotFound>
 }
@@ -211,8 +232,9 @@ export const resolveIn = (file: RegistryFile, ref: string): Either.Either<Resolv
     : Either.left(new ModelNotFound({ ref, suggestions: suggestionsFor(file, ref) }))
 }
 
-export const make = (file: RegistryFile): Registry => ({
+export const make = (file: RegistryFile, path: string | null = null): Registry => ({
   file,
+  path,
   providers: Object.values(file.providers),
   resolve: (ref) => resolveIn(file, ref)
 })
@@ -239,11 +261,238 @@ export const fixture: Effect.Effect<RegistryFile> = Effect.suspend(() =>
   parseJson(readFileSync(fixturePath, "utf8"), fixturePath)
 ).pipe(Effect.flatMap((json) => decode(json, fixturePath)), Effect.orDie)
 
-export const layer: Layer.Layer<Registry> = Layer.effect(Registry, Effect.map(fixture, make))
+/** The shipped snapshot, whatever has been refreshed: what tests and library users get. */
+export const layer: Layer.Layer<Registry> = Layer.effect(Registry, Effect.map(fixture, (file) => make(file, fixturePath)))
 
 export const layerFromFile = (path: string): Layer.Layer<Registry, RegistryError> =>
-  Layer.effect(Registry, Effect.map(fromFile(path), make))
+  Layer.effect(Registry, Effect.map(fromFile(path), (file) => make(file, path)))
 
 /** Resolves a reference with the Registry in context. */
 export const resolve = (ref: string): Effect.Effect<ResolvedModel, ModelNotFound, Registry> =>
   Effect.flatMap(Registry, (registry) => registry.resolve(ref))
+
+// ---------------------------------------------------------------------------------------------
+// The refreshed registry: models.dev's public catalogue over the shipped snapshot
+// ---------------------------------------------------------------------------------------------
+
+/** The one place `assay models refresh` fetches from (models.dev's public catalogue). */
+export const CATALOGUE_URL = "https://models.dev/api.json"
+
+/**
+ * Where the refreshed registry is written and read: `ASSAY_REGISTRY` when set, else
+ * `$XDG_CONFIG_HOME/assay/models.json` (default `~/.config/assay/models.json`): the user's, for
+ * every home, as a key is. `ASSAY_REGISTRY=shipped` uses the shipped snapshot (null here).
+ */
+export const refreshedPath: Effect.Effect<string | null> = Effect.gen(function*() {
+  const env = (name: string) => Config.string(name).pipe(Config.option, Effect.map(Option.filter((v) => v.length > 0)), Effect.orElseSucceed(() => Option.none<string>()))
+  const given = yield* env("ASSAY_REGISTRY")
+  if (Option.isSome(given)) return given.value === "shipped" ? null : resolvePath(given.value)
+  const config = yield* env("XDG_CONFIG_HOME")
+  return join(Option.getOrElse(config, () => join(homedir(), ".config")), "assay", "models.json")
+})
+
+/**
+ * The registry commands use: the refreshed one when there is one, else the shipped snapshot. A
+ * refreshed file that cannot be read fails (never a silent fall back to other prices).
+ */
+export const current: Effect.Effect<Registry, RegistryError> = Effect.gen(function*() {
+  const path = yield* refreshedPath
+  if (path === null || !existsSync(path)) return make(yield* fixture, fixturePath)
+  const file = yield* fromFile(path).pipe(
+    Effect.mapError((e) => new RegistryError({ path: e.path, reason: e.reason, detail: `${e.detail} (remove it, or set ASSAY_REGISTRY=shipped, to use the shipped snapshot)` }))
+  )
+  return make(file, path)
+})
+
+/** The refreshed registry when there is one, else the shipped snapshot: what the command provides. */
+export const layerCurrent: Layer.Layer<Registry, RegistryError> = Layer.effect(Registry, current)
+
+/** Whether a registry is the shipped snapshot (not refreshed, not another file). */
+export const isShipped = (registry: Registry): boolean => registry.path === fixturePath
+
+// The catalogue's shape (models.dev's api.json): only what a registry entry needs is read, every
+// other field is ignored, so a field models.dev adds changes nothing here.
+const Price = Schema.NonNegative
+const CatalogueModel = Schema.Struct({
+  name: Schema.optional(Schema.String),
+  family: Schema.optional(Schema.String),
+  release_date: Schema.optional(Schema.String),
+  status: Schema.optional(Schema.String),
+  tool_call: Schema.optional(Schema.Union(Schema.Boolean, Schema.Struct({ supported: Schema.Boolean }))),
+  reasoning: Schema.optional(Schema.Boolean),
+  limit: Schema.Struct({ context: Schema.NonNegative, output: Schema.NonNegative }),
+  cost: Schema.optional(Schema.Struct({
+    input: Price,
+    output: Price,
+    cache_read: Schema.optional(Price),
+    cache_write: Schema.optional(Price)
+  })),
+  /** a model served by another package (and so perhaps another wire API) than its provider's */
+  provider: Schema.optional(Schema.Struct({ npm: Schema.optional(Schema.String), api: Schema.optional(Schema.String) }))
+})
+const CatalogueProvider = Schema.Struct({
+  name: Schema.String,
+  env: Schema.Array(Schema.String),
+  npm: Schema.optional(Schema.String),
+  api: Schema.optional(Schema.String),
+  models: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+})
+const Catalogue = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+/**
+ * The wire API each AI-SDK package speaks, and its base URL where the catalogue gives none (it
+ * gives `api` only for @ai-sdk/openai-compatible). A provider whose package is not here is left
+ * out: assay has no client for it (Bedrock, Azure and Vertex sign requests their own way).
+ */
+const packages: Readonly<Record<string, { readonly api: ApiType; readonly base_url?: string }>> = {
+  "@ai-sdk/openai-compatible": { api: "openai-chat" },
+  "@ai-sdk/openai": { api: "openai-responses", base_url: "https://api.openai.com/v1" },
+  "@ai-sdk/anthropic": { api: "anthropic-messages", base_url: "https://api.anthropic.com" },
+  "@ai-sdk/google": { api: "google", base_url: "https://generativelanguage.googleapis.com/v1beta" },
+  "@ai-sdk/groq": { api: "openai-chat", base_url: "https://api.groq.com/openai/v1" },
+  "@ai-sdk/mistral": { api: "openai-chat", base_url: "https://api.mistral.ai/v1" },
+  "@ai-sdk/xai": { api: "openai-chat", base_url: "https://api.x.ai/v1" },
+  "@ai-sdk/deepseek": { api: "openai-chat", base_url: "https://api.deepseek.com" },
+  "@ai-sdk/togetherai": { api: "openai-chat", base_url: "https://api.together.xyz/v1" },
+  "@ai-sdk/cerebras": { api: "openai-chat", base_url: "https://api.cerebras.ai/v1" },
+  "@ai-sdk/fireworks": { api: "openai-chat", base_url: "https://api.fireworks.ai/inference/v1" },
+  "@ai-sdk/deepinfra": { api: "openai-chat", base_url: "https://api.deepinfra.com/v1/openai" },
+  "@ai-sdk/perplexity": { api: "openai-chat", base_url: "https://api.perplexity.ai" },
+  "@openrouter/ai-sdk-provider": { api: "openai-chat", base_url: "https://openrouter.ai/api/v1" }
+}
+
+/** How a provider is reached: its wire API and base URL, or why assay cannot reach it. */
+const reachOf = (npm: string | undefined, api: string | undefined): Either.Either<{ readonly api: ApiType; readonly base_url: string | undefined }, string> => {
+  const known = npm === undefined ? undefined : packages[npm]
+  // A base URL given by the catalogue is an OpenAI-compatible one (models.dev gives `api` only then).
+  if (api !== undefined) return Either.right({ api: known?.api ?? "openai-chat", base_url: api })
+  if (known === undefined) return Either.left(npm === undefined ? "no package and no base URL" : `no client for ${npm}`)
+  if (known.base_url === undefined) return Either.left(`${npm} without a base URL`)
+  return Either.right({ api: known.api, base_url: known.base_url })
+}
+
+/** A catalogue entry left out of the registry, and why. */
+export interface Skipped {
+  /** `provider` or `provider:model` */
+  readonly name: string
+  readonly reason: string
+}
+
+export interface Refreshed {
+  readonly file: RegistryFile
+  readonly skipped: ReadonlyArray<Skipped>
+  /** catalogue models whose id is an alias of a pinned snapshot model (`provider:alias`): the alias keeps its meaning */
+  readonly pinned: ReadonlyArray<string>
+  /** providers and models in the registry written (the snapshot's included) */
+  readonly providers: number
+  readonly models: number
+}
+
+export class CatalogueError extends Schema.TaggedError<CatalogueError>()("CatalogueError", {
+  source: Schema.String,
+  reason: Schema.Literal("unreachable", "unreadable", "invalid", "unwritable"),
+  detail: Schema.String
+}) {
+  override get message() {
+    return `the model catalogue ${this.source} is ${this.reason}: ${this.detail}`
+  }
+}
+
+const firstLine = (error: ParseResult.ParseError): string => ParseResult.TreeFormatter.formatErrorSync(error).split("\n").slice(0, 3).join(" ").replace(/\s+/g, " ")
+
+const statusOf = (status: string | undefined): ModelEntry["status"] =>
+  status === "alpha" || status === "beta" || status === "deprecated" || status === "retired" ? status : undefined
+
+/**
+ * The registry `assay models refresh` writes: the shipped snapshot with every provider of a
+ * models.dev-shaped catalogue that assay can reach. A provider in both keeps the snapshot's way of
+ * being reached and its models, and gains the catalogue's models (its prices and limits win for an
+ * id both list, except an id that is one of the snapshot's aliases: it keeps naming the pinned
+ * model). Entries that cannot be read are left out and named in `skipped`; a catalogue of which
+ * no provider, or under half of them, can be read is refused (its shape has changed).
+ */
+export const fromCatalogue = (
+  json: unknown,
+  options: { readonly base: RegistryFile; readonly source: string; readonly sha256: string; readonly date: string }
+): Effect.Effect<Refreshed, CatalogueError> =>
+  Effect.gen(function*() {
+    const invalid = (detail: string) => new CatalogueError({ source: options.source, reason: "invalid", detail })
+    const top = yield* Schema.decodeUnknown(Catalogue)(json).pipe(Effect.mapError((e) => invalid(`not an object of providers: ${firstLine(e)}`)))
+    const skipped: Array<Skipped> = []
+    const pinned: Array<string> = []
+    const providers: Record<string, ProviderEntry> = { ...options.base.providers }
+    const aliasTargets = new Map(Object.entries(options.base.aliases))
+    let read = 0
+    for (const [id, raw] of Object.entries(top)) {
+      const decoded = Schema.decodeUnknownEither(CatalogueProvider)(raw)
+      if (Either.isLeft(decoded)) {
+        skipped.push({ name: id, reason: firstLine(decoded.left) })
+        continue
+      }
+      read++
+      const entry = decoded.right
+      if (id.includes(":") || id.trim().length === 0) {
+        skipped.push({ name: id, reason: "a provider id cannot contain ':' (PROVIDER:MODEL)" })
+        continue
+      }
+      const reach = reachOf(entry.npm, entry.api)
+      if (Either.isLeft(reach)) {
+        skipped.push({ name: id, reason: reach.left })
+        continue
+      }
+      const shipped = options.base.providers[id]
+      const own: Record<string, ModelEntry> = {}
+      for (const [modelId, rawModel] of Object.entries(entry.models)) {
+        const name = `${id}:${modelId}`
+        const model = Schema.decodeUnknownEither(CatalogueModel)(rawModel)
+        if (Either.isLeft(model)) {
+          skipped.push({ name, reason: firstLine(model.left) })
+          continue
+        }
+        const m = model.right
+        if (m.provider !== undefined && (m.provider.npm !== undefined || m.provider.api !== undefined)) {
+          const served = reachOf(m.provider.npm ?? entry.npm, m.provider.api ?? entry.api)
+          if (Either.isLeft(served) || served.right.api !== reach.right.api || served.right.base_url !== reach.right.base_url) {
+            skipped.push({ name, reason: `served elsewhere than its provider (${m.provider.npm ?? m.provider.api ?? ""})` })
+            continue
+          }
+        }
+        const target = aliasTargets.get(modelId)
+        if (shipped !== undefined && shipped.models[modelId] === undefined && target !== undefined && target.startsWith(`${id}:`)) {
+          pinned.push(name)
+          continue
+        }
+        const status = statusOf(m.status)
+        // A model the snapshot lists keeps its names and date: they are part of a candidate's inputs id.
+        const known = shipped?.models[modelId]
+        own[modelId] = {
+          id: modelId,
+          name: known?.name ?? m.name ?? modelId,
+          family: known?.family ?? m.family ?? "",
+          release_date: known?.release_date ?? m.release_date ?? "",
+          ...(status !== undefined ? { status } : {}),
+          tool_call: typeof m.tool_call === "object" ? m.tool_call.supported : m.tool_call ?? false,
+          reasoning: m.reasoning ?? false,
+          limit: { context: m.limit.context, output: m.limit.output },
+          ...(m.cost !== undefined ? { cost: m.cost } : {})
+        }
+      }
+      providers[id] = shipped !== undefined
+        ? { ...shipped, env: [...shipped.env, ...entry.env.filter((e) => !shipped.env.includes(e))], models: { ...shipped.models, ...own } }
+        : { id, name: entry.name, api: reach.right.api, env: entry.env, ...(reach.right.base_url !== undefined ? { base_url: reach.right.base_url } : {}), models: own }
+    }
+    const total = Object.keys(top).length
+    if (read === 0) return yield* invalid(total === 0 ? "it lists no provider" : `none of its ${total} providers could be read (first: ${skipped[0]?.name}: ${skipped[0]?.reason})`)
+    if (read * 2 < total) return yield* invalid(`only ${read} of its ${total} providers could be read: its shape has changed`)
+    const file: RegistryFile = {
+      source: `models.dev catalogue ${options.source}, over assay's shipped snapshot of ${options.base.snapshot_date}`,
+      snapshot_date: options.date,
+      catalogue_sha256: options.sha256,
+      providers,
+      aliases: options.base.aliases
+    }
+    // What is written is what a command will read: checked here, not on the next start.
+    yield* decode(file, options.source).pipe(Effect.mapError((e) => invalid(e.detail)))
+    const models = Object.values(providers).reduce((n, p) => n + Object.keys(p.models).length, 0)
+    return { file, skipped, pinned, providers: Object.keys(providers).length, models }
+  })

@@ -24,6 +24,8 @@ export const cleanEnv = (env: Record<string, string> = {}): Record<string, strin
   ASSAY_DATA_DIR: process.env["ASSAY_DATA_DIR"] ?? "",
   ...(process.env["TMPDIR"] !== undefined ? { TMPDIR: process.env["TMPDIR"] } : {}),
   ...(process.env["XDG_CACHE_HOME"] !== undefined ? { XDG_CACHE_HOME: process.env["XDG_CACHE_HOME"] } : {}),
+  // The shipped model registry, not one the user refreshed (~/.config/assay/models.json).
+  ASSAY_REGISTRY: "shipped",
   ...env
 })
 

@@ -11,7 +11,7 @@ import { Effect, Schema } from "effect"
 import type { Json } from "../../content/Canonical.ts"
 import { CapabilityError } from "../../evaluation/Capabilities.ts"
 import type { Candidate } from "../../experiment/Runner.ts"
-import { Registry } from "../../model/Registry.ts"
+import { presented, Registry } from "../../model/Registry.ts"
 import { noLimits } from "../../schema/EnvironmentDef.ts"
 import { adapters } from "../adapters/index.ts"
 import { detect, findBinary } from "../Detect.ts"
@@ -73,7 +73,7 @@ export const bridgedCandidate = (
     const adapter = adapters[harness]
     return {
       def: { name, kind: "harness", model: resolved.ref, actionSpace: "tools", prompt: "", limits: noLimits },
-      registryEntry: { harness, bridge: ADAPTATION_VERSION, schemas: adaptation[harness], model: resolved as unknown as Json },
+      registryEntry: { harness, bridge: ADAPTATION_VERSION, schemas: adaptation[harness], model: presented(resolved) as unknown as Json },
       callsMetered: true,
       agentFor: (_env, context) =>
         Effect.suspend(() => {
