@@ -1,8 +1,8 @@
 /**
  * assay as a library: what a benchmark provider (or a tool built on assay) needs, one namespace
- * per concept. A provider is a `Provider.Provider`: its environments, three capabilities made
- * with `Capabilities.makeWorldSetup` / `makeProtocol` / `makeEvaluator`, and the candidates it
- * plays itself. `evaluate` runs one Attempt; `Runner` and `Store` run and keep experiments.
+ * per concept. A benchmark is declared with `Benchmark.make` (the kit: its tasks, world setup,
+ * protocol with a typed output, grade and gold), which gives the `Provider.Provider` the
+ * evaluation path runs; `PinnedData` reads its pinned upstream files. `evaluate` runs one Attempt; `Runner` and `Store` run and keep experiments.
  * `DataRoot` is where pinned upstream data is read from; `Model`, `ModelEffect` and `Cost` are
  * for a provider that calls a model itself (a judge, a user simulator).
  * providers/ledger is the smallest complete example; examples/counter is one outside the repo.
@@ -32,6 +32,8 @@ export * as Conversation from "./evaluation/Conversation.ts"
 export * as DataRoot from "./evaluation/DataRoot.ts"
 export { evaluate, predictInputs, predictInputsId } from "./evaluation/evaluate.ts"
 export * as Provider from "./evaluation/Provider.ts"
+export * as Benchmark from "./kit/Benchmark.ts"
+export * as PinnedData from "./data/Pinned.ts"
 export * as ToolLoop from "./evaluation/toolLoop.ts"
 
 export * as Preflight from "./experiment/Preflight.ts"

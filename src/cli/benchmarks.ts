@@ -9,6 +9,7 @@ import { dirname, join, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import { Effect, Schema } from "effect"
 import type { Provider } from "../evaluation/Provider.ts"
+import { where } from "../evaluation/ProviderFailure.ts"
 
 export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
   detail: Schema.String
@@ -140,6 +141,25 @@ const esmHint = (file: string): string => {
 
 const firstLine = (e: unknown): string => (e instanceof Error ? e.message : String(e)).split("\n")[0] ?? ""
 
+/**
+ * Why a provider module did not load, in one line: a syntax error as the compiler's message at
+ * its file, line and column (tsx's esbuild puts those on the lines after "Transform failed"); a
+ * throw while the module ran with the file and line it came from.
+ */
+export const loadProblem = (e: unknown, file: string): string => {
+  const text = e instanceof Error ? e.message : String(e)
+  const compiler = /^(.*):(\d+):(\d+): ERROR: (.*)$/m.exec(text)
+  if (compiler !== null) {
+    // tsx names a .mts/.cts file by its .ts twin: the file it loaded is the one the user wrote.
+    const named = compiler[1]!
+    const shown = !existsSync(named) && named.replace(/\.[^./]+$/, "") === file.replace(/\.[^./]+$/, "") ? file : named
+    return `syntax error at ${shown}:${compiler[2]}:${compiler[3]}: ${compiler[4]}`
+  }
+  if (e instanceof SyntaxError) return `syntax error: ${firstLine(e)}`
+  const at = where(e)
+  return at === undefined ? firstLine(e) : `${firstLine(e)} (${at})`
+}
+
 const loadPath = (name: string): Effect.Effect<Provider, UsageError> =>
   Effect.gen(function*() {
     const path = resolve(name)
@@ -156,7 +176,7 @@ const loadPath = (name: string): Effect.Effect<Provider, UsageError> =>
         await hookLoaders()
         return (await import(pathToFileURL(file).href)) as { readonly default?: unknown }
       },
-      catch: (e) => new UsageError({ detail: `cannot load benchmark ${name}: ${firstLine(e)}${esmHint(file)}` })
+      catch: (e) => new UsageError({ detail: `cannot load benchmark ${name}: ${loadProblem(e, file)}${esmHint(file)}` })
     })
     const why = notAProvider(module.default)
     if (why !== undefined) return yield* new UsageError({ detail: `benchmark ${name}: ${why}` })

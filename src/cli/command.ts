@@ -41,6 +41,7 @@ import { capLines, type CapCoverage, coverageOf } from "./capCoverage.ts"
 import { defaultAllowance } from "../harness/Allowance.ts"
 import { harnessNames } from "../harness/Harness.ts"
 import { harnessBinDirs } from "./harnessBin.ts"
+import { harnessJudge, judgesOf, withJudges } from "./judges.ts"
 import { DEFAULT_MAX_USD, DEFAULT_TIMEOUT_SECS, harnessOptions, harnessRunOptions, isHarnessSelection, planHarness, runHarnesses } from "./harness.ts"
 import { stderrProgress } from "./progress.ts"
 import * as Sandbox from "../sandbox/Sandbox.ts"
@@ -191,13 +192,14 @@ const candidate = Options.text("candidate").pipe(Options.repeated)
 const model = Options.text("model").pipe(Options.repeated)
 const task = Options.text("task").pipe(Options.repeated)
 const reps = wholeFlag("reps", 1).pipe(Options.withDefault(DEFAULT_REPS))
-const judge = Options.text("judge").pipe(Options.optional)
+const judge = Options.text("judge").pipe(Options.repeated)
+const judgeReps = wholeFlag("judge-reps", 1).pipe(Options.withDefault(1))
 const noJudge = Options.boolean("no-judge")
 const home = pathFlag("home", "folder").pipe(Options.withDefault(DEFAULT_HOME))
 const json = Options.boolean("json")
 const maxOutputTokens = wholeFlag("max-output-tokens", 1).pipe(Options.optional)
 
-const selection = { benchmark, candidate, model, task, reps, judge, noJudge, home, store: storeOption, json, maxOutputTokens, ...harnessOptions }
+const selection = { benchmark, candidate, model, task, reps, judge, judgeReps, noJudge, home, store: storeOption, json, maxOutputTokens, ...harnessOptions }
 
 type Selection = {
   readonly benchmark: ReadonlyArray<string>
@@ -205,7 +207,8 @@ type Selection = {
   readonly model: ReadonlyArray<string>
   readonly task: ReadonlyArray<string>
   readonly reps: number
-  readonly judge: Option.Option<string>
+  readonly judge: ReadonlyArray<string>
+  readonly judgeReps: number
   readonly noJudge: boolean
   readonly home: string
   readonly store: Option.Option<string>
@@ -263,7 +266,14 @@ const selectionFlags = {
   "--judge": {
     value: "P:M",
     about: "The judge model PROVIDER:MODEL of benchmarks graded by a judge (none when absent); with --harness also HARNESS:MODEL, " +
-      "and there the default is the candidate with the highest known output price"
+      "and there the default is the candidate with the highest known output price. Given twice (model runs), the first grades and the " +
+      "second judges the same inputs too: the report gives their agreement (raw and Cohen's kappa) per benchmark; a new experiment, its judging paid too"
+  },
+  "--judge-reps": {
+    value: "K",
+    fallback: "1",
+    about: "Ask each judge K times on the same input (model runs; the first answer grades): the report gives each judge's self-consistency. " +
+      "Above 1 it is a new experiment, and K times the judging cost"
   },
   "--no-judge": { about: "Grade without a judge: judged checks are reported as not evaluated" },
   "--home": { value: "DIR", fallback: DEFAULT_HOME, about: "The experiment home (its SQLite store)" },
@@ -418,13 +428,7 @@ const lanesOf = (sel: Selection, faults: Option.Option<EffectsSpec>) =>
       }
       if (Option.isSome(faults)) environments = environments.map((e) => withEffects(e, faults.value))
       // The judge is part of what a score means: it goes into each EnvironmentDef that uses one.
-      const judgeRef = sel.noJudge ? null : Option.getOrNull(sel.judge)
-      if (judgeRef !== null && provider.judged === true) {
-        const judge = yield* Effect.flatMap(Registry.Registry, (r) => r.resolve(judgeRef)).pipe(
-          Effect.mapError((e) => new UsageError({ detail: `--judge ${judgeRef}: ${e.message}` }))
-        )
-        environments = environments.map((e) => ({ ...e, capabilities: { ...e.capabilities, models: { ...e.capabilities.models, judge: judge.ref } } }))
-      }
+      environments = yield* withJudges(provider, environments, yield* judgesOf(sel), sel.judgeReps, "--judge")
       const names = [...sel.candidate, ...sel.model]
       const chosen = names.length > 0 ? names : provider.roster
       const resolved = yield* Effect.forEach(chosen, (c) => resolveCandidate(provider, c, { maxOutputTokens: Option.getOrNull(sel.maxOutputTokens) }))
@@ -445,7 +449,9 @@ const planSummary = (sel: Selection, lanes: ReadonlyArray<Lane>, states: Readonl
   benchmarks: lanes.map((l) => ({ name: l.provider.name, version: l.provider.version, tasks: l.environments.length })),
   candidates: Array.from(new Set(lanes.flatMap((l) => l.candidates.map((c) => c.def.name)))),
   repetitions: sel.reps,
-  judge: sel.noJudge ? null : Option.getOrNull(sel.judge),
+  judge: sel.noJudge ? null : sel.judge[0] ?? null,
+  ...(!sel.noJudge && sel.judge[1] !== undefined ? { secondJudge: sel.judge[1] } : {}),
+  ...(sel.judgeReps > 1 ? { judgeReps: sel.judgeReps } : {}),
   cells: countStates(states)
 })
 
@@ -462,7 +468,9 @@ const planText = (summary: ReturnType<typeof planSummary>, all: ReadonlyArray<Pr
     `experiment ${ContentId.short(summary.experimentId)} in ${summary.home}`,
     ...summary.benchmarks.map((b) => `  benchmark ${b.name} (v${b.version}): ${b.tasks} tasks`),
     `  candidates: ${summary.candidates.join(", ")}`,
-    `  repetitions: ${summary.repetitions}; judge: ${summary.judge ?? "none"}`,
+    `  repetitions: ${summary.repetitions}; judge: ${summary.judge ?? "none"}${summary.secondJudge === undefined ? "" : `, second judge (agreement): ${summary.secondJudge}`}${
+      summary.judgeReps === undefined ? "" : `, each asked ${summary.judgeReps} times`
+    }`,
     `  cells: ${summary.cells.total} (${summary.cells.new} new, ${summary.cells.kept} kept, ${summary.cells.stale} stale${summary.cells.faulted > 0 ? `, ${summary.cells.faulted} faulted to run again` : ""})`,
     // A heading with nothing under it reads as "no provider is live": it is shown only with content.
     ...(all.length > 0 ? [`model providers:`] : []),
@@ -540,7 +548,7 @@ const planCommand = Command.make("plan", planOptions, (sel) =>
   Effect.gen(function*() {
     if (isHarnessSelection(sel)) {
       yield* refuseOutputBoundForHarness(sel)
-      return yield* planHarness(sel)
+      return yield* planHarness({ ...sel, judge: yield* harnessJudge(sel) })
     }
     const lanes = yield* lanesOf(sel, Option.none())
     const plan = yield* makePlan(lanes, sel.reps)
@@ -640,7 +648,7 @@ const runCommand = Command.make("run", runOptions, (opts) =>
       yield* refuseOutputBoundForHarness(opts)
       if (opts.yes) yield* requireSandbox(opts.unsandboxed)
       if (opts.yes) yield* lockHome
-      const code = yield* runHarnesses(opts)
+      const code = yield* runHarnesses({ ...opts, judge: yield* harnessJudge(opts) })
       if (code !== 0) return yield* new ExitWith({ code })
       return
     }
@@ -686,7 +694,9 @@ const runCommand = Command.make("run", runOptions, (opts) =>
           maxUsd: Option.getOrNull(opts.maxUsd),
           timeoutSecs: Option.getOrNull(opts.timeoutSecs),
           faults: Option.getOrNull(opts.faults),
-          judge: opts.noJudge ? null : Option.getOrNull(opts.judge),
+          judge: opts.noJudge ? null : opts.judge[0] ?? null,
+          ...(!opts.noJudge && opts.judge.length > 1 ? { judges: opts.judge } : {}),
+          ...(opts.judgeReps > 1 ? { judgeReps: opts.judgeReps } : {}),
           ...(Option.isSome(opts.maxOutputTokens) ? { maxOutputTokens: opts.maxOutputTokens.value } : {}),
           preflightUsd: Option.getOrNull(opts.preflightUsd),
           ...(opts.rate.length > 0 ? { rate: opts.rate } : {}),
@@ -751,6 +761,12 @@ const runCommand = Command.make("run", runOptions, (opts) =>
       )
     }
     if (opts.unsandboxed) yield* Console.error("assay: this run was --unsandboxed: candidates' code ran without isolation")
+    // The benchmark's own code failed (a throw in it): its cells are not the candidates' scores, and the run is not a success.
+    const broken = outcome.attempts.filter((a) => a.verdict.ended?.provider !== undefined)
+    if (broken.length > 0) {
+      yield* Console.error(`assay: ${broken[0]!.verdict.ended!.detail} (in ${broken.length} of ${outcome.attempts.length} cells; fix the benchmark and run again)`)
+      return yield* new ExitWith({ code: 1 })
+    }
   }).pipe(Effect.scoped, Effect.provide(Sandbox.layer({ unsandboxed: opts.unsandboxed })))).pipe(Command.withDescription(docs["run"].about))
 
 /** A word as a POSIX shell reads it back. */
@@ -945,6 +961,7 @@ const equivalenceCommand = Command.make(
       if (opts.json) yield* printJson(result)
       else {
         yield* Console.log(`${result.benchmark}: ${result.agree} of ${result.lines} lines agree with upstream (${result.corpus})`)
+        for (const note of result.notes ?? []) yield* Console.log(note)
         for (const d of result.disagree) yield* Console.log(`  disagree: ${JSON.stringify(d)}`)
       }
       if (result.agree !== result.lines) return yield* new ExitWith({ code: 1 })

@@ -17,11 +17,14 @@ import type { Message } from "./Conversation.ts"
 
 export class CapabilityError extends Schema.TaggedError<CapabilityError>()("CapabilityError", {
   capability: Schema.String,
-  reason: Schema.Literal("setup", "protocol", "evaluator", "data"),
-  detail: Schema.String
+  /** `provider`: the benchmark's own code threw (a bug in it, not the candidate's failure). */
+  reason: Schema.Literal("setup", "protocol", "evaluator", "data", "provider"),
+  detail: Schema.String,
+  /** For `provider`: where it threw, as file:line, when the stack shows it. */
+  at: Schema.optional(Schema.String)
 }) {
   override get message() {
-    return `${this.capability} (${this.reason}): ${this.detail}`
+    return this.reason === "provider" ? this.detail : `${this.capability} (${this.reason}): ${this.detail}`
   }
 }
 

@@ -20,7 +20,8 @@ import { Verdict as VerdictSchema, type Verdict } from "../schema/Verdict.ts"
 import * as World from "../world/World.ts"
 import * as WE from "../world/WorldEffects.ts"
 import type { Agent } from "./Agent.ts"
-import type { Capabilities, ProtocolFailure, ProtocolInputs } from "./Capabilities.ts"
+import { type Capabilities, CapabilityError, type ProtocolFailure, type ProtocolInputs } from "./Capabilities.ts"
+import { guard } from "./ProviderFailure.ts"
 import type { Message } from "./Conversation.ts"
 
 export const LIBRARY_VERSION = "assay/0.1.0"
@@ -102,7 +103,7 @@ export const inputsIdOf = (assembled: ProtocolInputs, agent: AgentDef, registryE
 }
 
 const environmentIds = new WeakMap<EnvironmentDef, string>()
-const environmentIdOf = (env: EnvironmentDef): string => {
+export const environmentIdOf = (env: EnvironmentDef): string => {
   let id = environmentIds.get(env)
   if (id === undefined) environmentIds.set(env, id = EnvironmentDefs.idOf(env))
   return id
@@ -152,9 +153,24 @@ const endedOf = (failure: ProtocolFailure | BudgetExceeded): Ended => {
     case "EffectRefused":
       // A call the experiment's spend cap did not send ends the Attempt unfinished, not refused by its world.
       return failure.reason === "spend-cap" ? { reason: "spend-cap", detail: failure.message } : { reason: "refused", detail: failure.message }
+    case "CapabilityError":
+      return { reason: "protocol-failed", detail: failure.message, ...providerOf(failure) }
     default:
       return { reason: "protocol-failed", detail: failure.message }
   }
+}
+
+/** The `provider` mark of an ending caused by the benchmark's own code. */
+const providerOf = (e: CapabilityError): { readonly provider?: string } =>
+  e.reason === "provider" ? { provider: e.at ?? e.capability } : {}
+
+/** The ending of a failed setup: a CapabilityError's own message, anything else in full. */
+const setupEnded = (cause: Cause.Cause<unknown>): Ended => {
+  const failure = Cause.failureOption(cause)
+  if (failure._tag === "Some" && failure.value instanceof CapabilityError) {
+    return { reason: "setup-failed", detail: failure.value.message, ...providerOf(failure.value) }
+  }
+  return { reason: "setup-failed", detail: Cause.pretty(cause) }
 }
 
 const endedVerdict = (ended: Ended): Verdict => ({
@@ -222,18 +238,18 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
     })
     const elapsed = Effect.map(Clock.currentTimeMillis, (t) => (t - t0) / 1000)
 
-    const setupExit = yield* Effect.exit(capabilities.worldSetup.setup(env))
+    const setupExit = yield* Effect.exit(guard(env.benchmark, capabilities.worldSetup.name, capabilities.worldSetup.setup(env)))
     const carried = options.inputs
     const inputsExit = carried !== undefined
       ? Exit.succeed(carried.assembled)
-      : Exit.map(yield* Effect.exit(capabilities.protocol.inputs(env, agentDef)), (inputs) => assemble(inputs, agentDef))
+      : Exit.map(yield* Effect.exit(guard(env.benchmark, capabilities.protocol.name, capabilities.protocol.inputs(env, agentDef))), (inputs) => assemble(inputs, agentDef))
     if (Exit.isFailure(setupExit) || Exit.isFailure(inputsExit)) {
       const cause = Exit.isFailure(setupExit) ? setupExit.cause : (inputsExit as Exit.Failure<ProtocolInputs, unknown>).cause
       return finish({
         inputsId: "",
         evidence: null,
         output: { transcript: [], result: null },
-        verdict: endedVerdict({ reason: "setup-failed", detail: Cause.pretty(cause) }),
+        verdict: endedVerdict(setupEnded(cause)),
         usage: { ...noUsage, wallSeconds: yield* elapsed },
         faults: [],
         finalWorld: null,
@@ -284,13 +300,13 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
           return options.agent.reply(input)
         })
     }
-    const protocol = capabilities.protocol.run({
+    const protocol = guard(env.benchmark, capabilities.protocol.name, capabilities.protocol.run({
       env,
       agent,
       inputs: assembled,
       evidence: setup.evidence,
       transcript
-    })
+    }))
     const bounded = limits.wallSeconds === null
       ? protocol
       : protocol.pipe(
@@ -328,7 +344,9 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
         if (ran.outcome._tag === "Left") {
           verdict = endedVerdict(endedOf(ran.outcome.left))
         } else {
-          const graded = yield* Effect.either(
+          const graded = yield* Effect.either(guard(
+            env.benchmark,
+            capabilities.evaluator.name,
             capabilities.evaluator.evaluate({
               env,
               evidence: setup.evidence,
@@ -337,10 +355,10 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
               initial: setup.world,
               final: ran.final
             })
-          )
+          ))
           judging = graded._tag === "Right" ? graded.right.judging : undefined
           verdict = graded._tag === "Left"
-            ? endedVerdict({ reason: "evaluator-failed", detail: graded.left.message })
+            ? endedVerdict({ reason: "evaluator-failed", detail: graded.left.message, ...providerOf(graded.left) })
             : {
               reward: graded.right.reward,
               checks: graded.right.checks,

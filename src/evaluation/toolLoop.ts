@@ -46,6 +46,16 @@ export const callTool = (
   )
 }
 
+/** What `runToolLoop` returns: how the loop ended, after how many turns, and the last answer. */
+export const Outcome = Schema.Struct({
+  ended: Schema.Literal("answer", "stop-tool", "turn-limit"),
+  turns: Schema.Number,
+  answer: Schema.NullOr(Schema.String)
+})
+export type Outcome = typeof Outcome.Type
+
+const outcome = (ended: Outcome["ended"], turns: number, answer: string | null): Outcome => ({ ended, turns, answer })
+
 export interface ToolLoopOptions {
   readonly firstMessage: string
   readonly tools: ReadonlyArray<Tool>
@@ -63,16 +73,16 @@ export const runToolLoop = (ctx: ProtocolContext, options: ToolLoopOptions) =>
       const messages = yield* Ref.get(ctx.transcript)
       const reply = yield* ctx.agent.reply({ system: ctx.inputs.system, messages, tools: ctx.inputs.tools })
       yield* append({ role: "assistant", content: reply.text, toolCalls: reply.toolCalls })
-      if (reply.toolCalls.length === 0) return { ended: "answer", turns: turn, answer: reply.text } satisfies Json
+      if (reply.toolCalls.length === 0) return outcome("answer", turn, reply.text)
       let stopped = false
       for (const call of reply.toolCalls) {
         const result = yield* callTool(byName, call)
         yield* append({ role: "tool", toolCallId: call.id, name: call.name, content: result.content, error: result.error })
         if (call.name === options.stopTool) stopped = true
       }
-      if (stopped) return { ended: "stop-tool", turns: turn, answer: reply.text } satisfies Json
+      if (stopped) return outcome("stop-tool", turn, reply.text)
     }
-    return { ended: "turn-limit", turns: options.maxTurns, answer: null } satisfies Json
+    return outcome("turn-limit", options.maxTurns, null)
   })
 
 /** The last assistant text of a transcript, if any. */

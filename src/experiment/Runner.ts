@@ -28,6 +28,7 @@ import {
   cellResultsOfCells,
   comparisonsOfCells,
   faultSummaryOfCells,
+  judgesOfCells,
   outagesOfCells,
   scorecardsOfCells,
   summaryOf
@@ -182,7 +183,8 @@ export type CellState = "new" | "kept" | "stale" | "faulted"
 /**
  * Classify each cell against the store: kept when its newest Attempt has the predicted inputs id;
  * faulted (to run again) when that Attempt ended in a live fault: an outage (a rate limit, a
- * server error, an unreachable endpoint) says nothing of the candidate. Where the environment
+ * server error, an unreachable endpoint) says nothing of the candidate; so does a throw in the
+ * benchmark's own code (fixed, it may keep its content id). Where the environment
  * injects faults, an Attempt ended by an injected fault is its result and is kept.
  */
 /** How many of a plan's cells are in each state, as `plan` shows and `--json` gives them. */
@@ -211,7 +213,7 @@ const statesOfCells = (
       ? "new"
       : last.inputsId !== cell.predictedInputsId
       ? "stale"
-      : last.ended === "fault-live" || (last.ended === "fault" && cell.env.world.effects.faults === null)
+      : last.ended === "fault-live" || last.ended === "provider-failed" || (last.ended === "fault" && cell.env.world.effects.faults === null)
       ? "faulted"
       : "kept"
     return { cell, state }
@@ -494,6 +496,7 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
       )
     }
     const cards = figures.scorecards
+    const judges = judgesOfCells(cells)
     // Skipped and deferred cells are listed with their reasons; the store knows environments by id only.
     const taskOf = new Map(plan.cells.map((c) => [c.key.environmentId, c.env.task]))
     const running = new Set(toRun)
@@ -521,6 +524,7 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
       scorecards: cards,
       comparisons: figures.comparisons,
       frontier: frontiers(cards),
+      ...(judges !== undefined ? { judges } : {}),
       ...(notes.length > 0 ? { notes } : {}),
       ...(warnings.length > 0 ? { warnings } : {}),
       faults: faultSummaryOfCells(cells, faultSpec),

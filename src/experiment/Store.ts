@@ -681,10 +681,12 @@ interface CellIndexRow {
   readonly summary: string
 }
 
-/** How an Attempt ended, as classifying reads it: a fault met live (an outage) is told apart. */
+/** How an Attempt ended, as classifying reads it: a fault met live (an outage) and a provider's failure are told apart. */
 const endedColumn = (attempt: Attempt): string | null => {
   const ended = attempt.verdict.ended
   if (ended === null) return null
+  // A cell the benchmark's own code failed runs again: the fix may not change its content id.
+  if (ended.provider !== undefined) return "provider-failed"
   return ended.reason === "fault" && ended.injected === false ? "fault-live" : ended.reason
 }
 

@@ -27,6 +27,11 @@ export const Verdict = Schema.Struct({
       detail: Schema.String,
       /** For a fault: whether it was injected by the environment's faults (true) or met live (false). */
       injected: Schema.optional(Schema.Boolean),
+      /**
+       * Set when the benchmark's own code failed (a throw in its setup, protocol or grade), not the
+       * candidate: where, as file:line, or the capability's name when the stack does not show it.
+       */
+      provider: Schema.optional(Schema.String),
       /** For a fault: which (`unreachable`: the endpoint could not be reached, never injected). */
       fault: Schema.optional(Schema.Literal("rate-limit", "server-error", "timeout", "unreachable"))
     })

@@ -67,6 +67,9 @@ export interface AttemptWorld {
 }
 export const AttemptWorld = Context.GenericTag<AttemptWorld>("assay/AttemptWorld")
 
+/** The Attempt's world as it is now (what a protocol reads to report on it). */
+export const currentWorld: Effect.Effect<World.World, never, AttemptWorld> = Effect.flatMap(AttemptWorld, (w) => Ref.get(w.ref))
+
 export const layerAttemptWorld = (initial: World.World): Layer.Layer<AttemptWorld> =>
   Layer.effect(AttemptWorld, Effect.map(Ref.make(World.fork(initial)), (ref) => ({ ref })))
 

@@ -54,7 +54,10 @@ describe("a provider given by path", { timeout: 180_000 }, () => {
   it("runs from a folder with no assay and no effect installed (.mts, outside any package)", async () => {
     const dir = tempDir("assay-bypath-")
     const file = join(dir, "counter.mts")
-    writeFileSync(file, readFileSync(join(root, "examples/counter/index.ts"), "utf8"))
+    // Its modules as .mts, so that none is CommonJS in a folder without a package.json.
+    const asMts = (text: string) => text.replace(/"\.\/(tools|equivalence)\.ts"/g, `"./$1.mts"`)
+    writeFileSync(file, asMts(readFileSync(join(root, "examples/counter/index.ts"), "utf8")))
+    for (const part of ["tools", "equivalence"]) writeFileSync(join(dir, `${part}.mts`), asMts(readFileSync(join(root, `examples/counter/${part}.ts`), "utf8")))
     writeFileSync(join(dir, "oracle.jsonl"), readFileSync(join(root, "examples/counter/oracle.jsonl"), "utf8"))
     const run = await assay(["run", "--benchmark", file, "--candidate", "gold", "--yes", "--json", "--home", join(dir, "home")])
     expect(run.code, run.stderr).toBe(0)

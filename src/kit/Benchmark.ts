@@ -1,0 +1,251 @@
+/**
+ * The benchmark kit: one typed declaration of a benchmark, in the spirit of Inspect's
+ * `Task(dataset, solver, scorer)`. The author gives the tasks, how a task's world is set up, the
+ * protocol (its output typed by a Schema) and the grade (which receives that output decoded);
+ * `make` derives everything the evaluation path needs from it:
+ *
+ * - the capability references of every EnvironmentDef (names and versions, part of the content
+ *   id) from the capabilities themselves, so they are declared once and cannot disagree;
+ * - the task of an environment, looked up once and handed to each capability;
+ * - the built-in candidates: `gold` from the task, and the do-nothing candidate (`echo`, also
+ *   called `none`) on every benchmark;
+ * - the dataset, loaded once when first needed (not at import) through the PinnedData service.
+ */
+import { Effect, Schema } from "effect"
+import type { Json } from "../content/Canonical.ts"
+import * as Pinned from "../data/Pinned.ts"
+import * as Agent from "../evaluation/Agent.ts"
+import {
+  CapabilityError,
+  type EvaluationContext,
+  type Grade,
+  type ProtocolContext,
+  type ProtocolFailure,
+  type ProtocolInputs,
+  type SetupResult
+} from "../evaluation/Capabilities.ts"
+import type { AgentReply } from "../evaluation/Conversation.ts"
+import type { DerivedData, EquivalenceResult, PinnedFile, Provider } from "../evaluation/Provider.ts"
+import type { AgentDef } from "../schema/AgentDef.ts"
+import { defaultEffects, type EnvironmentDef, type Limits, noLimits } from "../schema/EnvironmentDef.ts"
+import type { Trust } from "../schema/Verdict.ts"
+import type { Wallet } from "../budget/Wallet.ts"
+import type { AttemptWorld, WorldEffects } from "../world/WorldEffects.ts"
+
+/** A value, or an Effect of it: the kit's callbacks may answer either way. */
+export type Result<A, E = never, R = never> = A | Effect.Effect<A, E, R>
+
+const lift = <A, E, R>(value: Result<A, E, R>): Effect.Effect<A, E, R> => (Effect.isEffect(value) ? value : Effect.succeed(value))
+
+/** What every capability may declare; its reference in the content id is derived from it. */
+export interface CapabilitySpec {
+  /** Defaults to `BENCHMARK/setup`, `BENCHMARK/protocol`, `BENCHMARK/grade`. */
+  readonly name?: string
+  /** Defaults to the benchmark's version: change it when the capability's behaviour changes. */
+  readonly version?: string
+  /** Defaults to "deterministic". */
+  readonly trust?: Trust
+}
+
+/** What a capability is given beside its task. */
+export interface TaskContext<Data> {
+  readonly env: EnvironmentDef
+  readonly data: Data
+}
+
+export interface SetupSpec<Task, Data> extends CapabilitySpec {
+  readonly run: (task: Task, ctx: TaskContext<Data>) => Result<SetupResult, CapabilityError>
+}
+
+export interface ProtocolSpec<Task, Data, Output, Encoded extends Json> extends CapabilitySpec {
+  /** The protocol's output as stored (encoded) and as the grade receives it (decoded). */
+  readonly output: Schema.Schema<Output, Encoded>
+  /** What the candidate is offered. */
+  readonly inputs: (task: Task, ctx: TaskContext<Data> & { readonly agent: AgentDef }) => Result<ProtocolInputs, CapabilityError>
+  readonly run: (
+    task: Task,
+    ctx: ProtocolContext & { readonly data: Data }
+  ) => Effect.Effect<Output, ProtocolFailure, WorldEffects | Wallet | AttemptWorld>
+}
+
+export interface GradeSpec<Task, Data, Output> extends CapabilitySpec {
+  readonly run: (task: Task, ctx: Omit<EvaluationContext, "output"> & { readonly output: Output; readonly data: Data }) => Result<Grade, CapabilityError>
+}
+
+/** A candidate the benchmark plays itself: a scripted agent for one task. */
+export type Scripted<Task, Data> = (task: Task, ctx: TaskContext<Data>) => Result<Agent.Agent, CapabilityError>
+
+export interface Definition<Task, Data, Output, Encoded extends Json> {
+  readonly name: string
+  readonly version: string
+  readonly description: string
+  /** The dataset, loaded once for the process when first needed, from the pinned files through `read`. */
+  readonly data?: (read: Reader) => Effect.Effect<Data, Pinned.DataError | CapabilityError>
+  readonly tasks: (data: Data) => ReadonlyArray<Task>
+  readonly id: (task: Task) => string
+  /** Defaults to "all". */
+  readonly stratum?: (task: Task) => string
+  /** The task's limits (turns, tokens, …); none by default. */
+  readonly limits?: (task: Task) => Partial<Limits>
+  /** The upstream a transcription follows (repository@revision), part of the content id. */
+  readonly upstream?: string
+  readonly setup: SetupSpec<Task, Data>
+  readonly protocol: ProtocolSpec<Task, Data, Output, Encoded>
+  readonly grade: GradeSpec<Task, Data, Output>
+  /** The gold candidate: the task's reference actions. */
+  readonly gold: Scripted<Task, Data>
+  /** The do-nothing candidate; `Agent.echo` (never acts) by default. */
+  readonly doNothing?: Scripted<Task, Data>
+  /** The action space the built-in candidates' AgentDefs name ("tools" by default). */
+  readonly actionSpace?: AgentDef["actionSpace"]
+  /** Tasks no answer can pass (reported apart), by id. */
+  readonly impassable?: ReadonlySet<string>
+  readonly judged?: boolean
+  readonly untrusted?: boolean
+  readonly attribution?: string
+  /** The upstream files `assay data pull` fetches, and the folder under the data root they live in. */
+  readonly pinned?: { readonly folder?: string; readonly files: ReadonlyArray<PinnedFile>; readonly derived?: DerivedData; readonly pull?: "download" | "local-copy" }
+  readonly equivalence?: (corpus: string | null) => Effect.Effect<EquivalenceResult, CapabilityError>
+}
+
+/** The benchmark's pinned files, by their path under its folder, each checked against its sha256. */
+export interface Reader {
+  readonly text: (path: string) => Effect.Effect<string, Pinned.DataError>
+  readonly bytes: (path: string) => Effect.Effect<Uint8Array, Pinned.DataError>
+  /** The error of a pinned file the loader does not accept. */
+  readonly invalid: (path: string, detail: string) => Pinned.DataError
+}
+
+/** The references and trust of a capability, derived once from its spec. */
+const refOf = (benchmark: { readonly name: string; readonly version: string }, spec: CapabilitySpec, role: string) => ({
+  name: spec.name ?? `${benchmark.name}/${role}`,
+  version: spec.version ?? benchmark.version,
+  trust: spec.trust ?? "deterministic"
+})
+
+/** The PinnedFile paths made relative to the data root (what `assay data pull` writes). */
+const underRoot = (folder: string | undefined, files: ReadonlyArray<PinnedFile>): ReadonlyArray<PinnedFile> =>
+  folder === undefined || folder === "" ? files : files.map((f) => ({ ...f, path: `${folder.replace(/\/$/, "")}/${f.path}` }))
+
+/** A benchmark, as the evaluation path runs it: the Provider of the declaration. */
+export const make = <Task, Data = void, Output = Json, Encoded extends Json = Json>(def: Definition<Task, Data, Output, Encoded>): Provider => {
+  const setupRef = refOf(def, def.setup, "setup")
+  const protocolRef = refOf(def, def.protocol, "protocol")
+  const gradeRef = refOf(def, def.grade, "grade")
+  const source: Pinned.Source = { benchmark: def.name, ...(def.pinned?.folder !== undefined ? { folder: def.pinned.folder } : {}), ...(def.pinned?.pull !== undefined ? { pull: def.pinned.pull } : {}) }
+  const dataError = (detail: string) => new CapabilityError({ capability: def.name, reason: "data", detail })
+
+  // Loaded once for the process, on first use; a failure is kept too (the same data gives the same error).
+  const pinnedByPath = new Map((def.pinned?.files ?? []).map((f) => [f.path, f]))
+  const readerOf = (service: Pinned.PinnedDataService): Reader => {
+    const pinnedFile = (path: string) => {
+      const file = pinnedByPath.get(path)
+      return file === undefined ? Effect.fail(Pinned.invalid(source, path, "it is not among the benchmark's pinned files")) : Effect.succeed(file)
+    }
+    return {
+      text: (path) => Effect.flatMap(pinnedFile(path), (file) => service.text(source, file)),
+      bytes: (path) => Effect.flatMap(pinnedFile(path), (file) => service.bytes(source, file)),
+      invalid: (path, detail) => Pinned.invalid(source, path, detail)
+    }
+  }
+  const noData: Effect.Effect<Data, never, Pinned.PinnedData> = Effect.sync(() => undefined as Data)
+  let loaded: Effect.Effect<{ readonly data: Data; readonly byId: ReadonlyMap<string, Task> }, CapabilityError> | undefined
+  const load = Effect.suspend(() =>
+    (loaded ??= Effect.runSync(Effect.cached(
+      (def.data === undefined ? noData : Effect.flatMap(Pinned.PinnedData, (service) => def.data!(readerOf(service)))).pipe(
+        Effect.provide(Pinned.layer),
+        Effect.mapError((e) => (e._tag === "DataError" ? dataError(e.message) : e)),
+        Effect.map((data) => ({ data, byId: new Map(def.tasks(data).map((task) => [def.id(task), task])) }))
+      )
+    )))
+  )
+
+  // The task of an environment, looked up once per EnvironmentDef value (one per cell).
+  const tasks = new WeakMap<EnvironmentDef, Task>()
+  const taskOf = (env: EnvironmentDef): Effect.Effect<{ readonly task: Task; readonly data: Data }, CapabilityError> =>
+    Effect.flatMap(load, ({ byId, data }) => {
+      const known = tasks.get(env)
+      if (known !== undefined) return Effect.succeed({ task: known, data })
+      const task = byId.get(env.task)
+      if (task === undefined) return Effect.fail(dataError(`no ${def.name} task ${env.task}`))
+      tasks.set(env, task)
+      return Effect.succeed({ task, data })
+    })
+
+  const environment = (task: Task): EnvironmentDef => ({
+    benchmark: def.name,
+    task: def.id(task),
+    stratum: def.stratum?.(task) ?? "all",
+    world: { isolation: "fork", settlement: "discard", effects: defaultEffects },
+    capabilities: {
+      worldSetup: { name: setupRef.name, version: setupRef.version },
+      protocol: { name: protocolRef.name, version: protocolRef.version },
+      evaluator: { name: gradeRef.name, version: gradeRef.version },
+      upstream: def.upstream ?? null,
+      models: {}
+    },
+    limits: { ...noLimits, ...def.limits?.(task) }
+  })
+
+  const encodeOutput = Schema.encode(def.protocol.output)
+  const decodeOutput = Schema.decodeUnknown(def.protocol.output)
+  const roster = ["gold", "echo"] as const
+
+  return {
+    name: def.name,
+    version: def.version,
+    description: def.description,
+    environments: Effect.map(load, ({ byId }) => Array.from(byId.values(), environment)),
+    capabilities: {
+      worldSetup: {
+        ...setupRef,
+        setup: (env) => Effect.flatMap(taskOf(env), ({ task, data }) => Effect.suspend(() => lift(def.setup.run(task, { env, data }))))
+      },
+      protocol: {
+        ...protocolRef,
+        inputs: (env, agent) => Effect.flatMap(taskOf(env), ({ task, data }) => Effect.suspend(() => lift(def.protocol.inputs(task, { env, data, agent })))),
+        run: (ctx) =>
+          Effect.flatMap(taskOf(ctx.env), ({ task, data }) =>
+            Effect.flatMap(
+              Effect.suspend(() => def.protocol.run(task, { ...ctx, data })),
+              (output) =>
+                Effect.mapError(
+                  encodeOutput(output),
+                  (e) => new CapabilityError({ capability: protocolRef.name, reason: "protocol", detail: `its output is not what it declares: ${e.message}` })
+                )
+            ))
+      },
+      evaluator: {
+        ...gradeRef,
+        evaluate: (ctx) =>
+          Effect.flatMap(taskOf(ctx.env), ({ task, data }) =>
+            Effect.flatMap(
+              Effect.mapError(
+                decodeOutput(ctx.output),
+                (e) => new CapabilityError({ capability: gradeRef.name, reason: "evaluator", detail: `the protocol's output does not decode: ${e.message}` })
+              ),
+              (output) => Effect.suspend(() => lift(def.grade.run(task, { ...ctx, output, data })))
+            ))
+      }
+    },
+    roster,
+    rosterDef: (name) => Agent.referenceDef(name, def.actionSpace),
+    scripted: (name, env) =>
+      Effect.flatMap(taskOf(env), ({ task, data }) =>
+        name === "gold"
+          ? Effect.suspend(() => lift(def.gold(task, { env, data })))
+          : name === "echo"
+          ? def.doNothing === undefined ? Effect.succeed(Agent.echo) : Effect.suspend(() => lift(def.doNothing!(task, { env, data })))
+          : Effect.fail(dataError(`no scripted candidate ${name}: use ${roster.join(" or ")}`))),
+    ...(def.impassable !== undefined ? { impassable: def.impassable } : {}),
+    ...(def.judged !== undefined ? { judged: def.judged } : {}),
+    ...(def.untrusted !== undefined ? { untrusted: def.untrusted } : {}),
+    ...(def.attribution !== undefined ? { attribution: def.attribution } : {}),
+    ...(def.pinned !== undefined ? { data: underRoot(def.pinned.folder, def.pinned.files) } : {}),
+    ...(def.pinned?.derived !== undefined ? { derived: def.pinned.derived } : {}),
+    ...(def.equivalence !== undefined ? { equivalence: def.equivalence } : {})
+  }
+}
+
+/** A scripted agent that plays the given turns of tool calls, then answers `answer`. */
+export const plays = (name: string, turns: ReadonlyArray<AgentReply>, answer = "Done."): Agent.Agent => Agent.scripted(name, turns, answer)
