@@ -17,7 +17,6 @@ import * as AnthropicMessages from "./AnthropicMessages.ts"
 import * as ChatCompletions from "./ChatCompletions.ts"
 import { connectionFor, connectionOf, type Endpoint, endpointFor, endpointIn, endpointOf, notConnectedDetail } from "./Endpoint.ts"
 import * as Gemini from "./Gemini.ts"
-import type { LiveOptions } from "./Live.ts"
 import type { ModelError, ModelRequest, ModelResponse } from "./Model.ts"
 import * as OpenAiResponses from "./OpenAiResponses.ts"
 import { type ApiType, Registry } from "./Registry.ts"
@@ -79,6 +78,15 @@ export interface GenerateOptions {
 export interface LiveClients {
   /** One model call. Fails only with ModelError, whose message never contains a key. */
   readonly generate: (request: ModelRequest, options?: GenerateOptions) => Effect.Effect<ModelResponse, ModelError>
+}
+
+export interface LiveOptions {
+  /** send every request in this wire format, whatever its endpoint's; default each endpoint's own */
+  readonly api?: ApiType | undefined
+  /** use the streaming wire formats (each response is still returned whole); default false */
+  readonly stream?: boolean | undefined
+  /** per call; default 120 seconds */
+  readonly timeout?: Duration.DurationInput | undefined
 }
 
 const makeWith = (defaults: LiveOptions, registry: Option.Option<Registry>): Effect.Effect<LiveClients, never, HttpClient.HttpClient> =>

@@ -7,7 +7,8 @@
  * by a run that calls a model.
  */
 import type * as HttpClient from "@effect/platform/HttpClient"
-import { Context, type Duration, Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
+import type { LiveOptions } from "./Clients.ts"
 import { Model } from "./Model.ts"
 import type { ApiType } from "./Registry.ts"
 
@@ -15,14 +16,7 @@ import type { ApiType } from "./Registry.ts"
 // Live layers
 // ---------------------------------------------------------------------------------------------
 
-export interface LiveOptions {
-  /** send every request in this wire format, whatever its endpoint's; default each endpoint's own */
-  readonly api?: ApiType | undefined
-  /** use the streaming wire formats (each response is still returned whole); default false */
-  readonly stream?: boolean | undefined
-  /** per call; default 120 seconds */
-  readonly timeout?: Duration.DurationInput | undefined
-}
+export type { LiveOptions }
 
 /**
  * The live clients over the `HttpClient` in context, taken once when the layer is built (the

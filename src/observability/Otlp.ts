@@ -6,10 +6,18 @@
 import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
 import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Effect, Layer } from "effect"
-import { onlyAssaySpans, type OtlpConfig } from "./Tracing.ts"
+import { Effect, Layer, type Tracer } from "effect"
 
-export const layer = (config: OtlpConfig): Layer.Layer<never> =>
+export interface OtlpConfig {
+  /** Where trace batches are posted (`.../v1/traces`). */
+  readonly tracesUrl: string
+  readonly serviceName: string
+  /** `OTEL_EXPORTER_OTLP_HEADERS` (a collector's own credentials): sent to it, never put in a span. */
+  readonly headers: Readonly<Record<string, string>>
+}
+
+/** The exporter as the command's tracer, each span through `only` (Tracing.onlyAssaySpans: the caller's, so this module imports none of it). */
+export const layer = (config: OtlpConfig, only: (inner: Tracer.Tracer) => Tracer.Tracer): Layer.Layer<never> =>
   Layer.unwrapScoped(
     Effect.map(
       OtlpTracer.make({
@@ -20,6 +28,6 @@ export const layer = (config: OtlpConfig): Layer.Layer<never> =>
         // What is left is sent as the command ends; an unreachable collector delays its exit by at most this.
         shutdownTimeout: "3 seconds"
       }),
-      (tracer) => Layer.setTracer(onlyAssaySpans(tracer))
+      (tracer) => Layer.setTracer(only(tracer))
     )
   ).pipe(Layer.provide(Layer.mergeAll(OtlpSerialization.layerJson, NodeHttpClient.layer)))

@@ -12,6 +12,7 @@
  * is set, so a command without it pays nothing at start-up.
  */
 import { Cause, type Context, Effect, Exit, FiberRef, Layer, Option, Tracer } from "effect"
+import type { OtlpConfig } from "./Otlp.ts"
 
 export type Attributes = Readonly<Record<string, string | number | boolean | ReadonlyArray<string>>>
 
@@ -259,13 +260,7 @@ export const onlyAssaySpans = (inner: Tracer.Tracer): Tracer.Tracer =>
 // ---------------------------------------------------------------------------------------------
 // The exporter, from the standard environment variables
 
-export interface OtlpConfig {
-  /** Where trace batches are posted (`.../v1/traces`). */
-  readonly tracesUrl: string
-  readonly serviceName: string
-  /** `OTEL_EXPORTER_OTLP_HEADERS` (a collector's own credentials): sent to it, never put in a span. */
-  readonly headers: Readonly<Record<string, string>>
-}
+export type { OtlpConfig }
 
 /**
  * The exporter's settings, as OpenTelemetry's SDKs read them: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`
@@ -312,7 +307,7 @@ export const layerFromEnv = (env: Readonly<Record<string, string | undefined>> =
   }
   return Layer.unwrapEffect(
     Effect.tryPromise(() => import("./Otlp.ts")).pipe(
-      Effect.map((otlp) => otlp.layer(config)),
+      Effect.map((otlp) => otlp.layer(config, onlyAssaySpans)),
       Effect.catchAll((e) =>
         Effect.sync(() => {
           process.stderr.write(`assay: the OTLP exporter did not load (${e.message}): no traces are sent\n`)
