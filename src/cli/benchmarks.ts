@@ -35,6 +35,9 @@ const loaders: Record<string, () => Promise<Provider>> = {
 
 export const benchmarkNames = (): ReadonlyArray<string> => Object.keys(loaders)
 
+/** The harness corpus's `process/spawn` handler (`assay harness`): from the registry, the one module of src/ that imports providers/. */
+export const corpusSpawnHandler = async () => (await import("../../providers/corpus/index.ts")).spawnHandler
+
 /** A benchmark given as a path (`./bench/provider.ts`, `/abs/index.js`) rather than a name. */
 export const isBenchmarkPath = (name: string): boolean => name.includes("/") || name.includes("\\") || /\.[cm]?[jt]sx?$/.test(name)
 

@@ -26,7 +26,7 @@ import { type JudgeRequest, judgeRefOf, planHarnessRuns } from "../harness/Plan.
 import * as RunPolicy from "../harness/RunPolicy.ts"
 import * as Registry from "../model/Registry.ts"
 import type { Handlers } from "../world/WorldEffects.ts"
-import { loadBenchmark, UsageError } from "./benchmarks.ts"
+import { corpusSpawnHandler, loadBenchmark, UsageError } from "./benchmarks.ts"
 import { resolveHarnessCandidate } from "./candidates.ts"
 import { stderrProgress } from "./progress.ts"
 import { harnessBinDirs } from "./harnessBin.ts"
@@ -353,7 +353,7 @@ export const runHarnesses = (sel: HarnessRunSelection) =>
     }
     const binaries: Partial<Record<HarnessName, string>> = {}
     for (const d of p.plan.harnesses) if (d.liveness.status === "live" && d.binary !== undefined) binaries[d.harness] = d.binary
-    const { spawnHandler } = yield* Effect.promise(() => import("../../providers/corpus/index.ts"))
+    const spawnHandler = yield* Effect.promise(corpusSpawnHandler)
     const handlers: Handlers = {
       // A model judge's calls go to the Model service (provided at the edge), metered per call.
       "process/spawn": spawnHandler({ binaries, endpoint: endpointFromEnv(), python: p.python, timeoutMs: limits.timeoutSecs * 1000 })
