@@ -11,6 +11,7 @@ import * as ContentId from "../../src/content/ContentId.ts"
 import * as Agent from "../../src/evaluation/Agent.ts"
 import { CapabilityError, type Capabilities, makeEvaluator, makeProtocol, makeWorldSetup, type ProtocolContext } from "../../src/evaluation/Capabilities.ts"
 import type { Message } from "../../src/evaluation/Conversation.ts"
+import * as JudgePanel from "../../src/evaluation/JudgePanel.ts"
 import type { Provider } from "../../src/evaluation/Provider.ts"
 import { lastAnswer } from "../../src/evaluation/toolLoop.ts"
 import * as Registry from "../../src/model/Registry.ts"
@@ -148,10 +149,15 @@ export const makeCapabilities = (options: CapabilityOptions = {}): Capabilities 
         const task = yield* taskOf(ctx.env)
         const listed = parseAnswer(lastAnswer(ctx.transcript))
         const fetched = fetchedPages(ctx.output, ctx.transcript)
-        const judgeRef = ctx.env.capabilities.models["judge"]
-        if (judgeRef === undefined || listed === undefined) return grade(task, listed, fetched, null)
-        const judged = yield* judge(yield* resolveJudge(judgeRef), options.judge ?? liveJudge, task, listed)
-        return { ...grade(task, listed, fetched, judged.relevant), trust: "judge" as const, judging: judged.judging }
+        const panel = JudgePanel.panelOf(ctx.env)
+        if (panel === null || listed === undefined) return grade(task, listed, fetched, null)
+        const judges = yield* Effect.forEach(panel.judges, resolveJudge)
+        const judged = yield* judge({ judges: [judges[0]!, ...judges.slice(1)], reps: panel.reps }, options.judge ?? liveJudge, task, listed)
+        const graded = grade(task, listed, fetched, judged.relevant)
+        // The other judges' decisions go beside the grade, never into it (the first judge decides).
+        const d = graded.details
+        const details = judged.record === undefined || d === null || typeof d !== "object" || Array.isArray(d) ? d : { ...d, judges: judged.record }
+        return { ...graded, details, trust: "judge" as const, judging: judged.judging }
       })
   })
 })

@@ -1,11 +1,14 @@
 /**
  * Relevance, judged per entry by a model: is the listed product a competitor of the task's
  * product? One request per Attempt lists every entry (name, site, claim and the quote); the judge
- * answers one verdict per entry, in order. Asked as the tau2 judge is: through the run's Model
+ * answers one verdict per entry, in order (a second judge, and repetitions, are asked the same: see
+ * src/evaluation/JudgePanel.ts). Asked as the tau2 judge is: through the run's Model
  * service (the spend cap covers it), outside the Attempt's wallet and never faulted.
  */
-import { Effect, Schema } from "effect"
+import { type Array as Arr, Effect, Schema } from "effect"
 import { CapabilityError } from "../../src/evaluation/Capabilities.ts"
+import * as JudgePanel from "../../src/evaluation/JudgePanel.ts"
+import type { PanelRecord } from "../../src/evaluation/JudgePanel.ts"
 import { costOf } from "../../src/model/Cost.ts"
 import { generateInContext, type ModelRequest, type ModelResponse } from "../../src/model/Model.ts"
 import type { ResolvedModel } from "../../src/model/Registry.ts"
@@ -74,23 +77,39 @@ export const parseReply = (text: string, listed: ReadonlyArray<Listed>): Effect.
 export interface Judged {
   readonly relevant: ReadonlyArray<boolean>
   readonly judging: Judging
+  /** Every judge's decisions on each well-formed entry (`relevance:<n>`), when more than one call was made. */
+  readonly record: PanelRecord | undefined
 }
 
-export const judge = (model: ResolvedModel, call: JudgeCall, task: DiscoveryTask, listed: ReadonlyArray<Listed>): Effect.Effect<Judged, CapabilityError> =>
+const askOne = (model: ResolvedModel, call: JudgeCall, task: DiscoveryTask, listed: ReadonlyArray<Listed>) =>
+  Effect.gen(function*() {
+    const response = yield* call(judgeRequest(model, task, listed)).pipe(
+      Effect.mapError((e) => evaluatorError(`judge ${model.ref} failed: ${e.message}`))
+    )
+    return {
+      decisions: yield* parseReply(response.text ?? "", listed),
+      judging: { calls: 1, inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens, costUsd: costOf(model.model, response.usage) }
+    }
+  })
+
+/**
+ * Relevance by the first judge; with a second judge or repetitions (JudgePanel), each is asked the
+ * same request too, and their decisions on the well-formed entries are recorded beside it.
+ */
+export const judge = (
+  panel: { readonly judges: Arr.NonEmptyReadonlyArray<ResolvedModel>; readonly reps: number },
+  call: JudgeCall,
+  task: DiscoveryTask,
+  listed: ReadonlyArray<Listed>
+): Effect.Effect<Judged, CapabilityError> =>
   listed.length === 0
-    ? Effect.succeed({ relevant: [], judging: { calls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 } })
-    : Effect.gen(function*() {
-      const response = yield* call(judgeRequest(model, task, listed)).pipe(
-        Effect.mapError((e) => evaluatorError(`judge ${model.ref} failed: ${e.message}`))
-      )
-      const relevant = yield* parseReply(response.text ?? "", listed)
-      return {
-        relevant,
-        judging: {
-          calls: 1,
-          inputTokens: response.usage.inputTokens,
-          outputTokens: response.usage.outputTokens,
-          costUsd: costOf(model.model, response.usage)
-        }
-      }
-    })
+    ? Effect.succeed({ relevant: [], judging: { calls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 }, record: undefined })
+    : Effect.map(
+      JudgePanel.ask(
+        panel,
+        (m) => m.ref,
+        listed.flatMap((l, index) => (l.ok ? [{ input: `relevance:${index + 1}`, index }] : [])),
+        (model) => askOne(model, call, task, listed)
+      ),
+      (asked) => ({ relevant: asked.first.decisions, judging: asked.judging, record: asked.record })
+    )

@@ -11,11 +11,11 @@ import { type ReplayResult, replayRun } from "../experiment/Replay.ts"
 import type { Candidate, Lane } from "../experiment/Runner.ts"
 import * as Store from "../experiment/Store.ts"
 import { checkedLocation, storeExists, storeOption } from "./storeFlag.ts"
-import * as Registry from "../model/Registry.ts"
 import type { ExperimentDef } from "../schema/ExperimentDef.ts"
 import { type EffectsSpec, FaultReason, withEffects } from "../schema/EnvironmentDef.ts"
 import { loadBenchmark, UsageError } from "./benchmarks.ts"
 import { resolveCandidate } from "./candidates.ts"
+import { withJudges } from "./judges.ts"
 import { selectTasks } from "./tasks.ts"
 
 /** A replay that could not re-evaluate every Attempt: printed, then exit 1. */
@@ -38,6 +38,9 @@ const RunSettings = Schema.Struct({
   tasks: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
   faults: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
   judge: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
+  // Two judges (the first is `judge`) and repetitions, when the run had them (src/cli/judges.ts).
+  judges: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
+  judgeReps: Schema.optionalWith(Schema.Int, { default: () => 1 }),
   // --max-output-tokens: part of a model candidate where it lowers what its calls ask for.
   maxOutputTokens: Schema.optionalWith(Schema.NullOr(Schema.Number), { default: () => null })
 })
@@ -77,13 +80,8 @@ export const lanesOfRun = (settings: unknown, experiment: ExperimentDef) =>
       if (sel.tasks.length > 0) environments = selectTasks(name, environments, sel.tasks).selected
       if (faults !== null) environments = environments.map((e) => withEffects(e, faults))
       // The judge is named in each EnvironmentDef that uses one, as `run` does; it is never called here.
-      if (sel.judge !== null && provider.judged === true) {
-        const judgeRef = sel.judge
-        const judge = yield* Effect.flatMap(Registry.Registry, (r) => r.resolve(judgeRef)).pipe(
-          Effect.mapError((e) => new UsageError({ detail: `the run's judge ${judgeRef}: ${e.message}` }))
-        )
-        environments = environments.map((e) => ({ ...e, capabilities: { ...e.capabilities, models: { ...e.capabilities.models, judge: judge.ref } } }))
-      }
+      const judges = sel.judges.length > 0 ? sel.judges : sel.judge === null ? [] : [sel.judge]
+      environments = yield* withJudges(provider, environments, judges, sel.judgeReps, "the run's judge")
       const candidates: Array<Candidate> = []
       for (const def of experiment.candidates) {
         const resolved = yield* Effect.either(resolveCandidate(provider, def.name, { maxOutputTokens: sel.maxOutputTokens }))

@@ -114,6 +114,45 @@ export const Comparison = Schema.Struct({
 })
 export type Comparison = typeof Comparison.Type
 
+/**
+ * Two judges on one benchmark's judged inputs (`--judge A --judge B`): each input's first answer
+ * of each, pooled over candidates; the intervals resample tasks (src/experiment/Agreement.ts).
+ */
+export const JudgeAgreement = Schema.Struct({
+  benchmark: Schema.String,
+  /** The judge that graded, then the one it is compared with. */
+  judges: Schema.Tuple(Schema.String, Schema.String),
+  /** Inputs both decided (an NL assertion, a listed entry). */
+  decisions: Count,
+  tasks: Count,
+  agree: Count,
+  /** Raw agreement: agree / decisions. */
+  agreement: Schema.Finite,
+  /** 95% percentile bootstrap resampling tasks; null with fewer than 2 tasks. */
+  agreementInterval: Schema.NullOr(Interval),
+  /** Cohen's kappa; null when it is undefined (both judges gave one same answer to every input). */
+  kappa: Schema.NullOr(Schema.Finite),
+  kappaInterval: Schema.NullOr(Interval)
+})
+export type JudgeAgreement = typeof JudgeAgreement.Type
+
+/** One judge asked the same input several times (`--judge-reps K`) on one benchmark. */
+export const JudgeConsistency = Schema.Struct({
+  benchmark: Schema.String,
+  judge: Schema.String,
+  repetitions: Count,
+  /** Inputs asked at least twice. */
+  inputs: Count,
+  /** Share of inputs on which all its answers were the same. */
+  unanimous: Schema.Finite,
+  /** Mean over inputs of the share of pairs of its answers that agree. */
+  pairwise: Schema.Finite
+})
+export type JudgeConsistency = typeof JudgeConsistency.Type
+
+export const Judges = Schema.Struct({ agreement: Schema.Array(JudgeAgreement), consistency: Schema.Array(JudgeConsistency) })
+export type Judges = typeof Judges.Type
+
 /** The candidates on one benchmark's score–cost frontier, cheapest first. */
 export const FrontierEntry = Schema.Struct({ benchmark: Schema.String, candidates: Schema.Array(Schema.String) })
 export type FrontierEntry = typeof FrontierEntry.Type
@@ -264,6 +303,8 @@ export const Report = Schema.Struct({
   notes: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
   /** Shown prominently, e.g. an incomplete run or unpredicted inputs. */
   warnings: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
+  /** With a second judge or judge repetitions: their agreement and self-consistency per benchmark. */
+  judges: Schema.optionalWith(Judges, { exact: true }),
   /** Harness runs: the orchestrator and worker picks. */
   recommendation: Schema.optionalWith(Recommendation, { exact: true }),
   /** The fault spec and what it did; absent in reports stored before faults were reported. */
@@ -596,6 +637,49 @@ const noiseTable = (cards: ReadonlyArray<Scorecard>): Table => ({
   rows: cards.flatMap((c) => (c.noise === undefined ? [] : [noiseRow(c.candidate, c.noise)]))
 })
 
+/** Two judges' agreement on a benchmark (`--judge A --judge B`). */
+const agreementTable = (judges: Judges | undefined, benchmark: string): Table => ({
+  headers: ["graded by", "compared with", "decisions", "tasks", "agree", "agreement", "95% interval", "kappa", "95% interval"],
+  align: ["left", "left", "right", "right", "right", "right", "left", "right", "left"],
+  rows: (judges?.agreement ?? []).filter((a) => a.benchmark === benchmark).map((a) => [
+    a.judges[0],
+    a.judges[1],
+    formatCount(a.decisions),
+    formatCount(a.tasks),
+    formatCount(a.agree),
+    formatPercent(a.agreement),
+    a.agreementInterval === null ? "none (one task)" : `[${formatPercent(a.agreementInterval[0])}, ${formatPercent(a.agreementInterval[1])}]`,
+    a.kappa === null ? dash : formatSigned(a.kappa),
+    a.kappaInterval === null ? dash : formatInterval(a.kappaInterval, true)
+  ])
+})
+
+/** Each judge's agreement with itself when asked again (`--judge-reps K`). */
+const consistencyTable = (judges: Judges | undefined, benchmark: string): Table => ({
+  headers: ["judge", "asked", "inputs", "all answers alike", "pairs alike"],
+  align: ["left", "right", "right", "right", "right"],
+  rows: (judges?.consistency ?? []).filter((c) => c.benchmark === benchmark).map((c) => [
+    c.judge,
+    `${c.repetitions}×`,
+    formatCount(c.inputs),
+    formatPercent(c.unanimous),
+    formatPercent(c.pairwise)
+  ])
+})
+
+const agreementCaption = "Each judged input (an NL assertion, a listed entry) decided by both judges, their first answers, over every candidate; " +
+  "the first judge's answers are the score. Intervals resample tasks (a task's inputs share its conversation); kappa corrects agreement " +
+  "for chance (1: always alike, 0: as alike as chance makes two judges with these rates of yes; none when both said one same answer to everything)."
+
+const consistencyCaption = "The same judge asked the same input again: the share of inputs on which every answer was alike, and of pairs of answers that were."
+
+/** The judges' sections of one benchmark: [title, table, caption] for each that has rows. */
+const judgeSections = (judges: Judges | undefined, benchmark: string): ReadonlyArray<readonly [string, Table, string]> =>
+  [
+    ["judges' agreement", agreementTable(judges, benchmark), agreementCaption] as const,
+    ["judge self-consistency", consistencyTable(judges, benchmark), consistencyCaption] as const
+  ].filter(([, table]) => table.rows.length > 0)
+
 const noiseCaption =
   "flip rate: tasks whose verdict differs between repetitions; sd across reps: how far the benchmark mean of one repetition moves from the next; shares: of the interval's variance, from tasks disagreeing with themselves (more repetitions shrink it) and from which tasks were sampled (only more tasks shrink it)"
 
@@ -708,6 +792,7 @@ export const renderText = (report: Report): string => {
     if (noise.rows.length > 0) out.push("", `${benchmark}, noise floor`, textTable(noise), "", noiseCaption)
     const failures = failuresOf(report.scorecards, benchmark)
     if (failures.checks.length > 0) out.push("", `${benchmark}, failures per check`, textTable(failureTable(failures)))
+    for (const [title, table, caption] of judgeSections(report.judges, benchmark)) out.push("", `${benchmark}, ${title}`, textTable(table), "", caption)
     out.push("", `${benchmark}, score–cost frontier: ${frontierLine(wholeOf(report.scorecards, benchmark))}`)
   }
   if (report.comparisons.length > 0) out.push("", "paired comparisons", textTable(comparisonTable(report.comparisons)), "", ...comparisonLines(report.comparisons))
@@ -814,6 +899,9 @@ export const renderMarkdown = (report: Report): string => {
     if (noise.rows.length > 0) out.push("", "### Noise floor", "", markdownTable(noise), "", markdownCell(noiseCaption))
     const failures = failuresOf(report.scorecards, benchmark)
     if (failures.checks.length > 0) out.push("", "### Failures per check", "", markdownTable(failureTable(failures)))
+    for (const [title, table, caption] of judgeSections(report.judges, benchmark)) {
+      out.push("", `### ${title[0]!.toUpperCase()}${title.slice(1)}`, "", markdownTable(table), "", markdownCell(caption))
+    }
     out.push("", `Score–cost frontier: ${markdownCell(frontierLine(wholeOf(report.scorecards, benchmark)))}`)
   }
   if (report.comparisons.length > 0) {
@@ -1196,6 +1284,9 @@ export const renderHtmlBody = (report: Report): string => {
     const noise = noiseTable(whole)
     if (noise.rows.length > 0) body.push(`<h3>Noise floor</h3>`, htmlTable(noise, colorOf), `<p class="caption">${escapeHtml(noiseCaption)}</p>`)
     if (failures.checks.length > 0) body.push(`<h3>Failures per check</h3>`, htmlTable(failureTable(failures)))
+    for (const [title, table, caption] of judgeSections(report.judges, benchmark)) {
+      body.push(`<h3>${escapeHtml(`${title[0]!.toUpperCase()}${title.slice(1)}`)}</h3>`, htmlTable(table), `<p class="caption">${escapeHtml(caption)}</p>`)
+    }
     body.push(`</section>`)
   }
   if (report.comparisons.length > 0) {

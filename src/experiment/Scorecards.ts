@@ -10,7 +10,9 @@ import type { Attempt } from "../schema/Attempt.ts"
 import { Judging } from "../schema/Attempt.ts"
 import { failuresOf } from "../schema/Verdict.ts"
 import type { FaultSpec } from "../schema/EnvironmentDef.ts"
-import type { CandidateFaults, CellFault, CellResult, Comparison, Faults, OutageCell, Scorecard } from "./Report.ts"
+import { PanelRecord, recordOf } from "../evaluation/JudgePanel.ts"
+import { agreement, type PairedDecision, selfConsistency } from "./Agreement.ts"
+import type { CandidateFaults, CellFault, CellResult, Comparison, Faults, JudgeAgreement, JudgeConsistency, Judges, OutageCell, Scorecard } from "./Report.ts"
 import {
   clusteredMean,
   holm,
@@ -59,7 +61,9 @@ export const CellSummary = Schema.Struct({
     costUsd: Schema.NullOr(Schema.Number),
     wallSeconds: Schema.Number
   }),
-  judging: Schema.optionalWith(Judging, { exact: true })
+  judging: Schema.optionalWith(Judging, { exact: true }),
+  /** Every judge's decisions, when the verdict has more than one call's (a second judge, repetitions). */
+  judges: Schema.optionalWith(PanelRecord, { exact: true })
 })
 export type CellSummary = typeof CellSummary.Type
 
@@ -80,8 +84,14 @@ export const summaryOf = (a: Attempt): CellSummary => ({
   injected: a.faults.length,
   faults: faultsOfAttempt(a),
   usage: { inputTokens: a.usage.inputTokens, outputTokens: a.usage.outputTokens, costUsd: a.usage.costUsd, wallSeconds: a.usage.wallSeconds },
-  ...(a.judging !== undefined ? { judging: a.judging } : {})
+  ...(a.judging !== undefined ? { judging: a.judging } : {}),
+  ...judgesOf(a)
 })
+
+const judgesOf = (a: Attempt): { readonly judges?: PanelRecord } => {
+  const record = a.verdict.ended === null && a.judging !== undefined ? recordOf(a.verdict.details) : undefined
+  return record === undefined ? {} : { judges: record }
+}
 
 /**
  * Summaries of Attempts, and a predicate on Attempts read on their summaries: the Attempt-taking
@@ -464,3 +474,52 @@ export const cellResultsOfCells = (cells: ReadonlyArray<CellSummary>): ReadonlyA
     ended: a.ended,
     faults: a.faults
   }))
+
+// ---------------------------------------------------------------------------------------------
+// Judges
+
+/**
+ * The judges' agreement and self-consistency per benchmark, from the cells whose verdicts keep
+ * more than one judge call (src/evaluation/JudgePanel.ts); undefined when none does, so a run
+ * with one judge asked once has no such section. Inputs are pooled over candidates and clustered
+ * by task: the same task's inputs share its conversation.
+ */
+export const judgesOfCells = (cells: ReadonlyArray<CellSummary>): Judges | undefined => {
+  const judged = cells.filter((c): c is CellSummary & { readonly judges: PanelRecord } => c.judges !== undefined && !isOutage(c))
+  if (judged.length === 0) return undefined
+  const agreements: Array<JudgeAgreement> = []
+  const consistency: Array<JudgeConsistency> = []
+  for (const [, group] of groupBy(judged, (c) => JSON.stringify([c.benchmark, c.judges.judges]))) {
+    const benchmark = group[0]!.benchmark
+    const judges = group[0]!.judges.judges
+    const [first, second] = judges
+    if (first !== undefined && second !== undefined) {
+      const pairs: Array<PairedDecision> = group.flatMap((c) =>
+        c.judges.inputs.flatMap((i) => {
+          const a = i.decisions[0]?.[0]
+          const b = i.decisions[1]?.[0]
+          return a === undefined || b === undefined ? [] : [{ cluster: `${c.benchmark}/${c.task}`, a, b }]
+        })
+      )
+      const agreed = agreement(pairs, { seed: SEED })
+      if (agreed.n > 0) {
+        agreements.push({
+          benchmark,
+          judges: [first, second],
+          decisions: agreed.n,
+          tasks: agreed.clusters,
+          agree: agreed.agree,
+          agreement: agreed.observed,
+          agreementInterval: agreed.observedInterval,
+          kappa: Number.isNaN(agreed.kappa) ? null : agreed.kappa,
+          kappaInterval: agreed.kappaInterval
+        })
+      }
+    }
+    judges.forEach((judge, j) => {
+      const found = selfConsistency(group.flatMap((c) => c.judges.inputs.map((i) => i.decisions[j] ?? [])))
+      if (found !== null) consistency.push({ benchmark, judge, ...found })
+    })
+  }
+  return { agreement: agreements, consistency }
+}

@@ -14,6 +14,7 @@
  */
 import { Effect, Schema } from "effect"
 import { type Attempt, type Canonical, Capabilities, type Clients, Cost, Model, type Registry, World } from "../../../src/index.ts"
+import * as JudgePanel from "../../../src/evaluation/JudgePanel.ts"
 import { actionCheck, communicateCheck, type Task, type TrajectoryToolCall } from "../retail/tasks.ts"
 import type { ConversationOutput, Tau2Message } from "./conversation.ts"
 
@@ -24,8 +25,13 @@ export type JudgeCall = (request: Clients.ModelRequest) => Effect.Effect<Clients
 export const liveJudge: JudgeCall = Model.generateInContext
 
 export interface Judge {
+  /** The judge whose answers grade the NL assertions. */
   readonly model: Registry.ResolvedModel
   readonly call: JudgeCall
+  /** A second judge asked the same, for agreement only (src/evaluation/JudgePanel.ts). */
+  readonly second?: Registry.ResolvedModel
+  /** How many times each judge is asked the same (self-consistency); once when absent. */
+  readonly reps?: number
 }
 
 /** The domain's side of grading: the task and how its DB is checked. */
@@ -190,23 +196,37 @@ export const grade = (grading: Grading, output: ConversationOutput, final: World
         assertions.forEach((_, n) => notEvaluated.push(`nl:${n}`))
       } else {
         const judge = grading.judge
-        const response = yield* judge.call(judgeRequest(judge.model, output.messages, assertions)).pipe(
-          Effect.mapError((e) => evaluatorError(`judge ${judge.model.ref} failed: ${e.message}`))
+        const askOne = (model: Registry.ResolvedModel) =>
+          Effect.gen(function*() {
+            const response = yield* judge.call(judgeRequest(model, output.messages, assertions)).pipe(
+              Effect.mapError((e) => evaluatorError(`judge ${model.ref} failed: ${e.message}`))
+            )
+            const nl = yield* parseJudgeReply(response.text ?? "", assertions)
+            const judging: Attempt.Judging = {
+              calls: 1,
+              inputTokens: response.usage.inputTokens,
+              outputTokens: response.usage.outputTokens,
+              costUsd: Cost.costOf(model.model, response.usage)
+            }
+            return { response, nl, decisions: nl.map((c) => c.met), judging }
+          })
+        // The first judge's first answer grades; a second judge and repetitions are recorded beside it.
+        const asked = yield* JudgePanel.ask(
+          { judges: judge.second === undefined ? [judge.model] : [judge.model, judge.second], reps: judge.reps ?? 1 },
+          (m) => m.ref,
+          assertions.map((_, index) => ({ input: `nl:${index}`, index })),
+          askOne
         )
-        const nl = yield* parseJudgeReply(response.text ?? "", assertions)
+        const { response, nl } = asked.first
         nl.forEach((c, n) => (checks[`nl:${n}`] = c.met))
         if (!nl.every((c) => c.met)) reward = 0
-        judging = {
-          calls: 1,
-          inputTokens: response.usage.inputTokens,
-          outputTokens: response.usage.outputTokens,
-          costUsd: Cost.costOf(judge.model.model, response.usage)
-        }
+        judging = asked.judging
         details["judge"] = {
           model: judge.model.ref,
           usage: { input: response.usage.inputTokens, output: response.usage.outputTokens },
           assertions: nl.map((c) => ({ met: c.met, justification: c.justification }))
         }
+        if (asked.record !== undefined) details["judges"] = asked.record
       }
     }
     // A judge decided some checks: the reward is only as trustworthy as the judge.

@@ -7,6 +7,7 @@
  */
 import { Effect, Either } from "effect"
 import { Agent, Capabilities, EnvironmentDef, type Provider, Registry, type Tool } from "../../../src/index.ts"
+import * as JudgePanel from "../../../src/evaluation/JudgePanel.ts"
 import type { Task } from "../retail/tasks.ts"
 import {
   agentSystemPrompt,
@@ -227,8 +228,14 @@ export const makeTau2Provider = <T extends { readonly id: string }, D extends Do
           const [l, task] = yield* taskOf(ctx.env)
           const output = yield* decodeOutput(ctx.output)
           const checks = yield* domain.grading(l, task, ctx)
-          const judgeRef = ctx.env.capabilities.models["judge"]
-          const judge = judgeRef === undefined ? null : { model: yield* resolveModel(judgeRef, "evaluator"), call: options.judge ?? liveJudge }
+          const panel = JudgePanel.panelOf(ctx.env)
+          const second = panel?.judges[1]
+          const judge = panel === null ? null : {
+            model: yield* resolveModel(panel.judges[0], "evaluator"),
+            call: options.judge ?? liveJudge,
+            ...(second === undefined ? {} : { second: yield* resolveModel(second, "evaluator") }),
+            reps: panel.reps
+          }
           return yield* grade({ ...checks, task: domain.upstreamTask(task), judge }, output, ctx.final)
         })
     })
