@@ -7,7 +7,6 @@
  * Dicts are entry lists because JS objects reorder integer-like keys ("1234") and Python dicts
  * keep insertion order.
  */
-export { calculate } from "./calculate.ts"
 
 /** A Python float. */
 export interface PyFloat {
