@@ -83,8 +83,8 @@ export interface Definition<Task, Data, Output, Encoded extends Json> {
   readonly data?: (read: Reader) => Effect.Effect<Data, Pinned.DataError | CapabilityError>
   readonly tasks: (data: Data) => ReadonlyArray<Task>
   readonly id: (task: Task) => string
-  /** Defaults to "all". */
-  readonly stratum?: (task: Task) => string
+  /** Defaults to "all"; null for a benchmark without strata. */
+  readonly stratum?: (task: Task) => string | null
   /** The task's limits (turns, tokens, …); none by default. */
   readonly limits?: (task: Task) => Partial<Limits>
   /** The upstream a transcription follows (repository@revision), part of the content id. */
@@ -136,7 +136,8 @@ export const make = <Task, Data = void, Output = Json, Encoded extends Json = Js
   const dataError = (detail: string) => new CapabilityError({ capability: def.name, reason: "data", detail })
 
   // Loaded once for the process, on first use; a failure is kept too (the same data gives the same error).
-  const pinnedByPath = new Map((def.pinned?.files ?? []).map((f) => [f.path, f]))
+  // The derived files (made by the pull from pinned ones) are read like them, each against its pinned sha256.
+  const pinnedByPath = new Map([...(def.pinned?.files ?? []), ...(def.pinned?.derived?.files ?? [])].map((f) => [f.path, f]))
   const readerOf = (service: Pinned.PinnedDataService): Reader => {
     const pinnedFile = (path: string) => {
       const file = pinnedByPath.get(path)
@@ -175,7 +176,7 @@ export const make = <Task, Data = void, Output = Json, Encoded extends Json = Js
   const environment = (task: Task): EnvironmentDef => ({
     benchmark: def.name,
     task: def.id(task),
-    stratum: def.stratum?.(task) ?? "all",
+    stratum: def.stratum === undefined ? "all" : def.stratum(task),
     world: { isolation: "fork", settlement: "discard", effects: defaultEffects },
     capabilities: {
       worldSetup: { name: setupRef.name, version: setupRef.version },
