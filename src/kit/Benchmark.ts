@@ -89,6 +89,8 @@ export interface Definition<Task, Data, Output, Encoded extends Json> {
   readonly limits?: (task: Task) => Partial<Limits>
   /** The upstream a transcription follows (repository@revision), part of the content id. */
   readonly upstream?: string
+  /** The world spec of every environment; a fork discarded after the Attempt, with the default effects, by default. */
+  readonly world?: EnvironmentDef["world"]
   readonly setup: SetupSpec<Task, Data>
   readonly protocol: ProtocolSpec<Task, Data, Output, Encoded>
   readonly grade: GradeSpec<Task, Data, Output>
@@ -150,13 +152,17 @@ export const make = <Task, Data = void, Output = Json, Encoded extends Json = Js
     }
   }
   const noData: Effect.Effect<Data, never, Pinned.PinnedData> = Effect.sync(() => undefined as Data)
-  let loaded: Effect.Effect<{ readonly data: Data; readonly byId: ReadonlyMap<string, Task> }, CapabilityError> | undefined
+  let loaded: Effect.Effect<{ readonly data: Data; readonly byId: ReadonlyMap<string, Task>; readonly environments: ReadonlyArray<EnvironmentDef> }, CapabilityError> | undefined
   const load = Effect.suspend(() =>
     (loaded ??= Effect.runSync(Effect.cached(
       (def.data === undefined ? noData : Effect.flatMap(Pinned.PinnedData, (service) => def.data!(readerOf(service)))).pipe(
         Effect.provide(Pinned.layer),
         Effect.mapError((e) => (e._tag === "DataError" ? dataError(e.message) : e)),
-        Effect.map((data) => ({ data, byId: new Map(def.tasks(data).map((task) => [def.id(task), task])) }))
+        Effect.map((data) => {
+          const byId = new Map(def.tasks(data).map((task) => [def.id(task), task]))
+          // Made once: every caller of `environments` gets the same EnvironmentDefs.
+          return { data, byId, environments: Array.from(byId.values(), environment) }
+        })
       )
     )))
   )
@@ -177,7 +183,7 @@ export const make = <Task, Data = void, Output = Json, Encoded extends Json = Js
     benchmark: def.name,
     task: def.id(task),
     stratum: def.stratum === undefined ? "all" : def.stratum(task),
-    world: { isolation: "fork", settlement: "discard", effects: defaultEffects },
+    world: def.world ?? { isolation: "fork", settlement: "discard", effects: defaultEffects },
     capabilities: {
       worldSetup: { name: setupRef.name, version: setupRef.version },
       protocol: { name: protocolRef.name, version: protocolRef.version },
@@ -196,7 +202,7 @@ export const make = <Task, Data = void, Output = Json, Encoded extends Json = Js
     name: def.name,
     version: def.version,
     description: def.description,
-    environments: Effect.map(load, ({ byId }) => Array.from(byId.values(), environment)),
+    environments: Effect.map(load, ({ environments }) => environments),
     capabilities: {
       worldSetup: {
         ...setupRef,
