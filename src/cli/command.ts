@@ -41,6 +41,7 @@ import { capLines, type CapCoverage, coverageOf } from "./capCoverage.ts"
 import { defaultAllowance } from "../harness/Allowance.ts"
 import { harnessNames } from "../harness/Harness.ts"
 import { harnessBinDirs } from "./harnessBin.ts"
+import { harnessesCommand, harnessesDocs, harnessesSubcommands } from "./harnesses.ts"
 import { harnessJudge, judgesOf, withJudges } from "./judges.ts"
 import { DEFAULT_MAX_USD, DEFAULT_TIMEOUT_SECS, harnessOptions, harnessRunOptions, isHarnessSelection, planHarness, runHarnesses } from "./harness.ts"
 import { stderrProgress } from "./progress.ts"
@@ -287,6 +288,7 @@ const docs = {
   "": { about: "Evaluate LLM agents and agent harnesses on public benchmarks, reproducibly and at known cost." },
   tasks: tasksDoc,
   runs: runsDoc,
+  ...harnessesDocs,
   models: modelsDoc,
   plan: {
     about: "Show what a run would do: benchmarks, candidates, cells (new, kept, stale, faulted to run again), live model providers. " +
@@ -970,7 +972,7 @@ const equivalenceCommand = Command.make(
 
 // ---------------------------------------------------------------------------------------------
 
-const commands = [planCommand, runCommand, reportCommand, runsCommand, tasksCommand, modelsCommand, noiseCommand, replayCommand, workerCommand, viewCommand, dataCommand, equivalenceCommand] as const
+const commands = [planCommand, runCommand, reportCommand, runsCommand, tasksCommand, modelsCommand, noiseCommand, replayCommand, workerCommand, viewCommand, dataCommand, equivalenceCommand, harnessesCommand] as const
 
 const assay = Command.make("assay").pipe(
   Command.withSubcommands(commands),
@@ -1037,7 +1039,10 @@ const nodeOf = (command: { readonly descriptor: CommandDescriptor.Command<unknow
   children
 })
 
-const commandTree: CommandNode = nodeOf(assay, commands.map((c) => (c === dataCommand ? nodeOf(c, dataCommands.map((d) => nodeOf(d))) : nodeOf(c))))
+const childrenOf = (c: (typeof commands)[number]): ReadonlyArray<CommandNode> =>
+  c === dataCommand ? dataCommands.map((d) => nodeOf(d)) : c === harnessesCommand ? harnessesSubcommands.map((d) => nodeOf(d)) : []
+
+const commandTree: CommandNode = nodeOf(assay, commands.map((c) => nodeOf(c, childrenOf(c))))
 
 /** The command named by the leading words of `args` (`data pull`). */
 const commandAt = (args: ReadonlyArray<string>): { readonly path: ReadonlyArray<string>; readonly node: CommandNode } => {

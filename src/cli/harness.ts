@@ -29,7 +29,7 @@ import type { Handlers } from "../world/WorldEffects.ts"
 import { corpusSpawnHandler, loadBenchmark, UsageError } from "./benchmarks.ts"
 import { resolveHarnessCandidate } from "./candidates.ts"
 import { stderrProgress } from "./progress.ts"
-import { harnessBinDirs } from "./harnessBin.ts"
+import { harnessBinDirs, harnessEndpoint } from "./harnessBin.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Options (spread into the command's own)
@@ -249,12 +249,6 @@ export const planHarness = (sel: HarnessSelection) =>
 // ---------------------------------------------------------------------------------------------
 // Run
 
-/** The endpoint harnesses are pointed at, when `ASSAY_HARNESS_BASE_URL` is set; else their own login. */
-const endpointFromEnv = () => {
-  const baseUrl = process.env["ASSAY_HARNESS_BASE_URL"]
-  return baseUrl === undefined || baseUrl === "" ? undefined : { baseUrl, apiKey: process.env["ASSAY_HARNESS_API_KEY"] ?? "sk-assay-local" }
-}
-
 /** The options as the policy's limits: the defaults filled in, and each checked. */
 const limitsOf = (sel: HarnessRunSelection): Effect.Effect<RunPolicy.Limits, UsageError> => {
   const limits: RunPolicy.Limits = {
@@ -310,7 +304,7 @@ const runInStore = (sel: HarnessRunSelection, p: Prepared, limits: RunPolicy.Lim
           judge: p.judgeRef,
           preflightUsd: Option.getOrNull(sel.preflightUsd),
           preflightShare: Option.getOrNull(sel.preflightShare),
-          endpoint: endpointFromEnv() === undefined ? "harness login" : "ASSAY_HARNESS_BASE_URL"
+          endpoint: harnessEndpoint() === undefined ? "harness login" : "ASSAY_HARNESS_BASE_URL"
         }
       }),
       finish
@@ -356,7 +350,7 @@ export const runHarnesses = (sel: HarnessRunSelection) =>
     const spawnHandler = yield* Effect.promise(corpusSpawnHandler)
     const handlers: Handlers = {
       // A model judge's calls go to the Model service (provided at the edge), metered per call.
-      "process/spawn": spawnHandler({ binaries, endpoint: endpointFromEnv(), python: p.python, timeoutMs: limits.timeoutSecs * 1000 })
+      "process/spawn": spawnHandler({ binaries, endpoint: harnessEndpoint(), python: p.python, timeoutMs: limits.timeoutSecs * 1000 })
     }
     return yield* Effect.provide(runInStore(sel, p, limits, handlers), Store.layer(sel.home))
   })

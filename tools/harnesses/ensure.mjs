@@ -1,5 +1,6 @@
 // Before the tests: install the pinned agent CLIs the harness tests run, from the lock file, when
-// any of them is missing or at another version (a checkout installed before a CLI was added).
+// any of them is missing or at another version (a checkout installed before a CLI was added). By
+// hand, `assay harnesses install [NAME...]` installs only the ones named.
 import { execFileSync } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { dirname, join } from "node:path"
