@@ -15,8 +15,9 @@ import { Effect, Layer, Schema } from "effect"
 import { encodeJson } from "../experiment/Report.ts"
 import * as Store from "../experiment/Store.ts"
 import { Attempt } from "../schema/Attempt.ts"
-import { attemptOf, compare, listRuns, progressOf, reportOf, runBrief } from "./Data.ts"
-import { attemptPage, comparePage, errorPage, liveScript, redact, runPage, runsPage } from "./Pages.ts"
+import { attemptOf, cellsOf, compare, listRuns, pairOf, progressOf, reportOf, runBrief, siblingsOf } from "./Data.ts"
+import { attemptPage, comparePage, errorPage, liveScript, pairPage, redact, runPage, runsPage } from "./Pages.ts"
+import { viewScript } from "./Script.ts"
 
 export interface ViewOptions {
   readonly at: Store.Location
@@ -226,14 +227,25 @@ export const router = HttpRouter.empty.pipe(
       const brief = yield* runBrief(runId)
       const report = yield* reportOf(runId)
       const progress = report === null ? yield* progressOf(runId) : null
-      return runPage(brief, report, progress, yield* compare([runId], []))
+      return runPage(brief, report, progress, yield* cellsOf(runId))
     }))
   ),
   HttpRouter.get(
     "/runs/:runId/attempts/:attemptId",
     asPage(Effect.gen(function*() {
       const stored = yield* attemptOf(yield* param("runId"), decodeURIComponent(yield* param("attemptId")))
-      return attemptPage(stored)
+      return attemptPage(stored, yield* siblingsOf(stored))
+    }))
+  ),
+  HttpRouter.get(
+    "/pair",
+    asPage(Effect.gen(function*() {
+      const one = (name: string) => Effect.map(listParam(name), (v) => v[0] ?? "")
+      const [ra, a, rb, b] = [yield* one("ra"), yield* one("a"), yield* one("rb"), yield* one("b")]
+      if ([ra, a, rb, b].includes("")) {
+        return yield* new Refused({ status: 400, reason: "side by side needs two Attempts: /pair?ra=RUN&a=ATTEMPT&rb=RUN&b=ATTEMPT (the comparison page links them)" })
+      }
+      return pairPage(yield* pairOf({ runId: ra, id: a }, { runId: rb, id: b }))
     }))
   ),
   HttpRouter.get(
@@ -246,6 +258,7 @@ export const router = HttpRouter.empty.pipe(
     }))
   ),
   HttpRouter.get("/static/live.js", Effect.succeed(HttpServerResponse.text(liveScript, { contentType: "text/javascript; charset=utf-8" }))),
+  HttpRouter.get("/static/view.js", Effect.succeed(HttpServerResponse.text(viewScript, { contentType: "text/javascript; charset=utf-8" }))),
   HttpRouter.get("/api/runs", asJson(Effect.map(listRuns, (runs) => jsonResponse({ runs })))),
   HttpRouter.get(
     "/api/runs/:runId",
@@ -257,6 +270,13 @@ export const router = HttpRouter.empty.pipe(
       if (report === null) return jsonResponse(yield* progressOf(runId), 409)
       // The document `assay report RUN --json [--cells]` prints, byte for byte.
       return jsonText((yield* Effect.orDie(encodeJson(report, { cells }))) + "\n")
+    }))
+  ),
+  HttpRouter.get(
+    "/api/runs/:runId/cells",
+    asJson(Effect.gen(function*() {
+      const runId = yield* param("runId")
+      return jsonResponse({ runId, cells: yield* cellsOf(runId) })
     }))
   ),
   HttpRouter.get("/api/runs/:runId/progress", asJson(Effect.flatMap(param("runId"), (runId) => Effect.map(progressOf(runId), (p) => jsonResponse(p))))),
