@@ -88,6 +88,19 @@ describe("assay harnesses", () => {
   }, 60_000)
 })
 
+describe("assay harnesses --help", () => {
+  it("describes each subcommand's flags and arguments, and the top help lists both", async () => {
+    for (const sub of ["list", "install"]) {
+      const r = await assay(["harnesses", sub, "--help"])
+      expect(r.code, r.stderr).toBe(0)
+      expect(r.stdout).toContain(`assay harnesses ${sub}`)
+      expect(r.stdout).not.toContain("(not described)")
+    }
+    const top = await assay(["--help"])
+    for (const c of ["harnesses list", "harnesses install"]) expect(top.stdout).toContain(`  ${c} `)
+  }, 60_000)
+})
+
 describe("ASSAY_HARNESS_BASE_URL", () => {
   it("is taken with or without /v1 and trailing slashes, as OPENAI_BASE_URL is given", () => {
     for (const given of ["http://127.0.0.1:4000", "http://127.0.0.1:4000/", "http://127.0.0.1:4000/v1", "http://127.0.0.1:4000/v1/"]) {
