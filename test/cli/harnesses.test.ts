@@ -59,7 +59,7 @@ describe("assay harnesses", () => {
     expect(line("codex")).toMatch(/0\.171\.0\s+0\.171\.0\s+yes, 0\.171\.0$/)
     expect(line("claude")).toContain("not installed: run assay harnesses install claude")
     expect(line("qwen")).toContain("0.15.9, not the pinned version: run assay harnesses install qwen")
-  }, 60_000)
+  }, 120_000)
 
   it("install refuses an unknown name in one line (exit 2) and leaves a CLI at its pin alone", async () => {
     const tools = toolsFolder()
@@ -72,7 +72,7 @@ describe("assay harnesses", () => {
     const none = await assay(["harnesses", "install"], env(tempDir("assay-harnesses-none-")))
     expect(none.code).toBe(1)
     expect(none.stderr).toMatch(/^assay: no \S+package\.json: the pinned agent CLIs are part of a checkout of assay/)
-  }, 60_000)
+  }, 120_000)
 
   it("install with no registry to reach fails in one line and puts the installed CLIs back", async () => {
     const tools = toolsFolder()
@@ -85,7 +85,7 @@ describe("assay harnesses", () => {
     expect(existsSync(join(tools, "node_modules", "@openai", "codex", "package.json"))).toBe(true)
     expect(existsSync(join(tools, "node_modules", "@mariozechner"))).toBe(false)
     expect(existsSync(join(tools, ".install"))).toBe(false)
-  }, 60_000)
+  }, 120_000)
 })
 
 describe("assay harnesses --help", () => {
@@ -98,7 +98,7 @@ describe("assay harnesses --help", () => {
     }
     const top = await assay(["--help"])
     for (const c of ["harnesses list", "harnesses install"]) expect(top.stdout).toContain(`  ${c} `)
-  }, 60_000)
+  }, 120_000)
 })
 
 describe("ASSAY_HARNESS_BASE_URL", () => {

@@ -25,6 +25,7 @@ export const notUnderDeno: ReadonlyArray<readonly [string, string]> = [
   ["test/harness/Plan.test.ts", "starts the fake agent CLI with process.execPath (deno without permissions)"],
   // bird grades with better-sqlite3 in a child process of the runtime, which under Deno cannot load it.
   ["test/providers/bird/grade.test.ts", "bird's SQL executor loads better-sqlite3 (not under Deno)"],
+  ["test/providers/bird/sqlite340.test.ts", "bird's SQL executor loads better-sqlite3 (not under Deno)"],
   ["test/cli/bird.test.ts", "bird's SQL executor loads better-sqlite3 (not under Deno)"],
   // These make or read a store file with better-sqlite3 in a helper started as process.execPath -e (a Deno under Deno).
   ["test/cli/storeOwnership.test.ts", "makes foreign and older stores with better-sqlite3 through process.execPath"],
