@@ -1,8 +1,10 @@
 import { defineConfig } from "vitest/config"
+import { testDataFolder } from "./tools/data/root.mjs"
 
 const shared = {
-  // Benchmark data is read from ASSAY_DATA_DIR; the shared copy sits beside the checkout.
-  env: { ASSAY_DATA_DIR: process.env.ASSAY_DATA_DIR ?? "../shared/data" },
+  // Benchmark data is read from ASSAY_DATA_DIR: the folder npm test's pretest fills (tools/data/ensure.mjs),
+  // chosen in tools/data/root.mjs (ASSAY_DATA_DIR, else ../shared/data when it exists, else the user's default).
+  env: { ASSAY_DATA_DIR: testDataFolder().dir },
   // After each test file, the folders test/support/tempDirs.ts made for it are removed.
   setupFiles: ["test/support/removeTempDirs.ts"],
   testTimeout: 60_000,
