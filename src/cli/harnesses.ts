@@ -3,8 +3,8 @@
  * file), each with its pinned version, the version installed beside it, and whether its binary
  * starts (`--version`). `assay harnesses install [NAME...]` installs the pinned ones there, as the
  * tests' pretest does, but only those named: npm installs from the one lock file a package.json
- * holding the named CLIs and those already installed, so every transitive version stays pinned and
- * nothing installed is removed.
+ * holding the named CLIs and those already installed (brought to their pins), so every transitive
+ * version stays pinned and nothing installed is removed.
  */
 import { spawn } from "node:child_process"
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
@@ -176,9 +176,9 @@ const npm = (args: ReadonlyArray<string>): Effect.Effect<{ readonly code: number
   })
 
 /**
- * Installs `wanted` at their pinned versions into the tools folder `dir`, keeping what is installed
- * there: npm runs in a staging folder holding the lock file and a package.json of those CLIs, with
- * the folder's node_modules moved in and moved back whatever happens.
+ * Installs `wanted` at their pinned versions into the tools folder `dir`, keeping `keep` (the CLIs
+ * installed at their pins): npm runs in a staging folder holding the lock file and a package.json
+ * of both, with the folder's node_modules moved in and moved back whatever happens.
  */
 export const install = (dir: string, wanted: ReadonlyArray<PinnedCli>, keep: ReadonlyArray<PinnedCli>): Effect.Effect<void, HarnessesError> =>
   Effect.gen(function*() {
@@ -237,11 +237,18 @@ const installCommandHandler = (names: ReadonlyArray<string>) =>
     const chosen = names.length === 0 || names.includes("all") ? clis : clis.filter((c) => names.includes(c.name))
     const unpinned = chosen.filter((c) => c.pinned === null)
     if (unpinned.length > 0) return yield* new HarnessesError({ reason: "no-pins", detail: `${unpinned.map((c) => c.package).join(", ")} not pinned in ${path.join(dir, "package.json")}` })
-    const wanted = chosen.filter((c) => !isCurrent(c))
+    const named = chosen.filter((c) => !isCurrent(c))
     const pinnedLine = (cs: ReadonlyArray<PinnedCli>) => cs.map((c) => `${c.name} ${c.pinned}`).join(", ")
-    if (wanted.length === 0) return yield* Console.log(`already installed at the pinned versions: ${pinnedLine(chosen)} (${dir})`)
-    yield* Console.error(`assay: installing ${pinnedLine(wanted)} into ${dir} with npm, from its lock file`)
-    yield* install(dir, wanted, clis.filter((c) => isCurrent(c) && !wanted.includes(c)))
+    if (named.length === 0) return yield* Console.log(`already installed at the pinned versions: ${pinnedLine(chosen)} (${dir})`)
+    // An installed CLI off its pin (a checkout installed before the pin moved) goes to its pin too:
+    // the lock file holds the CLIs together, and npm would otherwise remove it.
+    const stale = clis.filter((c) => c.installed !== null && !isCurrent(c) && !named.includes(c))
+    const wanted = [...named, ...stale]
+    yield* Console.error(
+      `assay: installing ${pinnedLine(named)} into ${dir} with npm, from its lock file` +
+        (stale.length > 0 ? `; also ${stale.map((c) => `${c.name} ${c.installed} -> ${c.pinned}`).join(", ")} (off its pin, which npm would otherwise remove)` : "")
+    )
+    yield* install(dir, wanted, clis.filter((c) => isCurrent(c)))
     const after = yield* pinnedClis(dir)
     const missing = after.filter((c) => wanted.some((w) => w.name === c.name) && !isCurrent(c))
     if (missing.length > 0) {

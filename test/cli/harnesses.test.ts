@@ -79,10 +79,13 @@ describe("assay harnesses", () => {
     // npm offline with an empty cache: it fails at its first fetch, as with no network.
     const ran = await assay(["harnesses", "install", "pi"], env(tools, { npm_config_offline: "true", npm_config_cache: tempDir("assay-npm-cache-") }))
     expect(ran.code).toBe(1)
+    // qwen is installed off its pin: it goes to its pin with pi, or npm would remove it.
+    expect(ran.stderr).toContain("also qwen 0.15.9 -> 0.15.10 (off its pin, which npm would otherwise remove)")
     expect(ran.stderr.trimEnd().split("\n").at(-1)).toBe(
-      `assay: could not install pi: npm cannot reach its registry (ENOTCACHED); connect to the network (or set npm's registry or proxy) and run again. ${join(tools, "node_modules")} is as it was`
+      `assay: could not install pi, qwen: npm cannot reach its registry (ENOTCACHED); connect to the network (or set npm's registry or proxy) and run again. ${join(tools, "node_modules")} is as it was`
     )
     expect(existsSync(join(tools, "node_modules", "@openai", "codex", "package.json"))).toBe(true)
+    expect(existsSync(join(tools, "node_modules", "@qwen-code", "qwen-code", "package.json"))).toBe(true)
     expect(existsSync(join(tools, "node_modules", "@mariozechner"))).toBe(false)
     expect(existsSync(join(tools, ".install"))).toBe(false)
   }, 120_000)
