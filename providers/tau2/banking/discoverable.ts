@@ -9,7 +9,7 @@ import type { Canonical } from "../../../src/index.ts"
 import { atmDepositImages } from "./atmImages.ts"
 import { asKey, dumpsIndent2 as indent2, inList, p, PyException, pyEq, pyFloatOf, pyJoin, raise, type Param } from "./python.ts"
 import { formatFixed, isDict, isFloat, num, pyFloat, pyRepr, pyStr, pyType, truthy, type Py } from "./pyvalue.ts"
-import { accountBalance, f2, pyTitle, queryDatabaseTool, type Args, type Ctx } from "./tools.ts"
+import { accountBalance, type Args, type Ctx, f2, queryDatabaseTool, title as pyTitle } from "./context.ts"
 
 type Rec = { readonly [key: string]: Canonical.Json }
 
