@@ -302,6 +302,24 @@ const headline = (report: Report) =>
   }</tbody></table>`
 
 /**
+ * The report's paired comparisons, each linked to its two candidates cell by cell (the tasks that
+ * split them), where each task opens both transcripts side by side. The whole-benchmark ones only.
+ */
+const pairedLinks = (runId: string, report: Report) => {
+  const whole = report.comparisons.filter((c) => c.stratum === undefined || c.stratum === null)
+  if (whole.length === 0) return ""
+  return `<h3>Paired comparisons</h3><table class="paired"><thead><tr><th class="left">a</th><th class="left">b</th><th class="left">benchmark</th><th class="right">tasks</th><th class="right">a − b</th><th class="right">95% interval</th><th class="left"></th></tr></thead><tbody>${
+    whole.map((c) =>
+      `<tr><td class="left">${h(c.a)}</td><td class="left">${h(c.b)}</td><td class="left">${h(c.benchmark ?? "")}</td><td class="right">${formatCount(c.n)}</td><td class="right">${
+        formatScore(c.difference)
+      }</td><td class="right">${formatInterval(c.interval)}</td><td class="left"><a class="paired" href="/compare?run=${encodeURIComponent(runId)}&amp;candidate=${
+        encodeURIComponent(c.a)
+      }&amp;candidate=${encodeURIComponent(c.b)}&amp;differ=1">the tasks that split them, side by side</a></td></tr>`
+    ).join("")
+  }</tbody></table>`
+}
+
+/**
  * The HTML report's sections as the run page shows them: without the report's own title and run
  * facts (the page's header has them), and without a cost plot that would be empty because no
  * candidate has a known cost (the headline's cost column says "unknown").
@@ -382,7 +400,7 @@ export const runPage = (brief: RunBrief, report: Report | null, progress: Progre
     }">compare its candidates cell by cell</a></p></header>`
   ]
   if (report === null && progress !== null) parts.push(progressSection(progress))
-  if (report !== null) parts.push(`<section class="summary block" id="scorecards"><h2>Scorecards</h2>${headline(report)}</section>`)
+  if (report !== null) parts.push(`<section class="summary block" id="scorecards"><h2>Scorecards</h2>${headline(report)}${pairedLinks(brief.runId, report)}</section>`)
   parts.push(cellsSection(cells))
   if (report !== null) {
     parts.push(

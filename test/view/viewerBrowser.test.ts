@@ -208,9 +208,13 @@ describe("assay view driven in headless Chromium", { timeout: 300_000 }, () => {
     await page.close()
   })
 
-  it("the comparison opens two candidates' transcripts side by side, the first tool call that differs marked", async () => {
+  it("a paired comparison opens two candidates' transcripts side by side, the first tool call that differs marked", async () => {
     const page = await browser!.newPage()
-    await page.goto(`${viewer!.url}/compare?run=${paired.runId}`)
+    // From the run's paired comparison (gold − the model) to the tasks that split them, then one task side by side.
+    await page.goto(`${viewer!.url}/runs/${paired.runId}`)
+    await page.click(`#scorecards a.paired`)
+    await page.waitFor(`location.pathname === "/compare" && document.querySelector("a.pair")`)
+    expect(new URLSearchParams(await page.evaluate<string>(`location.search`)).getAll("candidate")).toEqual(["gold", "openai:gpt-4o-mini"])
     await page.click(`a.pair`)
     await page.waitFor(`document.querySelector("h1") && document.querySelector("h1").textContent.startsWith("Side by side")`)
     // Both made the same transfer first; the model's second call is one gold never makes.
