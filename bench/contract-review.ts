@@ -2,13 +2,12 @@
  * contract-review grading cost: indexing a contract once, then locating quotes in it, against
  * normalising the contract again for every quote.
  */
-import { NodeContext } from "@effect/platform-node"
 import { Effect } from "effect"
-import { join } from "node:path"
 import { dataRoot } from "../src/evaluation/DataRoot.ts"
-import { byClauseType, type Case, clauseTypes, loadCaseSetFrom } from "../providers/contract-review/data.ts"
+import { byClauseType, type Case, clauseTypes } from "../providers/contract-review/data.ts"
 import { goldReply } from "../providers/contract-review/gold.ts"
 import { gradeReply, indexContract, locateQuote } from "../providers/contract-review/grader.ts"
+import { loadCases, readerAt } from "../providers/contract-review/upstream.ts"
 
 const time = (f: () => void, minMs = 200): number => {
   let n = 0
@@ -38,8 +37,8 @@ const longCase = (others: ReadonlyArray<Case>, last: Case): Case => {
 }
 
 export const run = async (): Promise<void> => {
-  const dir = join(dataRoot(), "cuad")
-  const { cases } = await Effect.runPromise(loadCaseSetFrom(dir).pipe(Effect.provide(NodeContext.layer)))
+  const dir = dataRoot()
+  const cases = await Effect.runPromise(loadCases(readerAt(dir)))
   const withSpans = cases.find((c) => c.id === "dynamex-transportation") ?? cases[0]
   if (withSpans === undefined) throw new Error(`no contracts in ${dir}`)
   const long = longCase(cases.filter((c) => c !== withSpans), withSpans)

@@ -1,12 +1,11 @@
 /**
  * The contract-review case set: CUAD contracts and their lawyer-annotated spans for eight clause
- * types, read from `cuad/` under the data root (`contracts/<id>.txt` + `gold/<id>.json`). Any folder in
- * that layout is a valid case set; `upstream.ts` derives the gold from CUAD's CSV as
- * `../shared/data/cuad/SOURCE.md` describes.
+ * types (`cuad/contracts/<id>.txt` + `cuad/gold/<id>.json` under the data root, read through the
+ * kit's reader by upstream.ts, which derives the gold from CUAD's CSV as
+ * `../shared/data/cuad/SOURCE.md` describes). Here: the gold format and its checks.
  */
-import { FileSystem, Path } from "@effect/platform"
-import { Effect, Either, ParseResult, Schema } from "effect"
-import { ContentId, DataRoot } from "../../src/index.ts"
+import { Either, ParseResult, Schema } from "effect"
+import { ContentId } from "../../src/index.ts"
 
 // ---------------------------------------------------------------------------------------------
 // The eight clause types
@@ -122,36 +121,8 @@ export interface Case {
   readonly file: GoldFile
 }
 
-export interface CaseSet {
-  readonly dir: string
-  /** Sorted by id. */
-  readonly cases: ReadonlyArray<Case>
-}
-
-export class CaseSetError extends Schema.TaggedError<CaseSetError>()("CaseSetError", {
-  file: Schema.String,
-  reason: Schema.Literal(
-    "no-data-dir",
-    "unreadable",
-    "empty",
-    "missing-contract",
-    "missing-gold",
-    "invalid-json",
-    "invalid-gold",
-    "hash-mismatch",
-    "span-mismatch"
-  ),
-  detail: Schema.String
-}) {
-  override get message(): string {
-    // A missing case set's detail is already the whole sentence (the folder and the pull).
-    if (this.reason === "no-data-dir") return this.detail
-    return `${this.file}: ${this.reason}: ${this.detail}`
-  }
-}
-
-const fail = (file: string, reason: CaseSetError["reason"], detail: string) =>
-  new CaseSetError({ file, reason, detail })
+/** Why a gold file or its contract cannot be used: the detail of the reader's `invalid` error. */
+const reject = (detail: string): Either.Either<never, string> => Either.left(detail)
 
 /** Code-point offsets -> UTF-16 offsets; the identity unless the text has astral characters. */
 const codePointToUtf16 = (text: string): ((cp: number) => number) => {
@@ -168,29 +139,21 @@ const codePointToUtf16 = (text: string): ((cp: number) => number) => {
 
 /**
  * Checks what the schema cannot: the file names its own id, the eight types in order, presence
- * agrees with the spans, and every span is where its offsets say.
+ * agrees with the spans, and every span is where its offsets say. Left: what is wrong.
  */
-export const checkGold = (
-  file: string,
-  gold: GoldFile,
-  id: string,
-  text: string,
-  bytes: Uint8Array
-): Either.Either<Case, CaseSetError> => {
-  if (gold.id !== id) return Either.left(fail(file, "invalid-gold", `id is "${gold.id}", the file name says "${id}"`))
+export const checkGold = (gold: GoldFile, id: string, text: string, bytes: Uint8Array): Either.Either<Case, string> => {
+  if (gold.id !== id) return reject(`id is "${gold.id}", the file name says "${id}"`)
   if (gold.clause_types.join("|") !== clauseTypes.join("|")) {
-    return Either.left(fail(file, "invalid-gold", `clause_types must be the eight types in order: ${clauseTypes.join(", ")}`))
+    return reject(`clause_types must be the eight types in order: ${clauseTypes.join(", ")}`)
   }
   const hash = ContentId.sha256Hex(bytes)
-  if (hash !== gold.text_sha256) {
-    return Either.left(fail(file, "hash-mismatch", `contracts/${id}.txt has sha256 ${hash}, the gold says ${gold.text_sha256}`))
-  }
+  if (hash !== gold.text_sha256) return reject(`contracts/${id}.txt has sha256 ${hash}, the gold says ${gold.text_sha256}`)
   const toUnit = codePointToUtf16(text)
   const clauses = {} as { [T in ClauseType]: ClauseGold }
   for (const type of clauseTypes) {
     const clause = gold.clauses[type]
     if (clause.present !== clause.spans.length > 0) {
-      return Either.left(fail(file, "invalid-gold", `${type}: present is ${clause.present} but it has ${clause.spans.length} spans`))
+      return reject(`${type}: present is ${clause.present} but it has ${clause.spans.length} spans`)
     }
     const spans: Array<Span> = []
     for (const [i, span] of clause.spans.entries()) {
@@ -198,9 +161,7 @@ export const checkGold = (
       const end = toUnit(span.end)
       const expected = span.normalized ? span.matched_text : span.text
       if (start < 0 || end < start || end > text.length || expected === undefined || text.slice(start, end) !== expected) {
-        return Either.left(
-          fail(file, "span-mismatch", `${type} span ${i} [${span.start}, ${span.end}) is not its text in contracts/${id}.txt`)
-        )
+        return reject(`${type} span ${i} [${span.start}, ${span.end}) is not its text in contracts/${id}.txt`)
       }
       spans.push({ text: text.slice(start, end), start, end })
     }
@@ -209,76 +170,19 @@ export const checkGold = (
   return Either.right({ id, text, clauses, file: gold })
 }
 
-const decodeGold = Schema.decodeUnknownEither(GoldFile, { errors: "all", onExcessProperty: "ignore" })
-
-/** Loads and checks the case set in `dir` (a folder laid out like `../shared/data/cuad`). */
-export const loadCaseSetFrom = (
-  dir: string
-): Effect.Effect<CaseSet, CaseSetError, FileSystem.FileSystem | Path.Path> =>
-  Effect.gen(function* () {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    const goldDir = path.join(dir, "gold")
-    const contractDir = path.join(dir, "contracts")
-    const list = (folder: string, ext: string) =>
-      fs.readDirectory(folder).pipe(
-        Effect.mapError((e) => fail(folder, "unreadable", e.message)),
-        Effect.map((names) => names.filter((n) => n.endsWith(ext)).map((n) => n.slice(0, -ext.length)).sort())
-      )
-    const goldIds = yield* list(goldDir, ".json")
-    const contractIds = yield* list(contractDir, ".txt")
-    if (goldIds.length === 0) return yield* fail(goldDir, "empty", "no <id>.json gold files")
-    const orphan = contractIds.find((id) => !goldIds.includes(id))
-    if (orphan !== undefined) {
-      return yield* fail(path.join(contractDir, `${orphan}.txt`), "missing-gold", `no gold/${orphan}.json`)
-    }
-    const cases = yield* Effect.forEach(goldIds, (id) =>
-      Effect.gen(function* () {
-        const goldPath = path.join(goldDir, `${id}.json`)
-        const textPath = path.join(contractDir, `${id}.txt`)
-        if (!contractIds.includes(id)) return yield* fail(goldPath, "missing-contract", `no contracts/${id}.txt`)
-        const raw = yield* fs.readFileString(goldPath).pipe(Effect.mapError((e) => fail(goldPath, "unreadable", e.message)))
-        const json = yield* Effect.try({
-          try: () => JSON.parse(raw) as unknown,
-          catch: (e) => fail(goldPath, "invalid-json", e instanceof Error ? e.message : String(e))
-        })
-        const gold = yield* decodeGold(json).pipe(
-          Effect.mapError((e) => fail(goldPath, "invalid-gold", ParseResult.TreeFormatter.formatErrorSync(e)))
-        )
-        const bytes = yield* fs.readFile(textPath).pipe(Effect.mapError((e) => fail(textPath, "unreadable", e.message)))
-        const text = yield* Effect.try({
-          // ignoreBOM keeps a leading U+FEFF in the text, so offsets count it as Python's str does.
-          try: () => new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes),
-          catch: () => fail(textPath, "unreadable", "not valid UTF-8")
-        })
-        return yield* checkGold(goldPath, gold, id, text, bytes)
-      })
-    )
-    return { dir, cases }
-  })
-
-/** The data folder: `cuad/` under the data root (`ASSAY_DATA_DIR`, else the default; see src/evaluation/DataRoot.ts). */
-export const dataDir: Effect.Effect<string, CaseSetError, Path.Path> = Effect.gen(function* () {
-  const path = yield* Path.Path
-  const root = yield* DataRoot.dataRootConfig.pipe(Effect.mapError((e) => fail("ASSAY_DATA_DIR", "no-data-dir", String(e))))
-  return path.join(root, "cuad")
-})
+const decodeGold = Schema.decodeUnknownEither(Schema.parseJson(GoldFile), { errors: "all", onExcessProperty: "ignore" })
 
 /**
- * Loads the case set from `cuad/` under the data root. A data root without the case set is
- * `no-data-dir`, whose message names the folder looked in and the pull that fills it.
+ * One case from its gold file's text and its contract's bytes. Left: what is wrong with the gold
+ * file (not JSON, not the format, not agreeing with the contract).
  */
-export const loadCaseSet: Effect.Effect<CaseSet, CaseSetError, FileSystem.FileSystem | Path.Path> = Effect.gen(function* () {
-  const fs = yield* FileSystem.FileSystem
-  const path = yield* Path.Path
-  const env = yield* DataRoot.dataEnvConfig.pipe(Effect.orElseSucceed(() => ({})))
-  const dir = path.join(DataRoot.dataRoot(env), "cuad")
-  for (const folder of ["gold", "contracts"]) {
-    const where = path.join(dir, folder)
-    const there = yield* fs.exists(where).pipe(Effect.orElseSucceed(() => false))
-    if (!there) {
-      return yield* fail(where, "no-data-dir", DataRoot.missingDataMessage("contract-review", "download", where, path.dirname(dir), env))
-    }
-  }
-  return yield* loadCaseSetFrom(dir)
-})
+export const caseOf = (id: string, goldText: string, textBytes: Uint8Array): Either.Either<Case, string> =>
+  Either.gen(function*() {
+    const gold = yield* Either.mapLeft(decodeGold(goldText), (e) => ParseResult.TreeFormatter.formatErrorSync(e))
+    const text = yield* Either.try({
+      // ignoreBOM keeps a leading U+FEFF in the text, so offsets count it as Python's str does.
+      try: () => new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(textBytes),
+      catch: () => `contracts/${id}.txt is not valid UTF-8`
+    })
+    return yield* checkGold(gold, id, text, textBytes)
+  })

@@ -3,16 +3,14 @@
  * candidate is given the whole contract once and replies once; the reply is graded against the
  * lawyer-annotated spans with no judge and no network (see README.md).
  */
-import { NodeContext } from "@effect/platform-node"
-import { Effect, Ref } from "effect"
-import { Agent, type AgentDef, type Canonical, Capabilities, ContentId, type Conversation, EnvironmentDef, type Provider, World } from "../../src/index.ts"
-import { type Case, clauseTypes, loadCaseSet } from "./data.ts"
+import { Effect, Ref, Schema } from "effect"
+import { Agent, Benchmark, type Canonical, type Capabilities, ContentId, type Conversation, EnvironmentDef, World } from "../../src/index.ts"
+import { type Case, clauseTypes } from "./data.ts"
 import { goldReply, noneReply } from "./gold.ts"
 import * as Grader from "./grader.ts"
 import { answerJsonSchema, instructions, promptFor } from "./prompt.ts"
 import * as upstream from "./upstream.ts"
 
-const VERSION = "1"
 const BENCHMARK = "contract-review"
 
 /** CC BY 4.0 requires it wherever results derived from CUAD are published (SOURCE.md). */
@@ -24,36 +22,6 @@ export const attribution = [
   "`master_clauses.csv` for 8 of the 41 categories. The contract texts are unchanged."
 ].join(" ")
 
-// ---------------------------------------------------------------------------------------------
-// The case set, loaded once per process
-
-interface Loaded {
-  readonly cases: ReadonlyArray<Case>
-  readonly byId: ReadonlyMap<string, Case>
-}
-
-/**
- * Read and checked on first use, then shared by every environment, setup, protocol and evaluator
- * call. The data on disk does not change within a run, so a failed load is remembered too.
- */
-const loaded: Effect.Effect<Loaded, Capabilities.CapabilityError> = Effect.runSync(
-  Effect.cached(
-    loadCaseSet.pipe(
-      Effect.map((set): Loaded => ({ cases: set.cases, byId: new Map(set.cases.map((c) => [c.id, c])) })),
-      Effect.mapError((e) => new Capabilities.CapabilityError({ capability: BENCHMARK, reason: "data", detail: e.message })),
-      Effect.provide(NodeContext.layer)
-    )
-  )
-)
-
-const caseOf = (env: EnvironmentDef.EnvironmentDef): Effect.Effect<Case, Capabilities.CapabilityError> =>
-  Effect.flatMap(loaded, ({ byId }) => {
-    const found = byId.get(env.task)
-    return found
-      ? Effect.succeed(found)
-      : Effect.fail(new Capabilities.CapabilityError({ capability: BENCHMARK, reason: "data", detail: `no contract ${env.task} in the case set` }))
-  })
-
 /** Normalising a contract is the costly part of grading, so it is done once per contract. */
 const indexed = new WeakMap<Case, Grader.IndexedContract>()
 const indexOf = (c: Case): Grader.IndexedContract => {
@@ -63,25 +31,6 @@ const indexOf = (c: Case): Grader.IndexedContract => {
   indexed.set(c, contract)
   return contract
 }
-
-// ---------------------------------------------------------------------------------------------
-// Environments
-
-const environment = (c: Case): EnvironmentDef.EnvironmentDef => ({
-  benchmark: BENCHMARK,
-  task: c.id,
-  stratum: null,
-  // Nothing in the world changes: the contract is read-only input, so there is nothing to fork.
-  world: { isolation: "none", settlement: "discard", effects: EnvironmentDef.defaultEffects },
-  capabilities: {
-    worldSetup: { name: "contract-review/contract", version: VERSION },
-    protocol: { name: "contract-review/one-reply", version: VERSION },
-    evaluator: { name: "contract-review/spans", version: VERSION },
-    upstream: `${c.file.source.repo}@${c.file.source.commit}`,
-    models: {}
-  },
-  limits: { ...EnvironmentDef.noLimits, turns: 1 }
-})
 
 // ---------------------------------------------------------------------------------------------
 // Capabilities
@@ -122,78 +71,52 @@ export const toGrade = (g: Grader.Grade): Capabilities.Grade => {
   }
 }
 
-export const capabilities = {
-  worldSetup: Capabilities.makeWorldSetup({
+const reply = (name: string, text: string): Agent.Agent => Agent.scripted(name, [{ text, toolCalls: [] }])
+
+export const provider = Benchmark.make({
+  name: BENCHMARK,
+  version: "1",
+  description: "CUAD contracts: find eight clause types and quote them verbatim, graded on lawyer-annotated spans",
+  data: upstream.loadCases,
+  tasks: (cases) => cases,
+  id: (c) => c.id,
+  stratum: () => null,
+  limits: () => ({ turns: 1 }),
+  upstream: `${upstream.UPSTREAM_REPOSITORY}@${upstream.UPSTREAM_COMMIT}`,
+  // Nothing in the world changes: the contract is read-only input, so there is nothing to fork.
+  world: { isolation: "none", settlement: "discard", effects: EnvironmentDef.defaultEffects },
+  setup: {
     name: "contract-review/contract",
-    version: VERSION,
-    trust: "deterministic",
-    setup: (env) =>
-      Effect.map(caseOf(env), (c) => ({
-        world: World.empty,
-        // The gold file's sha256 of the contract bytes, checked against the file at load.
-        evidence: { contract: `sha256:${c.file.text_sha256}`, answerContract: answerContractDigest },
-        tools: []
-      }))
-  }),
-  protocol: Capabilities.makeProtocol({
+    run: (c) => ({
+      world: World.empty,
+      // The gold file's sha256 of the contract bytes, checked against the file at load.
+      evidence: { contract: `sha256:${c.file.text_sha256}`, answerContract: answerContractDigest },
+      tools: []
+    })
+  },
+  protocol: {
     name: "contract-review/one-reply",
-    version: VERSION,
-    trust: "deterministic",
-    inputs: () => Effect.succeed({ system: instructions, tools: [] }),
-    run: (ctx) =>
+    // Whatever the text says, it is the output; whether it keeps the answer contract is graded.
+    output: Schema.NullOr(Schema.String),
+    inputs: () => ({ system: instructions, tools: [] }),
+    run: (c, ctx) =>
       Effect.gen(function*() {
-        const c = yield* caseOf(ctx.env)
         const append = (m: Conversation.Message) => Ref.update(ctx.transcript, (ms) => [...ms, m])
         yield* append({ role: "user", content: promptFor(c.text).user })
         const messages = yield* Ref.get(ctx.transcript)
-        const reply = yield* ctx.agent.reply({ system: ctx.inputs.system, messages, tools: ctx.inputs.tools })
-        yield* append({ role: "assistant", content: reply.text, toolCalls: reply.toolCalls })
-        // Whatever the text says, it is the output; whether it keeps the answer contract is graded.
-        return reply.text satisfies Canonical.Json
+        const answer = yield* ctx.agent.reply({ system: ctx.inputs.system, messages, tools: ctx.inputs.tools })
+        yield* append({ role: "assistant", content: answer.text, toolCalls: answer.toolCalls })
+        return answer.text
       })
-  }),
-  evaluator: Capabilities.makeEvaluator({
+  },
+  grade: {
     name: "contract-review/spans",
-    version: VERSION,
-    trust: "deterministic",
-    evaluate: (ctx) =>
-      Effect.map(caseOf(ctx.env), (c) =>
-        toGrade(Grader.gradeReply(indexOf(c), typeof ctx.output === "string" ? ctx.output : "")))
-  })
-}
-
-// ---------------------------------------------------------------------------------------------
-// Roster
-
-const roster = ["gold", "none"] as const
-
-const rosterDef = (name: string): AgentDef.AgentDef => Agent.referenceDef(name, "text")
-
-const scripted = (name: string, env: EnvironmentDef.EnvironmentDef): Effect.Effect<Agent.Agent, Capabilities.CapabilityError> => {
-  const replying = (text: string) => Agent.scripted(name, [{ text, toolCalls: [] }])
-  switch (name) {
-    case "gold":
-      return Effect.map(caseOf(env), (c) => replying(goldReply(c)))
-    case "none":
-      return Effect.succeed(replying(noneReply))
-    default:
-      return Effect.fail(
-        new Capabilities.CapabilityError({ capability: BENCHMARK, reason: "data", detail: `no scripted candidate ${name}: use ${roster.join(" or ")}` })
-      )
-  }
-}
-
-export const provider: Provider.Provider = {
-  name: BENCHMARK,
-  version: VERSION,
-  description: "CUAD contracts: find eight clause types and quote them verbatim, graded on lawyer-annotated spans",
-  environments: Effect.map(loaded, ({ cases }) => cases.map(environment)),
-  capabilities,
-  roster,
-  rosterDef,
-  scripted,
+    run: (c, ctx) => toGrade(Grader.gradeReply(indexOf(c), ctx.output ?? ""))
+  },
+  actionSpace: "text",
+  gold: (c) => reply("gold", goldReply(c)),
+  doNothing: () => reply("echo", noneReply),
   attribution,
   // CUAD's CSV and the eight texts by URL; the gold is derived from the CSV (upstream.ts).
-  data: upstream.data,
-  derived: upstream.derived
-}
+  pinned: { files: upstream.data, derived: upstream.derived }
+})

@@ -10,9 +10,9 @@
  * `json.dumps(indent=2)` writes it, plus a newline. `assay data pull contract-review` derives it and
  * checks each file against the sha256 pinned here.
  */
-import { Either } from "effect"
-import { ContentId, type Provider } from "../../src/index.ts"
-import { clauseTypes } from "./data.ts"
+import { Effect, Either } from "effect"
+import { type Benchmark, ContentId, DataRoot, PinnedData, type Provider } from "../../src/index.ts"
+import { type Case, caseOf, clauseTypes } from "./data.ts"
 
 export const UPSTREAM_REPOSITORY = "maastrichtlawtech/law3027-advanced-legal-analytics"
 export const UPSTREAM_COMMIT = "77c8f5a3cc2e6e5e3793b43f84a3bc097a414f9e"
@@ -290,4 +290,42 @@ export const deriveGold = (read: (path: string) => Uint8Array): Either.Either<Re
 export const derived: Provider.DerivedData = {
   files: devContracts.map((c) => ({ path: goldPath(c.id), sha256: c.goldSha256 })),
   derive: deriveGold
+}
+
+// ---------------------------------------------------------------------------------------------
+// The case set, through the kit's reader
+
+/**
+ * The eight dev contracts with their gold, in id order: each gold file and text read against its
+ * pinned sha256, then checked against each other (data.ts `caseOf`).
+ */
+export const loadCases = (read: Benchmark.Reader): Effect.Effect<ReadonlyArray<Case>, PinnedData.DataError> =>
+  Effect.forEach([...devContracts].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)), (c) =>
+    Effect.gen(function*() {
+      const gold = yield* read.text(goldPath(c.id))
+      const text = yield* read.bytes(textPath(c.id))
+      return yield* Either.match(caseOf(c.id, gold, text), {
+        onLeft: (detail) => Effect.fail(read.invalid(goldPath(c.id), detail)),
+        onRight: Effect.succeed
+      })
+    }))
+
+const pinnedByPath = new Map([...data, ...derived.files].map((f) => [f.path, f]))
+
+/**
+ * The reader of the case set's files in the data folder `root` (the data root by default), as the
+ * kit gives it to the provider: for the bench and tests, which name a folder.
+ */
+export const readerAt = (root: string = DataRoot.dataRoot()): Benchmark.Reader => {
+  const service = PinnedData.make(root)
+  const source: PinnedData.Source = { benchmark: "contract-review" }
+  const pinned = (path: string) => {
+    const file = pinnedByPath.get(path)
+    return file === undefined ? Effect.fail(PinnedData.invalid(source, path, "it is not among contract-review's pinned files")) : Effect.succeed(file)
+  }
+  return {
+    text: (path) => Effect.flatMap(pinned(path), (file) => service.text(source, file)),
+    bytes: (path) => Effect.flatMap(pinned(path), (file) => service.bytes(source, file)),
+    invalid: (path, detail) => PinnedData.invalid(source, path, detail)
+  }
 }

@@ -135,7 +135,7 @@ describe("assay data pull writes where run, plan and equivalence read", { timeou
     const user = freshUser()
     const before = await assayIn(user.cwd, user.home, ["run", "--benchmark", "contract-review", "--candidate", "gold", "--no-judge", "--yes"])
     expect(before.code).not.toBe(0)
-    expect(before.stderr).toContain(`${join(user.data, "cuad", "gold")} is missing from the data folder ${user.data}`)
+    expect(before.stderr).toContain(`${join(user.data, "cuad", "gold", "americasshoppingmall-hosting.json")} is missing from the data folder ${user.data}`)
     expect(before.stderr).toContain("`assay data pull contract-review`")
 
     const pull = await assayIn(user.cwd, user.home, ["data", "pull", "contract-review", "--from", shared])

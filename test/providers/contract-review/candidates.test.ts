@@ -1,12 +1,12 @@
-import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import { byClauseType, loadCaseSet } from "../../../providers/contract-review/data.ts"
+import { byClauseType } from "../../../providers/contract-review/data.ts"
 import { goldAnswer, goldReply, noneReply } from "../../../providers/contract-review/gold.ts"
 import { gradeReply, indexContract } from "../../../providers/contract-review/grader.ts"
 import { replyFor } from "../../../providers/contract-review/prompt.ts"
+import { loadCases, readerAt } from "../../../providers/contract-review/upstream.ts"
 
 const cuadDir = join(process.env["ASSAY_DATA_DIR"] ?? "../shared/data", "cuad")
 
@@ -28,7 +28,7 @@ const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / xs.l
 describe("scripted candidates on the dev contracts", () => {
   it.effect("gold scores 1.0 on every contract, passing every check, with CUAD precision and recall 1", () =>
     Effect.gen(function* () {
-      const { cases } = yield* loadCaseSet
+      const cases = yield* loadCases(readerAt())
       expect(cases).toHaveLength(8)
       for (const c of cases) {
         const g = gradeReply(indexContract(c), goldReply(c))
@@ -36,18 +36,18 @@ describe("scripted candidates on the dev contracts", () => {
         expect(Object.values(g.checks).every((ok) => ok)).toBe(true)
         expect(g.cuad.fp + g.cuad.fn).toBe(0)
       }
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }))
 
   it.effect("none scores exactly the mean over contracts of the share of absent types", () =>
     Effect.gen(function* () {
-      const { cases } = yield* loadCaseSet
+      const cases = yield* loadCases(readerAt())
       const rewards = cases.map((c) => gradeReply(indexContract(c), noneReply).reward)
       expect(mean(rewards)).toBe(expectedNone())
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }))
 
   it.effect("a gold quote with its whitespace collapsed still matches on the real contracts", () =>
     Effect.gen(function* () {
-      const { cases } = yield* loadCaseSet
+      const cases = yield* loadCases(readerAt())
       for (const c of cases) {
         const contract = indexContract(c)
         const gold = goldAnswer(c)
@@ -57,5 +57,5 @@ describe("scripted candidates on the dev contracts", () => {
         }))
         expect(gradeReply(contract, replyFor(collapsed)).reward).toBe(1)
       }
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }))
 })

@@ -1,4 +1,3 @@
-import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import type { Json } from "../../../src/content/Canonical.ts"
@@ -12,10 +11,11 @@ import { modelAgent } from "../../../src/model/ModelAgent.ts"
 import * as Registry from "../../../src/model/Registry.ts"
 import type { AgentDef } from "../../../src/schema/AgentDef.ts"
 import { type EnvironmentDef, noLimits } from "../../../src/schema/EnvironmentDef.ts"
-import { byClauseType, clauseSlug, clauseTypes, loadCaseSet } from "../../../providers/contract-review/data.ts"
+import { byClauseType, clauseSlug, clauseTypes } from "../../../providers/contract-review/data.ts"
 import { goldAnswer } from "../../../providers/contract-review/gold.ts"
 import { provider } from "../../../providers/contract-review/index.ts"
 import { instructions, replyFor } from "../../../providers/contract-review/prompt.ts"
+import { loadCases, readerAt } from "../../../providers/contract-review/upstream.ts"
 
 const cuadDir = join(process.env["ASSAY_DATA_DIR"] ?? "../shared/data", "cuad")
 
@@ -59,7 +59,7 @@ describe("the contract-review provider", () => {
         expect(env.limits.turns).toBe(1)
         expect(env.world.isolation).toBe("none")
       }
-      expect(provider.roster).toEqual(["gold", "none"])
+      expect(provider.roster).toEqual(["gold", "echo"])
       expect(provider.rosterDef("gold").actionSpace).toBe("text")
       expect(provider.attribution).toContain("CC BY 4.0")
       expect(provider.attribution).toContain("The Atticus Project")
@@ -88,7 +88,7 @@ describe("the contract-review provider", () => {
         return clauses.filter((c) => !c.present).length / clauses.length
       }))
       const envs = yield* provider.environments
-      const rewards = yield* Effect.forEach(envs, (env) => Effect.map(run(env, "none"), (a) => a.verdict.reward))
+      const rewards = yield* Effect.forEach(envs, (env) => Effect.map(run(env, "echo"), (a) => a.verdict.reward))
       expect(mean(rewards)).toBe(expected)
     }))
 
@@ -141,7 +141,7 @@ describe("the contract-review provider", () => {
   it.effect("details carry the per-clause outcome and CUAD's counts", () =>
     Effect.gen(function*() {
       const env = yield* envOf("dynamex-transportation")
-      const { cases } = yield* loadCaseSet.pipe(Effect.provide(NodeContext.layer))
+      const cases = yield* loadCases(readerAt())
       const c = cases.find((x) => x.id === env.task)
       if (c === undefined) return yield* Effect.dieMessage("no case")
       const gold = goldAnswer(c)
@@ -183,7 +183,7 @@ describe("a model candidate answered by the Model service", () => {
   it.effect("its reply is graded through the whole path, with tokens and cost in the usage", () =>
     Effect.gen(function*() {
       const env = yield* envOf("glumobile-content-license-2")
-      const { cases } = yield* loadCaseSet.pipe(Effect.provide(NodeContext.layer))
+      const cases = yield* loadCases(readerAt())
       const c = cases.find((x) => x.id === env.task)
       if (c === undefined) return yield* Effect.dieMessage("no case")
       // Exclusivity is the only present type: quote its first span inside a fenced block, as models do.
