@@ -1,0 +1,59 @@
+/**
+ * A simulated API as a world: its state an immutable value, loaded from a task's initial config,
+ * and each public method a pure function (state, arguments) → { output, error, state }.
+ */
+import type { PublicState } from "./canon.ts"
+import { type Py, PyDict, PyError } from "./py.ts"
+
+/** A parameter: its name, and its default when it has one. */
+export type Param = string | readonly [string, Py]
+
+export interface Outcome<S> {
+  /** The method's return value (undefined when it raised). */
+  readonly output?: Py
+  /** The exception it raised, with the state as it was left when it raised. */
+  readonly error?: PyError
+  readonly state: S
+}
+
+export interface Method<S> {
+  readonly params: ReadonlyArray<Param>
+  /** Arguments bound to `params`, in their order. A thrown PyError leaves the state unchanged. */
+  run(state: S, args: ReadonlyArray<Py>): Outcome<S>
+}
+
+export interface Api<S> {
+  readonly name: string
+  /** `_load_scenario(config, long_context)` on a fresh instance (MathAPI: the fresh instance). */
+  load(config: PyDict, longContext: boolean): S
+  /** `vars(instance)` minus names starting with `_`, in order. */
+  publicState(state: S): PublicState
+  readonly methods: Readonly<Record<string, Method<S>>>
+}
+
+/** A method whose result does not change the state. */
+export const query = <S>(params: ReadonlyArray<Param>, f: (state: S, ...args: Array<Py>) => Py): Method<S> => ({
+  params,
+  run: (state, args) => ({ output: f(state, ...args), state })
+})
+
+/** A method that returns a new state beside its output. */
+export const command = <S>(params: ReadonlyArray<Param>, f: (state: S, ...args: Array<Py>) => readonly [Py, S]): Method<S> => ({
+  params,
+  run: (state, args) => {
+    const [output, next] = f(state, ...args)
+    return { output, state: next }
+  }
+})
+
+/** A dict literal with str keys, in order (most methods return one). */
+export const dict = (r: Readonly<Record<string, Py>>): PyDict => PyDict.fromRecord(r)
+
+/** `scenario.get(key, default)`. */
+export const getOr = (config: PyDict, key: string, fallback: Py): Py => {
+  const v = config.get(key)
+  return v === undefined ? fallback : v
+}
+
+/** Any class's world: members are methods, so their parameters compare bivariantly. */
+export type AnyApi = Api<unknown>

@@ -1,0 +1,8 @@
+/** The simulated API classes ported so far, by the name upstream's tasks use. */
+import type { AnyApi } from "./api.ts"
+import { MathAPI } from "./math.ts"
+import { MessageAPI } from "./message.ts"
+import { TicketAPI } from "./ticket.ts"
+import { TwitterAPI } from "./twitter.ts"
+
+export const apis: ReadonlyArray<AnyApi> = [MathAPI, MessageAPI, TwitterAPI, TicketAPI]
