@@ -64,7 +64,7 @@ const noted = () => {
   } catch {
     return null // no note yet, or one that cannot be read: check afresh
   }
-  if (note.key !== key) return null
+  if (note === null || typeof note !== "object" || note.key !== key || typeof note.files !== "object" || !Array.isArray(note.lines)) return null
   for (const [path, state] of Object.entries(note.files)) if (stateOf(path) !== state) return null
   return note.lines
 }
@@ -151,7 +151,7 @@ const check = async () => {
     const onlyLocal = localOnly(after).length === after.length
     const line = onlyLocal
       ? `${name}: ${after.length} oracle file(s) (e.g. ${after[0].path}) have no download URL (made by running upstream's code), so only a ` +
-        `local copy brings them (ASSAY_DATA_MIRROR=DIR): \`assay equivalence ${name}\` and its tests will fail`
+        `local copy brings them (ASSAY_DATA_MIRROR=DIR${mirror === null ? "" : `; not in ${mirror}`}): \`assay equivalence ${name}\` and its tests will fail`
       : `${name}: ${after.length} pinned file(s) missing or changed in ${dir}, e.g. ${after[0].path}`
     say(line)
     lines.push(line)
