@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, Schema } from "effect"
-import { ContentId, DataRoot, type Provider } from "../../src/index.ts"
+import { type Benchmark, DataRoot, PinnedData, type Provider } from "../../src/index.ts"
 import { goldLineOf } from "./grade.ts"
 
 export const UPSTREAM_REPOSITORY = "github.com/bird-bench/mini_dev"
@@ -109,14 +109,6 @@ export interface Question {
   readonly goldSql: string
 }
 
-export class BirdDataError extends Schema.TaggedError<BirdDataError>()("BirdDataError", {
-  detail: Schema.String
-}) {
-  override get message() {
-    return this.detail
-  }
-}
-
 export interface Databases {
   readonly kind: "real" | "fixture"
   readonly path: (db: string) => string
@@ -128,20 +120,6 @@ export interface BirdData {
   readonly schemas: ReadonlyMap<string, string>
   readonly databases: Databases
 }
-
-const readText = (root: string, path: string): Effect.Effect<string, BirdDataError> =>
-  Effect.try({
-    try: () => readFileSync(join(root, path)),
-    catch: () => new BirdDataError({ detail: DataRoot.missingDataMessage("bird", "download", path, root) })
-  }).pipe(
-    Effect.flatMap((bytes) => {
-      const pinned = pinnedFiles.find((f) => f.path === path)
-      const actual = ContentId.sha256Hex(new Uint8Array(bytes))
-      return pinned === undefined || pinned.sha256 === "" || pinned.sha256 === actual
-        ? Effect.succeed(bytes.toString("utf8"))
-        : Effect.fail(new BirdDataError({ detail: `${join(root, path)} has sha256 ${actual}, the pinned sha256 is ${pinned.sha256}` }))
-    })
-  )
 
 /** Which databases a run uses: the real ones when all 11 are present, else the fixtures. */
 export const databasesIn = (root: string): Databases =>
@@ -166,32 +144,37 @@ export const originNote = (root: string): string => {
     : `; downloaded from ${o.url}, archive sha256 ${o.sha256}, ${o.pinned ? "pinned by --sha256" : "UNPINNED (no --sha256 was given)"}`
 }
 
-export const loadData = (root: string = DataRoot.dataRoot()): Effect.Effect<BirdData, BirdDataError> =>
+const Questions = Schema.parseJson(Schema.Array(QuestionRecord))
+
+/**
+ * The questions, gold and schemas through the kit's reader (each file against its pinned sha256),
+ * and which databases the data folder `root` holds (the one the reader reads).
+ */
+export const loadData = (read: Benchmark.Reader, root: string = DataRoot.dataRoot()): Effect.Effect<BirdData, PinnedData.DataError> =>
   Effect.gen(function*() {
-    const records = yield* readText(root, QUESTIONS).pipe(
-      Effect.flatMap((text) =>
-        Effect.try({ try: () => JSON.parse(text) as unknown, catch: () => new BirdDataError({ detail: `${QUESTIONS} is not JSON` }) })
-      ),
-      Effect.flatMap((json) =>
-        Schema.decodeUnknown(Schema.Array(QuestionRecord))(json).pipe(Effect.mapError((e) => new BirdDataError({ detail: `${QUESTIONS}: ${e.message}` })))
-      )
+    const records = yield* Effect.mapError(
+      Schema.decodeUnknown(Questions)(yield* read.text(QUESTIONS)),
+      (e) => read.invalid(QUESTIONS, e.message)
     )
-    const goldLines = (yield* readText(root, GOLD)).split("\n").filter((l, i, all) => !(i === all.length - 1 && l === ""))
+    const goldLines = (yield* read.text(GOLD)).split("\n").filter((l, i, all) => !(i === all.length - 1 && l === ""))
     if (goldLines.length !== records.length) {
-      return yield* new BirdDataError({ detail: `${GOLD} has ${goldLines.length} lines for ${records.length} questions` })
+      return yield* read.invalid(GOLD, `it has ${goldLines.length} lines for ${records.length} questions`)
     }
     const questions: Array<Question> = []
     for (let idx = 0; idx < records.length; idx++) {
       const r = records[idx]!
       const gold = goldLineOf(goldLines[idx]!)
-      if (gold === null || gold.dbId !== r.db_id) return yield* new BirdDataError({ detail: `${GOLD} line ${idx + 1} is not SQL<TAB>${r.db_id}` })
+      if (gold === null || gold.dbId !== r.db_id) return yield* read.invalid(GOLD, `line ${idx + 1} is not SQL<TAB>${r.db_id}`)
       questions.push({ idx, questionId: r.question_id, dbId: r.db_id, question: r.question, evidence: r.evidence, difficulty: r.difficulty, goldSql: gold.sql })
     }
     const schemas = new Map<string, string>()
-    for (const db of DB_IDS) schemas.set(db, yield* readText(root, schemaPath(db)))
+    for (const db of DB_IDS) schemas.set(db, yield* read.text(schemaPath(db)))
     const databases = databasesIn(root)
     if (databases.kind === "fixture" && !DB_IDS.every((db) => existsSync(join(root, fixturePath(db))))) {
-      return yield* new BirdDataError({
+      return yield* new PinnedData.DataError({
+        benchmark: "bird",
+        file: join(root, fixturePath(DB_IDS[0])),
+        reason: "missing",
         detail: `neither the real Mini-Dev databases (${REAL_SUMS}) nor the fixtures (${fixturePath(DB_IDS[0])}) are in the data folder ${root}: ` +
           "run `assay data pull bird --from DIR` with DIR holding bird/fixture/ or the unzipped minidev databases"
       })

@@ -8,10 +8,9 @@
  */
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { Effect, Ref } from "effect"
-import { Agent, type AgentDef, type Canonical, Capabilities, ContentId, DataRoot, EnvironmentDef, type Provider, ToolLoop, World } from "../../src/index.ts"
+import { Effect, Ref, Schema } from "effect"
+import { type AgentDef, Benchmark, type Canonical, Capabilities, ContentId, DataRoot, EnvironmentDef, type Provider, ToolLoop, World } from "../../src/index.ts"
 import {
-  type BirdData,
   type Databases,
   databasesIn,
   loadData,
@@ -26,59 +25,13 @@ import { defaultCorpora, runEquivalence } from "./equivalence.ts"
 import { gradePair, type PairVerdict, predictedSqlOf } from "./grade.ts"
 import { queryTool, SUBMIT, submitTool } from "./tools.ts"
 
-const VERSION = "1"
 const BENCHMARK = "bird"
 const MAX_TURNS = 20
 
 const dataError = (detail: string) => new Capabilities.CapabilityError({ capability: BENCHMARK, reason: "data", detail })
 
-// ---------------------------------------------------------------------------------------------
-// The questions, loaded once per process
-
-interface Loaded {
-  readonly data: BirdData
-  readonly environments: ReadonlyArray<EnvironmentDef.EnvironmentDef>
-  readonly byTask: ReadonlyMap<string, Question>
-}
-
 /** Keyed by position: two question ids repeat in Mini-Dev. */
 export const taskId = (q: Question): string => `${String(q.idx).padStart(3, "0")}-${q.dbId}`
-
-const loaded: Effect.Effect<Loaded, Capabilities.CapabilityError> = Effect.runSync(
-  Effect.cached(
-    Effect.suspend(() => loadData()).pipe(
-      Effect.map((data): Loaded => ({
-        data,
-        environments: data.questions.map(environment),
-        byTask: new Map(data.questions.map((q) => [taskId(q), q]))
-      })),
-      Effect.mapError((e) => dataError(e.message))
-    )
-  )
-)
-
-const questionOf = (env: EnvironmentDef.EnvironmentDef): Effect.Effect<{ readonly q: Question; readonly data: BirdData }, Capabilities.CapabilityError> =>
-  Effect.flatMap(loaded, ({ byTask, data }) => {
-    const q = byTask.get(env.task)
-    return q ? Effect.succeed({ q, data }) : Effect.fail(dataError(`no bird task ${env.task}`))
-  })
-
-const environment = (q: Question): EnvironmentDef.EnvironmentDef => ({
-  benchmark: BENCHMARK,
-  task: taskId(q),
-  // Upstream reports by difficulty; the database is in the task id.
-  stratum: q.difficulty,
-  // The database never changes (it opens read-only): there is nothing to fork.
-  world: { isolation: "none", settlement: "discard", effects: EnvironmentDef.defaultEffects },
-  capabilities: {
-    worldSetup: { name: "bird/database", version: VERSION },
-    protocol: { name: "bird/sql", version: VERSION },
-    evaluator: { name: "bird/execution", version: VERSION },
-    upstream: `${UPSTREAM_REPOSITORY}@${UPSTREAM_COMMIT}`,
-    models: {}
-  },
-  limits: { ...EnvironmentDef.noLimits, turns: MAX_TURNS }
-})
 
 // ---------------------------------------------------------------------------------------------
 // What the candidate is shown
@@ -136,20 +89,8 @@ const dbDigest = (databases: Databases, root: string, db: string): string | null
 // ---------------------------------------------------------------------------------------------
 // Output and grade
 
-interface Output {
-  readonly protocol: "one-step" | "tool-loop"
-  /** The prediction entry: a string as upstream's prediction file holds it, or null (no answer). */
-  readonly sql: string | null
-}
-
-const parseOutput = (output: Canonical.Json): Output | null => {
-  if (typeof output !== "object" || output === null || Array.isArray(output)) return null
-  const o = output as { readonly [key: string]: Canonical.Json }
-  const protocol = o["protocol"]
-  const sql = o["sql"]
-  if ((protocol !== "one-step" && protocol !== "tool-loop") || (typeof sql !== "string" && sql !== null)) return null
-  return { protocol, sql }
-}
+/** The protocol's output: which protocol ran, and the prediction entry: a string as upstream's prediction file holds it, or null (no answer). */
+const Output = Schema.Struct({ protocol: Schema.Literal("one-step", "tool-loop"), sql: Schema.NullOr(Schema.String) })
 
 export const CHECKS = ["result", "executes", "in_time"] as const
 
@@ -169,34 +110,51 @@ const toGrade = (v: PairVerdict, databases: Databases["kind"], sql: string) => (
   } satisfies Canonical.Json
 })
 
-// ---------------------------------------------------------------------------------------------
-// Capabilities
+const equivalence = (corpus: string | null) =>
+  runEquivalence(corpus === null ? defaultCorpora() : [corpus]).pipe(Effect.mapError((e) => dataError(e.message)))
 
-export const capabilities = {
-  worldSetup: Capabilities.makeWorldSetup({
+const ORACLE_SHA256: Readonly<Record<string, string>> = {
+  "verdicts-dev.jsonl": "f6ca8427114b97981914105048db1f851be8ff66b5b877ff237483e542b66d6b",
+  "probes.jsonl": "9afe1c6926324b23b198cc1d693451551fbd696639a400ae584d29b1988d1592",
+  "probes-predictions.json": "fb5731b2dfd379b3dea2bc51feff04148e16c63a2a235d263d50956458f104ad",
+  "probes-gold.sql": "fd38b5ed0538ff27b3ddad3c91f43d76c0d0c14a09b68f58bfffcb429712cb84"
+}
+
+const ATTRIBUTION = "BIRD Mini-Dev (bird-bench/mini_dev), CC BY-SA 4.0."
+
+const benchmark = Benchmark.make({
+  name: BENCHMARK,
+  version: "1",
+  description: "BIRD Mini-Dev (SQLite): 500 text-to-SQL questions over 11 databases, graded by execution as upstream grades them",
+  data: (read) => loadData(read),
+  tasks: (data) => data.questions,
+  id: taskId,
+  // Upstream reports by difficulty; the database is in the task id.
+  stratum: (q) => q.difficulty,
+  limits: () => ({ turns: MAX_TURNS }),
+  upstream: `${UPSTREAM_REPOSITORY}@${UPSTREAM_COMMIT}`,
+  // The database never changes (it opens read-only): there is nothing to fork.
+  world: { isolation: "none", settlement: "discard", effects: EnvironmentDef.defaultEffects },
+  setup: {
     name: "bird/database",
-    version: VERSION,
-    trust: "deterministic",
-    setup: (env) =>
-      Effect.map(questionOf(env), ({ q, data }) => ({
-        world: World.empty,
-        evidence: {
-          db: q.dbId,
-          databases: data.databases.kind,
-          sha256: dbDigest(data.databases, data.root, q.dbId),
-          tools: specsDigest
-        },
-        tools: [queryTool(data.databases.path(q.dbId)), submitTool]
-      }))
-  }),
-  protocol: Capabilities.makeProtocol({
+    run: (q, { data }) => ({
+      world: World.empty,
+      evidence: {
+        db: q.dbId,
+        databases: data.databases.kind,
+        sha256: dbDigest(data.databases, data.root, q.dbId),
+        tools: specsDigest
+      },
+      tools: [queryTool(data.databases.path(q.dbId)), submitTool]
+    })
+  },
+  protocol: {
     name: "bird/sql",
-    version: VERSION,
-    trust: "deterministic",
-    inputs: (env, agent) => Effect.as(questionOf(env), inputsOf(agent)),
-    run: (ctx) =>
+    output: Output,
+    inputs: (_q, { agent }) => inputsOf(agent),
+    run: (q, ctx) =>
       Effect.gen(function*() {
-        const { q, data } = yield* questionOf(ctx.env)
+        const { data } = ctx
         const schema = data.schemas.get(q.dbId) ?? ""
         const tools = [queryTool(data.databases.path(q.dbId)), submitTool]
         const byName = new Map(tools.map((t) => [t.spec.name, t]))
@@ -209,7 +167,7 @@ export const capabilities = {
           const sql = reply.text ?? ""
           // A submission refused or faulted is no answer (a prediction file without the entry).
           const submitted = yield* ToolLoop.callTool(byName, { id: "submit", name: SUBMIT, arguments: { sql } })
-          return { protocol: "one-step", sql: submitted.error ? null : sql } satisfies Canonical.Json
+          return { protocol: "one-step" as const, sql: submitted.error ? null : sql }
         }
         const ended = yield* ToolLoop.runToolLoop(ctx, { firstMessage: toolLoopPrompt(schema, q), tools, maxTurns: ctx.env.limits.turns ?? MAX_TURNS, stopTool: SUBMIT })
         // The last SQL whose submission went through (a faulted or refused one is no answer); with
@@ -223,79 +181,40 @@ export const capabilities = {
             if (call.name === SUBMIT && typeof call.arguments["sql"] === "string" && !failed.has(call.id)) sql = call.arguments["sql"]
           }
         }
-        return { protocol: "tool-loop", sql } satisfies Canonical.Json
+        return { protocol: "tool-loop" as const, sql }
       })
-  }),
-  evaluator: Capabilities.makeEvaluator({
+  },
+  grade: {
     name: "bird/execution",
-    version: VERSION,
-    trust: "deterministic",
-    evaluate: (ctx) =>
-      Effect.gen(function*() {
-        const { q, data } = yield* questionOf(ctx.env)
-        const output = parseOutput(ctx.output)
-        if (output === null) return yield* new Capabilities.CapabilityError({ capability: BENCHMARK, reason: "evaluator", detail: "the output is not a bird answer" })
-        const sql = predictedSqlOf(output.sql)
-        const verdict = yield* gradePair(data.databases.path(q.dbId), sql, q.goldSql).pipe(
-          Effect.mapError((e) => new Capabilities.CapabilityError({ capability: BENCHMARK, reason: "evaluator", detail: e.message }))
-        )
-        return toGrade(verdict, data.databases.kind, sql)
-      })
-  })
-}
-
-// ---------------------------------------------------------------------------------------------
-// Roster
-
-const roster = ["gold", "echo"] as const
-
-const scripted = (name: string, env: EnvironmentDef.EnvironmentDef): Effect.Effect<Agent.Agent, Capabilities.CapabilityError> => {
-  switch (name) {
-    case "gold":
-      return Effect.map(questionOf(env), ({ q }) =>
-        Agent.scripted("gold", [{ text: null, toolCalls: [{ id: "call-1", name: SUBMIT, arguments: { sql: q.goldSql } }] }], "Submitted."))
-    case "echo":
-      return Effect.succeed(Agent.echo)
-    default:
-      return Effect.fail(dataError(`no scripted candidate ${name}: use ${roster.join(" or ")}`))
-  }
-}
-
-const equivalence = (corpus: string | null) =>
-  runEquivalence(corpus === null ? defaultCorpora() : [corpus]).pipe(Effect.mapError((e) => dataError(e.message)))
-
-const ORACLE_SHA256: Readonly<Record<string, string>> = {
-  "verdicts-dev.jsonl": "f6ca8427114b97981914105048db1f851be8ff66b5b877ff237483e542b66d6b",
-  "probes.jsonl": "9afe1c6926324b23b198cc1d693451551fbd696639a400ae584d29b1988d1592",
-  "probes-predictions.json": "fb5731b2dfd379b3dea2bc51feff04148e16c63a2a235d263d50956458f104ad",
-  "probes-gold.sql": "fd38b5ed0538ff27b3ddad3c91f43d76c0d0c14a09b68f58bfffcb429712cb84"
-}
-
-const ATTRIBUTION = "BIRD Mini-Dev (bird-bench/mini_dev), CC BY-SA 4.0."
+    run: (q, { data, output }) => {
+      const sql = predictedSqlOf(output.sql)
+      return gradePair(data.databases.path(q.dbId), sql, q.goldSql).pipe(
+        Effect.map((verdict) => toGrade(verdict, data.databases.kind, sql)),
+        Effect.mapError((e) => new Capabilities.CapabilityError({ capability: BENCHMARK, reason: "evaluator", detail: e.message }))
+      )
+    }
+  },
+  gold: (q) => Benchmark.plays("gold", [{ text: null, toolCalls: [{ id: "call-1", name: SUBMIT, arguments: { sql: q.goldSql } }] }], "Submitted."),
+  pinned: {
+    files: [
+      ...pinnedFiles,
+      ...["verdicts-dev.jsonl", "probes.jsonl", "probes-predictions.json", "probes-gold.sql"].map((f) => ({
+        path: `bird/oracle/${f}`,
+        url: "",
+        sha256: ORACLE_SHA256[f]!,
+        oracle: true
+      }))
+    ]
+  },
+  equivalence
+})
 
 export const provider: Provider.Provider = {
-  name: BENCHMARK,
-  version: VERSION,
-  description: "BIRD Mini-Dev (SQLite): 500 text-to-SQL questions over 11 databases, graded by execution as upstream grades them",
-  environments: Effect.map(loaded, ({ environments }) => environments),
-  capabilities,
-  roster,
-  rosterDef: (name) => Agent.referenceDef(name),
-  scripted,
-  // Which databases this run reads is decided by the data folder: the report must say so.
+  ...benchmark,
+  // Which databases this run reads is decided by the data folder, when the report asks: it must say so.
   get attribution() {
     return databasesIn(DataRoot.dataRoot()).kind === "real"
       ? `${ATTRIBUTION} Ran on the real Mini-Dev databases (${REAL_SUMS}${originNote(DataRoot.dataRoot())}).`
       : `${ATTRIBUTION} Ran on the synthetic fixture databases: this measures the path, not a model's BIRD score.`
-  },
-  data: [
-    ...pinnedFiles,
-    ...["verdicts-dev.jsonl", "probes.jsonl", "probes-predictions.json", "probes-gold.sql"].map((f) => ({
-      path: `bird/oracle/${f}`,
-      url: "",
-      sha256: ORACLE_SHA256[f]!,
-      oracle: true
-    }))
-  ],
-  equivalence
+  }
 }
