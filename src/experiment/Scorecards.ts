@@ -12,7 +12,7 @@ import { failuresOf } from "../schema/Verdict.ts"
 import type { FaultSpec } from "../schema/EnvironmentDef.ts"
 import { PanelRecord, recordOf } from "../evaluation/JudgePanel.ts"
 import { agreement, type PairedDecision, selfConsistency } from "./Agreement.ts"
-import type { CandidateFaults, CellFault, CellResult, Comparison, Faults, JudgeAgreement, JudgeConsistency, Judges, OutageCell, Scorecard } from "./Report.ts"
+import type { CandidateFaults, CellFault, CellResult, Comparison, Faults, JudgeAgreement, JudgeConsistency, Judges, OutageCell, Scorecard } from "../schema/Report.ts"
 import {
   clusteredMean,
   holm,
