@@ -5,6 +5,9 @@
 import type { PublicState } from "./canon.ts"
 import { type Py, PyDict, PyError } from "./py.ts"
 
+/** Upstream's `long_context.py` constants by name (read from the data folder, not kept in the repo). */
+export type LongContext = PyDict
+
 /** A parameter: its name, and its default when it has one. */
 export type Param = string | readonly [string, Py]
 
@@ -25,7 +28,7 @@ export interface Method<S> {
 export interface Api<S> {
   readonly name: string
   /** `_load_scenario(config, long_context)` on a fresh instance (MathAPI: the fresh instance). */
-  load(config: PyDict, longContext: boolean): S
+  load(config: PyDict, longContext: LongContext | undefined): S
   /** `vars(instance)` minus names starting with `_`, in order. */
   publicState(state: S): PublicState
   readonly methods: Readonly<Record<string, Method<S>>>
@@ -43,6 +46,27 @@ export const command = <S>(params: ReadonlyArray<Param>, f: (state: S, ...args: 
   run: (state, args) => {
     const [output, next] = f(state, ...args)
     return { output, state: next }
+  }
+})
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
+
+/**
+ * A method written as upstream's is, assigning attributes of a draft (a shallow copy: the values
+ * in it are immutable). An exception keeps the assignments made before it, as Python does.
+ */
+export const mutating = <S extends object>(params: ReadonlyArray<Param>, f: (draft: Mutable<S>, ...args: Array<Py>) => Py): Method<S> => ({
+  params,
+  run: (state, args) => {
+    const draft: Mutable<S> = { ...state }
+    const settle = (): S => ((Object.keys(draft) as Array<keyof S>).every((k) => draft[k] === state[k]) ? state : draft)
+    try {
+      const output = f(draft, ...args)
+      return { output, state: settle() }
+    } catch (e) {
+      if (e instanceof PyError) return { error: e, state: settle() }
+      throw e
+    }
   }
 })
 

@@ -9,7 +9,7 @@ import { dirname, join } from "node:path"
 import { Effect, Either, Schema } from "effect"
 import { PinnedData } from "../../../src/index.ts"
 import type { AnyApi } from "./api.ts"
-import { parsePythonJson, sha256, stateDump } from "./canon.ts"
+import { parsePythonJson, readLongContext, sha256, stateDump } from "./canon.ts"
 import { executeCall, openSession, type Session, sessionState } from "./executor.ts"
 import { apis } from "./worlds.ts"
 import { type Py, PyDict } from "./py.ts"
@@ -116,11 +116,23 @@ const runChecked = (
 /** Runs a fuzz or exec corpus and compares every call with upstream's. */
 export const multiTurnEquivalence = (
   corpusPath: string,
-  options: { readonly v4Dir?: string; readonly keep?: number } = {}
+  options: {
+    /** The folder of the task files (default: `../../v4` from the corpus). */
+    readonly v4Dir?: string
+    /** Upstream's `long_context.py` constants as JSON (default: `../../long_context.json` from the corpus). */
+    readonly longContextFile?: string
+    /** How many disagreeing lines to keep (20). */
+    readonly keep?: number
+  } = {}
 ): Effect.Effect<MultiTurnReport, PinnedData.DataError> =>
   Effect.gen(function*() {
     const text = yield* Effect.tryPromise({ try: () => readFile(corpusPath, "utf8"), catch: () => corpusError(corpusPath, `oracle corpus ${corpusPath} cannot be read`, "missing") })
     const configOf = taskConfigs(options.v4Dir ?? join(dirname(corpusPath), "..", "..", "v4"))
+    const longContextFile = options.longContextFile ?? join(dirname(corpusPath), "..", "..", "long_context.json")
+    const longContext = yield* Effect.tryPromise(() => readFile(longContextFile, "utf8")).pipe(
+      Effect.map((t) => readLongContext(t)),
+      Effect.orElseSucceed(() => undefined)
+    )
     const byName = new Map<string, AnyApi>(apis.map((a) => [a.name, a]))
     const disagree: Array<MultiTurnDisagreement> = []
     const byClass: Record<string, { lines: number; agree: number }> = {}
@@ -149,11 +161,15 @@ export const multiTurnEquivalence = (
         fail({ call: -1, text: "", field: "class", expected: missing, actual: "not implemented" })
         continue
       }
+      if (o.long_context && longContext === undefined) {
+        fail({ call: -1, text: "", field: "class", expected: longContextFile, actual: "long-context constants not found" })
+        continue
+      }
       const config = yield* configOf((isFuzz ? o.source_task : o.id) ?? "")
       let session = openSession(classes as ReadonlyArray<AnyApi>, config, {
         modelName: isFuzz ? name : `gtexec${lines - 1}`,
         testEntryId: isFuzz ? "fuzz" : name,
-        longContext: o.long_context
+        longContext: o.long_context ? longContext : undefined
       })
       const initial = sessionState(session)
       const expectedInitial = o.initial_state_sha256

@@ -3,7 +3,7 @@
  * the instance name (inside string literals too, as upstream's regex does), the blocklist, the
  * call parsed and bound as Python binds it, and the result turned into text as upstream does.
  */
-import type { AnyApi, Param } from "./api.ts"
+import type { AnyApi, LongContext, Param } from "./api.ts"
 import { type Expr, evalExpr, parseCall } from "./call.ts"
 import { sha256, stateDump } from "./canon.ts"
 import { type Py, PyDict, PyError, pyRepr, resultText } from "./py.ts"
@@ -23,7 +23,7 @@ export const instanceName = (modelName: string, testEntryId: string, className: 
 export const openSession = (
   apis: ReadonlyArray<AnyApi>,
   initialConfig: PyDict,
-  options: { readonly modelName: string; readonly testEntryId: string; readonly longContext: boolean }
+  options: { readonly modelName: string; readonly testEntryId: string; readonly longContext: LongContext | undefined }
 ): Session => {
   const states = new Map<string, unknown>()
   for (const api of apis) {

@@ -305,9 +305,19 @@ export const pySub = (a: Py, b: Py): Py => {
 }
 
 export const pyMul = (a: Py, b: Py): Py => {
-  if (typeof a === "string" && isInt(b)) return a.repeat(Math.max(0, num(b)))
-  if (Array.isArray(a) && isInt(b)) return Array.from({ length: Math.max(0, num(b)) }, () => a).flat()
-  if (isInt(a) && (typeof b === "string" || Array.isArray(b))) return pyMul(b, a)
+  const isSeq = (v: Py) => typeof v === "string" || Array.isArray(v) || v instanceof PyTuple
+  if (isSeq(a) || isSeq(b)) {
+    const [seq, n] = isSeq(a) ? [a, b] : [b, a]
+    if (!isInt(n)) {
+      if (isSeq(n) || !isNumber(n)) throw opError("*", a, b)
+      throw typeError(`can't multiply sequence by non-int of type '${typeName(n)}'`)
+    }
+    const times = Math.max(0, num(n))
+    if (typeof seq === "string") return seq.repeat(times)
+    const items = Array.isArray(seq) ? seq : (seq as PyTuple).items
+    const out = Array.from({ length: times }, () => items).flat()
+    return Array.isArray(seq) ? out : new PyTuple(out)
+  }
   const [x, y, f] = numeric(a, b, "*")
   return intOrFloat(x * y, f)
 }

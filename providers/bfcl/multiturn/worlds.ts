@@ -4,5 +4,6 @@ import { MathAPI } from "./math.ts"
 import { MessageAPI } from "./message.ts"
 import { TicketAPI } from "./ticket.ts"
 import { TwitterAPI } from "./twitter.ts"
+import { VehicleControlAPI } from "./vehicle.ts"
 
-export const apis: ReadonlyArray<AnyApi> = [MathAPI, MessageAPI, TwitterAPI, TicketAPI]
+export const apis: ReadonlyArray<AnyApi> = [MathAPI, MessageAPI, TwitterAPI, TicketAPI, VehicleControlAPI]
