@@ -6,18 +6,7 @@
  * The grade is the hidden tests passing on the workspace it leaves, with its tests untouched.
  */
 import { Effect, Ref } from "effect"
-import type { Json } from "../../src/content/Canonical.ts"
-import * as ContentId from "../../src/content/ContentId.ts"
-import * as Agent from "../../src/evaluation/Agent.ts"
-import { CapabilityError, makeEvaluator, makeProtocol, makeWorldSetup, type ProtocolContext } from "../../src/evaluation/Capabilities.ts"
-import type { Message, ToolCall } from "../../src/evaluation/Conversation.ts"
-import type { Provider } from "../../src/evaluation/Provider.ts"
-import { callTool } from "../../src/evaluation/toolLoop.ts"
-import type { AgentDef } from "../../src/schema/AgentDef.ts"
-import { defaultEffects, type EnvironmentDef, noLimits } from "../../src/schema/EnvironmentDef.ts"
-import * as Tool from "../../src/world/Tool.ts"
-import * as World from "../../src/world/World.ts"
-import * as WE from "../../src/world/WorldEffects.ts"
+import { type Agent, Benchmark, type Canonical, Capabilities, ContentId, type Conversation, Tool, ToolLoop, type Wallet, World, WorldEffects as WE } from "../../src/index.ts"
 import { editedTests, runHidden } from "./grade.ts"
 import { loadTasks, type RepairTask, testCommand } from "./repos.ts"
 import {
@@ -32,7 +21,6 @@ import {
   worldOf
 } from "./workspace.ts"
 
-const VERSION = "1"
 export const BENCHMARK = "coding-repair"
 const MAX_TURNS = 40
 const MAX_WRITE_CHARS = 256 * 1024
@@ -48,7 +36,7 @@ const system = [
 // ---------------------------------------------------------------------------------------------
 // Tools
 
-const str = (args: { readonly [k: string]: Json }, name: string): string | undefined => {
+const str = (args: { readonly [k: string]: Canonical.Json }, name: string): string | undefined => {
   const v = args[name]
   return typeof v === "string" ? v : undefined
 }
@@ -143,7 +131,7 @@ const commandMessage = (r: CommandResult, timeoutSeconds: number): string => {
  * candidate as tool errors; a failed handler (or a replay that reached another workspace) ends
  * the Attempt.
  */
-const runCommandCall = (task: RepairTask, call: ToolCall) =>
+const runCommandCall = (task: RepairTask, call: Conversation.ToolCall) =>
   Effect.gen(function*() {
     const command = call.arguments["command"]
     if (typeof command !== "string" || command.trim() === "") return { content: "Error: command must be a non-empty string", error: true }
@@ -170,30 +158,7 @@ const runCommandCall = (task: RepairTask, call: ToolCall) =>
   })
 
 // ---------------------------------------------------------------------------------------------
-// Capabilities
-
-const dataError = (detail: string) => new CapabilityError({ capability: BENCHMARK, reason: "data", detail })
-
-const taskOf = (env: EnvironmentDef) =>
-  Effect.flatMap(loadTasks(), (ts) => {
-    const t = ts.find((x) => x.id === env.task)
-    return t ? Effect.succeed(t) : Effect.fail(dataError(`no coding-repair task ${env.task}`))
-  })
-
-const environment = (task: RepairTask): EnvironmentDef => ({
-  benchmark: BENCHMARK,
-  task: task.id,
-  stratum: task.language,
-  world: { isolation: "fork", settlement: "discard", effects: defaultEffects },
-  capabilities: {
-    worldSetup: { name: "coding-repair/workspace", version: VERSION },
-    protocol: { name: "coding-repair/tool-loop", version: VERSION },
-    evaluator: { name: "coding-repair/hidden-tests", version: VERSION },
-    upstream: null,
-    models: {}
-  },
-  limits: { ...noLimits, turns: MAX_TURNS }
-})
+// The benchmark
 
 const firstMessage = (task: RepairTask): string =>
   [
@@ -204,65 +169,81 @@ const firstMessage = (task: RepairTask): string =>
     `The repository is ${task.language === "python" ? "Python (standard library only)" : "JavaScript (ES modules, run with node)"}. Its visible tests run with: ${testCommand(task)}`
   ].join("\n")
 
-const runProtocol = (ctx: ProtocolContext, task: RepairTask) =>
+const runProtocol = (ctx: Capabilities.ProtocolContext, task: RepairTask): Effect.Effect<ToolLoop.Outcome, Capabilities.ProtocolFailure, WE.WorldEffects | WE.AttemptWorld | Wallet.Wallet> =>
   Effect.gen(function*() {
     const tools = new Map(fileTools.map((t) => [t.spec.name, t]))
-    const append = (m: Message) => Ref.update(ctx.transcript, (ms) => [...ms, m])
+    const append = (m: Conversation.Message) => Ref.update(ctx.transcript, (ms) => [...ms, m])
     yield* append({ role: "user", content: firstMessage(task) })
     const maxTurns = ctx.env.limits.turns ?? MAX_TURNS
     for (let turn = 1; turn <= maxTurns; turn++) {
       const messages = yield* Ref.get(ctx.transcript)
       const reply = yield* ctx.agent.reply({ system: ctx.inputs.system, messages, tools: ctx.inputs.tools })
       yield* append({ role: "assistant", content: reply.text, toolCalls: reply.toolCalls })
-      if (reply.toolCalls.length === 0) return { ended: "answer", turns: turn, answer: reply.text } satisfies Json
+      if (reply.toolCalls.length === 0) return { ended: "answer" as const, turns: turn, answer: reply.text }
       for (const call of reply.toolCalls) {
-        const result = call.name === "run_command" ? yield* runCommandCall(task, call) : yield* callTool(tools, call)
+        const result = call.name === "run_command" ? yield* runCommandCall(task, call) : yield* ToolLoop.callTool(tools, call)
         yield* append({ role: "tool", toolCallId: call.id, name: call.name, content: result.content, error: result.error })
       }
     }
-    return { ended: "turn-limit", turns: maxTurns, answer: null } satisfies Json
+    return { ended: "turn-limit" as const, turns: maxTurns, answer: null }
   })
 
-export const capabilities = {
-  worldSetup: makeWorldSetup({
+// ---------------------------------------------------------------------------------------------
+// Candidates
+
+/** Gold replays the known fix: writes the fixed files, runs the visible tests, answers. */
+export const gold = (task: RepairTask): Agent.Agent =>
+  Benchmark.plays(
+    "gold",
+    [
+      { text: null, toolCalls: [...task.solution].map(([path, content], i) => ({ id: `call-${i + 1}`, name: "write_file", arguments: { path, content } })) },
+      { text: null, toolCalls: [{ id: "call-test", name: "run_command", arguments: { command: testCommand(task) } }] }
+    ],
+    `Fixed: ${task.title}.`
+  )
+
+export const provider = Benchmark.make({
+  name: BENCHMARK,
+  version: "1",
+  description: "bug fixes in small JavaScript and Python repositories written for assay, graded by hidden tests",
+  // The repositories are in this folder (repos/), not pinned upstream files.
+  data: () => loadTasks(),
+  tasks: (tasks) => tasks,
+  id: (task) => task.id,
+  stratum: (task) => task.language,
+  limits: () => ({ turns: MAX_TURNS }),
+  setup: {
     name: "coding-repair/workspace",
-    version: VERSION,
-    trust: "deterministic",
-    setup: (env) =>
-      Effect.map(taskOf(env), (task) => {
-        const world = worldOf(task.workspace)
-        return {
-          world,
-          // The hidden tests and the fix are named by digest only: the candidate never sees them.
-          evidence: {
-            task: task.id,
-            workspace: World.digest(world),
-            hidden: ContentId.ofUnsafe(Object.fromEntries(task.hidden)),
-            tools: ContentId.ofUnsafe(toolSpecs as unknown as Json)
-          },
-          tools: fileTools,
-          handlers: { "process/spawn": commandHandler }
-        }
-      })
-  }),
-  protocol: makeProtocol({
+    run: (task) => {
+      const world = worldOf(task.workspace)
+      return {
+        world,
+        // The hidden tests and the fix are named by digest only: the candidate never sees them.
+        evidence: {
+          task: task.id,
+          workspace: World.digest(world),
+          hidden: ContentId.ofUnsafe(Object.fromEntries(task.hidden)),
+          tools: ContentId.ofUnsafe(toolSpecs as unknown as Canonical.Json)
+        },
+        tools: fileTools,
+        handlers: { "process/spawn": commandHandler }
+      }
+    }
+  },
+  protocol: {
     name: "coding-repair/tool-loop",
-    version: VERSION,
-    trust: "deterministic",
-    inputs: () => Effect.succeed({ system, tools: toolSpecs }),
-    run: (ctx) => Effect.flatMap(taskOf(ctx.env), (task) => runProtocol(ctx, task))
-  }),
-  evaluator: makeEvaluator({
+    output: ToolLoop.Outcome,
+    inputs: () => ({ system, tools: toolSpecs }),
+    run: (task, ctx) => runProtocol(ctx, task)
+  },
+  grade: {
     name: "coding-repair/hidden-tests",
-    version: VERSION,
-    trust: "deterministic",
-    evaluate: (ctx) =>
+    run: (task, ctx) =>
       Effect.gen(function*() {
-        const task = yield* taskOf(ctx.env)
         const final = filesOf(ctx.final)
         const edited = editedTests(task, final)
         const run = yield* runHidden(task, final).pipe(
-          Effect.mapError((detail) => new CapabilityError({ capability: "coding-repair/hidden-tests", reason: "evaluator", detail }))
+          Effect.mapError((detail) => new Capabilities.CapabilityError({ capability: "coding-repair/hidden-tests", reason: "evaluator", detail }))
         )
         const passed = (names: ReadonlyArray<string>) => names.every((n) => run.tests[n] === "passed")
         const checks = {
@@ -274,36 +255,10 @@ export const capabilities = {
         return {
           reward: Object.values(checks).every(Boolean) ? 1 : 0,
           checks,
-          details: { tests: run.tests, failing, editedTests: edited, timedOut: run.timedOut, log: run.log } as unknown as Json
+          details: { tests: run.tests, failing, editedTests: edited, timedOut: run.timedOut, log: run.log }
         }
       })
-  })
-}
-
-// ---------------------------------------------------------------------------------------------
-// Candidates
-
-/** Gold replays the known fix: writes the fixed files, runs the visible tests, answers. */
-export const gold = (task: RepairTask): Agent.Agent =>
-  Agent.scripted(
-    "gold",
-    [
-      { text: null, toolCalls: [...task.solution].map(([path, content], i) => ({ id: `call-${i + 1}`, name: "write_file", arguments: { path, content } })) },
-      { text: null, toolCalls: [{ id: "call-test", name: "run_command", arguments: { command: testCommand(task) } }] }
-    ],
-    `Fixed: ${task.title}.`
-  )
-
-const rosterDef = (name: string): AgentDef => Agent.referenceDef(name)
-
-export const provider: Provider = {
-  name: BENCHMARK,
-  version: VERSION,
-  description: "bug fixes in small JavaScript and Python repositories written for assay, graded by hidden tests",
-  environments: Effect.map(loadTasks(), (ts) => ts.map(environment)),
-  capabilities,
-  roster: ["gold", "echo"],
-  rosterDef,
-  untrusted: true,
-  scripted: (name, env) => (name === "echo" ? Effect.succeed(Agent.echo) : Effect.map(taskOf(env), gold))
-}
+  },
+  gold,
+  untrusted: true
+})
