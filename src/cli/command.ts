@@ -686,6 +686,7 @@ const runCommand = Command.make("run", runOptions, (opts) =>
         // Model calls go to the Model service (provided at the edge), under the spend cap.
         handlers: {},
         progress: stderrProgress(),
+        harnesses: harnessVersions,
         settings: {
           // A provider given by path is stored absolute, so replay finds it from anywhere.
           benchmarks: opts.benchmark.map(benchmarkRef),

@@ -169,6 +169,10 @@ const formatCells = (cells: CellCounts): string =>
   `total ${cells.total} · ran ${cells.ran} · kept ${cells.kept} · stale ${cells.stale} · skipped ${cells.skipped} · faulted ${cells.faulted}`
 
 /** The fault spec as one line: what was injected, or "none"; "not recorded" for older reports. */
+/** "claude 2.0.14, codex 0.46.0": the agent CLIs a run's harness candidates ran. */
+export const formatHarnesses = (versions: Readonly<Record<string, string>>): string =>
+  Object.entries(versions).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, version]) => `${name} ${version}`).join(", ")
+
 export const formatFaultSpec = (faults: Faults | undefined): string => {
   if (faults === undefined) return "not recorded with this run"
   const spec = faults.spec
@@ -467,6 +471,7 @@ export const renderText = (report: Report): string => {
         ["cells", formatCells(report.cells)],
         ...(report.wallSeconds !== undefined ? [["time", timeLine(report)]] : []),
         ["faults", formatFaultSpec(report.faults)],
+        ...(report.harnesses !== undefined ? [["agent CLIs", formatHarnesses(report.harnesses)]] : []),
         ...(report.spend !== undefined ? [["spend", formatSpend(report.spend)]] : [])
       ]
     })
@@ -571,6 +576,7 @@ export const renderMarkdown = (report: Report): string => {
   out.push(`- cells: ${formatCells(report.cells)}`)
   if (report.wallSeconds !== undefined) out.push(`- time: ${timeLine(report)}`)
   out.push(`- faults: ${markdownCell(formatFaultSpec(report.faults))}`)
+  if (report.harnesses !== undefined) out.push(`- agent CLIs: ${markdownCell(formatHarnesses(report.harnesses))}`)
   if (report.spend !== undefined) out.push(`- spend: ${markdownCell(formatSpend(report.spend))}`)
   for (const warning of report.warnings ?? []) out.push("", `> **Warning:** ${markdownCell(warning)}`)
   for (const benchmark of benchmarksOf(report.scorecards)) {
@@ -933,6 +939,8 @@ export const renderHtmlBody = (report: Report): string => {
     `<dl class="meta"><dt>run</dt><dd>${escapeHtml(report.runId)}</dd><dt>experiment</dt><dd>${escapeHtml(
       report.experimentId
     )}</dd><dt>home</dt><dd>${escapeHtml(report.home)}</dd><dt>faults</dt><dd>${escapeHtml(formatFaultSpec(report.faults))}</dd>${
+      report.harnesses !== undefined ? `<dt>agent CLIs</dt><dd>${escapeHtml(formatHarnesses(report.harnesses))}</dd>` : ""
+    }${
       report.spend !== undefined ? `<dt>spend</dt><dd>${escapeHtml(formatSpend(report.spend))}</dd>` : ""
     }</dl>`
   )

@@ -120,6 +120,8 @@ export interface RunSettings {
   readonly progress: Progress
   /** Stored with the run, for the record (never secrets). */
   readonly settings: Json
+  /** The agent CLIs' versions the run's harness candidates run (shown in its report). */
+  readonly harnesses?: Readonly<Record<string, string>>
   /** Wall-time limit of each Attempt. */
   readonly timeoutSeconds?: number | null
   /** Run at most these cells (a pilot); the rest stay for a later run. */
@@ -530,6 +532,7 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
       faults: faultSummaryOfCells(cells, faultSpec),
       // The run's own wall time, start to finish: not the cells' times summed (they overlap).
       wallSeconds: (Date.now() - startedMs) / 1000,
+      ...(settings.harnesses !== undefined && Object.keys(settings.harnesses).length > 0 ? { harnesses: settings.harnesses } : {}),
       skipped: skippedCells,
       ...(outages.length > 0 ? { outages } : {}),
       cellResults: cellResultsOfCells(cells),

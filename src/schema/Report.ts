@@ -302,6 +302,8 @@ export const Report = Schema.Struct({
   warnings: Schema.optionalWith(Schema.Array(Schema.String), { exact: true }),
   /** With a second judge or judge repetitions: their agreement and self-consistency per benchmark. */
   judges: Schema.optionalWith(Judges, { exact: true }),
+  /** The version of each agent CLI the run's harness candidates ran (`claude: "2.0.14"`), as the run recorded it. */
+  harnesses: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), { exact: true }),
   /** Harness runs: the orchestrator and worker picks. */
   recommendation: Schema.optionalWith(Recommendation, { exact: true }),
   /** The fault spec and what it did; absent in reports stored before faults were reported. */

@@ -53,7 +53,13 @@ describe("harness candidates from the command", { timeout: 600_000 }, () => {
     // The user's key never reached the server from the CLI: assay's client sent it, the CLI had a placeholder.
     const report = await assay(["report", "--json", "--cells", "--home", home])
     expect(report.code, report.stderr).toBe(0)
-    const doc = JSON.parse(report.stdout) as { cellResults: ReadonlyArray<{ task: string; candidate: string; reward: number; ended: unknown }>; spend: { runUsd: number } }
+    const doc = JSON.parse(report.stdout) as {
+      cellResults: ReadonlyArray<{ task: string; candidate: string; reward: number; ended: unknown }>
+      spend: { runUsd: number }
+      harnesses: Readonly<Record<string, string>>
+    }
+    // The report names the CLI's version it ran (run settings' `harnesses`).
+    expect(doc.harnesses).toEqual({ claude: expect.stringMatching(/^\d+\.\d+\.\d+/) })
     expect(doc.cellResults).toEqual([expect.objectContaining({ task: "0", candidate: "harness:claude", reward: 0 })])
     expect(doc.spend.runUsd).toBeCloseTo(servedCost(requests), 9)
 

@@ -87,7 +87,7 @@ export const bridgedCandidate = (
               new CapabilityError({
                 capability: name,
                 reason: "setup",
-                detail: `no \`${adapter.binary}\` on PATH or in ${options.binDirs.join(", ")}: install it with \`npm install --prefix tools/harnesses\` (npm package ${adapter.npmPackage})`
+                detail: `no \`${adapter.binary}\` on PATH or in ${options.binDirs.join(", ")}: install it with \`assay harnesses install ${harness}\` (npm package ${adapter.npmPackage})`
               })
             )
           }
