@@ -49,6 +49,9 @@ const decodeAnthropicEvent = Schema.decodeUnknownEither(AnthropicEvent)
 
 const ANTHROPIC_VERSION = "2023-06-01"
 
+/** Anthropic's base URL is the origin (its SDK appends /v1/messages); one given with /v1, as OpenAI's are, means the same. */
+const withoutVersion = (baseUrl: string): string => baseUrl.replace(/\/v1\/?$/, "")
+
 export const anthropicBody = (request: ModelRequest, stream: boolean): Record<string, unknown> => {
   const messages: Array<{ role: "user" | "assistant"; content: Array<Record<string, unknown>> }> = []
   // Turns alternate: tool results (and a user message after them) join the user turn before them.
@@ -144,7 +147,7 @@ export const via: Via = (ctx, send, request, connection, stream, timeout) =>
       "anthropic-version": ANTHROPIC_VERSION,
       ...(Option.isSome(connection.key) ? { "x-api-key": Redacted.value(connection.key.value.key) } : {})
     }
-    const body = yield* bodyOfSuccess(ctx, send, postJson(`${connection.baseUrl}/v1/messages`, anthropicBody(request, stream), headers), timeout)
+    const body = yield* bodyOfSuccess(ctx, send, postJson(`${withoutVersion(connection.baseUrl)}/v1/messages`, anthropicBody(request, stream), headers), timeout)
     if (!stream) {
       const message = yield* decodeJson(ctx, decodeAnthropicMessage, body)
       const inputTexts = toolUseInputTexts(body)

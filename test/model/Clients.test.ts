@@ -252,12 +252,17 @@ describe("generate against the loopback server", () => {
 
   it.scopedLive("provider anthropic reads ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY from the environment", () =>
     Effect.gen(function*() {
-      const server = yield* LoopbackServer.start([{ text: "hi", usage: { input: 3, output: 1 } }])
+      const server = yield* LoopbackServer.start([{ text: "hi", usage: { input: 3, output: 1 }, repeat: true }])
       const response = yield* Clients.generate({ ...request("claude-haiku-4-5-20251001"), provider: "anthropic" }).pipe(
         withEnv({ ANTHROPIC_BASE_URL: server.anthropicBaseUrl, ANTHROPIC_API_KEY: SECRET })
       )
       expect(response.text).toBe("hi")
       expect(server.requests()[0]?.headers["anthropic-version"]).toBeDefined()
+      // Given with /v1, as OpenAI's base URLs are, it means the same endpoint (not /v1/v1/messages).
+      yield* Clients.generate({ ...request("claude-haiku-4-5-20251001"), provider: "anthropic" }).pipe(
+        withEnv({ ANTHROPIC_BASE_URL: `${server.anthropicBaseUrl}/v1`, ANTHROPIC_API_KEY: SECRET })
+      )
+      expect(server.requests().map((r) => r.path)).toEqual(["/v1/messages", "/v1/messages"])
     }))
 
   it.scopedLive("with the Registry in context a keyless local provider (ollama) is called over chat completions", () =>
