@@ -1,15 +1,13 @@
 /**
  * The eleven BFCL v4 single-turn Python categories (3,491 tasks), read from the pinned upstream
- * files under `bfcl/v4/` of the data root (src/evaluation/DataRoot.ts) and checked against their sha256.
+ * files under `bfcl/v4/` of the data root through the kit's reader (src/data/Pinned.ts), which
+ * checks each against its sha256.
  *
  * The files are JSON Lines despite `.json`; they are parsed with `pyjson` so that `5` and `5.0`
  * stay an int and a float, as upstream's `json.load` keeps them.
  */
-import * as NodeBuffer from "node:buffer"
-import { readFileSync } from "node:fs"
-import { resolve } from "node:path"
-import { Effect, Schema } from "effect"
-import { ContentId, DataRoot } from "../../src/index.ts"
+import { Effect } from "effect"
+import { type Benchmark, DataRoot, PinnedData, type Provider } from "../../src/index.ts"
 import { isDict, isList, parsePyJson, type PyDict, type PyList, type PyValue } from "./pyjson.ts"
 
 export const UPSTREAM_REPOSITORY = "ShishirPatil/gorilla"
@@ -127,80 +125,63 @@ export interface Task {
   readonly possibleAnswer: PyList | null
 }
 
-export class BfclDataError extends Schema.TaggedError<BfclDataError>()("BfclDataError", {
-  file: Schema.String,
-  reason: Schema.Literal("missing", "hash-mismatch", "malformed"),
-  expected: Schema.optional(Schema.String),
-  actual: Schema.optional(Schema.String),
-  detail: Schema.optional(Schema.String),
-  /** The data root the file was looked for in. */
-  root: Schema.optional(Schema.String)
-}) {
-  override get message(): string {
-    switch (this.reason) {
-      case "missing":
-        return `BFCL data file ${DataRoot.missingDataMessage("bfcl", "download", this.file, this.root ?? DataRoot.dataRoot())}`
-      case "hash-mismatch":
-        return `BFCL data file ${this.file} has sha256 ${this.actual ?? "?"}, expected ${this.expected ?? "?"}`
-      case "malformed":
-        return `BFCL data file ${this.file} is malformed: ${this.detail ?? ""}`
-    }
-  }
-}
+/** The folder under the data root that BFCL's pinned files live in. */
+export const FOLDER = "bfcl"
+
+/** An upstream file's path as the kit's reader names it (under FOLDER). */
+export const upstreamPath = (file: string): string => `v4/${file}`
+
+/**
+ * The pinned files as `assay data pull` and the kit's reader know them, under FOLDER: upstream's
+ * under `v4/`, and the oracle corpus equivalence reads under `oracle/` (no download URL: only a
+ * pull `--from DIR` brings it).
+ */
+export const PINNED: ReadonlyArray<Provider.PinnedFile> = [
+  ...PINNED_FILES.map((p) => ({ path: upstreamPath(p.file), url: p.url, sha256: p.sha256 })),
+  ...ORACLE_FILES.map((p) => ({ path: `oracle/${p.file}`, url: "", sha256: p.sha256, oracle: true }))
+]
 
 export interface DataOptions {
   /** The data folder (the one holding `bfcl/`); defaults to the data root (`ASSAY_DATA_DIR`, else the default). */
   readonly dataDir?: string
 }
 
-const pinnedByFile = new Map(PINNED_FILES.map((p) => [p.file, p]))
-
-/** The folder holding `bfcl/`: `options.dataDir`, else the data root. */
+/** The folder holding `bfcl/`: `options.dataDir`, else the data root (the folder the kit reads). */
 export const rootOf = (options: DataOptions | undefined): string => options?.dataDir ?? DataRoot.dataRoot()
 
+const SOURCE: PinnedData.Source = { benchmark: "bfcl", folder: FOLDER }
+const pinnedByPath = new Map(PINNED.map((p) => [p.path, p]))
+
 /**
- * Reads one pinned file and checks its sha256. A file already hashed in exactly its present
- * state (device, inode, size, modification and change times: DataRoot.notedSha256) is not hashed
- * again; anything that touched it since makes the note stale, and the bytes are hashed.
+ * The reader of BFCL's pinned files in one data folder, as the kit gives the benchmark its own
+ * (tests, the bench and equivalence name a folder): a file's sha256 is checked before its text is used.
  */
-export const readPinned = (file: string, options?: DataOptions): Effect.Effect<string, BfclDataError> => {
-  const root = rootOf(options)
-  const path = resolve(root, "bfcl", "v4", file)
-  return Effect.try({
-    // Read at once: fs/promises' chunked read costs more CPU than these files take to read.
-    try: () => {
-      const state = DataRoot.fileState(path)
-      return { bytes: readFileSync(path), state, noted: DataRoot.notedSha256(path) }
-    },
-    catch: (cause) =>
-      new BfclDataError({ file: path, reason: "missing", detail: cause instanceof Error ? cause.message : String(cause), root })
-  }).pipe(
-    Effect.flatMap(({ bytes, noted, state }) => {
-      const expected = pinnedByFile.get(file)?.sha256
-      if (expected === undefined) return Effect.fail(new BfclDataError({ file: path, reason: "malformed", detail: "not a pinned file" }))
-      // The note is read before the bytes' state is compared: a note of another state is never used.
-      const actual = noted === expected && DataRoot.fileState(path) === state ? noted : ContentId.sha256Hex(bytes)
-      if (actual !== expected) return Effect.fail(new BfclDataError({ file: path, reason: "hash-mismatch", expected, actual }))
-      if (noted !== actual) DataRoot.noteSha256(path, actual, state)
-      return Effect.succeed(textOf(bytes))
-    })
-  )
+export const readerAt = (options?: DataOptions): Benchmark.Reader => {
+  const service = PinnedData.make(rootOf(options))
+  const pinned = (path: string) => {
+    const file = pinnedByPath.get(path)
+    return file === undefined ? Effect.fail(PinnedData.invalid(SOURCE, path, "it is not among bfcl's pinned files")) : Effect.succeed(file)
+  }
+  return {
+    text: (path) => Effect.flatMap(pinned(path), (file) => service.text(SOURCE, file)),
+    bytes: (path) => Effect.flatMap(pinned(path), (file) => service.bytes(SOURCE, file)),
+    invalid: (path, detail) => PinnedData.invalid(SOURCE, path, detail)
+  }
 }
 
-const isAscii: ((bytes: Uint8Array) => boolean) | undefined = (NodeBuffer as { readonly isAscii?: (bytes: Uint8Array) => boolean }).isAscii
+/** One pinned upstream file's text (`file` under `bfcl/v4/`), its sha256 checked. */
+export const readPinned = (file: string, options?: DataOptions): Effect.Effect<string, PinnedData.DataError> =>
+  readerAt(options).text(upstreamPath(file))
 
-/** The bytes' UTF-8 text; ASCII bytes are copied as Latin-1, the same string without decoding. */
-const textOf = (bytes: Buffer): string => (isAscii !== undefined && isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8"))
-
-const parseLines = (file: string, text: string): Effect.Effect<ReadonlyArray<PyDict>, BfclDataError> => {
+const parseLines = (read: Benchmark.Reader, path: string, text: string): Effect.Effect<ReadonlyArray<PyDict>, PinnedData.DataError> => {
   const out: Array<PyDict> = []
   const lines = text.split("\n")
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i] as string
     if (line.trim() === "") continue
     const parsed = parsePyJson(line)
-    if (!parsed.ok) return Effect.fail(new BfclDataError({ file, reason: "malformed", detail: `line ${i + 1}: ${parsed.error.message} at ${parsed.error.offset}` }))
-    if (!isDict(parsed.value)) return Effect.fail(new BfclDataError({ file, reason: "malformed", detail: `line ${i + 1} is not an object` }))
+    if (!parsed.ok) return Effect.fail(read.invalid(path, `line ${i + 1}: ${parsed.error.message} at ${parsed.error.offset}`))
+    if (!isDict(parsed.value)) return Effect.fail(read.invalid(path, `line ${i + 1} is not an object`))
     out.push(parsed.value)
   }
   return Effect.succeed(out)
@@ -224,17 +205,16 @@ const toMessages = (v: PyValue | undefined): ReadonlyArray<ReadonlyArray<Message
   return turns
 }
 
-/** Loads one category's tasks, with their possible answers where the category has them. */
-export const loadCategory = (category: Category, options?: DataOptions): Effect.Effect<ReadonlyArray<Task>, BfclDataError> =>
+/** Loads one category's tasks through `read`, with their possible answers where the category has them. */
+export const readCategory = (read: Benchmark.Reader, category: Category): Effect.Effect<ReadonlyArray<Task>, PinnedData.DataError> =>
   Effect.gen(function* () {
-    const questionFile = `BFCL_v4_${category}.json`
-    const questions = yield* parseLines(questionFile, yield* readPinned(questionFile, options))
+    const questionFile = upstreamPath(`BFCL_v4_${category}.json`)
+    const questions = yield* parseLines(read, questionFile, yield* read.text(questionFile))
     let answers: ReadonlyArray<PyDict> | null = null
+    const answerFile = upstreamPath(`possible_answer/BFCL_v4_${category}.json`)
     if (!RELEVANCE_CATEGORIES.has(category)) {
-      const answerFile = `possible_answer/BFCL_v4_${category}.json`
-      answers = yield* parseLines(answerFile, yield* readPinned(answerFile, options))
-      if (answers.length !== questions.length)
-        return yield* new BfclDataError({ file: answerFile, reason: "malformed", detail: `${answers.length} answers for ${questions.length} questions` })
+      answers = yield* parseLines(read, answerFile, yield* read.text(answerFile))
+      if (answers.length !== questions.length) return yield* read.invalid(answerFile, `${answers.length} answers for ${questions.length} questions`)
     }
     const tasks: Array<Task> = []
     for (let i = 0; i < questions.length; i++) {
@@ -243,14 +223,13 @@ export const loadCategory = (category: Category, options?: DataOptions): Effect.
       const question = toMessages(q.get("question"))
       const functions = q.get("function")
       if (typeof id !== "string" || question === undefined || functions === undefined || !isList(functions) || !functions.every(isDict))
-        return yield* new BfclDataError({ file: questionFile, reason: "malformed", detail: `line ${i + 1} lacks id, question or function` })
+        return yield* read.invalid(questionFile, `line ${i + 1} lacks id, question or function`)
       let possibleAnswer: PyList | null = null
       if (answers !== null) {
         const a = answers[i] as PyDict
         const gt = a.get("ground_truth")
         // Upstream pairs questions and answers by position; the ids agree at this commit.
-        if (a.get("id") !== id || gt === undefined || !isList(gt))
-          return yield* new BfclDataError({ file: `possible_answer/${questionFile}`, reason: "malformed", detail: `line ${i + 1} does not answer ${id}` })
+        if (a.get("id") !== id || gt === undefined || !isList(gt)) return yield* read.invalid(answerFile, `line ${i + 1} does not answer ${id}`)
         possibleAnswer = gt
       }
       tasks.push({ id, category, question, functions: functions as ReadonlyArray<PyDict>, possibleAnswer })
@@ -258,9 +237,16 @@ export const loadCategory = (category: Category, options?: DataOptions): Effect.
     return tasks
   })
 
-/** Loads all eleven categories, in `CATEGORIES` order. */
-export const loadAll = (options?: DataOptions): Effect.Effect<ReadonlyArray<Task>, BfclDataError> =>
+/** Loads all eleven categories through `read`, in `CATEGORIES` order. */
+export const readAll = (read: Benchmark.Reader): Effect.Effect<ReadonlyArray<Task>, PinnedData.DataError> =>
   Effect.map(
-    Effect.forEach(CATEGORIES, (c) => loadCategory(c, options), { concurrency: 4 }),
+    Effect.forEach(CATEGORIES, (c) => readCategory(read, c), { concurrency: 4 }),
     (xs) => xs.flat()
   )
+
+/** Loads one category from a data folder (the data root unless `options.dataDir`). */
+export const loadCategory = (category: Category, options?: DataOptions): Effect.Effect<ReadonlyArray<Task>, PinnedData.DataError> =>
+  readCategory(readerAt(options), category)
+
+/** Loads all eleven categories from a data folder (the data root unless `options.dataDir`). */
+export const loadAll = (options?: DataOptions): Effect.Effect<ReadonlyArray<Task>, PinnedData.DataError> => readAll(readerAt(options))

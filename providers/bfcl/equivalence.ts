@@ -4,10 +4,10 @@
  */
 import { readFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
-import { Effect, Schema } from "effect"
-import { DataRoot } from "../../src/index.ts"
+import { Effect } from "effect"
+import { DataRoot, PinnedData } from "../../src/index.ts"
 import { check, type DecodeOutcome, type Verdict } from "./checker.ts"
-import { type DataOptions, loadAll, rootOf, type BfclDataError, type Task } from "./data.ts"
+import { type DataOptions, FOLDER, loadAll, rootOf, type Task } from "./data.ts"
 import { isDict, parsePyJson, pyEq, type PyValue } from "./pyjson.ts"
 
 export interface Disagreement {
@@ -30,15 +30,9 @@ export interface EquivalenceReport {
   readonly errorsAgree: number
 }
 
-export class CorpusError extends Schema.TaggedError<CorpusError>()("CorpusError", {
-  corpus: Schema.String,
-  line: Schema.Number,
-  detail: Schema.String
-}) {
-  override get message(): string {
-    return `oracle corpus ${this.corpus}${this.line > 0 ? ` line ${this.line}` : ""}: ${this.detail}`
-  }
-}
+/** A corpus that cannot be used (`line` 0: the whole file), as the one data error. */
+const corpusError = (corpus: string, line: number, detail: string, reason: "missing" | "invalid" = "invalid"): PinnedData.DataError =>
+  new PinnedData.DataError({ benchmark: "bfcl", file: corpus, reason, detail: `oracle corpus ${corpus}${line > 0 ? ` line ${line}` : ""}: ${detail}` })
 
 /** One corpus line, parsed: the task it answers, what decoding gave, and upstream's verdict. */
 export interface CorpusEntry {
@@ -52,7 +46,7 @@ export interface CorpusEntry {
 }
 
 /** Parses a corpus text; relevance categories record `{"decoded": V}` or `{"decode_error": msg}`. */
-export const parseCorpus = (corpus: string, text: string): Effect.Effect<ReadonlyArray<CorpusEntry>, CorpusError> =>
+export const parseCorpus = (corpus: string, text: string): Effect.Effect<ReadonlyArray<CorpusEntry>, PinnedData.DataError> =>
   Effect.suspend(() => {
     const entries: Array<CorpusEntry> = []
     const lines = text.split("\n")
@@ -61,9 +55,9 @@ export const parseCorpus = (corpus: string, text: string): Effect.Effect<Readonl
       if (raw.trim() === "") continue
       const line = i + 1
       const parsed = parsePyJson(raw)
-      if (!parsed.ok) return Effect.fail(new CorpusError({ corpus, line, detail: `${parsed.error.message} at ${parsed.error.offset}` }))
+      if (!parsed.ok) return Effect.fail(corpusError(corpus, line, `${parsed.error.message} at ${parsed.error.offset}`))
       const o = parsed.value
-      if (!isDict(o)) return Effect.fail(new CorpusError({ corpus, line, detail: "not an object" }))
+      if (!isDict(o)) return Effect.fail(corpusError(corpus, line, "not an object"))
       const category = o.get("category")
       const id = o.get("id")
       const answer = o.get("answer")
@@ -73,14 +67,14 @@ export const parseCorpus = (corpus: string, text: string): Effect.Effect<Readonl
       if (
         typeof category !== "string" || typeof id !== "string" || answer === undefined || typeof valid !== "boolean" ||
         (errorType !== null && typeof errorType !== "string") || !Array.isArray(errors)
-      ) return Effect.fail(new CorpusError({ corpus, line, detail: "expected category, id, answer, valid, error_type, errors" }))
+      ) return Effect.fail(corpusError(corpus, line, "expected category, id, answer, valid, error_type, errors"))
       let outcome: DecodeOutcome = { _tag: "Decoded", value: answer }
       if (category === "irrelevance" || category === "live_irrelevance" || category === "live_relevance") {
         const decoded = isDict(answer) && answer.size === 1 ? answer.get("decoded") : undefined
         const decodeError = isDict(answer) && answer.size === 1 ? answer.get("decode_error") : undefined
         if (decoded !== undefined) outcome = { _tag: "Decoded", value: decoded }
         else if (typeof decodeError === "string") outcome = { _tag: "DecodeError", message: decodeError }
-        else return Effect.fail(new CorpusError({ corpus, line, detail: "a relevance answer must be {decoded} or {decode_error}" }))
+        else return Effect.fail(corpusError(corpus, line, "a relevance answer must be {decoded} or {decode_error}"))
       }
       entries.push({ line, category, id, outcome, valid, errorType: errorType ?? null, errors: errors as ReadonlyArray<PyValue> })
     }
@@ -92,7 +86,7 @@ export const compare = (
   corpus: string,
   entries: ReadonlyArray<CorpusEntry>,
   tasks: ReadonlyMap<string, Task>
-): Effect.Effect<EquivalenceReport, CorpusError> =>
+): Effect.Effect<EquivalenceReport, PinnedData.DataError> =>
   Effect.suspend(() => {
     let agree = 0
     let errorsAgree = 0
@@ -100,7 +94,7 @@ export const compare = (
     for (const e of entries) {
       const task = tasks.get(e.id)
       if (task === undefined || task.category !== e.category)
-        return Effect.fail(new CorpusError({ corpus, line: e.line, detail: `no ${e.category} task ${e.id}` }))
+        return Effect.fail(corpusError(corpus, e.line, `no ${e.category} task ${e.id}`))
       const v: Verdict = check(task, e.outcome)
       const field = v.valid !== e.valid ? "valid" : v.errorType !== e.errorType ? "error_type" : null
       if (field === null) agree++
@@ -121,7 +115,7 @@ export const compare = (
 export const tasksById = (tasks: ReadonlyArray<Task>): ReadonlyMap<string, Task> => new Map(tasks.map((t) => [t.id, t]))
 
 /** The provider's own corpus: `bfcl/oracle/verdicts-dev.jsonl` under the data root. */
-export const defaultCorpusPath = (options?: DataOptions): string => join(rootOf(options), "bfcl", "oracle", "verdicts-dev.jsonl")
+export const defaultCorpusPath = (options?: DataOptions): string => join(rootOf(options), FOLDER, "oracle", "verdicts-dev.jsonl")
 
 /** Where the oracle lives and how to get it, when the default corpus is not in the data folder. */
 const missingOracle = (options?: DataOptions): string =>
@@ -130,18 +124,19 @@ const missingOracle = (options?: DataOptions): string =>
   "`assay data pull bfcl --from DIR` with DIR a local copy holding bfcl/oracle/verdicts-dev.jsonl, or pass --corpus FILE"
 
 /** Runs the checker over the corpus file, loading the tasks from the data folder. */
-export const runEquivalence = (corpusPath: string, options?: DataOptions): Effect.Effect<EquivalenceReport, CorpusError | BfclDataError> =>
+export const runEquivalence = (corpusPath: string, options?: DataOptions): Effect.Effect<EquivalenceReport, PinnedData.DataError> =>
   Effect.gen(function* () {
     const text = yield* Effect.tryPromise({
       try: () => readFile(corpusPath, "utf8"),
       catch: (cause) =>
-        new CorpusError({
-          corpus: corpusPath,
-          line: 0,
-          detail: resolve(corpusPath) === resolve(defaultCorpusPath(options)) && (cause as { code?: unknown })?.code === "ENOENT"
+        corpusError(
+          corpusPath,
+          0,
+          resolve(corpusPath) === resolve(defaultCorpusPath(options)) && (cause as { code?: unknown })?.code === "ENOENT"
             ? missingOracle(options)
-            : cause instanceof Error ? cause.message : String(cause)
-        })
+            : cause instanceof Error ? cause.message : String(cause),
+          "missing"
+        )
     })
     const entries = yield* parseCorpus(corpusPath, text)
     const tasks = tasksById(yield* loadAll(options))

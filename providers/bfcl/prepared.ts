@@ -5,17 +5,19 @@
  * hashes 3,491 tasks' tool schemas, ~1.5 s of a fresh process's CPU; running a task still loads
  * it in full.
  *
- * The form is used only when every pinned file the full load reads has, by its note
- * (DataRoot.notedSha256: the file in exactly the state it was hashed in), the pinned sha256: a
- * file changed or missing since sends the provider down the full load, which hashes and reports
- * it. Its key names those hashes, the form's version and the text of the sources that make it
+ * The form is used only when every pinned file the full load reads is the pinned one: by its note
+ * (DataRoot.notedSha256: the file in exactly the state it was hashed in), or, for a file without
+ * one (the reader notes only large files: a small one hashes faster than a note is read), read
+ * and hashed through the kit's reader. A file changed or missing since sends the provider down the
+ * full load, which reports it. Its key names those hashes, the form's version and the text of the sources that make it
  * (this provider's conversion and the canonical JSON writer), so a changed conversion never reads
  * a form made by the old one.
  */
 import { readFileSync } from "node:fs"
 import { resolve } from "node:path"
-import { Canonical, ContentId, DataRoot, type Tool } from "../../src/index.ts"
-import { CATEGORIES, type Category, PINNED_FILES, RELEVANCE_CATEGORIES } from "./data.ts"
+import { Effect } from "effect"
+import { type Benchmark, Canonical, ContentId, DataRoot, type Provider, type Tool } from "../../src/index.ts"
+import { CATEGORIES, type Category, FOLDER, PINNED, RELEVANCE_CATEGORIES, readerAt, upstreamPath } from "./data.ts"
 
 // 2: written as ASCII JSON (DataRoot.writePrepared). 3: each distinct tool spec stored once, with
 // its canonical text, and tasks name theirs by index (8,576 tool specs, 3,104 distinct texts).
@@ -49,19 +51,25 @@ const sourcesFingerprint = (): string | null => {
 }
 
 /** The pinned files the full load reads (every category's questions, and answers where it has them). */
-const loadedFiles = (): ReadonlyArray<{ readonly file: string; readonly sha256: string }> => {
+const loadedFiles = (): ReadonlyArray<Provider.PinnedFile> => {
   const wanted = new Set(
-    CATEGORIES.flatMap((c) => [`BFCL_v4_${c}.json`, ...(RELEVANCE_CATEGORIES.has(c) ? [] : [`possible_answer/BFCL_v4_${c}.json`])])
+    CATEGORIES.flatMap((c) => [`BFCL_v4_${c}.json`, ...(RELEVANCE_CATEGORIES.has(c) ? [] : [`possible_answer/BFCL_v4_${c}.json`])]).map(upstreamPath)
   )
-  return PINNED_FILES.filter((p) => wanted.has(p.file))
+  return PINNED.filter((p) => wanted.has(p.path))
 }
 
-const keyOf = (sources: string): string =>
-  `${KIND}:v${FORM_VERSION}:${sources}:${loadedFiles().map((p) => `${p.file}=${p.sha256}`).join(",")}`
+const keyOf = (sources: string): string => `${KIND}:v${FORM_VERSION}:${sources}:${loadedFiles().map((p) => `${p.path}=${p.sha256}`).join(",")}`
 
-/** Whether every file the full load reads is, by its note, unchanged since it was hashed with its pinned sha256. */
-const allNoted = (root: string): boolean =>
-  loadedFiles().every((p) => DataRoot.notedSha256(resolve(root, "bfcl", "v4", p.file)) === p.sha256)
+/**
+ * Whether every file the full load reads is the pinned one: noted unchanged since it was hashed
+ * with its pinned sha256, or else read and hashed now through `read` (`root` is the folder it reads).
+ */
+const allPinned = (read: Benchmark.Reader, root: string): Effect.Effect<boolean> =>
+  Effect.forEach(
+    loadedFiles(),
+    (p) => (DataRoot.notedSha256(resolve(root, FOLDER, p.path)) === p.sha256 ? Effect.void : read.bytes(p.path)),
+    { discard: true }
+  ).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
 
 const categories: ReadonlySet<string> = new Set(CATEGORIES)
 
@@ -88,13 +96,22 @@ const taskOf = (v: unknown, table: ReadonlyArray<readonly [Tool.ToolSpec, string
 
 /**
  * The planned tasks from the stored form, or undefined when there is none for the present data
- * and sources, or a data file is not known to be unchanged. Each tool's canonical text is
- * remembered (Canonical.remember), so inputs ids are made without walking the tool specs again.
- * Tasks that offer the same tool spec share one object of it (immutable data, as a full load's).
+ * and sources, or a data file in `root` is not the pinned one (`read` reads that folder: the
+ * data root, as the kit's reader, by default). Each tool's canonical text is remembered
+ * (Canonical.remember), so inputs ids are made without walking the tool specs again. Tasks that
+ * offer the same tool spec share one object of it (immutable data, as a full load's).
  */
-export const readPlanned = (root: string): ReadonlyArray<PlannedTask> | undefined => {
-  const sources = sourcesFingerprint()
-  if (sources === null || !allNoted(root)) return undefined
+export const readPlanned = (
+  root: string = DataRoot.dataRoot(),
+  read: Benchmark.Reader = readerAt({ dataDir: root })
+): Effect.Effect<ReadonlyArray<PlannedTask> | undefined> =>
+  Effect.suspend(() => {
+    const sources = sourcesFingerprint()
+    if (sources === null) return Effect.succeed(undefined)
+    return Effect.map(allPinned(read, root), (pinned) => (pinned ? formOf(sources) : undefined))
+  })
+
+const formOf = (sources: string): ReadonlyArray<PlannedTask> | undefined => {
   const form = DataRoot.readPrepared(KIND, keyOf(sources))
   if (typeof form !== "object" || form === null) return undefined
   const { tools: storedTools, tasks: storedTasks } = form as { readonly tools?: unknown; readonly tasks?: unknown }

@@ -44,7 +44,7 @@ describe("bfcl data", () => {
       expect(error.reason).toBe("hash-mismatch")
       expect(error.message).toContain("BFCL_v4_irrelevance.json")
       expect(error.message).toContain("2b6ed4c2e992cdcf5f1678a701851f944bef7550ee026ed1ddb89efed5be01a6")
-      expect(error.actual).toMatch(/^[0-9a-f]{64}$/)
+      expect(error.message).toMatch(/has sha256 [0-9a-f]{64}/)
     }))
 
   it.effect("a missing file says how to get the data", () =>

@@ -26,10 +26,10 @@ describe("bfcl prepared plan form", () => {
     const root = tempDir("assay-bfcl-prepared-root-")
     cpSync(join(DataRoot.dataRoot(), "bfcl", "v4"), join(root, "bfcl", "v4"), { recursive: true })
     afterFsTick(root)
-    expect(readPlanned(root)).toBeUndefined() // nothing hashed or stored yet
+    expect(Effect.runSync(readPlanned(root))).toBeUndefined() // nothing hashed or stored yet
     const tasks = Effect.runSync(loadAll({ dataDir: root }))
     writePlanned(tasks.map((t) => ({ id: t.id, category: t.category, system: "", tools: toolSpecsOf(t) })))
-    const planned = readPlanned(root)
+    const planned = Effect.runSync(readPlanned(root))
     expect(planned?.length).toBe(3491)
     const i = tasks.findIndex((t) => t.category === "live_multiple")
     expect(planned![i]!.tools).toEqual(toolSpecsOf(tasks[i]!))
@@ -41,7 +41,7 @@ describe("bfcl prepared plan form", () => {
     expect(planned!.map((t) => ({ id: t.id, category: t.category, tools: JSON.stringify(t.tools), texts: t.texts }))).toEqual(fresh)
     // An answer file changed after it was hashed: the form is not used, so the full load hashes it and fails.
     appendFileSync(join(root, "bfcl", "v4", "possible_answer", "BFCL_v4_multiple.json"), " ")
-    expect(readPlanned(root)).toBeUndefined()
+    expect(Effect.runSync(readPlanned(root))).toBeUndefined()
     expect(Effect.runSync(Effect.flip(loadAll({ dataDir: root }))).reason).toBe("hash-mismatch")
   })
 
