@@ -25,6 +25,9 @@ export const Entry = Schema.Struct({
 })
 export type Entry = typeof Entry.Type
 
+/** The answer's shape: a `competitors` list, each element read as an Entry on its own. */
+const Answer = Schema.Struct({ competitors: Schema.Array(Schema.Unknown) })
+
 /** One element of the answer's list: an entry, or what could not be read as one (it counts, and fails). */
 export type Listed = { readonly ok: true; readonly entry: Entry } | { readonly ok: false; readonly raw: unknown }
 
@@ -45,8 +48,9 @@ export const parseAnswer = (text: string | null): ReadonlyArray<Listed> | undefi
   } catch {
     return undefined
   }
-  if (typeof parsed !== "object" || parsed === null || !Array.isArray((parsed as { competitors?: unknown }).competitors)) return undefined
-  return ((parsed as { competitors: ReadonlyArray<unknown> }).competitors).map((raw): Listed => {
+  const answer = Schema.decodeUnknownOption(Answer)(parsed)
+  if (answer._tag === "None") return undefined
+  return answer.value.competitors.map((raw): Listed => {
     const decoded = Schema.decodeUnknownOption(Entry)(raw)
     return decoded._tag === "Some" ? { ok: true, entry: decoded.value } : { ok: false, raw }
   })
@@ -133,6 +137,6 @@ export const grade = (
         ...groundings[i]!,
         ...(relevant === null ? {} : { relevant: relevant[i] ?? false })
       }))
-    } as unknown as Json
+    }
   }
 }

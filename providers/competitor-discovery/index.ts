@@ -5,39 +5,20 @@
  * handler, so faults, recording, replay and admission apply to them as to any effect. Graded by
  * recall of the reference set, grounding and (with a judge) relevance; see grader.ts and README.md.
  */
-import { Effect, Either, Ref } from "effect"
-import type { Json } from "../../src/content/Canonical.ts"
-import * as ContentId from "../../src/content/ContentId.ts"
-import * as Agent from "../../src/evaluation/Agent.ts"
-import { CapabilityError, type Capabilities, makeEvaluator, makeProtocol, makeWorldSetup, type ProtocolContext } from "../../src/evaluation/Capabilities.ts"
-import type { Message } from "../../src/evaluation/Conversation.ts"
+import { Effect, Either, Ref, Schema } from "effect"
+import { Agent, Benchmark, Capabilities, ContentId, type Conversation, FrozenWeb, type Provider, Registry, ToolLoop, World } from "../../src/index.ts"
+// The judge panel (a second judge, repetitions) is not on the library surface yet.
 import * as JudgePanel from "../../src/evaluation/JudgePanel.ts"
-import type { Provider } from "../../src/evaluation/Provider.ts"
-import { lastAnswer } from "../../src/evaluation/toolLoop.ts"
-import * as Registry from "../../src/model/Registry.ts"
-import type { AgentDef } from "../../src/schema/AgentDef.ts"
-import { defaultEffects, type EnvironmentDef, noLimits } from "../../src/schema/EnvironmentDef.ts"
-import * as FrozenWeb from "../../src/world/FrozenWeb.ts"
-import * as World from "../../src/world/World.ts"
 import { type FetchedPage, grade, parseAnswer } from "./grader.ts"
 import { judge, type JudgeCall, liveJudge } from "./judge.ts"
 import { type DiscoveryTask, tasks } from "./tasks.ts"
 import { pages } from "./web.ts"
 
-const VERSION = "1"
 const BENCHMARK = "competitor-discovery"
 const MAX_TURNS = 20
 
 export const web = FrozenWeb.make(pages)
-const webDigest = ContentId.ofUnsafe(pages as unknown as Json)
-const byId = new Map(tasks.map((t) => [t.id, t]))
-
-const dataError = (detail: string) => new CapabilityError({ capability: BENCHMARK, reason: "data", detail })
-
-const taskOf = (env: EnvironmentDef): Effect.Effect<DiscoveryTask, CapabilityError> => {
-  const task = byId.get(env.task)
-  return task ? Effect.succeed(task) : Effect.fail(dataError(`no ${BENCHMARK} task ${env.task}`))
-}
+const webDigest = ContentId.ofUnsafe(pages)
 
 export const systemPrompt = (task: DiscoveryTask): string =>
   [
@@ -51,41 +32,34 @@ export const systemPrompt = (task: DiscoveryTask): string =>
 export const instruction = (task: DiscoveryTask): string =>
   `Find the products that compete with ${task.product} (${task.productSite}), ${task.market}. For each, give its site, a claim and a verbatim quote from a page you fetched.`
 
-const environment = (task: DiscoveryTask): EnvironmentDef => ({
-  benchmark: BENCHMARK,
-  task: task.id,
-  stratum: task.stratum,
-  world: { isolation: "fork", settlement: "discard", effects: defaultEffects },
-  capabilities: {
-    worldSetup: { name: `${BENCHMARK}/frozen-web`, version: VERSION },
-    protocol: { name: `${BENCHMARK}/search-fetch-answer`, version: VERSION },
-    evaluator: { name: `${BENCHMARK}/recall-grounding-relevance`, version: VERSION },
-    upstream: null,
-    models: {}
-  },
-  limits: { ...noLimits, turns: MAX_TURNS }
-})
-
 /** A fetched page as the protocol notes it: the tool message that carried its text to the candidate. */
-interface FetchNote {
-  readonly url: string
-  readonly toolCallId: string
-}
+const FetchNote = Schema.Struct({ url: Schema.String, toolCallId: Schema.String })
+type FetchNote = typeof FetchNote.Type
+
+/** What the protocol returns beside the transcript; the grade reads it decoded. */
+export const Output = Schema.Struct({
+  ended: Schema.Literal("answer", "turn-limit"),
+  turns: Schema.Number,
+  answer: Schema.NullOr(Schema.String),
+  fetched: Schema.Array(FetchNote),
+  searches: Schema.Number
+})
+export type Output = typeof Output.Type
 
 /**
  * The interaction: the candidate's tool calls run as `http/request` effects through the
  * Attempt's WorldEffects (callWebTool), under a search budget acquired for this Attempt; the loop
  * ends on a reply without tool calls (the answer) or at the turn limit.
  */
-const run = (ctx: ProtocolContext, task: DiscoveryTask) =>
+const run = (ctx: Capabilities.ProtocolContext, task: DiscoveryTask) =>
   Effect.gen(function*() {
-    const append = (m: Message) => Ref.update(ctx.transcript, (ms) => [...ms, m])
+    const append = (m: Conversation.Message) => Ref.update(ctx.transcript, (ms) => [...ms, m])
     const fetched: Array<FetchNote> = []
     yield* append({ role: "user", content: instruction(task) })
     const maxTurns = ctx.env.limits.turns ?? MAX_TURNS
     const budget = yield* FrozenWeb.SearchBudget
-    const result = (ended: string, turns: number, answer: string | null) =>
-      Effect.map(budget.used, (searches): Json => ({ ended, turns, answer, fetched: fetched as unknown as Json, searches }))
+    const result = (ended: Output["ended"], turns: number, answer: string | null) =>
+      Effect.map(budget.used, (searches): Output => ({ ended, turns, answer, fetched, searches }))
     for (let turn = 1; turn <= maxTurns; turn++) {
       const messages = yield* Ref.get(ctx.transcript)
       const reply = yield* ctx.agent.reply({ system: ctx.inputs.system, messages, tools: ctx.inputs.tools })
@@ -101,66 +75,21 @@ const run = (ctx: ProtocolContext, task: DiscoveryTask) =>
   }).pipe(Effect.provide(FrozenWeb.layerSearchBudget(task.searches)))
 
 /** The pages this Attempt fetched, with the text each tool message gave the candidate. */
-const fetchedPages = (output: Json, transcript: ReadonlyArray<Message>): ReadonlyArray<FetchedPage> => {
-  const notes = (output !== null && typeof output === "object" && !Array.isArray(output) ? (output as { fetched?: unknown }).fetched : undefined)
-  if (!Array.isArray(notes)) return []
+const fetchedPages = (notes: ReadonlyArray<FetchNote>, transcript: ReadonlyArray<Conversation.Message>): ReadonlyArray<FetchedPage> => {
   const byCall = new Map<string, string>()
   for (const m of transcript) if (m.role === "tool" && !m.error) byCall.set(m.toolCallId, m.content)
-  return (notes as ReadonlyArray<FetchNote>).flatMap((n) => {
+  return notes.flatMap((n) => {
     const text = byCall.get(n.toolCallId)
     return text === undefined ? [] : [{ url: n.url, text }]
   })
 }
 
-export interface CapabilityOptions {
-  /** How the judge model is called (default: the run's Model service); tests script it. */
-  readonly judge?: JudgeCall
-}
-
 const resolveJudge = (ref: string) =>
   Effect.flatMap(Registry.fixture, (file) =>
     Either.match(Registry.resolveIn(file, ref), {
-      onLeft: (e) => Effect.fail(new CapabilityError({ capability: BENCHMARK, reason: "evaluator", detail: e.message })),
+      onLeft: (e) => Effect.fail(new Capabilities.CapabilityError({ capability: BENCHMARK, reason: "evaluator", detail: e.message })),
       onRight: Effect.succeed
     }))
-
-export const makeCapabilities = (options: CapabilityOptions = {}): Capabilities => ({
-  worldSetup: makeWorldSetup({
-    name: `${BENCHMARK}/frozen-web`,
-    version: VERSION,
-    trust: "deterministic",
-    // The world itself is empty: the web is read-only data served by the http/request handler.
-    setup: () => Effect.succeed({ world: World.empty, evidence: { web: webDigest, pages: pages.length }, tools: [], handlers: FrozenWeb.handlers(web) })
-  }),
-  protocol: makeProtocol({
-    name: `${BENCHMARK}/search-fetch-answer`,
-    version: VERSION,
-    trust: "deterministic",
-    inputs: (env) => Effect.map(taskOf(env), (task) => ({ system: systemPrompt(task), tools: FrozenWeb.toolSpecs })),
-    run: (ctx) => Effect.flatMap(taskOf(ctx.env), (task) => run(ctx, task))
-  }),
-  evaluator: makeEvaluator({
-    name: `${BENCHMARK}/recall-grounding-relevance`,
-    version: VERSION,
-    // Deterministic without a judge; a judged grade says "judge" itself.
-    trust: "deterministic",
-    evaluate: (ctx) =>
-      Effect.gen(function*() {
-        const task = yield* taskOf(ctx.env)
-        const listed = parseAnswer(lastAnswer(ctx.transcript))
-        const fetched = fetchedPages(ctx.output, ctx.transcript)
-        const panel = JudgePanel.panelOf(ctx.env)
-        if (panel === null || listed === undefined) return grade(task, listed, fetched, null)
-        const judges = yield* Effect.forEach(panel.judges, resolveJudge)
-        const judged = yield* judge({ judges: [judges[0]!, ...judges.slice(1)], reps: panel.reps }, options.judge ?? liveJudge, task, listed)
-        const graded = grade(task, listed, fetched, judged.relevant)
-        // The other judges' decisions go beside the grade, never into it (the first judge decides).
-        const d = graded.details
-        const details = judged.record === undefined || d === null || typeof d !== "object" || Array.isArray(d) ? d : { ...d, judges: judged.record }
-        return { ...graded, details, trust: "judge" as const, judging: judged.judging }
-      })
-  })
-})
 
 /** The gold candidate: one search, a fetch of every cited page, then the reference entries. */
 export const goldAgent = (task: DiscoveryTask): Agent.Agent => {
@@ -168,29 +97,60 @@ export const goldAgent = (task: DiscoveryTask): Agent.Agent => {
   const answer = {
     competitors: task.references.map((r) => ({ name: r.name, site: r.site, claim: r.gold.claim, quote: r.gold.quote, source: r.gold.source }))
   }
-  return Agent.scripted("gold", [
+  return Benchmark.plays("gold", [
     { text: null, toolCalls: [{ id: "call-1", name: "search", arguments: { query: task.goldQuery } }] },
     { text: null, toolCalls: sources.map((url, i) => ({ id: `call-${i + 2}`, name: "fetch", arguments: { url } })) }
   ], JSON.stringify(answer, null, 2))
 }
 
-const roster = ["gold", "echo"] as const
-
-export const provider: Provider = {
-  name: BENCHMARK,
-  version: VERSION,
-  description: `find a product's competitors on a frozen web of ${pages.length} pages, with verbatim quotes: ${tasks.length} tasks written for assay`,
-  environments: Effect.succeed(tasks.map(environment)),
-  capabilities: makeCapabilities(),
-  roster,
-  rosterDef: (name: string): AgentDef => Agent.referenceDef(name),
-  scripted: (name, env) =>
-    name === "echo"
-      ? Effect.succeed(Agent.echo)
-      : name === "gold"
-      ? Effect.map(taskOf(env), goldAgent)
-      : Effect.fail(dataError(`no scripted candidate ${name}: use ${roster.join(" or ")}`)),
-  judged: true
+export interface Options {
+  /** How the judge model is called (default: the run's Model service); tests script it. */
+  readonly judge?: JudgeCall
 }
+
+/** The benchmark; `options` only change how the judge is reached, never an environment. */
+export const makeProvider = (options: Options = {}): Provider.Provider =>
+  Benchmark.make({
+    name: BENCHMARK,
+    version: "1",
+    description: `find a product's competitors on a frozen web of ${pages.length} pages, with verbatim quotes: ${tasks.length} tasks written for assay`,
+    tasks: () => tasks,
+    id: (task) => task.id,
+    stratum: (task) => task.stratum,
+    limits: () => ({ turns: MAX_TURNS }),
+    setup: {
+      name: `${BENCHMARK}/frozen-web`,
+      // The world itself is empty: the web is read-only data served by the http/request handler.
+      run: () => ({ world: World.empty, evidence: { web: webDigest, pages: pages.length }, tools: [], handlers: FrozenWeb.handlers(web) })
+    },
+    protocol: {
+      name: `${BENCHMARK}/search-fetch-answer`,
+      output: Output,
+      inputs: (task) => ({ system: systemPrompt(task), tools: FrozenWeb.toolSpecs }),
+      run: (task, ctx) => run(ctx, task)
+    },
+    grade: {
+      name: `${BENCHMARK}/recall-grounding-relevance`,
+      // Deterministic without a judge; a judged grade says "judge" itself.
+      run: (task, ctx) =>
+        Effect.gen(function*() {
+          const listed = parseAnswer(ToolLoop.lastAnswer(ctx.transcript))
+          const fetched = fetchedPages(ctx.output.fetched, ctx.transcript)
+          const panel = JudgePanel.panelOf(ctx.env)
+          if (panel === null || listed === undefined) return grade(task, listed, fetched, null)
+          const judges = yield* Effect.forEach(panel.judges, resolveJudge)
+          const judged = yield* judge({ judges: [judges[0]!, ...judges.slice(1)], reps: panel.reps }, options.judge ?? liveJudge, task, listed)
+          const graded = grade(task, listed, fetched, judged.relevant)
+          // The other judges' decisions go beside the grade, never into it (the first judge decides).
+          const d = graded.details
+          const details = judged.record === undefined || d === null || typeof d !== "object" || Array.isArray(d) ? d : { ...d, judges: judged.record }
+          return { ...graded, details, trust: "judge" as const, judging: judged.judging }
+        })
+    },
+    gold: goldAgent,
+    judged: true
+  })
+
+export const provider = makeProvider()
 
 export default provider

@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Agent from "../../../src/evaluation/Agent.ts"
 import { WEIGHTS } from "../../../providers/competitor-discovery/grader.ts"
-import { goldAgent, makeCapabilities, provider } from "../../../providers/competitor-discovery/index.ts"
+import { goldAgent, makeProvider, provider } from "../../../providers/competitor-discovery/index.ts"
 import type { JudgeCall } from "../../../providers/competitor-discovery/judge.ts"
 import { type DiscoveryTask, tasks } from "../../../providers/competitor-discovery/tasks.ts"
 import type { AgentReply } from "../../../src/evaluation/Conversation.ts"
@@ -163,7 +163,7 @@ describe("competitor-discovery: relevance by a judge", () => {
   it.effect("with a judge that accepts every gold entry, gold scores 1, judged, at the judge's cost", () =>
     Effect.gen(function*() {
       const seen: Array<string> = []
-      const attempt = yield* run(env, goldAgent(task), makeCapabilities({ judge: judgeRejecting([], seen) }))
+      const attempt = yield* run(env, goldAgent(task), makeProvider({ judge: judgeRejecting([], seen) }).capabilities)
       expect(attempt.verdict.reward).toBe(1)
       expect(attempt.verdict.trust).toBe("judge")
       expect(attempt.verdict.notEvaluated).toEqual([])
@@ -177,7 +177,7 @@ describe("competitor-discovery: relevance by a judge", () => {
   it.effect("an entry the judge rejects loses exactly its share of relevance", () =>
     Effect.gen(function*() {
       const decoy = { name: "PunchClock Pro", site: "https://punchclock.example/", claim: "A time clock.", quote: "turns any tablet into a time clock with photo check-in", source: "https://punchclock.example/" }
-      const attempt = yield* run(env, answering(task, [...sources, decoy.source], [...gold, decoy]), makeCapabilities({ judge: judgeRejecting(["PunchClock Pro"], []) }))
+      const attempt = yield* run(env, answering(task, [...sources, decoy.source], [...gold, decoy]), makeProvider({ judge: judgeRejecting(["PunchClock Pro"], []) }).capabilities)
       expect(details(attempt)).toMatchObject({ recall: 1, grounding: 1, relevance: n / (n + 1) })
       expect(1 - attempt.verdict.reward).toBeCloseTo(WEIGHTS.relevance / (n + 1), 12)
       expect(attempt.verdict.checks["relevance"]).toBe(false)
