@@ -3,7 +3,8 @@ import type { AnyApi } from "./api.ts"
 import { MathAPI } from "./math.ts"
 import { MessageAPI } from "./message.ts"
 import { TicketAPI } from "./ticket.ts"
+import { TradingBot } from "./trading.ts"
 import { TwitterAPI } from "./twitter.ts"
 import { VehicleControlAPI } from "./vehicle.ts"
 
-export const apis: ReadonlyArray<AnyApi> = [MathAPI, MessageAPI, TwitterAPI, TicketAPI, VehicleControlAPI]
+export const apis: ReadonlyArray<AnyApi> = [MathAPI, MessageAPI, TwitterAPI, TicketAPI, VehicleControlAPI, TradingBot]
