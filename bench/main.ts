@@ -1,5 +1,6 @@
 /**
- * `npm run bench`: every section in this folder, in turn; `npm run bench -- NAME...` runs those.
+ * `npm run bench`: every section in this folder, in turn; `npm run bench -- NAME...` runs those;
+ * `npm run bench -- NAME... --against REF` runs them at commit REF and here, side by side (against.ts).
  * Figures are costs measured end to end in this run (commands the user waits on are timed as
  * child processes); never a ratio to a figure from another machine (those are in docs/performance.md's
  * table of reference figures, with their sources). On a shared machine wall times include
@@ -32,13 +33,28 @@ const sections: Record<string, () => Promise<{ readonly run: () => Promise<void>
 const shared = join(root, "..", "shared", "data")
 if (process.env["ASSAY_DATA_DIR"] === undefined && existsSync(shared)) process.env["ASSAY_DATA_DIR"] = shared
 
-const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"))
+const args = process.argv.slice(2)
+const againstAt = args.indexOf("--against")
+const against = againstAt >= 0 ? args[againstAt + 1] : undefined
+if (againstAt >= 0 && (against === undefined || against.startsWith("-"))) {
+  process.stderr.write("bench: --against takes a commit (e.g. --against HEAD~5)\n")
+  process.exit(2)
+}
+const wanted = args.filter((a, i) => !a.startsWith("-") && !(againstAt >= 0 && i === againstAt + 1))
 const unknown = wanted.filter((name) => !(name in sections))
 if (unknown.length > 0) {
   process.stderr.write(`bench: no section ${unknown.map((n) => `"${n}"`).join(", ")} (have ${Object.keys(sections).join(", ")})\n`)
   process.exit(2)
 }
 if (globalThis.gc === undefined) process.stderr.write("bench: run with node --expose-gc (npm run bench does) for memory figures\n")
+if (against !== undefined) {
+  if (wanted.length === 0) {
+    process.stderr.write("bench: --against runs the sections named (e.g. npm run bench -- slots nothing-to-run model-loopback --against HEAD~5)\n")
+    process.exit(2)
+  }
+  await (await import("./against.ts")).runAgainst(against, wanted)
+  process.exit(0)
+}
 for (const name of wanted.length > 0 ? wanted : Object.keys(sections)) {
   process.stdout.write(`\n== ${name} (${machine()}; yardstick ${yardstick().toFixed(0)} ms)\n`)
   await (await sections[name]!()).run()
