@@ -8,29 +8,36 @@
  * with no CLI installed. The protocol debits the Attempt's wallet with the transcript's calls at
  * registry price, then asks the blind judge (a model call with role `judge` on a wallet of its own,
  * or a harness run keyed `judge:NAME`) when the environment names one in `models.judge`.
+ *
+ * Not on the benchmark kit (src/kit/Benchmark.ts): the kit offers every benchmark a `gold` and a
+ * do-nothing candidate played by assay, and names candidates by Agent.referenceDef. The corpus has
+ * no reference run to play (a task is judged on what a CLI did to a folder) and its candidates
+ * are agent CLIs, `kind: "harness"`, so its roster is empty and its AgentDefs are its own.
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Effect, Either, Ref, Schema } from "effect"
-import type { Json } from "../../src/content/Canonical.ts"
-import * as ContentId from "../../src/content/ContentId.ts"
-import { BudgetExceeded, make as makeWallet, Wallet } from "../../src/budget/Wallet.ts"
-import { CapabilityError, makeEvaluator, makeProtocol, makeWorldSetup } from "../../src/evaluation/Capabilities.ts"
-import type { Message } from "../../src/evaluation/Conversation.ts"
-import type { Provider } from "../../src/evaluation/Provider.ts"
+import {
+  type AgentDef,
+  Capabilities,
+  ContentId,
+  type Conversation,
+  Cost,
+  EnvironmentDef,
+  ModelAgent,
+  type Provider,
+  Registry,
+  Wallet,
+  World,
+  WorldEffects as WE
+} from "../../src/index.ts"
 import { adapters } from "../../src/harness/adapters/index.ts"
 import { type CorpusTask, loadCorpus } from "../../src/harness/Corpus.ts"
 import type { Python } from "../../src/harness/Graders.ts"
 import { type Endpoint, type HarnessName, isHarnessName } from "../../src/harness/Harness.ts"
 import { composite, judgePrompt, parseJudgeScore } from "../../src/harness/Judge.ts"
 import { type HarnessRun, runHarness } from "../../src/harness/Run.ts"
-import { costAt, costOf } from "../../src/model/Cost.ts"
-import * as Registry from "../../src/model/Registry.ts"
-import type { AgentDef } from "../../src/schema/AgentDef.ts"
-import { defaultEffects, type EnvironmentDef, noLimits } from "../../src/schema/EnvironmentDef.ts"
-import * as World from "../../src/world/World.ts"
-import * as WE from "../../src/world/WorldEffects.ts"
 
 const VERSION = "1"
 export const BENCHMARK = "corpus"
@@ -161,26 +168,29 @@ export const harnessCandidateName = (harness: HarnessName, model: string | undef
 // ---------------------------------------------------------------------------------------------
 // Prices: the shipped registry, looked up among the harness's vendors (aliases allowed)
 
+/** The shipped registry, read on first use and kept for the process. */
 let registryFile: Registry.RegistryFile | undefined
-const registry = (): Registry.RegistryFile => (registryFile ??= Effect.runSync(Registry.fixture))
+const registry: Effect.Effect<Registry.RegistryFile> = Effect.suspend(() =>
+  registryFile !== undefined ? Effect.succeed(registryFile) : Effect.tap(Registry.fixture, (file) => Effect.sync(() => (registryFile = file)))
+)
 
-export const priceOf = (harness: HarnessName, model: string | null | undefined): Registry.Cost | undefined => {
+export const priceOf = (prices: Registry.RegistryFile, harness: HarnessName, model: string | null | undefined): Registry.Cost | undefined => {
   if (model === null || model === undefined) return undefined
   for (const vendor of adapters[harness].vendors) {
-    const found = Registry.resolveIn(registry(), `${vendor}:${model}`)
+    const found = Registry.resolveIn(prices, `${vendor}:${model}`)
     if (Either.isRight(found) && found.right.provider === vendor) return found.right.model.cost
   }
   return undefined
 }
 
 /** List-price cost of a run's calls; null when any call has no price or the run has no counts. */
-export const costOfCalls = (harness: HarnessName, result: SpawnResult): number | null => {
+export const costOfCalls = (prices: Registry.RegistryFile, harness: HarnessName, result: SpawnResult): number | null => {
   if (result.calls.length === 0) return null
   let total = 0
   for (const c of result.calls) {
-    const price = priceOf(harness, c.model ?? result.requestedModel)
+    const price = priceOf(prices, harness, c.model ?? result.requestedModel)
     if (price === undefined) return null
-    total += costAt(price, { inputTokens: c.input, outputTokens: c.output, cacheReadTokens: c.cacheRead ?? undefined, cacheWriteTokens: c.cacheWrite ?? undefined })
+    total += Cost.costAt(price, { inputTokens: c.input, outputTokens: c.output, cacheReadTokens: c.cacheRead ?? undefined, cacheWriteTokens: c.cacheWrite ?? undefined })
   }
   return total
 }
@@ -216,16 +226,17 @@ export const spawnHandler = (config: SpawnConfig): WE.Handler => {
     Effect.gen(function*() {
       const failed = (detail: string) => new WE.EffectFailed({ kind: effect.kind, key: effect.key, reason: "handler", detail })
       const request = yield* Schema.decodeUnknown(SpawnRequest)(effect.request).pipe(Effect.mapError((e) => failed(e.message)))
-      if (!isHarnessName(request.harness)) return yield* failed(`unknown harness ${request.harness}`)
-      const binary = config.binaries[request.harness]
-      if (binary === undefined) return yield* failed(`${request.harness} is not installed here`)
+      const harness = request.harness
+      if (!isHarnessName(harness)) return yield* failed(`unknown harness ${harness}`)
+      const binary = config.binaries[harness]
+      if (binary === undefined) return yield* failed(`${harness} is not installed here`)
       tasks ??= yield* loadCorpus(config.corpusDir).pipe(Effect.mapError((e) => failed(e.message)))
       const run = yield* Effect.scoped(
         Effect.gen(function*() {
           const task = request.task === "judge" ? yield* judgeTask(request.prompt) : tasks?.find((t) => t.id === request.task)
           if (task === undefined) return yield* failed(`no corpus task ${request.task}`)
           return yield* runHarness({
-            adapter: adapters[request.harness as HarnessName],
+            adapter: adapters[harness],
             binary,
             task: { ...task, prompt: request.prompt },
             model: request.model ?? undefined,
@@ -236,18 +247,18 @@ export const spawnHandler = (config: SpawnConfig): WE.Handler => {
           }).pipe(Effect.mapError((e) => failed(e.message)))
         })
       )
-      return Schema.encodeSync(SpawnResult)(toPortable(run)) as unknown as Json
+      return yield* Schema.encode(SpawnResult)(toPortable(run)).pipe(Effect.mapError((e) => failed(e.message)))
     })
 }
 
 // ---------------------------------------------------------------------------------------------
 // Capabilities
 
-const environment = (task: CorpusTask): EnvironmentDef => ({
+const environment = (task: CorpusTask): EnvironmentDef.EnvironmentDef => ({
   benchmark: BENCHMARK,
   task: task.id,
   stratum: task.role,
-  world: { isolation: "fork", settlement: "discard", effects: defaultEffects },
+  world: { isolation: "fork", settlement: "discard", effects: EnvironmentDef.defaultEffects },
   capabilities: {
     worldSetup: { name: "corpus/fixture", version: VERSION },
     protocol: { name: "corpus/headless-run", version: VERSION },
@@ -255,13 +266,13 @@ const environment = (task: CorpusTask): EnvironmentDef => ({
     upstream: null,
     models: {}
   },
-  limits: noLimits
+  limits: EnvironmentDef.noLimits
 })
 
-const dataError = (detail: string) => new CapabilityError({ capability: BENCHMARK, reason: "data", detail })
+const dataError = (detail: string) => new Capabilities.CapabilityError({ capability: BENCHMARK, reason: "data", detail })
 
 let corpusTasks: ReadonlyArray<CorpusTask> | undefined
-const allTasks: Effect.Effect<ReadonlyArray<CorpusTask>, CapabilityError> = Effect.suspend(() =>
+const allTasks: Effect.Effect<ReadonlyArray<CorpusTask>, Capabilities.CapabilityError> = Effect.suspend(() =>
   corpusTasks !== undefined
     ? Effect.succeed(corpusTasks)
     : loadCorpus().pipe(
@@ -270,7 +281,7 @@ const allTasks: Effect.Effect<ReadonlyArray<CorpusTask>, CapabilityError> = Effe
     )
 )
 
-const taskOf = (env: EnvironmentDef) =>
+const taskOf = (env: EnvironmentDef.EnvironmentDef) =>
   Effect.flatMap(allTasks, (ts) => {
     const t = ts.find((x) => x.id === env.task)
     return t ? Effect.succeed(t) : Effect.fail(dataError(`no corpus task ${env.task}`))
@@ -278,10 +289,10 @@ const taskOf = (env: EnvironmentDef) =>
 
 const emptyWorld = World.make({})
 
-const protocolError = (detail: string) => new CapabilityError({ capability: "corpus/headless-run", reason: "protocol", detail })
+const protocolError = (detail: string) => new Capabilities.CapabilityError({ capability: "corpus/headless-run", reason: "protocol", detail })
 
 /** The blind judge's verdict on one run; a failed judge leaves the score unknown, not the Attempt. */
-const judge = (ref: string, task: CorpusTask, result: SpawnResult) =>
+const judge = (ref: string, task: CorpusTask, result: SpawnResult, prices: Registry.RegistryFile) =>
   Effect.gen(function*() {
     const prompt = judgePrompt({ taskPrompt: task.prompt, finalAnswer: result.finalAnswer ?? "", diff: result.diff.text })
     const asHarness = parseHarnessCandidate(ref)
@@ -301,17 +312,16 @@ const judge = (ref: string, task: CorpusTask, result: SpawnResult) =>
         reply,
         error: run.finalAnswer === null ? `judge run ${run.outcome}: ${run.transcriptError ?? ""}` : null,
         tokens: { input: run.calls.reduce((a, c) => a + c.input, 0), output: run.calls.reduce((a, c) => a + c.output, 0) },
-        costUsd: costOfCalls(asHarness.harness, run)
+        costUsd: costOfCalls(prices, asHarness.harness, run)
       }
     }
-    const resolved = yield* Effect.mapError(Registry.resolveIn(registry(), ref), (e) => protocolError(e.message))
-    const ModelAgent = yield* Effect.promise(() => import("../../src/model/ModelAgent.ts"))
+    const resolved = yield* Effect.mapError(Registry.resolveIn(prices, ref), (e) => protocolError(e.message))
     // The judge's wallet is its own: judging never spends the candidate's budget.
-    const wallet = yield* makeWallet(noLimits)
+    const wallet = yield* Wallet.make(EnvironmentDef.noLimits)
     const response = yield* ModelAgent.call(
       { provider: resolved.provider, model: resolved.model.id, system: "", messages: [{ role: "user", content: prompt }], tools: [] },
       { role: "judge", model: resolved }
-    ).pipe(Effect.provideService(Wallet, wallet))
+    ).pipe(Effect.provideService(Wallet.Wallet, wallet))
     const reply = response.text ?? ""
     return {
       ref,
@@ -319,7 +329,7 @@ const judge = (ref: string, task: CorpusTask, result: SpawnResult) =>
       reply,
       error: null,
       tokens: { input: response.usage.inputTokens, output: response.usage.outputTokens },
-      costUsd: costOf(resolved.model, response.usage)
+      costUsd: Cost.costOf(resolved.model, response.usage)
     }
   }).pipe(
     Effect.catchAll((e) =>
@@ -327,19 +337,19 @@ const judge = (ref: string, task: CorpusTask, result: SpawnResult) =>
     )
   )
 
-export const capabilities = {
-  worldSetup: makeWorldSetup({
+export const capabilities: Capabilities.Capabilities = {
+  worldSetup: Capabilities.makeWorldSetup({
     name: "corpus/fixture",
     version: VERSION,
     trust: "deterministic",
     setup: (env) =>
       Effect.map(taskOf(env), (task) => ({
         world: emptyWorld,
-        evidence: { task: task.id, spec: ContentId.ofUnsafe({ prompt: task.prompt, role: task.role, graders: task.graders } as unknown as Json) },
+        evidence: { task: task.id, spec: ContentId.ofUnsafe({ prompt: task.prompt, role: task.role, graders: task.graders }) },
         tools: []
       }))
   }),
-  protocol: makeProtocol({
+  protocol: Capabilities.makeProtocol({
     name: "corpus/headless-run",
     version: VERSION,
     trust: "deterministic",
@@ -355,18 +365,19 @@ export const capabilities = {
           { kind: "process/spawn", key: who.harness, request: { harness: who.harness, model: who.model ?? null, task: task.id, prompt } },
           SpawnResult
         )
-        yield* Ref.update(ctx.transcript, (ms): ReadonlyArray<Message> => [...ms, { role: "assistant", content: result.finalAnswer, toolCalls: [] }])
+        yield* Ref.update(ctx.transcript, (ms): ReadonlyArray<Conversation.Message> => [...ms, { role: "assistant", content: result.finalAnswer, toolCalls: [] }])
         // The calls already happened: settle them on the wallet (no reservation to refuse).
-        const wallet = yield* Wallet
-        const costUsd = costOfCalls(who.harness, result)
+        const wallet = yield* Wallet.Wallet
+        const prices = yield* registry
+        const costUsd = costOfCalls(prices, who.harness, result)
         if (result.calls.length === 0) {
           // No token counts: the run's cost is unknown, never $0.
           yield* wallet.settle({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: null, retries: 0 })
         }
         for (const c of result.calls) {
-          const price = priceOf(who.harness, c.model ?? result.requestedModel)
+          const price = priceOf(prices, who.harness, c.model ?? result.requestedModel)
           const usage = { inputTokens: c.input, outputTokens: c.output, cacheReadTokens: c.cacheRead ?? 0, cacheWriteTokens: c.cacheWrite ?? 0 }
-          yield* wallet.settle({ ...usage, costUsd: price === undefined ? null : costAt(price, usage), retries: 0 })
+          yield* wallet.settle({ ...usage, costUsd: price === undefined ? null : Cost.costAt(price, usage), retries: 0 })
         }
         // Refused by the subscription's quota (a window read at 100%): an outage of the account,
         // not the candidate's failure; ended as a fault, the cell runs again on resume.
@@ -375,21 +386,23 @@ export const capabilities = {
         }
         if (result.outcome === "timeout") {
           const seconds = result.wallMs / 1000
-          return yield* new BudgetExceeded({ limit: "wall-seconds", allowed: seconds, spent: seconds })
+          return yield* new Wallet.BudgetExceeded({ limit: "wall-seconds", allowed: seconds, spent: seconds })
         }
         const judgeRef = ctx.env.capabilities.models["judge"]
-        const judged = judgeRef === undefined ? null : yield* judge(judgeRef, task, result)
-        return Schema.encodeSync(Output)({ harness: result, costUsd, judge: judged }) as unknown as Json
+        const judged = judgeRef === undefined ? null : yield* judge(judgeRef, task, result, prices)
+        return yield* Schema.encode(Output)({ harness: result, costUsd, judge: judged }).pipe(
+          Effect.mapError((e) => protocolError(`its output is not what it declares: ${e.message}`))
+        )
       })
   }),
-  evaluator: makeEvaluator({
+  evaluator: Capabilities.makeEvaluator({
     name: "corpus/graders-judge",
     version: VERSION,
     trust: "deterministic",
     evaluate: (ctx) =>
       Effect.gen(function*() {
         const output = yield* Schema.decodeUnknown(Output)(ctx.output).pipe(
-          Effect.mapError((e) => new CapabilityError({ capability: "corpus/graders-judge", reason: "evaluator", detail: e.message }))
+          Effect.mapError((e) => new Capabilities.CapabilityError({ capability: "corpus/graders-judge", reason: "evaluator", detail: e.message }))
         )
         const checks: Record<string, boolean> = {}
         const notEvaluated: Array<string> = []
@@ -424,16 +437,16 @@ export const capabilities = {
   })
 }
 
-const rosterDef = (name: string): AgentDef => ({
+const rosterDef = (name: string): AgentDef.AgentDef => ({
   name,
   kind: "harness",
   model: name.startsWith("harness:") ? name.slice("harness:".length) : null,
   actionSpace: "text",
   prompt: "",
-  limits: noLimits
+  limits: EnvironmentDef.noLimits
 })
 
-export const provider: Provider = {
+export const provider: Provider.Provider = {
   name: BENCHMARK,
   version: VERSION,
   description: "agent CLIs (harnesses) on 13 small tasks written for assay: fixtures, graders and a blind judge",
