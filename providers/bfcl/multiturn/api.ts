@@ -32,6 +32,12 @@ export interface Api<S> {
   /** `vars(instance)` minus names starting with `_`, in order. */
   publicState(state: S): PublicState
   readonly methods: Readonly<Record<string, Method<S>>>
+  /**
+   * Upstream shares some long-context objects between every instance of a process (TravelAPI puts
+   * the module's extension cards themselves in its card list, and charges them in place). Given the
+   * state at the end of a session, the constants as the next instance of the process will see them.
+   */
+  shareBack?(state: S, longContext: LongContext): LongContext
 }
 
 /** A method whose result does not change the state. */

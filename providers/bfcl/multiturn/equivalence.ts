@@ -129,7 +129,8 @@ export const multiTurnEquivalence = (
     const text = yield* Effect.tryPromise({ try: () => readFile(corpusPath, "utf8"), catch: () => corpusError(corpusPath, `oracle corpus ${corpusPath} cannot be read`, "missing") })
     const configOf = taskConfigs(options.v4Dir ?? join(dirname(corpusPath), "..", "..", "v4"))
     const longContextFile = options.longContextFile ?? join(dirname(corpusPath), "..", "..", "long_context.json")
-    const longContext = yield* Effect.tryPromise(() => readFile(longContextFile, "utf8")).pipe(
+    // Upstream's long-context objects as the generator's process has left them so far
+    let longContext = yield* Effect.tryPromise(() => readFile(longContextFile, "utf8")).pipe(
       Effect.map((t) => readLongContext(t)),
       Effect.orElseSucceed(() => undefined)
     )
@@ -179,7 +180,9 @@ export const multiTurnEquivalence = (
       }
       let mismatch: Mismatch | undefined
       if (isFuzz) {
-        mismatch = runChecked(session, (o.calls ?? []).map((c) => ({ call: c.call, result: c.result, stateSha: c.state_sha256 ?? "" })), 0).mismatch
+        const run = runChecked(session, (o.calls ?? []).map((c) => ({ call: c.call, result: c.result, stateSha: c.state_sha256 ?? "" })), 0)
+        mismatch = run.mismatch
+        session = run.session
       } else {
         let offset = 0
         for (const turn of o.turns ?? []) {
@@ -197,6 +200,11 @@ export const multiTurnEquivalence = (
             mismatch = { call: offset - 1, text: "(end of turn)", field: "state_sha256", expected, actual: st.dump }
             break
           }
+        }
+      }
+      if (o.long_context && longContext !== undefined) {
+        for (const api of session.classes) {
+          if (api.shareBack !== undefined) longContext = api.shareBack(session.states.get(api.name), longContext)
         }
       }
       if (mismatch === undefined) {

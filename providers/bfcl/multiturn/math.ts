@@ -96,8 +96,8 @@ const roundHalfEven = (x: number, _: 0): number => {
   return f % 2 === 0 ? f : f + 1
 }
 
-// Correctly rounded to n decimal places, ties (exact in binary) to even, as CPython's float round
-const roundFloat = (x: number, n: number): number => {
+/** `round(x, n)` for a float: correctly rounded to n places, exact ties to even, as CPython. */
+export const roundFloat = (x: number, n: number): number => {
   if (n > 22) return x
   if (n >= 0) {
     const digits = Math.min(100, n + 40)

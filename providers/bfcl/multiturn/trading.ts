@@ -16,7 +16,6 @@ import {
   pyCompare,
   PyDict,
   pyEq,
-  PyError,
   pyIn,
   pyIter,
   pyRepr,
@@ -27,6 +26,7 @@ import {
   typeError,
   typeName
 } from "./py.ts"
+import { strptime } from "./datetime.ts"
 import { PyRandom } from "./random.ts"
 
 export interface TradingState {
@@ -107,22 +107,6 @@ const drawTimestamp = (d: { random: PyRandom }): string => {
   d.random = draws.done()
   const date = new Date(t * 1000)
   return `${date.getUTCFullYear()}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())} ${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())}`
-}
-
-/** `datetime.strptime(text, format)` for the two formats used, as epoch seconds. */
-const strptime = (text: Py, withTime: boolean): number => {
-  const format = withTime ? "%Y-%m-%d %H:%M:%S" : "%Y-%m-%d"
-  if (typeof text !== "string") throw typeError(`strptime() argument 1 must be str, not ${typeName(text)}`)
-  const re = withTime
-    ? /^(\d{4})-(1[0-2]|0[1-9]|[1-9])-(3[01]|[12]\d|0[1-9]|[1-9]| [1-9]) (2[0-3]|[01]\d|\d):([0-5]\d|\d):(6[01]|[0-5]\d|\d)/i
-    : /^(\d{4})-(1[0-2]|0[1-9]|[1-9])-(3[01]|[12]\d|0[1-9]|[1-9]| [1-9])/i
-  const m = re.exec(text)
-  if (m === null) throw new PyError("ValueError", `time data ${pyRepr(text)} does not match format ${pyRepr(format)}`)
-  if (m[0].length !== text.length) throw new PyError("ValueError", `unconverted data remains: ${text.slice(m[0].length)}`)
-  const [y, mo, da, h, mi, se] = m.slice(1).map((x) => Number((x ?? "0").trim()))
-  const t = Date.UTC(y as number, (mo as number) - 1, da as number, h ?? 0, mi ?? 0, se ?? 0)
-  if (new Date(t).getUTCDate() !== da) throw new PyError("ValueError", "day is out of range for month")
-  return t / 1000
 }
 
 /** Python's `f"{x:.2f}"`: the exact binary value rounded half to even. */
