@@ -6,9 +6,7 @@
  * recall of the reference set, grounding and (with a judge) relevance; see grader.ts and README.md.
  */
 import { Effect, Either, Ref, Schema } from "effect"
-import { Agent, Benchmark, Capabilities, ContentId, type Conversation, FrozenWeb, type Provider, Registry, ToolLoop, World } from "../../src/index.ts"
-// The judge panel (a second judge, repetitions) is not on the library surface yet.
-import * as JudgePanel from "../../src/evaluation/JudgePanel.ts"
+import { Agent, Benchmark, Capabilities, ContentId, type Conversation, FrozenWeb, JudgePanel, type Provider, Registry, ToolLoop, World } from "../../src/index.ts"
 import { type FetchedPage, grade, parseAnswer } from "./grader.ts"
 import { judge, type JudgeCall, liveJudge } from "./judge.ts"
 import { type DiscoveryTask, tasks } from "./tasks.ts"
