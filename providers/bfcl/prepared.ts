@@ -8,10 +8,10 @@
  * The form is used only when every pinned file the full load reads is the pinned one: by its note
  * (DataRoot.notedSha256: the file in exactly the state it was hashed in), or, for a file without
  * one (the reader notes only large files: a small one hashes faster than a note is read), read
- * and hashed through the kit's reader. A file changed or missing since sends the provider down the
- * full load, which reports it. Its key names those hashes, the form's version and the text of the sources that make it
- * (this provider's conversion and the canonical JSON writer), so a changed conversion never reads
- * a form made by the old one.
+ * and hashed through the kit's reader. A file changed or missing since sends the provider down
+ * the full load, which reports it. The form's key names those hashes, its version and the text of
+ * the sources that make it (this provider's conversion and the canonical JSON writer), so a
+ * changed conversion never reads a form made by the old one.
  */
 import { readFileSync } from "node:fs"
 import { resolve } from "node:path"
