@@ -7,8 +7,7 @@
  * renormalised to [0, 1]: (0.4 recall + 0.3 grounding) / 0.7.
  */
 import { Schema } from "effect"
-import type { Json } from "../../src/content/Canonical.ts"
-import { containsQuote, hostOf, normalizeText, pageKey } from "../../src/world/FrozenWeb.ts"
+import { type Canonical, FrozenWeb } from "../../src/index.ts"
 import type { DiscoveryTask } from "./tasks.ts"
 
 export const WEIGHTS = { recall: 0.4, grounding: 0.3, relevance: 0.3 } as const
@@ -69,21 +68,21 @@ export type Grounding =
 export const groundingOf = (listed: Listed, fetched: ReadonlyArray<FetchedPage>): Grounding => {
   if (!listed.ok) return { grounded: false, why: "not-an-entry" }
   const { quote, source } = listed.entry
-  if (normalizeText(quote).length < MIN_QUOTE_CHARS) return { grounded: false, why: "quote-too-short" }
-  const key = pageKey(source)
-  const pages = fetched.filter((p) => key !== undefined && pageKey(p.url) === key)
+  if (FrozenWeb.normalizeText(quote).length < MIN_QUOTE_CHARS) return { grounded: false, why: "quote-too-short" }
+  const key = FrozenWeb.pageKey(source)
+  const pages = fetched.filter((p) => key !== undefined && FrozenWeb.pageKey(p.url) === key)
   if (pages.length === 0) return { grounded: false, why: "source-not-fetched" }
-  return pages.some((p) => containsQuote(p.text, quote)) ? { grounded: true } : { grounded: false, why: "quote-not-on-source" }
+  return pages.some((p) => FrozenWeb.containsQuote(p.text, quote)) ? { grounded: true } : { grounded: false, why: "quote-not-on-source" }
 }
 
 export interface Graded {
   readonly reward: number
   readonly checks: Readonly<Record<string, boolean>>
   readonly notEvaluated: ReadonlyArray<string>
-  readonly details: Json
+  readonly details: Canonical.Json
 }
 
-const entryHost = (l: Listed): string | undefined => (l.ok ? hostOf(l.entry.site) : undefined)
+const entryHost = (l: Listed): string | undefined => (l.ok ? FrozenWeb.hostOf(l.entry.site) : undefined)
 
 /**
  * The grade of an answer: `listed` undefined when the reply held no answer; `relevant` one

@@ -6,20 +6,14 @@
  * service (the spend cap covers it), outside the Attempt's wallet and never faulted.
  */
 import { type Array as Arr, Effect, Schema } from "effect"
-import { CapabilityError } from "../../src/evaluation/Capabilities.ts"
-import * as JudgePanel from "../../src/evaluation/JudgePanel.ts"
-import type { PanelRecord } from "../../src/evaluation/JudgePanel.ts"
-import { costOf } from "../../src/model/Cost.ts"
-import { generateInContext, type ModelRequest, type ModelResponse } from "../../src/model/Model.ts"
-import type { ResolvedModel } from "../../src/model/Registry.ts"
-import type { Judging } from "../../src/schema/Attempt.ts"
+import { type Attempt, Capabilities, Cost, JudgePanel, Model, type Registry } from "../../src/index.ts"
 import type { Listed } from "./grader.ts"
 import type { DiscoveryTask } from "./tasks.ts"
 
-export type JudgeCall = (request: ModelRequest) => Effect.Effect<ModelResponse, { readonly message: string }>
+export type JudgeCall = (request: Model.ModelRequest) => Effect.Effect<Model.ModelResponse, { readonly message: string }>
 
 /** The judge through the run's Model service (so the experiment's spend cap covers it). */
-export const liveJudge: JudgeCall = generateInContext
+export const liveJudge: JudgeCall = Model.generateInContext
 
 const system = [
   "You check a list of products that an analyst says compete with a given product.",
@@ -31,7 +25,7 @@ const system = [
   "with one result per entry, in the order given."
 ].join("\n")
 
-export const judgeRequest = (model: ResolvedModel, task: DiscoveryTask, listed: ReadonlyArray<Listed>): ModelRequest => ({
+export const judgeRequest = (model: Registry.ResolvedModel, task: DiscoveryTask, listed: ReadonlyArray<Listed>): Model.ModelRequest => ({
   provider: model.provider,
   model: model.model.id,
   system,
@@ -52,13 +46,13 @@ const Reply = Schema.Struct({
   results: Schema.Array(Schema.Struct({ entry: Schema.optional(Schema.Number), competitor: Schema.Boolean }))
 })
 
-const evaluatorError = (detail: string) => new CapabilityError({ capability: "competitor-discovery/judge", reason: "evaluator", detail })
+const evaluatorError = (detail: string) => new Capabilities.CapabilityError({ capability: "competitor-discovery/judge", reason: "evaluator", detail })
 
 /**
  * One verdict per entry: matched by the entry number the judge repeats, else by position. An
  * entry the reply does not judge is not relevant; a malformed entry is never relevant.
  */
-export const parseReply = (text: string, listed: ReadonlyArray<Listed>): Effect.Effect<ReadonlyArray<boolean>, CapabilityError> =>
+export const parseReply = (text: string, listed: ReadonlyArray<Listed>): Effect.Effect<ReadonlyArray<boolean>, Capabilities.CapabilityError> =>
   Effect.gen(function*() {
     const fenced = /```(?:json)?\s*([\s\S]*?)```/i.exec(text)
     const body = fenced ? fenced[1]! : text
@@ -76,19 +70,19 @@ export const parseReply = (text: string, listed: ReadonlyArray<Listed>): Effect.
 
 export interface Judged {
   readonly relevant: ReadonlyArray<boolean>
-  readonly judging: Judging
+  readonly judging: Attempt.Judging
   /** Every judge's decisions on each well-formed entry (`relevance:<n>`), when more than one call was made. */
-  readonly record: PanelRecord | undefined
+  readonly record: JudgePanel.PanelRecord | undefined
 }
 
-const askOne = (model: ResolvedModel, call: JudgeCall, task: DiscoveryTask, listed: ReadonlyArray<Listed>) =>
+const askOne = (model: Registry.ResolvedModel, call: JudgeCall, task: DiscoveryTask, listed: ReadonlyArray<Listed>) =>
   Effect.gen(function*() {
     const response = yield* call(judgeRequest(model, task, listed)).pipe(
       Effect.mapError((e) => evaluatorError(`judge ${model.ref} failed: ${e.message}`))
     )
     return {
       decisions: yield* parseReply(response.text ?? "", listed),
-      judging: { calls: 1, inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens, costUsd: costOf(model.model, response.usage) }
+      judging: { calls: 1, inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens, costUsd: Cost.costOf(model.model, response.usage) }
     }
   })
 
@@ -97,11 +91,11 @@ const askOne = (model: ResolvedModel, call: JudgeCall, task: DiscoveryTask, list
  * same request too, and their decisions on the well-formed entries are recorded beside it.
  */
 export const judge = (
-  panel: { readonly judges: Arr.NonEmptyReadonlyArray<ResolvedModel>; readonly reps: number },
+  panel: { readonly judges: Arr.NonEmptyReadonlyArray<Registry.ResolvedModel>; readonly reps: number },
   call: JudgeCall,
   task: DiscoveryTask,
   listed: ReadonlyArray<Listed>
-): Effect.Effect<Judged, CapabilityError> =>
+): Effect.Effect<Judged, Capabilities.CapabilityError> =>
   listed.length === 0
     ? Effect.succeed({ relevant: [], judging: { calls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 }, record: undefined })
     : Effect.map(

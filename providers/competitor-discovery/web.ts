@@ -4,9 +4,9 @@
  * no page can be mistaken for a real site. Vendors' sites, comparison posts, reviews and decoys
  * (look-alike names, a product that shut down, adjacent tools that compete with nothing here).
  */
-import type { Page } from "../../src/world/FrozenWeb.ts"
+import type { FrozenWeb } from "../../src/index.ts"
 
-const page = (url: string, title: string, body: string): Page => ({
+const page = (url: string, title: string, body: string): FrozenWeb.Page => ({
   url,
   title,
   html: `<!doctype html>
@@ -23,7 +23,7 @@ ${body.trim()}
 `
 })
 
-export const pages: ReadonlyArray<Page> = [
+export const pages: ReadonlyArray<FrozenWeb.Page> = [
   // ---------------------------------------------------------------------------------------------
   // Staff scheduling for restaurants
   page("https://rosterly.example/", "Rosterly - shift scheduling for restaurants", `
