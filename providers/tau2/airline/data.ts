@@ -9,57 +9,30 @@ import {
   dataRoot,
   pinnedErrorFields,
   pinnedErrorMessage,
-  readPinnedBytesFrom,
-  readPinnedFrom,
+  pinnedReaders,
   type PinnedDomain,
   type PinnedFile,
   upstreamRepository,
   upstreamRevision
 } from "../common/pinned.ts"
-import { type DbDomainData, loadDbDomainFiles, type Splits } from "../common/dbDomain.ts"
+import { dbDomainFiles, type DbDomainData, loadDbDomainFiles, type Splits } from "../common/dbDomain.ts"
 import { type PreparedDomain } from "../common/prepared.ts"
 import { Flight, orderFlight, orderReservation, orderUser, Reservation, User } from "./model.ts"
 
 export { dataRoot, upstreamRepository, upstreamRevision }
 
-const rawUrl = (path: string): string => `https://raw.githubusercontent.com/${upstreamRepository}/${upstreamRevision}/${path}`
-
 /** A pinned file; its `name` is a path under `$ASSAY_DATA_DIR/`. */
 export type { PinnedFile }
 
-export const pinnedFiles = {
-  db: {
-    name: "tau2/airline/db.json",
-    url: rawUrl("data/tau2/domains/airline/db.json"),
-    sha256: "1af9fea6e03ca7ca15a22bb3fcaf3e351393e3fc9070b6777947da8996f7531b"
-  },
-  tasks: {
-    name: "tau2/airline/tasks.json",
-    url: rawUrl("data/tau2/domains/airline/tasks.json"),
-    sha256: "ccd8ba737b4cc371415af70151187788f728d6108d0916e73bb4317b40542052"
-  },
-  policy: {
-    name: "tau2/airline/policy.md",
-    url: rawUrl("data/tau2/domains/airline/policy.md"),
-    sha256: "10dc0525421521208be39cee235bba84a16e2bcba9899eb93d92cd81d2f62fc4"
-  },
-  splits: {
-    name: "tau2/airline/split_tasks.json",
-    url: rawUrl("data/tau2/domains/airline/split_tasks.json"),
-    sha256: "b22ced4d9a9850ac9aea31c53bdcb6d6009058140bd9acc7db37c1d36222ba8b"
-  },
-  // Generated from upstream code at the revision (tool.openai_schema, ToolType); see airline/oracle/README.md.
-  tools: {
-    name: "tau2/airline/tools.json",
-    url: null,
-    sha256: "253e8390342cad1e556cfb04caec41815dcf9fa788dbbf5f6db0c870c9983cbb"
-  },
-  toolTypes: {
-    name: "tau2/airline/tools-types.json",
-    url: null,
-    sha256: "2a0fdf9a0a4ca590f9cf8b7491ec177567d8fb96c44f9b4fc49ce9e70c147f0e"
-  }
-} as const satisfies Record<string, PinnedFile>
+export const pinnedFiles = dbDomainFiles("tau2/airline/", "airline", {
+  db: "1af9fea6e03ca7ca15a22bb3fcaf3e351393e3fc9070b6777947da8996f7531b",
+  tasks: "ccd8ba737b4cc371415af70151187788f728d6108d0916e73bb4317b40542052",
+  policy: "10dc0525421521208be39cee235bba84a16e2bcba9899eb93d92cd81d2f62fc4",
+  splits: "b22ced4d9a9850ac9aea31c53bdcb6d6009058140bd9acc7db37c1d36222ba8b",
+  // Generated from upstream code at the revision; see airline/oracle/README.md.
+  tools: "253e8390342cad1e556cfb04caec41815dcf9fa788dbbf5f6db0c870c9983cbb",
+  toolTypes: "2a0fdf9a0a4ca590f9cf8b7491ec177567d8fb96c44f9b4fc49ce9e70c147f0e"
+})
 
 const domain: PinnedDomain = {
   pull: "tau2-airline",
@@ -75,15 +48,7 @@ export class AirlineDataError extends Schema.TaggedError<AirlineDataError>()("Ai
   }
 }
 
-/** One pinned file's text, its hash checked. */
-export const readPinned = (file: PinnedFile, dataDir?: string): Effect.Effect<string, AirlineDataError> =>
-  readPinnedFrom(dataRoot(dataDir), file, (fields) => new AirlineDataError(fields))
-
-/** One pinned file's bytes, its hash checked. */
-export const readPinnedBytes = (file: PinnedFile, dataDir?: string): Effect.Effect<Buffer, AirlineDataError> =>
-  readPinnedBytesFrom(dataRoot(dataDir), file, (fields) => new AirlineDataError(fields))
-
-const invalid = (file: PinnedFile, detail: string) => new AirlineDataError({ file: file.name, reason: "invalid", detail })
+export const { invalid, readPinned, readPinnedBytes } = pinnedReaders((fields) => new AirlineDataError(fields))
 
 const isObject = (v: unknown): v is { readonly [key: string]: unknown } => v !== null && typeof v === "object" && !Array.isArray(v)
 

@@ -1,59 +1,20 @@
 /**
  * Equivalence with upstream: every line of an oracle corpus (airline/oracle/gold.jsonl,
- * fuzz-dev.jsonl, or any file in that format) is replayed from a fresh fork of the initial DB
- * through the TypeScript tools; each call's content string and error flag, and the final DB's
- * two hashes, must equal upstream's byte for byte (the check is ../common/equivalence.ts `lineChecker`).
+ * fuzz-dev.jsonl: 550 lines, or any file in that format) is replayed from a fresh fork of the
+ * initial DB through the TypeScript tools; each call's content string and error flag, and the
+ * final DB's two hashes, must equal upstream's byte for byte (../common/equivalence.ts).
  */
-import { join } from "node:path"
-import { Effect, Schema } from "effect"
-import type { World } from "../../../src/index.ts"
-import {
-  corpusErrorFields,
-  corpusErrorMessage,
-  corpusPaths,
-  type Disagreement,
-  type EquivalenceReport as Report,
-  lineChecker,
-  oracleCorpora,
-  OracleLine,
-  runCorpora,
-  runOracleCorpus
-} from "../common/equivalence.ts"
-import { type AirlineDataError, dataRoot, loadAirlineData } from "./data.ts"
+import { dbEquivalence, lineChecker } from "../common/equivalence.ts"
+import { loadAirlineData } from "./data.ts"
 import { finalDbSha256, upstreamDbHash } from "./hash.ts"
 import { step } from "./tools.ts"
 
-export { OracleLine }
-export type { Disagreement }
+export { CorpusError, type Disagreement, OracleLine } from "../common/equivalence.ts"
 
-export type EquivalenceReport = Report<"tau2-airline">
-
-export class CorpusError extends Schema.TaggedError<CorpusError>()("CorpusError", corpusErrorFields) {
-  override get message() {
-    return corpusErrorMessage("an airline oracle line", this)
-  }
-}
-
-/** The provider's own corpora, under `$ASSAY_DATA_DIR/tau2/airline/oracle/`. */
-export const defaultCorpora = (dataDir?: string): ReadonlyArray<string> => oracleCorpora(join(dataRoot(dataDir), "tau2", "airline", "oracle"))
-
-/** Replay one oracle line from `initial`; the first differing field, or undefined if it agrees. */
-export const checkLine = lineChecker(step, finalDbSha256, upstreamDbHash)
-
-/** Run a corpus against the initial world. */
-export const runCorpus = (initial: World.World, corpusPath: string): Effect.Effect<EquivalenceReport, CorpusError> =>
-  runOracleCorpus("tau2-airline", checkLine, initial, corpusPath, (fields) => new CorpusError(fields))
-
-/**
- * `assay equivalence tau2-airline [--corpus FILE]`: load the pinned data, then run the corpus, or
- * with no corpus both of the provider's own (gold.jsonl then fuzz-dev.jsonl: 550 lines) as one
- * report whose `corpus` lists both files. Line numbers count from 1 across the files in order.
- */
-export const runEquivalence = (
-  corpusPath?: string | ReadonlyArray<string> | null,
-  dataDir?: string
-): Effect.Effect<EquivalenceReport, CorpusError | AirlineDataError> =>
-  Effect.gen(function*() {
-    const data = yield* loadAirlineData(dataDir)
-    return yield* runCorpora("tau2-airline", corpusPaths(corpusPath, defaultCorpora(dataDir)), (path) => runCorpus(data.initialWorld, path))
-  })
+export const { checkLine, defaultCorpora, runCorpus, runEquivalence } = dbEquivalence({
+  benchmark: "tau2-airline",
+  lineKind: "an airline oracle line",
+  oracleFolder: "tau2/airline/oracle",
+  load: loadAirlineData,
+  checkLine: lineChecker(step, finalDbSha256, upstreamDbHash)
+})

@@ -12,7 +12,7 @@ import type { Capabilities, EnvironmentDef, Provider } from "../../../src/index.
 import { makeDbDomainProvider, type Split, userPromptWithoutTools } from "../common/dbDomain.ts"
 import { promptDataFiles, providerFiles } from "../common/provider.ts"
 import type { Prompts } from "../common/prompts.ts"
-import { renderUserScenario } from "../retail/tasks.ts"
+import { renderUserScenario } from "../common/task.ts"
 import { loadAirlineData, pinnedFiles } from "./data.ts"
 import { runEquivalence } from "./equivalence.ts"
 import { dbCheck, decodeTasks, type Task } from "./tasks.ts"

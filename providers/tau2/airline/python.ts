@@ -6,9 +6,9 @@
  * where an int belongs) are covered; exotic ones are approximations (see README.md).
  */
 import type { Canonical } from "../../../src/index.ts"
-import { pyRepr, pyType } from "../retail/python.ts"
+import { pyRepr, pyType } from "../common/python.ts"
 
-export { asKey, calculateArgumentError, pyRepr, pyStr, pyType } from "../retail/python.ts"
+export { asKey, calculateArgumentError, pyRepr, pyStr, pyType } from "../common/python.ts"
 
 /** A field's kind, as pydantic validates it (lax mode). */
 export type FieldKind =

@@ -5,11 +5,12 @@
  * format is recognised line by line by its fields: `actions` (gold/fuzz) or `query` + `results`.
  */
 import { join } from "node:path"
-import { Effect, Either, Schema } from "effect"
+import { Effect, Either } from "effect"
 import { type Canonical, World } from "../../../src/index.ts"
 import {
-  corpusErrorFields,
-  corpusErrorMessage,
+  CorpusError,
+  corpusErrorOf,
+  corpusPaths,
   runCorpora,
   runCorpusLines,
   type Disagreement,
@@ -25,11 +26,9 @@ export type { Disagreement }
 
 export type EquivalenceReport = Report<"tau2-banking">
 
-export class CorpusError extends Schema.TaggedError<CorpusError>()("CorpusError", corpusErrorFields) {
-  override get message() {
-    return corpusErrorMessage("a banking oracle line", this)
-  }
-}
+export { CorpusError }
+
+const corpusError = corpusErrorOf("a banking oracle line")
 
 /** The provider's own corpora: gold (97), fuzz-dev (300), kb-search-dev (1,000). */
 export const defaultCorpora = (dataDir?: string): ReadonlyArray<string> =>
@@ -133,7 +132,7 @@ export const checkLine = (r: Replayer, line: Py, lineNumber: number): Either.Eit
 
 /** Run one corpus file. */
 export const runCorpus = (r: Replayer, corpusPath: string): Effect.Effect<EquivalenceReport, CorpusError> =>
-  runCorpusLines("tau2-banking", corpusPath, (row, n) => Either.flatMap(jsonLoads(row), (line) => checkLine(r, line, n)), (fields) => new CorpusError(fields))
+  runCorpusLines("tau2-banking", corpusPath, (row, n) => Either.flatMap(jsonLoads(row), (line) => checkLine(r, line, n)), corpusError)
 
 /**
  * `assay equivalence tau2-banking [--corpus FILE]`: the given corpus, or (null/undefined) the
@@ -146,6 +145,6 @@ export const runEquivalence = (
   Effect.gen(function* () {
     const data = yield* loadBankingData(dataDir)
     const r = makeReplayer(data)
-    const paths = corpusPath === undefined || corpusPath === null ? defaultCorpora(dataDir) : typeof corpusPath === "string" ? [corpusPath] : corpusPath
+    const paths = corpusPaths(corpusPath, defaultCorpora(dataDir))
     return yield* runCorpora("tau2-banking", paths, (path) => runCorpus(r, path))
   })

@@ -11,7 +11,7 @@ import { type Canonical, Capabilities, ContentId, type Provider, type Tool, Worl
 import { OUT_OF_SCOPE, STOP, TRANSFER, userSystemPrompt } from "../common/conversation.ts"
 import { type Loaded, makeTau2Provider, promptDataFiles, providerFiles } from "../common/provider.ts"
 import type { Prompts } from "../common/prompts.ts"
-import { renderUserScenario } from "../retail/tasks.ts"
+import { renderUserScenario } from "../common/task.ts"
 import { buildIndex } from "./bm25.ts"
 import { allPinnedFiles, type BankingData, loadBankingData } from "./data.ts"
 import { runEquivalence } from "./equivalence.ts"

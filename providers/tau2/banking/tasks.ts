@@ -13,7 +13,7 @@
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { type Canonical, World } from "../../../src/index.ts"
 import { contentIdOnce } from "../common/taskIds.ts"
-import { Task, type Task as TaskType } from "../retail/tasks.ts"
+import { Task, type Task as TaskType } from "../common/task.ts"
 import { applyAgentData, BankingDataError, type BankingData } from "./data.ts"
 import { floatTag, isDict, type Py } from "./pyvalue.ts"
 import { dbWorld, step, withReadLogAllowlist, type Environment, type Requestor } from "./tools.ts"

@@ -8,17 +8,14 @@
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { type Canonical, type Capabilities, ContentId, type EnvironmentDef, type Provider, type Tool, World } from "../../../src/index.ts"
 import { userSystemPrompt } from "./conversation.ts"
-import type { PinnedFile } from "./pinned.ts"
+import { type PinnedFile, upstreamUrl } from "./pinned.ts"
 import { type PreparedDomain, preparedWorld } from "./prepared.ts"
 import type { Prompts } from "./prompts.ts"
 import { makeTau2Provider, type Tau2Provider } from "./provider.ts"
 import { OpenAiTools, toolSpecsOf, ToolTypes } from "./toolFiles.ts"
-import type { Task } from "../retail/tasks.ts"
+import { type Split, Splits, type Task, taskContentId, tasksOfSplit } from "./task.ts"
 
-export const Splits = Schema.Struct({ train: Schema.Array(Schema.String), test: Schema.Array(Schema.String), base: Schema.Array(Schema.String) })
-export type Splits = typeof Splits.Type
-
-export type Split = "train" | "test" | "base"
+export { type Split, Splits, tasksOfSplit }
 
 /** The six files a DB domain reads. */
 export interface DbDomainFiles {
@@ -28,6 +25,26 @@ export interface DbDomainFiles {
   readonly splits: PinnedFile
   readonly tools: PinnedFile
   readonly toolTypes: PinnedFile
+}
+
+/** The sha256 of each of a DB domain's six files. */
+export type DbDomainSums = { readonly [K in keyof DbDomainFiles]: string }
+
+/**
+ * A DB domain's six files, named `${prefix}FILE` (the domain's folder as its readers name it):
+ * upstream's four data files by URL from `data/tau2/domains/${domain}/`, and the tool files
+ * rendered from upstream's code (tool.openai_schema, ToolType; no upstream blob).
+ */
+export const dbDomainFiles = (prefix: string, domain: string, sha256: DbDomainSums): DbDomainFiles => {
+  const upstream = (file: string, sum: string): PinnedFile => ({ name: prefix + file, url: upstreamUrl(`data/tau2/domains/${domain}/${file}`), sha256: sum })
+  return {
+    db: upstream("db.json", sha256.db),
+    tasks: upstream("tasks.json", sha256.tasks),
+    policy: upstream("policy.md", sha256.policy),
+    splits: upstream("split_tasks.json", sha256.splits),
+    tools: { name: `${prefix}tools.json`, url: null, sha256: sha256.tools },
+    toolTypes: { name: `${prefix}tools-types.json`, url: null, sha256: sha256.toolTypes }
+  }
 }
 
 export interface DbDomainData {
@@ -105,12 +122,6 @@ export interface DbDomainLoad {
 /** The user simulator's system prompt of a task (upstream `UserSimulator.system_prompt`, no user tools). */
 export const userPromptWithoutTools = (prompts: Prompts, scenario: string): string => userSystemPrompt(prompts.userTemplate, prompts.guidelines, scenario)
 
-/** The tasks of one of upstream's splits, in tasks.json order. */
-export const tasksOfSplit = <T extends { readonly id: string }>(tasks: ReadonlyArray<T>, splits: Splits, split: Split): ReadonlyArray<T> => {
-  const ids = new Set(splits[split])
-  return tasks.filter((t) => ids.has(t.id))
-}
-
 /** A DB domain's provider, with the environments of each split and the splits of each task. */
 export const makeDbDomainProvider = (domain: DbDomain): Tau2Provider<Task, DbDomainLoad> & {
   readonly environmentsOf: (split: Split) => Effect.Effect<ReadonlyArray<EnvironmentDef.EnvironmentDef>, Capabilities.CapabilityError>
@@ -151,4 +162,44 @@ export const makeDbDomainProvider = (domain: DbDomain): Tau2Provider<Task, DbDom
     environmentsOf: (split) => Effect.map(made.loaded, (l) => tasksOfSplit(l.tasks, l.data.splits, split).map(made.environment)),
     splitsOf: (taskId) => Effect.map(made.loaded, (l) => (["train", "test", "base"] as const).filter((s) => l.data.splits[s].includes(taskId)))
   }
+}
+
+/** A DB domain's tool step: one call on a world, the next world and the call's outcome. */
+export type DbStep = (world: World.World, name: string, args: { readonly [key: string]: Canonical.Json }) => readonly [World.World, Tool.ToolOutcome]
+
+/**
+ * The DB check of a domain whose tools are `step` (upstream's evaluator_env.py): the gold world is
+ * the gold actions replayed on a fresh fork of the initial world, a gold action that errors kept
+ * as upstream keeps it (its writes, if any, applied); an action requested by the user fails
+ * upstream (a DB domain has no user tools) and changes nothing. The gold digest is computed once
+ * per (initial world, task content id).
+ */
+export const dbChecks = (step: DbStep) => {
+  const goldWorld = (initial: World.World, task: Task): World.World =>
+    World.replay(World.fork(initial), task.evaluation_criteria?.actions ?? [], (world, action) =>
+      action.requestor === "user" ? world : step(world, action.name, action.arguments as { readonly [key: string]: Canonical.Json })[0])
+  const goldDigests = new Map<string, string>()
+  const goldDigest = (initial: World.World, task: Task): string => {
+    const key = `${World.digest(initial)}|${taskContentId(task)}`
+    let digest = goldDigests.get(key)
+    if (digest === undefined) {
+      digest = World.digest(goldWorld(initial, task))
+      goldDigests.set(key, digest)
+    }
+    return digest
+  }
+  /** The final world equals the gold world; passed outright when a task has neither actions nor env assertions. */
+  const dbCheck = (initial: World.World, task: Task, finalWorld: World.World): boolean => {
+    const criteria = task.evaluation_criteria
+    if (criteria === null) return true
+    if (criteria.actions === null && criteria.env_assertions === null) return true
+    return World.digest(finalWorld) === goldDigest(initial, task)
+  }
+  /** The same bound to one initial world. */
+  const goldOf = (initial: World.World) => ({
+    goldWorld: (task: Task): World.World => goldWorld(initial, task),
+    goldDigest: (task: Task): string => goldDigest(initial, task),
+    dbCheck: (finalWorld: World.World, task: Task): boolean => dbCheck(initial, task, finalWorld)
+  })
+  return { goldWorld, goldDigest, dbCheck, goldOf }
 }

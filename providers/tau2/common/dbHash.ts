@@ -4,7 +4,9 @@
  * streams its records' texts, cached by the (immutable) record value, so a world that shares most
  * records with one already hashed serializes only what changed.
  */
-import { dumps, type DumpsOptions, type PyValue } from "./pyjson.ts"
+import { createHash } from "node:crypto"
+import { World } from "../../../src/index.ts"
+import { compareCodePoints, dict, dumps, type DumpsOptions, type PyDict, type PyValue } from "./pyjson.ts"
 
 export interface DumpFormat {
   readonly options: DumpsOptions
@@ -26,4 +28,58 @@ export const recordText = (format: DumpFormat, record: unknown, dump: () => PyVa
     format.cache.set(record as object, text)
   }
   return text
+}
+
+/** A table of the DB and its records' pydantic dump. */
+export type DumpTable = readonly [name: string, dump: (record: never) => PyDict]
+
+// World.entries is cached per table value, so an unchanged table is sorted once.
+const sortedCache = new WeakMap<object, ReadonlyArray<readonly [string, unknown]>>()
+const sortedEntries = (entries: ReadonlyArray<readonly [string, unknown]>): ReadonlyArray<readonly [string, unknown]> => {
+  let sorted = sortedCache.get(entries)
+  if (sorted === undefined) {
+    sorted = [...entries].sort((a, b) => compareCodePoints(a[0], b[0]))
+    sortedCache.set(entries, sorted)
+  }
+  return sorted
+}
+
+/** A DB's `model_dump()` and upstream's two hashes of it, for the tables in the DB model's field order. */
+export interface DbHashes {
+  /** `DB.model_dump()`: each table in world (db.json) order. */
+  readonly modelDump: (world: World.World) => PyDict
+  /** The oracle's canonical hash: sorted keys, compact separators, UTF-8 unescaped. */
+  readonly finalDbSha256: (world: World.World) => string
+  /** `Environment.get_db_hash()`: `json.dumps(d, sort_keys=True, default=str)`, ASCII-escaped. */
+  readonly upstreamDbHash: (world: World.World) => string
+}
+
+/** The hashes of a domain whose DB is `tables` (each record dumped by its table's dump). */
+export const dbHashes = (tables: ReadonlyArray<DumpTable>): DbHashes => {
+  const sortedTables = [...tables].sort((a, b) => compareCodePoints(a[0], b[0]))
+  /** `json.dumps(model_dump(), sort_keys=True, ...)` streamed into a hash, record by record. */
+  const hashDump = (world: World.World, format: DumpFormat): string => {
+    const [itemSep, keySep] = format.options.separators ?? [", ", ": "]
+    const key = (k: string) => dumps(k, format.options)
+    const hash = createHash("sha256")
+    hash.update("{")
+    sortedTables.forEach(([name, dump], t) => {
+      if (t > 0) hash.update(itemSep)
+      hash.update(key(name) + keySep + "{")
+      sortedEntries(World.entries(world, name)).forEach(([k, v], i) => {
+        hash.update((i > 0 ? itemSep : "") + key(k) + keySep + recordText(format, v, () => dump(v as never)), "utf8")
+      })
+      hash.update("}")
+    })
+    hash.update("}")
+    return hash.digest("hex")
+  }
+  const compact = compactFormat()
+  const pythonDefault = pythonDefaultFormat()
+  return {
+    modelDump: (world) =>
+      dict(tables.map(([name, dump]) => [name, dict(World.entries(world, name).map(([k, v]) => [k, dump(v as never)] as const))] as const)),
+    finalDbSha256: (world) => hashDump(world, compact),
+    upstreamDbHash: (world) => hashDump(world, pythonDefault)
+  }
 }

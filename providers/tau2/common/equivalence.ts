@@ -7,6 +7,7 @@ import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { type Canonical, type Tool, World } from "../../../src/index.ts"
+import { dataRoot } from "./pinned.ts"
 
 export interface Disagreement {
   /** 1-based line number across the corpora, in order. */
@@ -41,6 +42,16 @@ export const corpusErrorMessage = (lineKind: string, e: CorpusFailure): string =
   e.reason === "unreadable"
     ? `cannot read corpus ${e.corpus}: ${e.detail}`
     : `corpus ${e.corpus} line ${e.line} is not ${lineKind}: ${e.detail}`
+
+/** A corpus that cannot be read, or a line of it that is not `lineKind`, e.g. "a telecom oracle line". */
+export class CorpusError extends Schema.TaggedError<CorpusError>()("CorpusError", { ...corpusErrorFields, lineKind: Schema.String }) {
+  override get message() {
+    return corpusErrorMessage(this.lineKind, this)
+  }
+}
+
+/** The CorpusError of a domain whose lines are `lineKind`. */
+export const corpusErrorOf = (lineKind: string) => (fields: CorpusFailure): CorpusError => new CorpusError({ ...fields, lineKind })
 
 /**
  * Run one corpus file: each non-empty line through `check` (a Left says why it is malformed,
@@ -156,3 +167,38 @@ export const oracleCorpora = (oracleFolder: string): ReadonlyArray<string> => [j
 /** The corpus paths of a run: the given file or files, else the domain's own. */
 export const corpusPaths = (given: string | ReadonlyArray<string> | null | undefined, own: ReadonlyArray<string>): ReadonlyArray<string> =>
   given === undefined || given === null ? own : typeof given === "string" ? [given] : given
+
+/** What a DB domain's equivalence runs with. */
+export interface DbEquivalenceSpec<Benchmark extends string, E> {
+  readonly benchmark: Benchmark
+  /** What a malformed line is not, e.g. "an airline oracle line". */
+  readonly lineKind: string
+  /** The domain's oracle folder under the data root, e.g. "tau2/airline/oracle". */
+  readonly oracleFolder: string
+  /** Loads the domain's pinned data: its initial world. */
+  readonly load: (dataDir?: string) => Effect.Effect<{ readonly initialWorld: World.World }, E>
+  readonly checkLine: LineCheck
+}
+
+/**
+ * A DB domain's equivalence: `runEquivalence` (`assay equivalence BENCHMARK [--corpus FILE]`)
+ * loads the pinned data, then runs the given corpus, or with none the domain's own (gold.jsonl
+ * then fuzz-dev.jsonl) as one report whose `corpus` lists both files; line numbers count from 1
+ * across the files in order.
+ */
+export const dbEquivalence = <Benchmark extends string, E>(spec: DbEquivalenceSpec<Benchmark, E>) => {
+  /** The domain's own corpora, under its oracle folder. */
+  const defaultCorpora = (dataDir?: string): ReadonlyArray<string> => oracleCorpora(join(dataRoot(dataDir), spec.oracleFolder))
+  /** Runs a corpus against the initial world. */
+  const runCorpus = (initial: World.World, corpusPath: string): Effect.Effect<EquivalenceReport<Benchmark>, CorpusError> =>
+    runOracleCorpus(spec.benchmark, spec.checkLine, initial, corpusPath, corpusErrorOf(spec.lineKind))
+  const runEquivalence = (
+    corpusPath?: string | ReadonlyArray<string> | null,
+    dataDir?: string
+  ): Effect.Effect<EquivalenceReport<Benchmark>, CorpusError | E> =>
+    Effect.gen(function*() {
+      const data = yield* spec.load(dataDir)
+      return yield* runCorpora(spec.benchmark, corpusPaths(corpusPath, defaultCorpora(dataDir)), (path) => runCorpus(data.initialWorld, path))
+    })
+  return { defaultCorpora, checkLine: spec.checkLine, runCorpus, runEquivalence }
+}

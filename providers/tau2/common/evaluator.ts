@@ -15,7 +15,7 @@
 import { Effect, Schema } from "effect"
 import { type Attempt, type Canonical, Capabilities, type Clients, Cost, Model, type Registry, World } from "../../../src/index.ts"
 import * as JudgePanel from "../../../src/evaluation/JudgePanel.ts"
-import { actionCheck, communicateCheck, type Task, type TrajectoryToolCall } from "../retail/tasks.ts"
+import { actionCheck, communicateCheck, type Task, type TrajectoryToolCall } from "./task.ts"
 import type { ConversationOutput, Tau2Message } from "./conversation.ts"
 
 /** A judge: one model call, made outside the Attempt (its wallet does not pay for it). */

@@ -65,6 +65,25 @@ export const pinnedErrorMessage = (domain: PinnedDomain, e: Schema.Struct.Type<t
   }
 }
 
+/** A file of upstream's repository at the pinned revision (or `revision`), as a raw URL. */
+export const upstreamUrl = (path: string, revision: string = upstreamRevision): string =>
+  `https://raw.githubusercontent.com/${upstreamRepository}/${revision}/${path}`
+
+/** The fields of a domain's data error. */
+export type PinnedFailure = Schema.Struct.Type<typeof pinnedErrorFields>
+
+/**
+ * A domain's readers of its pinned files: each file's text (`readPinned`) or bytes
+ * (`readPinnedBytes`) from `folder` (the data root unless given; errors name the data root), and
+ * the domain's error for a file upstream's loader would refuse (`invalid`).
+ */
+export const pinnedReaders = <E>(error: (fields: PinnedFailure) => E, folder: (dataDir?: string) => string = dataRoot) => ({
+  readPinned: (file: PinnedFile, dataDir?: string): Effect.Effect<string, E> => readPinnedFrom(folder(dataDir), file, error, dataRoot(dataDir)),
+  readPinnedBytes: (file: PinnedFile, dataDir?: string): Effect.Effect<Buffer, E> =>
+    readPinnedBytesFrom(folder(dataDir), file, error, dataRoot(dataDir)),
+  invalid: (file: PinnedFile, detail: string): E => error({ file: file.name, reason: "invalid", detail })
+})
+
 /** The fields of a read failure, for the domain's error constructor. */
 export interface ReadFailure {
   readonly file: string

@@ -8,7 +8,7 @@
 import { Effect, Either } from "effect"
 import { Agent, Capabilities, EnvironmentDef, type Provider, Registry, type Tool } from "../../../src/index.ts"
 import * as JudgePanel from "../../../src/evaluation/JudgePanel.ts"
-import type { Task } from "../retail/tasks.ts"
+import type { Task } from "./task.ts"
 import {
   agentSystemPrompt,
   DEFAULT_MAX_STEPS,

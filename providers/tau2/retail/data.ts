@@ -11,14 +11,14 @@ import {
   dataRoot,
   pinnedErrorFields,
   pinnedErrorMessage,
-  readPinnedBytesFrom,
-  readPinnedFrom,
+  pinnedReaders,
   type PinnedDomain,
   type PinnedFile,
   upstreamRepository,
-  upstreamRevision
+  upstreamRevision,
+  upstreamUrl
 } from "../common/pinned.ts"
-import { type DbDomainData, loadDbDomainFiles, type Splits } from "../common/dbDomain.ts"
+import { dbDomainFiles, type DbDomainData, loadDbDomainFiles, type Splits } from "../common/dbDomain.ts"
 import { type PreparedDomain, preparedWorld } from "../common/prepared.ts"
 import type { ToolTypes } from "../common/toolFiles.ts"
 import { asJson, optionalOrderFields, Order, Product, User } from "./model.ts"
@@ -27,56 +27,38 @@ type Json = Canonical.Json
 
 export { upstreamRepository, upstreamRevision }
 
-const rawUrl = (path: string): string =>
-  `https://raw.githubusercontent.com/${upstreamRepository}/${upstreamRevision}/${path}`
-
 /** A pinned file; its `name` is a path under `$ASSAY_DATA_DIR/tau2/`. */
 export type { PinnedFile }
 
+const dbFiles = dbDomainFiles("retail/", "retail", {
+  db: "413a65160adbdb5fde0ffc0015c49b6d70250b10c18128de169b597af7766765",
+  tasks: "8e03ebce7901bd6218e7a7dc3105faa9324091a68058f7fe61c65262868812e8",
+  policy: "2c9652afbce57d6e087768d37cda64d31c53d50b3e3225cfdb791bac66466467",
+  splits: "ed0580ec52575b63fbf76568af42490da6ee7783ecb4aa81af46961291358f20",
+  // Generated from upstream code at the revision; see retail/oracle/README.md.
+  tools: "a338894f3ef5bb8fe25a14eb433c3b4ec36dbed4d527f2253198961d63224e4c",
+  toolTypes: "5557d2fa6a1ece1014c978da2f2a103a334dd45b6fd68e1423b1aaa4ca968d0d"
+})
+
 export const pinnedFiles = {
-  db: {
-    name: "retail/db.json",
-    url: rawUrl("data/tau2/domains/retail/db.json"),
-    sha256: "413a65160adbdb5fde0ffc0015c49b6d70250b10c18128de169b597af7766765"
-  },
-  tasks: {
-    name: "retail/tasks.json",
-    url: rawUrl("data/tau2/domains/retail/tasks.json"),
-    sha256: "8e03ebce7901bd6218e7a7dc3105faa9324091a68058f7fe61c65262868812e8"
-  },
-  policy: {
-    name: "retail/policy.md",
-    url: rawUrl("data/tau2/domains/retail/policy.md"),
-    sha256: "2c9652afbce57d6e087768d37cda64d31c53d50b3e3225cfdb791bac66466467"
-  },
-  splits: {
-    name: "retail/split_tasks.json",
-    url: rawUrl("data/tau2/domains/retail/split_tasks.json"),
-    sha256: "ed0580ec52575b63fbf76568af42490da6ee7783ecb4aa81af46961291358f20"
-  },
+  db: dbFiles.db,
+  tasks: dbFiles.tasks,
+  policy: dbFiles.policy,
+  splits: dbFiles.splits,
   // The user simulator's guidelines (text mode; retail has no user tools), for the protocol.
   userGuidelines: {
     name: "user_simulator/simulation_guidelines.md",
-    url: rawUrl("data/tau2/user_simulator/simulation_guidelines.md"),
+    url: upstreamUrl("data/tau2/user_simulator/simulation_guidelines.md"),
     sha256: "740a29dfa64d7bc08eea3bf7493575b914a63f744acbaf7f199ee07eddaf72d3"
   },
   userGuidelinesTools: {
     name: "user_simulator/simulation_guidelines_tools.md",
-    url: rawUrl("data/tau2/user_simulator/simulation_guidelines_tools.md"),
+    url: upstreamUrl("data/tau2/user_simulator/simulation_guidelines_tools.md"),
     sha256: "cbf3d8a4d8642fd04e559862f1afef55d7dd4e6a7e727ca49e239023c599de0c"
   },
-  // Generated from upstream code at the revision (tool.openai_schema, ToolType); see retail/oracle/README.md.
-  tools: {
-    name: "retail/tools.json",
-    url: null,
-    sha256: "a338894f3ef5bb8fe25a14eb433c3b4ec36dbed4d527f2253198961d63224e4c"
-  },
-  toolTypes: {
-    name: "retail/tools-types.json",
-    url: null,
-    sha256: "5557d2fa6a1ece1014c978da2f2a103a334dd45b6fd68e1423b1aaa4ca968d0d"
-  }
-} as const satisfies Record<string, PinnedFile>
+  tools: dbFiles.tools,
+  toolTypes: dbFiles.toolTypes
+} satisfies Record<string, PinnedFile>
 
 const domain: PinnedDomain = {
   pull: "tau2-retail",
@@ -95,15 +77,8 @@ export class Tau2DataError extends Schema.TaggedError<Tau2DataError>()("Tau2Data
 /** `tau2/` under the data root. */
 export const tau2Dir = (dataDir?: string): string => join(dataRoot(dataDir), "tau2")
 
-/** One pinned file's text, its hash checked. */
-export const readPinned = (file: PinnedFile, dataDir?: string): Effect.Effect<string, Tau2DataError> =>
-  readPinnedFrom(tau2Dir(dataDir), file, (fields) => new Tau2DataError(fields), dataRoot(dataDir))
-
-/** One pinned file's bytes, its hash checked. */
-export const readPinnedBytes = (file: PinnedFile, dataDir?: string): Effect.Effect<Buffer, Tau2DataError> =>
-  readPinnedBytesFrom(tau2Dir(dataDir), file, (fields) => new Tau2DataError(fields), dataRoot(dataDir))
-
-const invalid = (file: PinnedFile, detail: string) => new Tau2DataError({ file: file.name, reason: "invalid", detail })
+/** Retail's files by their names under `tau2/`. */
+export const { invalid, readPinned, readPinnedBytes } = pinnedReaders((fields) => new Tau2DataError(fields), tau2Dir)
 
 /** Plain JSON from an ordered value; an object whose keys a JS object would reorder is refused. */
 const toPlain = (v: OrderedJson, path: string): Either.Either<Json, string> => {

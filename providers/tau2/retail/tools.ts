@@ -13,7 +13,7 @@ import { calculate } from "../common/calculate.ts"
 import { dict, dumps, round2, sortedStrings, type PyValue } from "../common/pyjson.ts"
 import { asJson, dumpOrder, dumpProduct, dumpUser, dumpVariant, type Order, type PaymentMethod, type Product, type User, type Variant } from "./model.ts"
 import { applyCall, type Args, callToolkit, type Ctx, type Implementation, raise, readThrough, type Step, type ToolType, toolsOf, writeThrough } from "../common/toolkit.ts"
-import { asCountable, asKey, asSized, calculateArgumentError, count, lower, pyEq, pyStr, validateStrings } from "./python.ts"
+import { asCountable, asKey, asSized, calculateArgumentError, count, lower, pyEq, pyStr, validateStrings } from "../common/python.ts"
 
 const read = <A>(ctx: Ctx, table: string, key: string): A | undefined => readThrough<A>(ctx, table, key)
 

@@ -10,8 +10,9 @@ import { join } from "node:path"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { World } from "../../../src/index.ts"
 import {
-  corpusErrorFields,
-  corpusErrorMessage,
+  CorpusError,
+  corpusErrorOf,
+  corpusPaths,
   runCorpora,
   runCorpusLines,
   type Disagreement,
@@ -53,11 +54,9 @@ export type { Disagreement }
 
 export type EquivalenceReport = Report<"tau2-telecom">
 
-export class CorpusError extends Schema.TaggedError<CorpusError>()("CorpusError", corpusErrorFields) {
-  override get message() {
-    return corpusErrorMessage("a telecom oracle line", this)
-  }
-}
+export { CorpusError }
+
+const corpusError = corpusErrorOf("a telecom oracle line")
 
 /** The provider's own corpora, under `$ASSAY_DATA_DIR/tau2/telecom/oracle/`. */
 export const defaultCorpora = (dataDir?: string): ReadonlyArray<string> => [
@@ -146,7 +145,7 @@ export const runCorpus = (
       if (Either.isLeft(decoded)) return Either.left(ParseResult.TreeFormatter.formatErrorSync(decoded.left))
       return Either.right(checkLine(fresh, tasks, decoded.right, n))
     },
-    (fields) => new CorpusError(fields)
+    corpusError
   )
 
 /**
@@ -161,6 +160,6 @@ export const runEquivalence = (
   Effect.gen(function* () {
     const data = yield* loadTelecomData(dataDir)
     const tasks = new Map((yield* decodeTasks(data.tasksJson)).map((t) => [t.id, t] as const))
-    const paths = corpusPath === undefined || corpusPath === null ? defaultCorpora(dataDir) : typeof corpusPath === "string" ? [corpusPath] : corpusPath
+    const paths = corpusPaths(corpusPath, defaultCorpora(dataDir))
     return yield* runCorpora("tau2-telecom", paths, (path) => runCorpus(data.initialWorld, tasks, path))
   })

@@ -14,7 +14,7 @@ import { type Canonical, Capabilities, ContentId, type EnvironmentDef, type Prov
 import { userSystemPrompt } from "../common/conversation.ts"
 import { type Loaded, makeTau2Provider, promptDataFiles, providerFiles } from "../common/provider.ts"
 import type { Prompts } from "../common/prompts.ts"
-import { renderUserScenario } from "../retail/tasks.ts"
+import { renderUserScenario } from "../common/task.ts"
 import { loadTelecomData, pinnedFiles, type TelecomData } from "./data.ts"
 import { runEquivalence } from "./equivalence.ts"
 import { isPyFloat, type PyJson } from "./pyjsonParse.ts"

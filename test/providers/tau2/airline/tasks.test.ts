@@ -4,7 +4,7 @@ import * as World from "../../../../src/world/World.ts"
 import { type AirlineData, loadAirlineData } from "../../../../providers/tau2/airline/data.ts"
 import { dbCheck, decodeTasks, goldCalls, goldDigest, goldWorld, type Task, tasksOfSplit } from "../../../../providers/tau2/airline/tasks.ts"
 import { step } from "../../../../providers/tau2/airline/tools.ts"
-import { actionCheck } from "../../../../providers/tau2/retail/tasks.ts"
+import { actionCheck } from "../../../../providers/tau2/common/task.ts"
 
 let data: AirlineData
 let tasks: ReadonlyArray<Task>

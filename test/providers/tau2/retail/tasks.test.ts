@@ -5,19 +5,8 @@ import { Effect } from "effect"
 import type { Json } from "../../../../src/content/Canonical.ts"
 import * as World from "../../../../src/world/World.ts"
 import { loadRetailData, tau2Dir, type RetailData } from "../../../../providers/tau2/retail/data.ts"
-import {
-  actionCheck,
-  actionMatches,
-  communicateCheck,
-  dbCheck,
-  decodeTasks,
-  goldDigest,
-  goldOf,
-  goldWorld,
-  renderUserScenario,
-  tasksOfSplit,
-  type Task
-} from "../../../../providers/tau2/retail/tasks.ts"
+import { actionCheck, actionMatches, communicateCheck, renderUserScenario, type Task, tasksOfSplit } from "../../../../providers/tau2/common/task.ts"
+import { dbCheck, decodeTasks, goldDigest, goldOf, goldWorld } from "../../../../providers/tau2/retail/tasks.ts"
 import { step } from "../../../../providers/tau2/retail/tools.ts"
 
 let data: RetailData

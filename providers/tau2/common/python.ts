@@ -1,13 +1,13 @@
 /**
- * The little of Python's runtime behaviour the retail tools show an agent when it passes
- * arguments of the wrong shape: type names, `str()`/`repr()`, dict-key lookups, iteration,
- * `str.lower` and pydantic's string validation (keyword binding is ../common/toolkit.ts). Agents
+ * The little of Python's runtime behaviour the DB domains' tools (retail, airline) show an agent
+ * when it passes arguments of the wrong shape: type names, `str()`/`repr()`, dict-key lookups,
+ * iteration, `str.lower` and pydantic's string validation (keyword binding is toolkit.ts). Agents
  * do send such calls, and upstream answers them with the exception's text.
  */
 import { Either } from "effect"
 import type { Canonical } from "../../../src/index.ts"
-import { pyEquals } from "../common/pyjson.ts"
-import { pyReprWith, pyTypeName } from "../common/pyrepr.ts"
+import { pyEquals } from "./pyjson.ts"
+import { pyReprWith, pyTypeName } from "./pyrepr.ts"
 
 /** Numbers decoded from JSON: integral ones are taken as ints, the others as floats. */
 export const pyType = (v: Canonical.Json | undefined): string => pyTypeName(v, (x) => typeof x === "number" && !Number.isInteger(x))
