@@ -16,6 +16,8 @@ import { type Py, PyDict } from "./py.ts"
 
 export interface MultiTurnDisagreement {
   readonly line: number
+  /** Whether the line runs the long-context variants (and so needs upstream's long-context constants). */
+  readonly longContext: boolean
   /** `fuzz<seed>` or the task id. */
   readonly name: string
   readonly className: string
@@ -154,7 +156,7 @@ export const multiTurnEquivalence = (
       const tally = (byClass[className] ??= { lines: 0, agree: 0 })
       tally.lines++
       const fail = (m: Mismatch) => {
-        if (disagree.length < (options.keep ?? 20)) disagree.push({ line: i + 1, name, className, ...m })
+        if (disagree.length < (options.keep ?? 20)) disagree.push({ line: i + 1, longContext: o.long_context, name, className, ...m })
       }
       const classes = involved.map((c) => byName.get(c))
       const missing = involved.find((_, k) => classes[k] === undefined)

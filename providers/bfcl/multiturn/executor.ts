@@ -14,6 +14,9 @@ export interface Session {
   readonly testEntryId: string
   readonly classes: ReadonlyArray<AnyApi>
   readonly states: ReadonlyMap<string, unknown>
+  /** Method name → its class (a later class wins a clash), and instance name → class. */
+  readonly owners: ReadonlyMap<string, AnyApi>
+  readonly instances: ReadonlyMap<string, AnyApi>
 }
 
 export const instanceName = (modelName: string, testEntryId: string, className: string): string =>
@@ -30,7 +33,13 @@ export const openSession = (
     const config = initialConfig.get(api.name)
     states.set(api.name, api.load(config instanceof PyDict ? config : PyDict.empty, options.longContext))
   }
-  return { modelName: options.modelName, testEntryId: options.testEntryId, classes: apis, states }
+  const owners = new Map<string, AnyApi>()
+  const instances = new Map<string, AnyApi>()
+  for (const api of apis) {
+    instances.set(instanceName(options.modelName, options.testEntryId, api.name), api)
+    for (const m of Object.keys(api.methods)) owners.set(m, api)
+  }
+  return { modelName: options.modelName, testEntryId: options.testEntryId, classes: apis, states, owners, instances }
 }
 
 const blocked = new Set(["kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run"])
@@ -65,13 +74,7 @@ const bind = (qualname: string, params: ReadonlyArray<Param>, args: ReadonlyArra
 
 /** Runs one call string: its result text and the session after it. */
 export const executeCall = (session: Session, call: string): { readonly result: string; readonly session: Session } => {
-  const owners = new Map<string, AnyApi>()
-  const byInstance = new Map<string, AnyApi>()
-  for (const api of session.classes) {
-    const inst = instanceName(session.modelName, session.testEntryId, api.name)
-    byInstance.set(inst, api)
-    for (const m of Object.keys(api.methods)) owners.set(m, api)
-  }
+  const { owners } = session
   const rewritten = call.replace(/\b([a-zA-Z_]\w*)\s*(?=\()/g, (_, name: string) => {
     const api = owners.get(name)
     return api === undefined ? name : `${instanceName(session.modelName, session.testEntryId, api.name)}.${name}`
@@ -83,7 +86,7 @@ export const executeCall = (session: Session, call: string): { readonly result: 
   if (!parsed.ok) return { result: `Error during execution: ${parsed.message}`, session }
   const { callee, args, kwargs } = parsed.call
   try {
-    const api = byInstance.get(callee[0] as string)
+    const api = session.instances.get(callee[0] as string)
     if (api === undefined) throw new PyError("NameError", `name '${callee[0]}' is not defined`)
     if (callee.length !== 2) throw new PyError("AttributeError", `'${api.name}' object has no attribute '${callee[1]}'`)
     const method = api.methods[callee[1] as string]

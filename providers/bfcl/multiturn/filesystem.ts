@@ -215,7 +215,8 @@ const splitlines = (s: string): Array<string> => {
 
 const pySplitWords = (s: string): Array<string> => s.split(/[\s\x1c-\x1f\x85]+/u).filter((w) => w !== "")
 
-const utf8Length = (s: string): number => Buffer.byteLength(s, "utf8")
+const encoder = new TextEncoder()
+const utf8Length = (s: string): number => encoder.encode(s).length
 
 const fileContent = (d: Draft, ref: Ref, method: string): string => asStr(d.content(ref), method)
 
