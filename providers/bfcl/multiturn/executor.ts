@@ -6,7 +6,7 @@
 import type { AnyApi, LongContext, Param } from "./api.ts"
 import { type Expr, evalExpr, parseCall } from "./call.ts"
 import { sha256, stateDump } from "./canon.ts"
-import { type Py, PyDict, PyError, pyRepr, resultText } from "./py.ts"
+import { type Py, PyDict, PyError, resultText } from "./py.ts"
 
 /** The worlds of one executor session: each involved class's current state, by class name. */
 export interface Session {
@@ -104,11 +104,8 @@ export const executeCall = (session: Session, call: string): { readonly result: 
   }
 }
 
-// str(KeyError(k)) is the key's repr; every other exception prints its message
+// What `str(exception)` prints (a KeyError's text is already the key's repr)
 const errorText = (e: PyError): string => e.text
-
-/** KeyError's text for a missing key. */
-export const keyErrorText = (k: Py): string => pyRepr(k)
 
 // A session whose states did not change keeps its Map, so its dump is made once
 const dumps = new WeakMap<ReadonlyMap<string, unknown>, { readonly dump: string; readonly sha256: string }>()

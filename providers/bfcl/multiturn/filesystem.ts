@@ -13,6 +13,7 @@ import { type Api, dict, type LongContext, type Method, type Outcome, type Param
 import { registerCanon } from "./canon.ts"
 import {
   asStr,
+  hashKey,
   noAttribute,
   type Py,
   PyDict,
@@ -59,11 +60,7 @@ export interface FileSystemState {
 }
 
 // Contents are keyed like a Python dict: by the name's hash identity
-const keyOf = (name: Py): string => {
-  if (typeof name === "string") return "s" + name
-  const d = PyDict.of([[name, null]])
-  return "k" + JSON.stringify(d.keys().map((k) => (typeof k === "object" && k !== null ? `${typeName(k)}:${pyStr(k)}` : `${typeof k}:${String(k)}`)))
-}
+const keyOf = hashKey
 
 /** A copy-on-write view of the heap for one command; `state()` gives the state after it. */
 class Draft {

@@ -48,7 +48,7 @@ const complexRepr = (re: number, im: number): string => {
   const imText = `${floatRepr(im).replace(/\.0$/, "")}j`
   if (re === 0 && !Object.is(re, -0)) return imText
   const reText = floatRepr(re).replace(/\.0$/, "")
-  return `(${reText}${im < 0 || Object.is(im, -0) || Number.isNaN(im) && false ? "" : "+"}${imText})`
+  return `(${reText}${im < 0 || Object.is(im, -0) ? "" : "+"}${imText})`
 }
 
 /** `base ** exponent` with Python's complex result for a negative base and fractional exponent. */

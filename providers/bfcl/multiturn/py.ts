@@ -166,7 +166,8 @@ export const num = (v: number | boolean | PyFloat): number =>
 // ---------------------------------------------------------------------------------------------
 // Hashing and equality
 
-const hashKey = (k: Py): string => {
+/** A dict key's identity under Python's hash equality (TypeError for an unhashable value). */
+export const hashKey = (k: Py): string => {
   switch (typeof k) {
     case "string":
       return "s" + k
