@@ -11,7 +11,7 @@
  *   called `none`) on every benchmark;
  * - the dataset, loaded once when first needed (not at import) through the PinnedData service.
  */
-import { Effect, Schema } from "effect"
+import { Effect, Either, Schema } from "effect"
 import type { Json } from "../content/Canonical.ts"
 import * as Pinned from "../data/Pinned.ts"
 import * as Agent from "../evaluation/Agent.ts"
@@ -35,7 +35,19 @@ import type { AttemptWorld, WorldEffects } from "../world/WorldEffects.ts"
 /** A value, or an Effect of it: the kit's callbacks may answer either way. */
 export type Result<A, E = never, R = never> = A | Effect.Effect<A, E, R>
 
-const lift = <A, E, R>(value: Result<A, E, R>): Effect.Effect<A, E, R> => (Effect.isEffect(value) ? value : Effect.succeed(value))
+/**
+ * The author's callback called now: its Effect, or its value as one; a throw becomes a defect
+ * (evaluate turns it into the provider's failure). No Effect step of its own: this runs per cell.
+ */
+const call = <A, E, R>(f: () => Result<A, E, R>): Effect.Effect<A, E, R> => {
+  let value: Result<A, E, R>
+  try {
+    value = f()
+  } catch (e) {
+    return Effect.die(e)
+  }
+  return Effect.isEffect(value) ? value : Effect.succeed(value)
+}
 
 /** What every capability may declare; its reference in the content id is derived from it. */
 export interface CapabilitySpec {
@@ -152,6 +164,8 @@ export const make = <Task, Data = void, Output = Json, Encoded extends Json = Js
     }
   }
   const noData: Effect.Effect<Data, never, Pinned.PinnedData> = Effect.sync(() => undefined as Data)
+  // Once loaded, the dataset is read without an Effect step: a capability looks its task up per cell.
+  let ready: { readonly data: Data; readonly byId: ReadonlyMap<string, Task>; readonly environments: ReadonlyArray<EnvironmentDef> } | undefined
   let loaded: Effect.Effect<{ readonly data: Data; readonly byId: ReadonlyMap<string, Task>; readonly environments: ReadonlyArray<EnvironmentDef> }, CapabilityError> | undefined
   const load = Effect.suspend(() =>
     (loaded ??= Effect.runSync(Effect.cached(
@@ -161,7 +175,8 @@ export const make = <Task, Data = void, Output = Json, Encoded extends Json = Js
         Effect.map((data) => {
           const byId = new Map(def.tasks(data).map((task) => [def.id(task), task]))
           // Made once: every caller of `environments` gets the same EnvironmentDefs.
-          return { data, byId, environments: Array.from(byId.values(), environment) }
+          ready = { data, byId, environments: Array.from(byId.values(), environment) }
+          return ready
         })
       )
     )))
@@ -169,15 +184,16 @@ export const make = <Task, Data = void, Output = Json, Encoded extends Json = Js
 
   // The task of an environment, looked up once per EnvironmentDef value (one per cell).
   const tasks = new WeakMap<EnvironmentDef, Task>()
+  const lookUp = (env: EnvironmentDef, byId: ReadonlyMap<string, Task>, data: Data): Either.Either<{ readonly task: Task; readonly data: Data }, CapabilityError> => {
+    const known = tasks.get(env)
+    if (known !== undefined) return Either.right({ task: known, data })
+    const task = byId.get(env.task)
+    if (task === undefined) return Either.left(dataError(`no ${def.name} task ${env.task}`))
+    tasks.set(env, task)
+    return Either.right({ task, data })
+  }
   const taskOf = (env: EnvironmentDef): Effect.Effect<{ readonly task: Task; readonly data: Data }, CapabilityError> =>
-    Effect.flatMap(load, ({ byId, data }) => {
-      const known = tasks.get(env)
-      if (known !== undefined) return Effect.succeed({ task: known, data })
-      const task = byId.get(env.task)
-      if (task === undefined) return Effect.fail(dataError(`no ${def.name} task ${env.task}`))
-      tasks.set(env, task)
-      return Effect.succeed({ task, data })
-    })
+    ready !== undefined ? lookUp(env, ready.byId, ready.data) : Effect.flatMap(load, ({ byId, data }) => lookUp(env, byId, data))
 
   const environment = (task: Task): EnvironmentDef => ({
     benchmark: def.name,
@@ -194,8 +210,9 @@ export const make = <Task, Data = void, Output = Json, Encoded extends Json = Js
     limits: { ...noLimits, ...def.limits?.(task) }
   })
 
-  const encodeOutput = Schema.encode(def.protocol.output)
-  const decodeOutput = Schema.decodeUnknown(def.protocol.output)
+  // Synchronous (an Either is an Effect): the output is plain data, and this runs once per Attempt.
+  const encodeOutput = Schema.encodeEither(def.protocol.output)
+  const decodeOutput = Schema.decodeUnknownEither(def.protocol.output)
   const roster = ["gold", "echo"] as const
 
   return {
@@ -206,17 +223,17 @@ export const make = <Task, Data = void, Output = Json, Encoded extends Json = Js
     capabilities: {
       worldSetup: {
         ...setupRef,
-        setup: (env) => Effect.flatMap(taskOf(env), ({ task, data }) => Effect.suspend(() => lift(def.setup.run(task, { env, data }))))
+        setup: (env) => Effect.flatMap(taskOf(env), ({ task, data }) => call(() => def.setup.run(task, { env, data })))
       },
       protocol: {
         ...protocolRef,
-        inputs: (env, agent) => Effect.flatMap(taskOf(env), ({ task, data }) => Effect.suspend(() => lift(def.protocol.inputs(task, { env, data, agent })))),
+        inputs: (env, agent) => Effect.flatMap(taskOf(env), ({ task, data }) => call(() => def.protocol.inputs(task, { env, data, agent }))),
         run: (ctx) =>
           Effect.flatMap(taskOf(ctx.env), ({ task, data }) =>
             Effect.flatMap(
-              Effect.suspend(() => def.protocol.run(task, { ...ctx, data })),
+              call(() => def.protocol.run(task, { ...ctx, data })),
               (output) =>
-                Effect.mapError(
+                Either.mapLeft(
                   encodeOutput(output),
                   (e) => new CapabilityError({ capability: protocolRef.name, reason: "protocol", detail: `its output is not what it declares: ${e.message}` })
                 )
@@ -227,11 +244,11 @@ export const make = <Task, Data = void, Output = Json, Encoded extends Json = Js
         evaluate: (ctx) =>
           Effect.flatMap(taskOf(ctx.env), ({ task, data }) =>
             Effect.flatMap(
-              Effect.mapError(
+              Either.mapLeft(
                 decodeOutput(ctx.output),
                 (e) => new CapabilityError({ capability: gradeRef.name, reason: "evaluator", detail: `the protocol's output does not decode: ${e.message}` })
               ),
-              (output) => Effect.suspend(() => lift(def.grade.run(task, { ...ctx, output, data })))
+              (output) => call(() => def.grade.run(task, { ...ctx, output, data }))
             ))
       }
     },
@@ -240,9 +257,9 @@ export const make = <Task, Data = void, Output = Json, Encoded extends Json = Js
     scripted: (name, env) =>
       Effect.flatMap(taskOf(env), ({ task, data }) =>
         name === "gold"
-          ? Effect.suspend(() => lift(def.gold(task, { env, data })))
+          ? call(() => def.gold(task, { env, data }))
           : name === "echo"
-          ? def.doNothing === undefined ? Effect.succeed(Agent.echo) : Effect.suspend(() => lift(def.doNothing!(task, { env, data })))
+          ? def.doNothing === undefined ? Effect.succeed(Agent.echo) : call(() => def.doNothing!(task, { env, data }))
           : Effect.fail(dataError(`no scripted candidate ${name}: use ${roster.join(" or ")}`))),
     ...(def.impassable !== undefined ? { impassable: def.impassable } : {}),
     ...(def.judged !== undefined ? { judged: def.judged } : {}),
