@@ -20,7 +20,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Exit, Scope } from "effect"
-import * as LoopbackServer from "../src/model/LoopbackServer.ts"
+import * as LoopbackServer from "../src/testkit/LoopbackServer.ts"
 import * as Postgres from "../test/support/postgres.ts"
 import { assayBin, machine, root, seconds, succeeded, timeAssay } from "./support.ts"
 

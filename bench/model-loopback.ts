@@ -4,7 +4,7 @@
  */
 import { ConfigProvider, Effect, Layer } from "effect"
 import * as Clients from "../src/model/Clients.ts"
-import * as LoopbackServer from "../src/model/LoopbackServer.ts"
+import * as LoopbackServer from "../src/testkit/LoopbackServer.ts"
 
 const calls = 200
 

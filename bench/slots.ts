@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
-import * as LoopbackServer from "../src/model/LoopbackServer.ts"
+import * as LoopbackServer from "../src/testkit/LoopbackServer.ts"
 import { count, machine, seconds, succeeded, timeAssay } from "./support.ts"
 
 const ANSWER_MS = 2000

@@ -9,7 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Context, Deferred, Duration, Effect, Either, Fiber, Layer } from "effect"
 import * as SpendCap from "../../src/budget/SpendCap.ts"
 import * as Live from "../../src/model/Live.ts"
-import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
+import * as LoopbackServer from "../../src/testkit/LoopbackServer.ts"
 import { Model, ModelError, type ModelRequest, type ModelResponse } from "../../src/model/Model.ts"
 import * as Registry from "../../src/model/Registry.ts"
 

@@ -3,7 +3,7 @@ import { join, resolve } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { CATEGORIES, PINNED_FILES, TASK_COUNTS, UNPASSABLE_TASKS } from "../../providers/bfcl/data.ts"
-import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
+import * as LoopbackServer from "../../src/testkit/LoopbackServer.ts"
 import { assay, type Card, tempDir } from "./support.ts"
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")

@@ -12,7 +12,7 @@ import { join } from "node:path"
 import { crc32, deflateRawSync } from "node:zlib"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
+import * as LoopbackServer from "../../src/testkit/LoopbackServer.ts"
 import { assay, cardOf, tempDir } from "./support.ts"
 
 const TASKS = ["000-debit_card_specializing", "001-debit_card_specializing", "484-financial", "487-financial"]

@@ -8,7 +8,7 @@ import { readdirSync, statSync, truncateSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
-import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
+import * as LoopbackServer from "../../src/testkit/LoopbackServer.ts"
 import * as Registry from "../../src/model/Registry.ts"
 import { assay, bin, root, tempDir } from "./support.ts"
 

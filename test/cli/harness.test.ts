@@ -16,7 +16,7 @@ import { costAt } from "../../src/model/Cost.ts"
 import * as Registry from "../../src/model/Registry.ts"
 import { Attempt } from "../../src/schema/Attempt.ts"
 import { idOf as environmentIdOf } from "../../src/schema/EnvironmentDef.ts"
-import * as Loopback from "../../src/model/LoopbackServer.ts"
+import * as Loopback from "../../src/testkit/LoopbackServer.ts"
 import { fakeBin, writeJson } from "../harness/support.ts"
 import { assay, tempDir } from "./support.ts"
 

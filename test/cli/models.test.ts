@@ -3,7 +3,7 @@ import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { tasks } from "../../providers/ledger/tasks.ts"
-import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
+import * as LoopbackServer from "../../src/testkit/LoopbackServer.ts"
 import * as Registry from "../../src/model/Registry.ts"
 import { assay, tempDir } from "./support.ts"
 

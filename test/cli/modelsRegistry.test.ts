@@ -13,7 +13,7 @@ import { tasks } from "../../providers/ledger/tasks.ts"
 import { loadBenchmark } from "../../src/cli/benchmarks.ts"
 import { resolveCandidate } from "../../src/cli/candidates.ts"
 import { inputsIdOf } from "../../src/evaluation/evaluate.ts"
-import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
+import * as LoopbackServer from "../../src/testkit/LoopbackServer.ts"
 import * as Registry from "../../src/model/Registry.ts"
 import { assay, tempDir } from "./support.ts"
 

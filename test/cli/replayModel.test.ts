@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
+import * as LoopbackServer from "../../src/testkit/LoopbackServer.ts"
 import { assay, tempDir } from "./support.ts"
 
 describe("assay replay through the command", () => {

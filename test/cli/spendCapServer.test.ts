@@ -6,7 +6,7 @@
 import { spawn } from "node:child_process"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
-import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
+import * as LoopbackServer from "../../src/testkit/LoopbackServer.ts"
 import * as Registry from "../../src/model/Registry.ts"
 import { assay, bin, cleanEnv, root, tempDir } from "./support.ts"
 

@@ -5,7 +5,7 @@
 import type { AddressInfo } from "node:net"
 import { performance } from "node:perf_hooks"
 import { Effect, type Scope } from "effect"
-import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
+import * as LoopbackServer from "../../src/testkit/LoopbackServer.ts"
 
 export interface Recorded {
   readonly openAiBaseUrl: string

@@ -16,9 +16,9 @@ import { loadTask } from "../../src/harness/Corpus.ts"
 import { detect } from "../../src/harness/Detect.ts"
 import { findPython } from "../../src/harness/Graders.ts"
 import type { HarnessAdapter } from "../../src/harness/Harness.ts"
-import type { ScriptTurn } from "../../src/model/LoopbackServer.ts"
+import type { ScriptTurn } from "../../src/testkit/LoopbackServer.ts"
 import { runHarness } from "../../src/harness/Run.ts"
-import * as Loopback from "../../src/model/LoopbackServer.ts"
+import * as Loopback from "../../src/testkit/LoopbackServer.ts"
 
 const binDir = fileURLToPath(new URL("../../tools/harnesses/node_modules/.bin", import.meta.url))
 const corpus = fileURLToPath(new URL("../../src/harness/corpus", import.meta.url))

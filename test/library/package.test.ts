@@ -47,6 +47,7 @@ const linkPackages = (modules: string) => {
 
 const gold = `import { Effect } from "effect"
 import { evaluate } from "assay"
+import { LoopbackServer } from "assay/testkit"
 import provider from "./provider.ts"
 
 const program = Effect.gen(function*() {
@@ -58,7 +59,7 @@ const program = Effect.gen(function*() {
     agent: yield* provider.scripted("gold", env),
     repetition: 0
   })
-  console.log(JSON.stringify({ task: env.task, verdict: attempt.verdict }))
+  console.log(JSON.stringify({ task: env.task, verdict: attempt.verdict, testkit: typeof LoopbackServer.start }))
 })
 Effect.runPromise(program)
 `
@@ -99,6 +100,7 @@ describe("the packed library", { timeout: 900_000 }, () => {
     expect(existsSync(join(project, "node_modules", "assay", "dist", "index.js"))).toBe(true)
 
     copyFileSync(join(root, "examples/counter/index.ts"), join(project, "provider.ts"))
+    for (const part of ["tools.ts", "equivalence.ts"]) copyFileSync(join(root, "examples/counter", part), join(project, part))
     copyFileSync(join(root, "examples/counter/oracle.jsonl"), join(project, "oracle.jsonl"))
     writeFileSync(join(project, "gold.ts"), gold)
     writeFileSync(join(project, "tsconfig.json"), JSON.stringify(tsconfig, null, 2))
@@ -108,7 +110,7 @@ describe("the packed library", { timeout: 900_000 }, () => {
 
     const evaluated = await run(process.execPath, ["--import", "tsx", "gold.ts"], project, tmp)
     expect(evaluated.code, evaluated.stderr).toBe(0)
-    expect(JSON.parse(evaluated.stdout)).toMatchObject({ task: "up-3", verdict: { reward: 1, checks: { reached: true } } })
+    expect(JSON.parse(evaluated.stdout)).toMatchObject({ task: "up-3", verdict: { reward: 1, checks: { reached: true } }, testkit: "function" })
 
     const command = join(project, "node_modules/.bin/assay")
     const scored = await run(process.execPath, [command, "run", "--benchmark", "./provider.ts", "--candidate", "gold", "--yes", "--json", "--home", "home"], project, tmp)

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect } from "effect"
-import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
+import * as LoopbackServer from "../../src/testkit/LoopbackServer.ts"
 import { tempDir } from "../support/tempDirs.ts"
 import { sseData } from "../../src/model/Clients.ts"
 

@@ -23,7 +23,7 @@ const Clients = (await import(pathToFileURL(clientsPath).href)) as typeof Client
 
 const script = join(tmpdir(), `assay-cpu-${process.pid}.json`)
 writeFileSync(script, JSON.stringify([{ toolCalls: [{ name: "add", arguments: { a: 1, b: 2 } }], text: "adding", usage: { input: 10, output: 3 }, repeat: true }]))
-const server = spawn(process.execPath, ["--import", "tsx", "src/model/loopback-main.ts", "--script", script], { stdio: ["ignore", "pipe", "inherit"] })
+const server = spawn(process.execPath, ["--import", "tsx", "src/testkit/loopback-main.ts", "--script", script], { stdio: ["ignore", "pipe", "inherit"] })
 const url = await new Promise<string>((ok, fail) => {
   server.stdout.once("data", (d: Buffer) => ok(String(d).trim()))
   server.once("exit", (code) => fail(new Error(`loopback server exited with ${code}`)))

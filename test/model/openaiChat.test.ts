@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import * as Clients from "../../src/model/Clients.ts"
-import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
+import * as LoopbackServer from "../../src/testkit/LoopbackServer.ts"
 import * as Live from "../../src/model/Live.ts"
 import * as Model from "../../src/model/Model.ts"
 import * as Registry from "../../src/model/Registry.ts"

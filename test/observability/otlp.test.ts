@@ -3,7 +3,7 @@ import { type AddressInfo, createServer as createNetServer, type Socket } from "
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { tasks } from "../../providers/ledger/tasks.ts"
-import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
+import * as LoopbackServer from "../../src/testkit/LoopbackServer.ts"
 import { assay, tempDir } from "../cli/support.ts"
 
 // ---------------------------------------------------------------------------------------------

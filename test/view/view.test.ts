@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as LoopbackServer from "../../src/model/LoopbackServer.ts"
+import * as LoopbackServer from "../../src/testkit/LoopbackServer.ts"
 import { assay, tempDir } from "../cli/support.ts"
 import { dumpDom, inkOf, requireChromium, screenshot } from "../support/chromium.ts"
 import { attr, get, startGate, startViewer, stopViewer, type Viewer, writtenReaches } from "./support.ts"

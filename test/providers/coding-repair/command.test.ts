@@ -2,7 +2,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
-import * as LoopbackServer from "../../../src/model/LoopbackServer.ts"
+import * as LoopbackServer from "../../../src/testkit/LoopbackServer.ts"
 import { assay, cardOf, tempDir } from "../../cli/support.ts"
 
 describe("assay run --benchmark coding-repair", () => {

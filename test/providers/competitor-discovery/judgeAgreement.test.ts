@@ -8,7 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { tasks } from "../../../providers/competitor-discovery/tasks.ts"
-import * as LoopbackServer from "../../../src/model/LoopbackServer.ts"
+import * as LoopbackServer from "../../../src/testkit/LoopbackServer.ts"
 import { assay, tempDir } from "../../cli/support.ts"
 
 const A = "openai:gpt-4o-mini"

@@ -5,7 +5,10 @@ import { Either } from "effect"
 import { provider as airline } from "../../../providers/tau2/airline/index.ts"
 import { provider as banking } from "../../../providers/tau2/banking/index.ts"
 import { cleandoc, parseDocstring } from "../../../providers/tau2/common/docstring.ts"
-import { renderingFor, sources } from "../../../providers/tau2/common/fromSource.ts"
+import { renderingFor } from "../../../providers/tau2/common/fromSource.ts"
+import { renderings as bankingRenderings } from "../../../providers/tau2/banking/upstream.ts"
+import { retailTools } from "../../../providers/tau2/retail/upstream.ts"
+import { renderings as telecomRenderings } from "../../../providers/tau2/telecom/upstream.ts"
 import { upstreamRevision } from "../../../providers/tau2/common/pinned.ts"
 import { parseModule, stringConstant } from "../../../providers/tau2/common/pythonSource.ts"
 import { fieldTitle, renderToolFiles } from "../../../providers/tau2/common/toolSchema.ts"
@@ -93,7 +96,7 @@ describe("tau2 files made from upstream's Python source", () => {
     expect((telecom.derived?.files ?? []).map((f) => f.path)).toEqual(
       expect.arrayContaining(["tau2/telecom/tools.json", "tau2/telecom/user-tools-types.json", "tau2/telecom/policy-manual.md"])
     )
-    expect((retail.data ?? []).map((f) => f.path)).toContain(`tau2/upstream/${sources.retailTools.repoPath}`)
+    expect((retail.data ?? []).map((f) => f.path)).toContain(`tau2/upstream/${retailTools.repoPath}`)
     expect((banking.data ?? []).filter((f) => f.url === "" && f.oracle !== true)).toEqual([])
     expect((banking.derived?.files ?? []).map((f) => f.path)).toEqual(
       expect.arrayContaining(["tau2/banking_knowledge/discoverable-tools.json", "tau2/banking_knowledge/policy-bm25.md", "tau2/banking_knowledge/documents-order.json"])
@@ -106,7 +109,7 @@ describe("tau2 files made from upstream's Python source", () => {
     const shared = process.env["ASSAY_DATA_DIR"] ?? ""
     const inputs = { source: () => "", data: (path: string) => readFileSync(join(shared, path), "utf8") }
     for (const path of ["tau2/banking_knowledge/SHA256SUMS", "tau2/banking_knowledge/documents-order.json", "tau2/banking_knowledge/policy-bm25.md", "tau2/telecom/policy-manual.md"]) {
-      const rendering = renderingFor(path)!
+      const rendering = renderingFor([...bankingRenderings, ...telecomRenderings], path)!
       expect(rendering.sources).toEqual([])
       const made = Either.getOrThrow(rendering.render(inputs))
       expect(made[rendering.outputs.indexOf(path)], path).toBe(readFileSync(join(shared, path), "utf8"))

@@ -6,6 +6,7 @@ import { float, PyDict, PyOpaque, PySet, PyTuple, pyRepr, resultText } from "../
 import { PyRandom } from "../../../../providers/bfcl/multiturn/random.ts"
 import { TicketAPI } from "../../../../providers/bfcl/multiturn/ticket.ts"
 import { GorillaFileSystem } from "../../../../providers/bfcl/multiturn/filesystem.ts"
+import { MathAPI } from "../../../../providers/bfcl/multiturn/math.ts"
 
 const syntaxError = (text: string) => {
   const p = parseCall(text)
@@ -45,6 +46,15 @@ describe("Python's result texts", () => {
   it("a dict json.dumps cannot write falls back to its repr", () => {
     expect(resultText(PyDict.fromRecord({ result: new PyOpaque("Decimal('1.4142')", "Decimal") }))).toBe("{'result': Decimal('1.4142')}")
     expect(resultText(PyDict.of([[new PyTuple([1, 2]), "x"]]))).toBe("{(1, 2): 'x'}")
+  })
+})
+
+describe("float powers", () => {
+  it("round as C's pow does, where JS's ** is one unit off", () => {
+    const s = openSession([MathAPI], PyDict.empty, { modelName: "m", testEntryId: "t", longContext: undefined })
+    expect(executeCall(s, "power(base=2, exponent=1.5)").result).toBe('{"result": 2.8284271247461903}')
+    expect(executeCall(s, "power(base=-2, exponent=0.5)").result).toBe("{'result': (8.659560562354934e-17+1.4142135623730951j)}")
+    expect(executeCall(s, "power(base=0.0, exponent=-1)").result).toBe("Error during execution: 0.0 cannot be raised to a negative power")
   })
 })
 

@@ -1,6 +1,6 @@
 /**
  * Runs the loopback model server until interrupted:
- *   npx tsx src/model/loopback-main.ts --script FILE [--port N] [--apis openai-responses,openai-chat,anthropic-messages]
+ *   npx tsx src/testkit/loopback-main.ts --script FILE [--port N] [--apis openai-responses,openai-chat,anthropic-messages]
  * Prints the server's URL on stdout (one line), usage hints on stderr.
  */
 import { NodeRuntime } from "@effect/platform-node"

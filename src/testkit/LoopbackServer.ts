@@ -23,9 +23,9 @@ import {
   textOf,
   tokensOf,
   WireApi
-} from "./WireServe.ts"
+} from "../model/WireServe.ts"
 
-export { WireApi } from "./WireServe.ts"
+export { WireApi } from "../model/WireServe.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Script
