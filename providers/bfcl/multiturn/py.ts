@@ -5,6 +5,7 @@
  *
  * Every value is immutable: a method that "mutates" builds a new value sharing the unchanged parts.
  */
+import { correctPow } from "./pow.ts"
 
 /** A Python `float`. Ints are plain JS numbers, so floats carry the tag. */
 export class PyFloat {
@@ -342,7 +343,8 @@ export const pyPow = (a: Py, b: Py): Py => {
   if (x < 0 && !Number.isInteger(y)) {
     throw new PyError("ValueError", "complex result")
   }
-  const r = x ** y
+  const magnitude = x === 0 || !Number.isFinite(x) || !Number.isFinite(y) ? Math.abs(x) ** y : correctPow(Math.abs(x), y)
+  const r = x < 0 && Number.isInteger(y) && Math.abs(y) % 2 === 1 ? -magnitude : magnitude
   if (!Number.isFinite(r) && Number.isFinite(x) && Number.isFinite(y)) throw new PyError("OverflowError", "(34, 'Numerical result out of range')")
   return new PyFloat(r)
 }
