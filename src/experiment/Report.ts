@@ -930,12 +930,17 @@ ${renderHtmlBody(report)}
 export const htmlCss = css
 
 /** The HTML report's sections without the page around them: what `assay view` shows of a run. */
-export const renderHtmlBody = (report: Report): string => {
+/**
+ * The report's body. A page that shows the run's facts itself (the viewer) leaves out the title and
+ * facts (`header: false`) and the cost plot of a benchmark where no candidate has a known cost
+ * (`emptyPlots: false`); the report file keeps both.
+ */
+export const renderHtmlBody = (report: Report, options: { readonly header?: boolean; readonly emptyPlots?: boolean } = {}): string => {
   const candidates = candidatesOf(report)
   const colorOf = (candidate: string): string => palette[candidates.indexOf(candidate) % palette.length] ?? "#444"
   const body: Array<string> = []
-  body.push(`<h1>assay report</h1>`)
-  body.push(
+  if (options.header !== false) body.push(`<h1>assay report</h1>`)
+  if (options.header !== false) body.push(
     `<dl class="meta"><dt>run</dt><dd>${escapeHtml(report.runId)}</dd><dt>experiment</dt><dd>${escapeHtml(
       report.experimentId
     )}</dd><dt>home</dt><dd>${escapeHtml(report.home)}</dd><dt>faults</dt><dd>${escapeHtml(formatFaultSpec(report.faults))}</dd>${
@@ -965,7 +970,9 @@ export const renderHtmlBody = (report: Report): string => {
     const whole = wholeOf(report.scorecards, benchmark)
     if (whole.length > 0) {
       body.push(`<figure class="plot score"><figcaption>Mean reward and 95% interval</figcaption>${scorePlot(whole, colorOf, benchmark)}</figure>`)
-      body.push(`<figure class="plot cost"><figcaption>Score against cost</figcaption>${costPlot(whole, colorOf, benchmark)}</figure>`)
+      if (options.emptyPlots !== false || whole.some((c) => c.costUsd !== null && isNumber(c.costUsd))) {
+        body.push(`<figure class="plot cost"><figcaption>Score against cost</figcaption>${costPlot(whole, colorOf, benchmark)}</figure>`)
+      }
     }
     const failures = failuresOf(report.scorecards, benchmark)
     if (failures.checks.length > 0) {

@@ -324,10 +324,7 @@ const pairedLinks = (runId: string, report: Report) => {
  * facts (the page's header has them), and without a cost plot that would be empty because no
  * candidate has a known cost (the headline's cost column says "unknown").
  */
-export const reportSections = (report: Report): string =>
-  renderHtmlBody(report)
-    .replace(/^<h1>assay report<\/h1>\n<dl class="meta">[^\n]*?<\/dl>\n/, "")
-    .replace(/<figure class="plot cost">(?:(?!<\/figure>)[\s\S])*?no candidate has a known cost[\s\S]*?<\/figure>/g, "")
+export const reportSections = (report: Report): string => renderHtmlBody(report, { header: false, emptyPlots: false })
 
 /** Cells as the page's script reads them: a JSON block that cannot close its script element. */
 const jsonBlock = (id: string, value: unknown) => `<script type="application/json" id="${id}">${JSON.stringify(value).replace(/</g, "\\u003c")}</script>`
