@@ -15,6 +15,7 @@ import type { Prompts } from "../common/prompts.ts"
 import { renderUserScenario } from "../common/task.ts"
 import { loadAirlineData, pinnedFiles } from "./data.ts"
 import { runEquivalence } from "./equivalence.ts"
+import { renderings } from "./upstream.ts"
 import { dbCheck, decodeTasks, type Task } from "./tasks.ts"
 import { makeAirlineTools } from "./tools.ts"
 
@@ -43,6 +44,7 @@ const airline = makeDbDomainProvider({
   dbCheck,
   renderUserScenario: (task) => renderUserScenario(task.user_scenario),
   data,
+  renderings,
   equivalence: runEquivalence
 })
 

@@ -10,8 +10,7 @@
  */
 import { Either } from "effect"
 import { type Canonical, type Tool, World } from "../../../src/index.ts"
-import { calculate } from "../common/calculate.ts"
-import { applyCall, type Args, callToolkit, type Ctx, type Implementation, raise, readThrough, type Step, type ToolType, toolsOf, writeThrough } from "../common/toolkit.ts"
+import { applyCall, type Args, calculateTool, callToolkit, type Ctx, type Implementation, raise, readThrough, type Step, type ToolType, toolsOf, writeThrough } from "../common/toolkit.ts"
 import { parseJsonWith } from "../common/orderedJson.ts"
 import { dict, dumps, reprFloat, type PyValue } from "../common/pyjson.ts"
 import {
@@ -30,7 +29,6 @@ import {
 } from "./model.ts"
 import {
   asKey,
-  calculateArgumentError,
   floatField,
   int,
   literal,
@@ -362,15 +360,7 @@ const implementations: Record<string, Implementation> = {
       })
   },
 
-  calculate: {
-    params: ["expression"],
-    run: (_ctx, a) => {
-      const expression = a["expression"]
-      if (typeof expression !== "string") return raise(calculateArgumentError(expression, "0123456789+-*/(). "))
-      const result = calculate(expression)
-      return result.ok ? Either.right(result.output) : raise(result.message)
-    }
-  },
+  calculate: calculateTool,
 
   cancel_reservation: {
     params: ["reservation_id"],

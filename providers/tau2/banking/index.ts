@@ -15,6 +15,7 @@ import { renderUserScenario } from "../common/task.ts"
 import { buildIndex } from "./bm25.ts"
 import { allPinnedFiles, type BankingData, loadBankingData } from "./data.ts"
 import { runEquivalence } from "./equivalence.ts"
+import { renderings } from "./upstream.ts"
 import { type BankingTask, dbCheck, decodeTasks, initialWorld, plain } from "./tasks.ts"
 import { bankingTools, type BankingTools, dbWorld, type Environment } from "./tools.ts"
 
@@ -135,6 +136,7 @@ const banking = makeTau2Provider<BankingTask, Banking>({
     })),
   opening: openingOf,
   data,
+  renderings,
   equivalence: runEquivalence
 })
 

@@ -8,6 +8,7 @@
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { type Canonical, type Capabilities, ContentId, type EnvironmentDef, type Provider, type Tool, World } from "../../../src/index.ts"
 import { userSystemPrompt } from "./conversation.ts"
+import type { Rendering } from "./fromSource.ts"
 import { type PinnedFile, upstreamUrl } from "./pinned.ts"
 import { type PreparedDomain, preparedWorld } from "./prepared.ts"
 import type { Prompts } from "./prompts.ts"
@@ -107,6 +108,7 @@ export interface DbDomain {
   readonly renderUserScenario: (task: Task) => string
   /** Every file the provider reads. */
   readonly data: ReadonlyArray<Provider.PinnedFile>
+  readonly renderings: ReadonlyArray<Rendering>
   readonly equivalence: (corpus: string | null) => Effect.Effect<Provider.EquivalenceResult, { readonly message: string }>
 }
 
@@ -155,6 +157,7 @@ export const makeDbDomainProvider = (domain: DbDomain): Tau2Provider<Task, DbDom
         arguments: a.arguments as { readonly [key: string]: Canonical.Json }
       })),
     data: domain.data,
+    renderings: domain.renderings,
     equivalence: domain.equivalence
   })
   return {

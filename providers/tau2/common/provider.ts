@@ -23,7 +23,7 @@ import {
 } from "./conversation.ts"
 import { decodeOutput, grade, type Grading, type JudgeCall, liveJudge } from "./evaluator.ts"
 import { type PinnedFile as Tau2File, upstreamRepository, upstreamRevision } from "./pinned.ts"
-import { withRenderings } from "./fromSource.ts"
+import { type Rendering, withRenderings } from "./fromSource.ts"
 import { loadPrompts, promptFiles, type Prompts } from "./prompts.ts"
 
 const VERSION = "1"
@@ -89,6 +89,8 @@ export interface Tau2Domain<T extends { readonly id: string }, D extends DomainL
   readonly opening?: (task: T) => string
   /** Every file the provider reads. */
   readonly data: ReadonlyArray<Provider.PinnedFile>
+  /** How the pull makes the domain's files that upstream makes by running its code (its upstream.ts). */
+  readonly renderings: ReadonlyArray<Rendering>
   /** Runs the domain's equivalence over a corpus (the provider's own when null). */
   readonly equivalence: (corpus: string | null) => Effect.Effect<Provider.EquivalenceResult, { readonly message: string }>
 }
@@ -280,7 +282,7 @@ export const makeTau2Provider = <T extends { readonly id: string }, D extends Do
     rosterDef: (name) => Agent.referenceDef(name),
     scripted,
     // Files made from upstream code become files the pull derives from upstream's pinned sources.
-    ...withRenderings(domain.data),
+    ...withRenderings(domain.data, domain.renderings),
     equivalence,
     judged: true
   }

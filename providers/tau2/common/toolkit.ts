@@ -6,6 +6,8 @@
  */
 import { Either } from "effect"
 import { type Canonical, type Tool, World } from "../../../src/index.ts"
+import { calculate } from "./calculate.ts"
+import { calculateArgumentError } from "./python.ts"
 
 export type Args = { readonly [key: string]: Canonical.Json }
 
@@ -107,3 +109,14 @@ export const applyCall = (world: World.World, outcome: Tool.ToolOutcome): readon
   outcome.writes.length === 0 ? world : World.apply(world, outcome.writes),
   outcome
 ]
+
+/** The DB domains' `calculate` tool: upstream's character check, then Python's eval (calculate.ts). */
+export const calculateTool: Implementation = {
+  params: ["expression"],
+  run: (_ctx, a) => {
+    const expression = a["expression"]
+    if (typeof expression !== "string") return raise(calculateArgumentError(expression, "0123456789+-*/(). "))
+    const result = calculate(expression)
+    return result.ok ? Either.right(result.output) : raise(result.message)
+  }
+}

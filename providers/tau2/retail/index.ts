@@ -13,6 +13,7 @@ import { providerFiles, underTau2 } from "../common/provider.ts"
 import { promptFiles, type Prompts } from "../common/prompts.ts"
 import { loadRetailData, pinnedFiles } from "./data.ts"
 import { runEquivalence } from "./equivalence.ts"
+import { renderings } from "./upstream.ts"
 import { renderUserScenario, type Task } from "../common/task.ts"
 import { dbCheck, decodeTasks } from "./tasks.ts"
 import { makeRetailTools } from "./tools.ts"
@@ -43,6 +44,7 @@ const retail = makeDbDomainProvider({
   dbCheck,
   renderUserScenario: (task) => renderUserScenario(task.user_scenario),
   data,
+  renderings,
   equivalence: (corpus) => runEquivalence(corpus)
 })
 

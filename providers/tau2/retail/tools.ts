@@ -9,11 +9,10 @@
  */
 import { Either } from "effect"
 import { type Canonical, type Tool, World } from "../../../src/index.ts"
-import { calculate } from "../common/calculate.ts"
 import { dict, dumps, round2, sortedStrings, type PyValue } from "../common/pyjson.ts"
 import { asJson, dumpOrder, dumpProduct, dumpUser, dumpVariant, type Order, type PaymentMethod, type Product, type User, type Variant } from "./model.ts"
-import { applyCall, type Args, callToolkit, type Ctx, type Implementation, raise, readThrough, type Step, type ToolType, toolsOf, writeThrough } from "../common/toolkit.ts"
-import { asCountable, asKey, asSized, calculateArgumentError, count, lower, pyEq, pyStr, validateStrings } from "../common/python.ts"
+import { applyCall, type Args, calculateTool, callToolkit, type Ctx, type Implementation, raise, readThrough, type Step, type ToolType, toolsOf, writeThrough } from "../common/toolkit.ts"
+import { asCountable, asKey, asSized, count, lower, pyEq, pyStr, validateStrings } from "../common/python.ts"
 
 const read = <A>(ctx: Ctx, table: string, key: string): A | undefined => readThrough<A>(ctx, table, key)
 
@@ -92,15 +91,7 @@ const isGiftCard = (m: PaymentMethod): m is Extract<PaymentMethod, { source: "gi
 // -- the tools -------------------------------------------------------------------------------------
 
 const implementations: Record<string, Implementation> = {
-  calculate: {
-    params: ["expression"],
-    run: (_ctx, a) => {
-      const expression = a["expression"]
-      if (typeof expression !== "string") return raise(calculateArgumentError(expression, "0123456789+-*/(). "))
-      const result = calculate(expression)
-      return result.ok ? Either.right(result.output) : raise(result.message)
-    }
-  },
+  calculate: calculateTool,
 
   cancel_pending_order: {
     params: ["order_id", "reason"],

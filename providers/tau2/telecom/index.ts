@@ -17,6 +17,7 @@ import type { Prompts } from "../common/prompts.ts"
 import { renderUserScenario } from "../common/task.ts"
 import { loadTelecomData, pinnedFiles, type TelecomData } from "./data.ts"
 import { runEquivalence } from "./equivalence.ts"
+import { renderings } from "./upstream.ts"
 import { isPyFloat, type PyJson } from "./pyjsonParse.ts"
 import { reprFloat } from "../common/pyjson.ts"
 import { actionCheck, dbCheck, decodeTasks, envAssertionCheck, type Split, type Task, taskInitialWorldCached, tasksOfSplit } from "./tasks.ts"
@@ -122,6 +123,7 @@ const telecom = makeTau2Provider<Task, Telecom>({
       argumentsText: pyJsonText(a.arguments as PyJson)
     })),
   data,
+  renderings,
   equivalence: runEquivalence
 })
 
