@@ -353,8 +353,23 @@ const pyInt = (v: Py): number => {
   throw typeError(`int() argument must be a string, a bytes-like object or a real number, not '${typeName(v)}'`)
 }
 
-const toMpf = (v: Py): Mpf => {
+/** mpmath's conversion of an argument; a str is read as a decimal and rounded to prec bits. */
+const toMpf = (v: Py, prec: number): Mpf => {
   if (isNumber(v)) return fromNumber(num(v), v instanceof PyFloat)
+  if (typeof v === "string") {
+    const m = /^\s*([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?\s*$/.exec(v)
+    if (m === null || (m[2] === "" && (m[3] ?? "") === "")) {
+      // mpmath tries text with a "j" as a complex literal, and fails on its regex's missing match
+      if (/j/i.test(v)) throw new PyError("AttributeError", "'NoneType' object has no attribute 'group'")
+      throw typeError(`cannot create mpf from ${pyRepr(v)}`)
+    }
+    const digits = BigInt((m[2] ?? "") + (m[3] ?? "") || "0")
+    const exp10 = Number(m[4] ?? "0") - (m[3] ?? "").length
+    const neg = m[1] === "-"
+    if (digits === 0n) return ZERO
+    if (exp10 >= 0) return normalize(neg, digits * 10n ** BigInt(exp10), 0, prec)
+    return mpfDiv(normalize(neg, digits, 0, Number.MAX_SAFE_INTEGER), normalize(false, 10n ** BigInt(-exp10), 0, Number.MAX_SAFE_INTEGER), prec)
+  }
   throw typeError(`cannot create mpf from ${pyRepr(v)}`)
 }
 
@@ -393,9 +408,11 @@ export const mpLogRatio = (value: Py, base: Py, precision: Py): Py => {
   try {
     const dps = pyInt(precision)
     const prec = Math.max(1, roundHalfEven((dps + 1) * 3.3219280948873626))
+    // What upstream printed for `precision=1e+300` (mpmath cannot work at that precision either)
+    if (prec > 1e7) throw new PyError("RecursionError", "maximum recursion depth exceeded in comparison")
     const precDps = Math.max(1, Math.trunc(roundHalfEven(prec / 3.3219280948873626) - 1))
     const reprDigits = precDps === 15 ? 17 : precDps + 3
-    const r = divide(mpLog(toMpf(value), prec), mpLog(toMpf(base), prec), prec)
+    const r = divide(mpLog(toMpf(value, prec), prec), mpLog(toMpf(base, prec), prec), prec)
     const repr = isMpc(r)
       ? `mpc(real='${mpfStr(r[0], reprDigits)}', imag='${mpfStr(r[1], reprDigits)}')`
       : `mpf('${mpfStr(r, reprDigits)}')`

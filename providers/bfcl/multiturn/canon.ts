@@ -61,6 +61,7 @@ export const canonDump = (v: Py): string => {
     }
     return `{"__dict__":[${entries.map(([k, x]) => `[${canonDump(k)},${canonDump(x)}]`).join(",")}]}`
   }
+  if (v instanceof PyOpaque && v.typeName === "int") return v.repr
   if (isObject(v)) {
     const c = objectCanon.get(v.pyClass)
     if (c !== undefined) return c(v)

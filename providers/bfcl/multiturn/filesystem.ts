@@ -13,6 +13,7 @@ import { type Api, dict, type LongContext, type Method, type Outcome, type Param
 import { registerCanon } from "./canon.ts"
 import {
   asStr,
+  formatFixed,
   hashKey,
   noAttribute,
   type Py,
@@ -217,7 +218,7 @@ const utf8Length = (s: string): number => encoder.encode(s).length
 
 const fileContent = (d: Draft, ref: Ref, method: string): string => asStr(d.content(ref), method)
 
-const fixed2 = (x: number): string => x.toFixed(2)
+const fixed2 = (x: number): string => formatFixed(x, 2)
 
 const load = (config: PyDict, longContext: LongContext | undefined): FileSystemState => {
   const heap = new Map<Ref, Node>()

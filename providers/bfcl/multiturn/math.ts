@@ -62,7 +62,12 @@ const power = (base: Py, exponent: Py): Py => {
       return new PyOpaque(complexRepr(len * Math.cos(phase), len * Math.sin(phase)), "complex")
     }
     if (isInt(base) && isInt(exponent) && y >= 0 && !Number.isSafeInteger(x ** y)) {
-      return new PyOpaque(String(BigInt(x) ** BigInt(y)), "int")
+      // A Python int beyond 2^53, printed in full (CPython refuses to print more than 4300 digits)
+      const digits = String(BigInt(x) ** BigInt(y))
+      if (digits.replace("-", "").length > 4300) {
+        throw new PyError("ValueError", "Exceeds the limit (4300 digits) for integer string conversion; use sys.set_int_max_str_digits() to increase the limit")
+      }
+      return new PyOpaque(digits, "int")
     }
   }
   return pyPow(base, exponent)
@@ -84,7 +89,7 @@ const round = (number: Py, ndigits: Py): Py => {
     return roundHalfEven(v / p, 0) * p
   }
   const x = number.value
-  if (!Number.isFinite(x)) return number
+  if (!Number.isFinite(x) || (Number.isInteger(x) && n >= 0)) return number
   return float(roundFloat(x, n))
 }
 

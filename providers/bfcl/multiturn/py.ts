@@ -474,6 +474,25 @@ export const pyRepr = (v: Py): string => {
   return r === undefined ? `<${(v as PyObject).pyClass} object>` : r(v as PyObject)
 }
 
+/** Python's `f"{x:.{digits}f}"`: the exact binary value rounded half to even. */
+export const formatFixed = (x: number, digits: number): string => {
+  if (!Number.isFinite(x)) return Number.isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf"
+  const sign = x < 0 || Object.is(x, -0) ? "-" : ""
+  const a = Math.abs(x)
+  if (a >= 1e21) return sign + BigInt(a).toString() + (digits > 0 ? "." + "0".repeat(digits) : "")
+  const s = a.toFixed(digits)
+  // toFixed rounds an exact tie up; Python rounds it to even
+  const longer = a.toFixed(Math.min(100, digits + 30))
+  if (/^50*$/.test(longer.slice(longer.indexOf(".") + 1 + digits))) {
+    const scaled = s.replace(".", "")
+    if (Number(scaled.slice(-1)) % 2 === 1) {
+      const down = (BigInt(scaled) - 1n).toString().padStart(scaled.length, "0")
+      return sign + (digits > 0 ? `${down.slice(0, down.length - digits)}.${down.slice(down.length - digits)}` : down)
+    }
+  }
+  return sign + s
+}
+
 /** Python's `str(v)` (also what an f-string shows). */
 export const pyStr = (v: Py): string => (typeof v === "string" ? v : pyRepr(v))
 
@@ -522,6 +541,7 @@ const dumps = (v: Py): string => {
   }
   if (v === null) return "null"
   if (v instanceof PyFloat) return jsonFloat(v.value)
+  if (v instanceof PyOpaque && v.typeName === "int") return v.repr
   if (Array.isArray(v)) return `[${v.map(dumps).join(", ")}]`
   if (v instanceof PyTuple) return `[${v.items.map(dumps).join(", ")}]`
   if (v instanceof PyDict) return `{${v.entries().map(([k, x]) => `${jsonKey(k)}: ${dumps(x)}`).join(", ")}}`

@@ -6,6 +6,7 @@
 import { type Api, dict, getOr, type LongContext, mutating, query } from "./api.ts"
 import {
   asStr,
+  formatFixed,
   float,
   isInt,
   isNumber,
@@ -109,18 +110,7 @@ const drawTimestamp = (d: { random: PyRandom }): string => {
   return `${date.getUTCFullYear()}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())} ${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())}`
 }
 
-/** Python's `f"{x:.2f}"`: the exact binary value rounded half to even. */
-const fixed2 = (x: number): string => {
-  const s = x.toFixed(2)
-  const longer = Math.abs(x).toFixed(30)
-  const dot = longer.indexOf(".")
-  if (/^50*$/.test(longer.slice(dot + 3))) {
-    const down = (Math.trunc(Math.abs(x) * 100) / 100).toFixed(2)
-    const lastEven = Number(down.slice(-1)) % 2 === 0
-    if (lastEven) return (x < 0 ? "-" : "") + down
-  }
-  return s
-}
+const fixed2 = (x: number): string => formatFixed(x, 2)
 
 const notAuthenticated = (what: string) => dict({ error: `User not authenticated. Please log in to ${what}.` })
 
