@@ -117,11 +117,12 @@ export const roundFloat = (x: number, n: number): number => {
     }
     let r = Number(keep.endsWith(".") ? keep.slice(0, -1) : keep)
     if (up) r = Number((BigInt(keep.replace(".", "")) + 1n).toString().padStart(keep.replace(".", "").length, "0").replace(new RegExp(`(\\d{${n}})$`), n > 0 ? ".$1" : "$1"))
-    return x < 0 ? -r : r
+    return x < 0 || Object.is(x, -0) ? -r : r
   }
   const p = 10 ** -n
-  const y = x / p
-  return roundHalfEven(y, 0) * p
+  const r = roundHalfEven(x / p, 0) * p
+  // the sign of zero survives rounding, as in C
+  return r === 0 && (x < 0 || Object.is(x, -0)) ? -0 : r
 }
 
 const minMax = (numbers: Py, op: "<" | ">"): Py => {

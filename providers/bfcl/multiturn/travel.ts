@@ -147,7 +147,7 @@ const flightCost = (s: TravelState, from: Py, to: Py, date: Py, travelClass: Py)
   const factor = pyEq(travelClass, "economy") ? 1 : pyEq(travelClass, "business") ? 2 : pyEq(travelClass, "first") ? 5 : undefined
   if (factor === undefined) throw new PyError("ValueError", "Invalid travel class. Options are: economy, business, first.")
   let digitSum = 0
-  for (const c of pyIter(date)) if (typeof c === "string" && /^\d$/.test(c)) digitSum += Number(c)
+  for (const c of pyIter(date)) if (/^\d$/.test(asStr(c, "isdigit"))) digitSum += Number(c)
   const multiplier = digitSum % 2 === 0 ? 2 : 1
   const costOf = (base: Py) => float(toFloat(pyMul(pyMul(base, factor), multiplier)))
   const cost = costOf(baseCosts.item(pair))
