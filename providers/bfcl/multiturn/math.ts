@@ -5,6 +5,7 @@
  */
 import { type Api, dict, query } from "./api.ts"
 import { decimalSqrt, mpLogRatio } from "./bignum.ts"
+import { correctPow } from "./pow.ts"
 import {
   float,
   isInt,
@@ -57,7 +58,7 @@ const power = (base: Py, exponent: Py): Py => {
     const x = num(base)
     const y = num(exponent)
     if (x < 0 && !Number.isInteger(y) && Number.isFinite(y)) {
-      const len = Math.abs(x) ** y
+      const len = correctPow(Math.abs(x), y)
       const phase = Math.PI * y
       return new PyOpaque(complexRepr(len * Math.cos(phase), len * Math.sin(phase)), "complex")
     }
