@@ -409,7 +409,10 @@ export const mpLogRatio = (value: Py, base: Py, precision: Py): Py => {
     const dps = pyInt(precision)
     const prec = Math.max(1, roundHalfEven((dps + 1) * 3.3219280948873626))
     // What upstream printed for `precision=1e+300` (mpmath cannot work at that precision either)
-    if (prec > 1e7) throw new PyError("RecursionError", "maximum recursion depth exceeded in comparison")
+    if (prec > 1e7) {
+      if (isNumber(value) && num(value) < 0) throw new PyError("RecursionError", "maximum recursion depth exceeded in comparison")
+      throw new PyError("ValueError", "too many digits in integer")
+    }
     const precDps = Math.max(1, Math.trunc(roundHalfEven(prec / 3.3219280948873626) - 1))
     const reprDigits = precDps === 15 ? 17 : precDps + 3
     const r = divide(mpLog(toMpf(value, prec), prec), mpLog(toMpf(base, prec), prec), prec)

@@ -344,7 +344,7 @@ export const pyPow = (a: Py, b: Py): Py => {
     throw new PyError("ValueError", "complex result")
   }
   const magnitude = x === 0 || !Number.isFinite(x) || !Number.isFinite(y) ? Math.abs(x) ** y : correctPow(Math.abs(x), y)
-  const r = x < 0 && Number.isInteger(y) && Math.abs(y) % 2 === 1 ? -magnitude : magnitude
+  const r = (x < 0 || Object.is(x, -0)) && Number.isInteger(y) && Math.abs(y) % 2 === 1 ? -magnitude : magnitude
   if (!Number.isFinite(r) && Number.isFinite(x) && Number.isFinite(y)) throw new PyError("OverflowError", "(34, 'Numerical result out of range')")
   return new PyFloat(r)
 }
