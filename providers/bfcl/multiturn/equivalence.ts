@@ -7,7 +7,7 @@
 import { readFile } from "node:fs/promises"
 import { dirname, join } from "node:path"
 import { Effect, Either, Schema } from "effect"
-import * as PinnedData from "../../../src/data/Pinned.ts"
+import { PinnedData } from "../../../src/index.ts"
 import type { AnyApi } from "./api.ts"
 import { parsePythonJson, readLongContext, sha256, stateDump } from "./canon.ts"
 import { executeCall, openSession, type Session, sessionState } from "./executor.ts"
