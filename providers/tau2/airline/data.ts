@@ -5,21 +5,12 @@
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { type Canonical, World } from "../../../src/index.ts"
-import {
-  dataRoot,
-  pinnedErrorFields,
-  pinnedErrorMessage,
-  pinnedReaders,
-  type PinnedDomain,
-  type PinnedFile,
-  upstreamRepository,
-  upstreamRevision
-} from "../common/pinned.ts"
+import { dataRoot, pinnedErrorFields, pinnedErrorMessage, pinnedReaders, type PinnedDomain, type PinnedFile, upstreamRevision } from "../common/pinned.ts"
 import { dbDomainFiles, type DbDomainData, loadDbDomainFiles, type Splits } from "../common/dbDomain.ts"
 import { type PreparedDomain } from "../common/prepared.ts"
 import { Flight, orderFlight, orderReservation, orderUser, Reservation, User } from "./model.ts"
 
-export { dataRoot, upstreamRepository, upstreamRevision }
+export { dataRoot }
 
 /** A pinned file; its `name` is a path under `$ASSAY_DATA_DIR/`. */
 export type { PinnedFile }

@@ -8,25 +8,13 @@
 import { join } from "node:path"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { type Canonical, type Tool, World } from "../../../src/index.ts"
-import {
-  dataRoot,
-  pinnedErrorFields,
-  pinnedErrorMessage,
-  readPinnedFrom,
-  type PinnedDomain,
-  type PinnedFile,
-  upstreamRepository,
-  upstreamRevision
-} from "../common/pinned.ts"
+import { dataRoot, pinnedErrorFields, pinnedErrorMessage, pinnedReaders, type PinnedDomain, type PinnedFile, upstreamRevision, upstreamUrl } from "../common/pinned.ts"
 import { OpenAiTools, toolSpecsOf, ToolTypes } from "../common/toolFiles.ts"
 import { isDict, jsonLoads, orderedEntries, type Py } from "./pyvalue.ts"
 import { documentAndTaskSums } from "./sums.ts"
 
-export { upstreamRepository, upstreamRevision }
-
 const upstreamDataPath = "data/tau2/domains/banking_knowledge"
-const rawUrl = (path: string): string =>
-  `https://raw.githubusercontent.com/${upstreamRepository}/${upstreamRevision}/${path.split("/").map(encodeURIComponent).join("/")}`
+const rawUrl = (path: string): string => upstreamUrl(path.split("/").map(encodeURIComponent).join("/"))
 
 /** A pinned file; its `name` is a path under `$ASSAY_DATA_DIR/`. */
 export type { PinnedFile }
@@ -106,8 +94,7 @@ export { dataRoot }
 export const bankingDir = (dataDir?: string): string => join(dataRoot(dataDir), "tau2", "banking_knowledge")
 
 /** One pinned file's text, its hash checked. */
-export const readPinned = (file: PinnedFile, dataDir?: string): Effect.Effect<string, BankingDataError> =>
-  readPinnedFrom(dataRoot(dataDir), file, (fields) => new BankingDataError(fields))
+export const { readPinned } = pinnedReaders((fields) => new BankingDataError(fields))
 
 const invalid = (file: PinnedFile | string, detail: string) =>
   new BankingDataError({ file: typeof file === "string" ? file : file.name, reason: "invalid", detail })

@@ -10,9 +10,8 @@ import { type Canonical, World } from "../../../src/index.ts"
 import {
   CorpusError,
   corpusErrorOf,
-  corpusPaths,
-  runCorpora,
   runCorpusLines,
+  runGivenOrOwn,
   type Disagreement,
   type EquivalenceReport as Report
 } from "../common/equivalence.ts"
@@ -145,6 +144,5 @@ export const runEquivalence = (
   Effect.gen(function* () {
     const data = yield* loadBankingData(dataDir)
     const r = makeReplayer(data)
-    const paths = corpusPaths(corpusPath, defaultCorpora(dataDir))
-    return yield* runCorpora("tau2-banking", paths, (path) => runCorpus(r, path))
+    return yield* runGivenOrOwn("tau2-banking", corpusPath, defaultCorpora(dataDir), (path) => runCorpus(r, path))
   })

@@ -164,6 +164,14 @@ export const runOracleCorpus = <Benchmark extends string, E>(
 /** A domain's own corpora in its `oracle/` folder, in the order `assay equivalence` runs them: gold.jsonl, then fuzz-dev.jsonl. */
 export const oracleCorpora = (oracleFolder: string): ReadonlyArray<string> => [join(oracleFolder, "gold.jsonl"), join(oracleFolder, "fuzz-dev.jsonl")]
 
+/** The corpora of a run as one report: the given file or files, else the domain's own (`own`). */
+export const runGivenOrOwn = <Benchmark extends string, E, R>(
+  benchmark: Benchmark,
+  given: string | ReadonlyArray<string> | null | undefined,
+  own: ReadonlyArray<string>,
+  runCorpus: (path: string) => Effect.Effect<EquivalenceReport<Benchmark>, E, R>
+): Effect.Effect<EquivalenceReport<Benchmark>, E, R> => runCorpora(benchmark, corpusPaths(given, own), runCorpus)
+
 /** The corpus paths of a run: the given file or files, else the domain's own. */
 export const corpusPaths = (given: string | ReadonlyArray<string> | null | undefined, own: ReadonlyArray<string>): ReadonlyArray<string> =>
   given === undefined || given === null ? own : typeof given === "string" ? [given] : given
@@ -198,7 +206,7 @@ export const dbEquivalence = <Benchmark extends string, E>(spec: DbEquivalenceSp
   ): Effect.Effect<EquivalenceReport<Benchmark>, CorpusError | E> =>
     Effect.gen(function*() {
       const data = yield* spec.load(dataDir)
-      return yield* runCorpora(spec.benchmark, corpusPaths(corpusPath, defaultCorpora(dataDir)), (path) => runCorpus(data.initialWorld, path))
+      return yield* runGivenOrOwn(spec.benchmark, corpusPath, defaultCorpora(dataDir), (path) => runCorpus(data.initialWorld, path))
     })
   return { defaultCorpora, checkLine: spec.checkLine, runCorpus, runEquivalence }
 }

@@ -7,25 +7,13 @@ import { join } from "node:path"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { type Canonical, World } from "../../../src/index.ts"
 import { isOrderedObject, type MemberSpan, objectMembers, type OrderedJson, type OrderedObject, parseOrdered, skipWhitespace } from "../common/orderedJson.ts"
-import {
-  dataRoot,
-  pinnedErrorFields,
-  pinnedErrorMessage,
-  pinnedReaders,
-  type PinnedDomain,
-  type PinnedFile,
-  upstreamRepository,
-  upstreamRevision,
-  upstreamUrl
-} from "../common/pinned.ts"
+import { dataRoot, pinnedErrorFields, pinnedErrorMessage, pinnedReaders, type PinnedDomain, type PinnedFile, upstreamRevision, upstreamUrl } from "../common/pinned.ts"
 import { dbDomainFiles, type DbDomainData, loadDbDomainFiles, type Splits } from "../common/dbDomain.ts"
 import { type PreparedDomain, preparedWorld } from "../common/prepared.ts"
 import type { ToolTypes } from "../common/toolFiles.ts"
 import { asJson, optionalOrderFields, Order, Product, User } from "./model.ts"
 
 type Json = Canonical.Json
-
-export { upstreamRepository, upstreamRevision }
 
 /** A pinned file; its `name` is a path under `$ASSAY_DATA_DIR/tau2/`. */
 export type { PinnedFile }

@@ -5,16 +5,7 @@
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { type Canonical, type Tool, World } from "../../../src/index.ts"
-import {
-  dataRoot,
-  pinnedErrorFields,
-  pinnedErrorMessage,
-  readPinnedFrom,
-  type PinnedDomain,
-  type PinnedFile,
-  upstreamRepository,
-  upstreamRevision
-} from "../common/pinned.ts"
+import { dataRoot, pinnedErrorFields, pinnedErrorMessage, pinnedReaders, type PinnedDomain, type PinnedFile, upstreamRevision, upstreamUrl } from "../common/pinned.ts"
 import { OpenAiTools, toolSpecsOf, ToolTypes } from "../common/toolFiles.ts"
 import {
   agentTables,
@@ -35,12 +26,10 @@ import { parsePyJson, type PyJson } from "./pyjsonParse.ts"
 import { parseToml } from "./toml.ts"
 import { deepFreeze } from "./tools.ts"
 
-export { upstreamRepository, upstreamRevision }
 /** tasks.json comes from the 2025-06-10 release: HEAD's blob is missing from every mirror (SOURCE.md). */
 export const tasksRevision = "37199f36924c8896f5e048360691f8476cd89ba1"
 
-const rawUrl = (path: string, revision = upstreamRevision): string =>
-  `https://raw.githubusercontent.com/${upstreamRepository}/${revision}/${path}`
+const rawUrl = upstreamUrl
 
 /** A pinned file; its `name` is a path under `$ASSAY_DATA_DIR/`. */
 export type { PinnedFile }
@@ -104,11 +93,12 @@ export class TelecomDataError extends Schema.TaggedError<TelecomDataError>()("Te
 
 export { dataRoot }
 
-/** One pinned file's text, its hash checked. */
-export const readPinned = (file: PinnedFile, dataDir?: string): Effect.Effect<string, TelecomDataError> =>
-  readPinnedFrom(dataRoot(dataDir), file, (fields) => new TelecomDataError(fields))
+const readers = pinnedReaders((fields) => new TelecomDataError(fields))
 
-const invalid = (file: PinnedFile, detail: string) => new TelecomDataError({ file: file.name, reason: "invalid", detail })
+/** One pinned file's text, its hash checked. */
+export const readPinned = readers.readPinned
+
+const invalid = readers.invalid
 
 const recordDecoders = { plans: decodePlan, customers: decodeCustomer, lines: decodeLine, bills: decodeBill, devices: decodeDevice } as const
 

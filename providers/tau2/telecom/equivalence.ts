@@ -12,9 +12,8 @@ import { World } from "../../../src/index.ts"
 import {
   CorpusError,
   corpusErrorOf,
-  corpusPaths,
-  runCorpora,
   runCorpusLines,
+  runGivenOrOwn,
   type Disagreement,
   type EquivalenceReport as Report
 } from "../common/equivalence.ts"
@@ -160,6 +159,5 @@ export const runEquivalence = (
   Effect.gen(function* () {
     const data = yield* loadTelecomData(dataDir)
     const tasks = new Map((yield* decodeTasks(data.tasksJson)).map((t) => [t.id, t] as const))
-    const paths = corpusPaths(corpusPath, defaultCorpora(dataDir))
-    return yield* runCorpora("tau2-telecom", paths, (path) => runCorpus(data.initialWorld, tasks, path))
+    return yield* runGivenOrOwn("tau2-telecom", corpusPath, defaultCorpora(dataDir), (path) => runCorpus(data.initialWorld, tasks, path))
   })
