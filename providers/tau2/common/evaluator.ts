@@ -13,8 +13,7 @@
  * assertions are listed in `notEvaluated` and left out of the product: never counted as passed.
  */
 import { Effect, Schema } from "effect"
-import { type Attempt, type Canonical, Capabilities, type Clients, Cost, Model, type Registry, World } from "../../../src/index.ts"
-import * as JudgePanel from "../../../src/evaluation/JudgePanel.ts"
+import { type Attempt, type Canonical, Capabilities, type Clients, Cost, JudgePanel, Model, type Registry, World } from "../../../src/index.ts"
 import { actionCheck, communicateCheck, type Task, type TrajectoryToolCall } from "./task.ts"
 import type { ConversationOutput, Tau2Message } from "./conversation.ts"
 

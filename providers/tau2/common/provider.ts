@@ -6,8 +6,7 @@
  * tools, its checks and its gold actions.
  */
 import { Effect, Either } from "effect"
-import { Agent, Capabilities, EnvironmentDef, type Provider, Registry, type Tool } from "../../../src/index.ts"
-import * as JudgePanel from "../../../src/evaluation/JudgePanel.ts"
+import { Agent, Capabilities, EnvironmentDef, JudgePanel, type Provider, Registry, type Tool } from "../../../src/index.ts"
 import type { Task } from "./task.ts"
 import {
   agentSystemPrompt,
