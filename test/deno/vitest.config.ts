@@ -45,6 +45,7 @@ export const notUnderDeno: ReadonlyArray<readonly [string, string]> = [
   // a module.register hook, which Deno does not apply; `deno task assay run --benchmark ./examples/
   // counter/index.ts` runs from the sources, where Deno resolves "assay" itself.
   ["test/library/byPath.test.ts", "bin/assay.js's loader hook for import \"assay\", which Deno does not apply"],
+  ["test/kit/kit.test.ts", "runs providers by path that import \"assay\" (bin/assay.js's loader hook, as byPath.test.ts)"],
   // A child Deno starts for `spawn(process.execPath, [script])` (`deno run -A --unstable-bare-node-builtins
   // --unstable-detect-cjs script`) dies of a SIGINT or SIGTERM by the signal's default action
   // (cause not found); the same run started as `deno run -A bin/assay.js` exits 130 on both.

@@ -1,15 +1,12 @@
 /**
  * The benchmark kit, as a provider author relies on it: a benchmark declared once (no capability
  * name or version written twice, no cast) runs by path with gold 1 and the do-nothing candidate 0;
- * the content id follows a capability's declaration; a throw in the provider ends only its cells
- * and names the file and line; a syntax error names the file, line and the compiler's message.
+ * a throw in the provider ends only its cells and names the file and line; a syntax error names the
+ * file, line and the compiler's message. (declare.test.ts: the content id follows a capability.)
  */
 import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
-import { environmentIdOf } from "../../src/evaluation/evaluate.ts"
-import { Benchmark, ContentId, ToolLoop, type Provider } from "../../src/index.ts"
 import { assay, cardOf, root, tempDir } from "../cli/support.ts"
 
 const fixture = join(root, "test/kit/fixtures/switches.ts")
@@ -25,32 +22,6 @@ describe("a benchmark declared with the kit", { timeout: 180_000 }, () => {
     expect(run.code, run.stderr).toBe(0)
     expect(cardOf(run.stdout, "gold")).toMatchObject({ n: 3, meanReward: 1 })
     expect(cardOf(run.stdout, "echo")).toMatchObject({ n: 3, meanReward: 0, failures: { lit: 3 } })
-  })
-
-  it("derives the capability references from the capabilities: a changed grade changes the content id, and only the grade's reference", () => {
-    const declare = (gradeVersion?: string): Provider.Provider =>
-      Benchmark.make({
-        name: "k",
-        version: "1",
-        description: "a one-task benchmark",
-        tasks: () => [{ id: "t" }],
-        id: (task) => task.id,
-        setup: { run: () => Effect.die("not run here") },
-        protocol: { output: ToolLoop.Outcome, inputs: () => ({ system: "", tools: [] }), run: () => Effect.die("not run here") },
-        grade: { ...(gradeVersion !== undefined ? { version: gradeVersion } : {}), run: (_, ctx) => ({ reward: ctx.output.turns > 0 ? 1 : 0, checks: {} }) },
-        gold: () => Benchmark.plays("gold", [])
-      })
-    const envOf = (p: Provider.Provider) => Effect.runSync(p.environments)[0]!
-    const before = envOf(declare())
-    const same = envOf(declare())
-    const after = envOf(declare("2"))
-    expect(environmentIdOf(same)).toBe(environmentIdOf(before))
-    expect(environmentIdOf(after)).not.toBe(environmentIdOf(before))
-    expect(before.capabilities).toMatchObject({ worldSetup: { name: "k/setup", version: "1" }, protocol: { name: "k/protocol", version: "1" }, evaluator: { name: "k/grade", version: "1" } })
-    expect(after.capabilities.evaluator).toEqual({ name: "k/grade", version: "2" })
-    expect(after.capabilities.worldSetup).toEqual(before.capabilities.worldSetup)
-    expect(after.capabilities.protocol).toEqual(before.capabilities.protocol)
-    expect(ContentId.ofUnsafe(Schema.encodeSync(ToolLoop.Outcome)({ ended: "answer", turns: 1, answer: null }))).toMatch(/^sha256:/)
   })
 
   it("whose grade throws: the other cells finish, the failing ones name the provider, file and line, exit 1 with one line", async () => {
