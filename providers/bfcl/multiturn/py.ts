@@ -6,6 +6,10 @@
  * Every value is immutable: a method that "mutates" builds a new value sharing the unchanged parts.
  */
 import { correctPow } from "./pow.ts"
+import { pyFloatRepr as floatRepr, pyStrRepr as strRepr } from "../pyjson.ts"
+
+/** Python's `repr` of a float and of a str: the single-turn checker's (../pyjson.ts), the same texts. */
+export { floatRepr, strRepr }
 
 /** A Python `float`. Ints are plain JS numbers, so floats carry the tag. */
 export class PyFloat {
@@ -398,54 +402,8 @@ export const toFloat = (v: Py): number => {
 // ---------------------------------------------------------------------------------------------
 // repr and str
 
-/** `repr(x)` for a float: shortest round-trip digits, Python's switch to exponent form. */
-export const floatRepr = (x: number): string => {
-  if (Number.isNaN(x)) return "nan"
-  if (x === Infinity) return "inf"
-  if (x === -Infinity) return "-inf"
-  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0"
-  const sign = x < 0 ? "-" : ""
-  const exp = Math.abs(x).toExponential()
-  const eAt = exp.indexOf("e")
-  const digits = exp.slice(0, eAt).replace(".", "")
-  const e = Number(exp.slice(eAt + 1))
-  if (e >= -4 && e < 16) {
-    if (e >= 0) {
-      const intPart = digits.length > e + 1 ? digits.slice(0, e + 1) : digits.padEnd(e + 1, "0")
-      const frac = digits.length > e + 1 ? digits.slice(e + 1) : "0"
-      return `${sign}${intPart}.${frac}`
-    }
-    return `${sign}0.${"0".repeat(-e - 1)}${digits}`
-  }
-  const m = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits
-  const ae = Math.abs(e)
-  return `${sign}${m}e${e < 0 ? "-" : "+"}${ae < 10 ? "0" : ""}${ae}`
-}
 
-const nonPrintable = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u
-const plainAscii = /^[\x20-\x26\x28-\x5b\x5d-\x7e]*$/
 
-/** `repr(s)` for a str: Python's choice of quote and its escapes. */
-export const strRepr = (s: string): string => {
-  if (plainAscii.test(s)) return `'${s}'`
-  const quote = s.includes("'") && !s.includes('"') ? '"' : "'"
-  let out = quote
-  for (const ch of s) {
-    const cp = ch.codePointAt(0) as number
-    if (ch === quote || ch === "\\") out += "\\" + ch
-    else if (ch === "\t") out += "\\t"
-    else if (ch === "\n") out += "\\n"
-    else if (ch === "\r") out += "\\r"
-    else if (cp < 0x20 || cp === 0x7f) out += "\\x" + cp.toString(16).padStart(2, "0")
-    else if (cp < 0x7f) out += ch
-    else if (ch !== " " && nonPrintable.test(ch)) {
-      if (cp <= 0xff) out += "\\x" + cp.toString(16).padStart(2, "0")
-      else if (cp <= 0xffff) out += "\\u" + cp.toString(16).padStart(4, "0")
-      else out += "\\U" + cp.toString(16).padStart(8, "0")
-    } else out += ch
-  }
-  return out + quote
-}
 
 const objectRepr = new Map<string, (v: PyObject) => string>()
 /** Registers `__repr__` for an API's own class. */
