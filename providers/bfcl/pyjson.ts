@@ -629,7 +629,8 @@ const dump = (v: PyValue, indent: number | undefined, depth: number): string => 
   return open + pad + items.join("," + pad) + "\n" + " ".repeat(indent * depth) + close
 }
 
-const jsonAsciiString = (s: string): string => {
+/** `json.dumps` of a str with ensure_ascii (its default): non-ASCII and control characters as \\u escapes. */
+export const jsonAsciiString = (s: string): string => {
   let out = '"'
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i)

@@ -6,7 +6,7 @@
  * Every value is immutable: a method that "mutates" builds a new value sharing the unchanged parts.
  */
 import { correctPow } from "./pow.ts"
-import { pyFloatRepr as floatRepr, pyStrRepr as strRepr } from "../pyjson.ts"
+import { jsonAsciiString, pyFloatRepr as floatRepr, pyStrRepr as strRepr } from "../pyjson.ts"
 
 /** Python's `repr` of a float and of a str: the single-turn checker's (../pyjson.ts), the same texts. */
 export { floatRepr, strRepr }
@@ -459,22 +459,7 @@ export const pyStr = (v: Py): string => (typeof v === "string" ? v : pyRepr(v))
 
 class NotSerializable extends Error {}
 
-const jsonString = (s: string): string => {
-  let out = '"'
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i)
-    if (c === 34) out += '\\"'
-    else if (c === 92) out += "\\\\"
-    else if (c === 10) out += "\\n"
-    else if (c === 13) out += "\\r"
-    else if (c === 9) out += "\\t"
-    else if (c === 8) out += "\\b"
-    else if (c === 12) out += "\\f"
-    else if (c < 0x20 || c > 0x7e) out += "\\u" + c.toString(16).padStart(4, "0")
-    else out += s[i]
-  }
-  return out + '"'
-}
+const jsonString = jsonAsciiString
 
 const jsonFloat = (x: number): string =>
   Number.isNaN(x) ? "NaN" : x === Infinity ? "Infinity" : x === -Infinity ? "-Infinity" : floatRepr(x)
