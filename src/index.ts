@@ -2,7 +2,8 @@
  * assay as a library: what a benchmark provider (or a tool built on assay) needs, one namespace
  * per concept. A benchmark is declared with `Benchmark.make` (the kit: its tasks, world setup,
  * protocol with a typed output, grade and gold), which gives the `Provider.Provider` the
- * evaluation path runs; `PinnedData` reads its pinned upstream files. `evaluate` runs one Attempt; `Runner` and `Store` run and keep experiments.
+ * evaluation path runs; `PinnedData` reads its pinned upstream files. `evaluate` runs one Attempt; running and keeping whole experiments is
+ * the experiment API, `assay/experiment` (src/experiment/index.ts).
  * `DataRoot` is where pinned upstream data is read from; `Model`, `ModelEffect` and `Cost` are
  * for a provider that calls a model itself (a judge, a user simulator).
  * providers/ledger is the smallest complete example; examples/counter is one outside the repo.
@@ -36,11 +37,6 @@ export * as Provider from "./evaluation/Provider.ts"
 export * as Benchmark from "./kit/Benchmark.ts"
 export * as PinnedData from "./data/Pinned.ts"
 export * as ToolLoop from "./evaluation/toolLoop.ts"
-
-export * as Preflight from "./experiment/Preflight.ts"
-export * as Report from "./experiment/Report.ts"
-export * as Runner from "./experiment/Runner.ts"
-export * as Store from "./experiment/Store.ts"
 
 export * as Clients from "./model/Clients.ts"
 export * as Cost from "./model/Cost.ts"

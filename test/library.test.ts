@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Agent, Capabilities, type Canonical, EnvironmentDef, evaluate, type Provider, Runner, Store, Tool, ToolLoop, World } from "../src/index.ts"
+import { Runner, Store } from "../src/experiment/index.ts"
+import { Agent, Capabilities, type Canonical, EnvironmentDef, evaluate, type Provider, Tool, ToolLoop, World } from "../src/index.ts"
 import { tempDir } from "./support/tempDirs.ts"
 
 const VERSION = "1"

@@ -47,6 +47,7 @@ const linkPackages = (modules: string) => {
 
 const gold = `import { Effect } from "effect"
 import { evaluate } from "assay"
+import { Runner } from "assay/experiment"
 import { LoopbackServer } from "assay/testkit"
 import provider from "./provider.ts"
 
@@ -59,7 +60,7 @@ const program = Effect.gen(function*() {
     agent: yield* provider.scripted("gold", env),
     repetition: 0
   })
-  console.log(JSON.stringify({ task: env.task, verdict: attempt.verdict, testkit: typeof LoopbackServer.start }))
+  console.log(JSON.stringify({ task: env.task, verdict: attempt.verdict, testkit: typeof LoopbackServer.start, experiment: typeof Runner.makePlan }))
 })
 Effect.runPromise(program)
 `
@@ -110,7 +111,7 @@ describe("the packed library", { timeout: 900_000 }, () => {
 
     const evaluated = await run(process.execPath, ["--import", "tsx", "gold.ts"], project, tmp)
     expect(evaluated.code, evaluated.stderr).toBe(0)
-    expect(JSON.parse(evaluated.stdout)).toMatchObject({ task: "up-3", verdict: { reward: 1, checks: { reached: true } }, testkit: "function" })
+    expect(JSON.parse(evaluated.stdout)).toMatchObject({ task: "up-3", verdict: { reward: 1, checks: { reached: true } }, testkit: "function", experiment: "function" })
 
     const command = join(project, "node_modules/.bin/assay")
     const scored = await run(process.execPath, [command, "run", "--benchmark", "./provider.ts", "--candidate", "gold", "--yes", "--json", "--home", "home"], project, tmp)
