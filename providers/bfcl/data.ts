@@ -81,6 +81,19 @@ export const ORACLE_FILES: ReadonlyArray<{ readonly file: string; readonly sha25
   { file: "README.md", sha256: "2df03e2d57d71b1dc93188b364fad9c73bf5baf1f92d21ba50e5f8e53cd856ae" }
 ]
 
+/**
+ * Upstream's long-context constants (`long_context.py`: extension texts, cities, watch lists, extension
+ * cards), which the multi-turn worlds load for `multi_turn_long_context`. Upstream's source rather than
+ * its data, so kept under `bfcl/func_source_code/` of the data folder and read by
+ * `multiturn/longContext.ts`, never copied into the repo.
+ */
+export const LONG_CONTEXT_PATH = "func_source_code/long_context.py"
+export const LONG_CONTEXT_FILE: Provider.PinnedFile = {
+  path: LONG_CONTEXT_PATH,
+  url: `https://raw.githubusercontent.com/${UPSTREAM_REPOSITORY}/${UPSTREAM_COMMIT}/berkeley-function-call-leaderboard/bfcl_eval/eval_checker/multi_turn_eval/${LONG_CONTEXT_PATH}`,
+  sha256: "5c9a5710115609c779e5b2ccb43f6ad58271ed96f2ea7a797edb0d65c385aa38"
+}
+
 /** Tasks count per category at the pinned commit. */
 export const TASK_COUNTS: Readonly<Record<Category, number>> = {
   simple_python: 400,
@@ -150,7 +163,9 @@ export interface DataOptions {
 export const rootOf = (options: DataOptions | undefined): string => options?.dataDir ?? DataRoot.dataRoot()
 
 const SOURCE: PinnedData.Source = { benchmark: "bfcl", folder: FOLDER }
-const pinnedByPath = new Map(PINNED.map((p) => [p.path, p]))
+// The long-context module is read through the same sha256 check; it joins PINNED (what a pull
+// brings) once the shared data folder holds it, so that a pull `--from` that folder still succeeds
+const pinnedByPath = new Map([...PINNED, LONG_CONTEXT_FILE].map((p) => [p.path, p]))
 
 /**
  * The reader of BFCL's pinned files in one data folder, as the kit gives the benchmark its own
