@@ -23,6 +23,7 @@ const loaders: Record<string, () => Promise<Provider>> = {
   ledger: async () => (await import("../../providers/ledger/index.ts")).provider,
   "contract-review": async () => (await import("../../providers/contract-review/index.ts")).provider,
   bfcl: async () => (await import("../../providers/bfcl/index.ts")).provider,
+  "bfcl-multi-turn": async () => (await import("../../providers/bfcl/multiturn/provider.ts")).provider,
   bird: async () => (await import("../../providers/bird/index.ts")).provider,
   "tau2-retail": async () => (await import("../../providers/tau2/retail/index.ts")).provider,
   "tau2-telecom": async () => (await import("../../providers/tau2/telecom/index.ts")).provider,
