@@ -6,13 +6,32 @@
  * file of every run that did not finish from the store before it starts: no other process can be
  * writing those runs then.
  */
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
-import { join } from "node:path"
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs"
+import { dirname, join } from "node:path"
 import { Effect, Schema } from "effect"
+import type { Attempt } from "../schema/Attempt.ts"
 import { Store, type StoreError } from "./Store.ts"
 
 /** The results file of a run in a home. */
 export const resultsFile = (home: string, runId: string): string => join(home, "runs", runId, "results.jsonl")
+
+/**
+ * The results file of a run, opened once for its cells (an appendFileSync per cell opened and
+ * closed the file each time): `append` writes an Attempt's line whole, after its commit.
+ */
+export const openResults = (file: string) => {
+  mkdirSync(dirname(file), { recursive: true })
+  const fd = openSync(file, "a")
+  return {
+    // An Attempt's encoded form is itself (no transformations; the store's write checked it).
+    append: (attempt: Attempt): void => {
+      const bytes = Buffer.from(JSON.stringify(attempt) + "\n")
+      // A write may take only part of it, as appendFileSync knows.
+      for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at)
+    },
+    close: (): void => closeSync(fd)
+  }
+}
 
 export class ResultsError extends Schema.TaggedError<ResultsError>()("ResultsError", {
   reason: Schema.Literal("io"),

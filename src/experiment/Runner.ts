@@ -4,86 +4,32 @@
  * cells whose newest Attempt is current, and runs the rest with bounded parallelism, committing
  * each Attempt as it finishes.
  */
-import { closeSync, mkdirSync, openSync, writeSync } from "node:fs"
-import { join } from "node:path"
-import { Effect, Exit, Fiber, FiberRef, Option, Queue, Ref, Scheduler, Schema } from "effect"
+import { Effect, FiberRef, Option, Ref, Scheduler } from "effect"
 import type { Json } from "../content/Canonical.ts"
-import * as ContentId from "../content/ContentId.ts"
-import type { Agent } from "../evaluation/Agent.ts"
-import type { CapabilityError } from "../evaluation/Capabilities.ts"
-import { evaluate, LIBRARY_VERSION, type PredictedInputs, predictInputs } from "../evaluation/evaluate.ts"
-import type { Provider } from "../evaluation/Provider.ts"
+import { evaluate, LIBRARY_VERSION, predictInputs } from "../evaluation/evaluate.ts"
 import type { AgentDef } from "../schema/AgentDef.ts"
-import type { Attempt, RecordedEffect } from "../schema/Attempt.ts"
-import { type EnvironmentDef, idOf as environmentIdOf } from "../schema/EnvironmentDef.ts"
+import type { Attempt } from "../schema/Attempt.ts"
+import { idOf as environmentIdOf } from "../schema/EnvironmentDef.ts"
 import { type ExperimentDef, idOf as experimentIdOf } from "../schema/ExperimentDef.ts"
 import type { Handlers, Wrap } from "../world/WorldEffects.ts"
 import * as SpendCap from "../budget/SpendCap.ts"
 import { Model, type ModelError } from "../model/Model.ts"
 import { Registry } from "../model/Registry.ts"
 import * as Tracing from "../observability/Tracing.ts"
-import { Comparison, frontiers, type Report, Scorecard } from "./Report.ts"
-import {
-  type CellSummary,
-  cellResultsOfCells,
-  comparisonsOfCells,
-  faultSummaryOfCells,
-  judgesOfCells,
-  outagesOfCells,
-  scorecardsOfCells,
-  summaryOf
-} from "./Scorecards.ts"
+import type { Cell, Lane, Plan } from "./Plan.ts"
+import type { Report } from "./Report.ts"
+import { openResults, resultsFile } from "./Results.ts"
+import { currentAttempts, reportOf } from "./RunReport.ts"
+import { cellScheduler, FINISHING, PREPARED } from "./Scheduling.ts"
+import type { CellSummary } from "./Scorecards.ts"
 import * as Slots from "./Slots.ts"
-import {
-  type CellKey,
-  cellKeyOf,
-  type LatestInputs,
-  type Reservation,
-  type SpendRow,
-  Store,
-  type StoreError,
-  type StoredForm,
-  storedFormOf
-} from "./Store.ts"
+import { cellKeyOf, type LatestInputs, Store, type StoreError } from "./Store.ts"
+import { makeWriter, type Writer } from "./Writer.ts"
 
-export interface Candidate {
-  readonly def: AgentDef
-  /** The resolved registry entry of a model candidate: part of its inputs id. */
-  readonly registryEntry: Json | null
-  /**
-   * A fresh agent for one Attempt; given the Attempt's recording when it is replayed (an agent
-   * that cannot run offline, a harness CLI, then makes its recorded calls again).
-   */
-  readonly agentFor: (env: EnvironmentDef, context?: { readonly recording?: ReadonlyArray<RecordedEffect> }) => Effect.Effect<Agent, CapabilityError>
-  /**
-   * Its model calls go through the Model service, each one metered and capped (a bridged harness
-   * CLI, as a model candidate): its cost is not charged again from the Attempt's own figures.
-   */
-  readonly callsMetered?: boolean
-}
-
-export interface Lane {
-  readonly provider: Provider
-  readonly environments: ReadonlyArray<EnvironmentDef>
-  readonly candidates: ReadonlyArray<Candidate>
-}
-
-export interface Cell {
-  readonly key: CellKey
-  readonly lane: Lane
-  readonly env: EnvironmentDef
-  readonly candidate: Candidate
-  readonly repetition: number
-  readonly predictedInputsId: string
-  /** What the candidate is presented with, as predicted with `predictedInputsId`: carried into its Attempt. */
-  readonly predictedInputs?: PredictedInputs
-}
-
-export interface Plan {
-  readonly experiment: ExperimentDef
-  readonly experimentId: string
-  readonly cells: ReadonlyArray<Cell>
-}
+// The plan's shapes, the run's scheduler and writer, as the command, tests and the cluster's workers take them from here.
+export type { Candidate, Cell, Lane, Plan } from "./Plan.ts"
+export { cellScheduler, FINISHING } from "./Scheduling.ts"
+export type { Writer } from "./Writer.ts"
 
 /** What the runner reports as it goes; the command draws it. */
 export interface Progress {
@@ -235,77 +181,7 @@ export interface RunOutcome {
 }
 
 
-/**
- * Where a cell's own CPU work runs (preparing it, grading it, ids, the store write, progress):
- * below the model calls. A slot's call is sent and its answer taken on Effect's default
- * scheduler (microtasks, within the I/O callback that freed the slot); everything else is
- * queued here and run from `setImmediate` in slices of a few milliseconds, so when 100 answers
- * arrive together the 100 next calls are sent before any of the 100 finished cells is graded,
- * and new answers are read between slices.
- */
-const SLICE_MS = 4
-/** Cells prepared up to their next call beyond the N with one in flight (see run). */
-const PREPARED = 64
-/**
- * The scheduling priority of a cell once its conversation has ended (grading, ids, its Attempt's
- * store write, progress): run only when no conversing cell has work queued. When a wave of
- * answers arrives together, the cells taking the freed slots are prepared and their calls sent
- * first; the finished cells are graded while the calls are out.
- */
-export const FINISHING = -1
-export const cellScheduler = (): Scheduler.Scheduler => {
-  const urgent = taskQueue()
-  const later = taskQueue()
-  let scheduled = false
-  const drain = () => {
-    const until = performance.now() + SLICE_MS
-    for (;;) {
-      const task = urgent.take() ?? later.take()
-      if (task === undefined) break
-      task()
-      if (performance.now() >= until) break
-    }
-    if (urgent.empty() && later.empty()) scheduled = false
-    else setImmediate(drain)
-  }
-  return Scheduler.make((task, priority) => {
-    ;(priority < 0 ? later : urgent).push(task)
-    if (!scheduled) {
-      scheduled = true
-      setImmediate(drain)
-    }
-  })
-}
-/** A FIFO of tasks with a moving head (Array.shift is O(n)). */
-const taskQueue = () => {
-  let queue: Array<() => void> = []
-  let head = 0
-  return {
-    push: (task: () => void) => {
-      queue.push(task)
-    },
-    take: (): (() => void) | undefined => {
-      if (head >= queue.length) {
-        if (head > 0) {
-          queue = []
-          head = 0
-        }
-        return undefined
-      }
-      const task = queue[head]!
-      queue[head++] = noop
-      return task
-    },
-    empty: () => head >= queue.length
-  }
-}
-const noop = () => {}
 
-/** Appends text to an open file whole (a write may take only part of it, as appendFileSync knows). */
-const writeAll = (fd: number, text: string): void => {
-  const bytes = Buffer.from(text)
-  for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at)
-}
 
 // Effect's own tracer, which keeps spans in memory and sends them nowhere: with it (no
 // OTEL_EXPORTER_OTLP_ENDPOINT), the cells' spans (an Attempt's, its model and tool calls', every
@@ -339,9 +215,6 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
     const startedMs = Date.now()
     yield* store.putExperiment(plan.experiment)
     const runId = yield* store.startRun(plan.experimentId, settings.settings)
-    const runDir = join(store.home, "runs", runId)
-    mkdirSync(runDir, { recursive: true })
-    const resultsFile = join(runDir, "results.jsonl")
 
     // The per-cell index is read once: it classifies the cells, and the kept ones' summaries are
     // what the report is made of (nothing else writes a kept cell while this run holds the home).
@@ -355,8 +228,7 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
 
     const spent = yield* Ref.make<{ usd: number; unknown: boolean; done: number; passed: number }>({ usd: 0, unknown: false, done: 0, passed: 0 })
     // Appended from many fibers; a plain array (push is atomic between yields) avoids copying.
-    const fresh: Array<Attempt> = []
-    const freshIds = new Map<Attempt, string>()
+    const fresh: Array<{ readonly attempt: Attempt; readonly id: string }> = []
     const unpredicted = yield* Ref.make<ReadonlyArray<string>>([])
     const skipped = yield* Ref.make(0)
 
@@ -383,14 +255,12 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
           return
         }
         const attempt = done.attempt
-        freshIds.set(attempt, done.id)
-        // An Attempt's encoded form is itself (no transformations; the store's write checked it).
-        writeAll(results, JSON.stringify(attempt) + "\n")
+        results.append(attempt)
         if (attempt.inputsId !== "" && attempt.inputsId !== cell.predictedInputsId) {
           yield* Ref.update(unpredicted, (u) => [...u, cellKeyOf(cell.key)])
           yield* Effect.logWarning(`unpredicted inputs for ${cell.candidate.def.name} on ${cell.env.task}`)
         }
-        fresh.push(attempt)
+        fresh.push(done)
         const after = yield* Ref.updateAndGet(spent, (s) => ({
           // The spend cap counts what judging cost too: the judge is paid.
           usd: s.usd + (attempt.usage.costUsd ?? 0) + (attempt.judging?.costUsd ?? 0),
@@ -433,8 +303,7 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
       conversing === null
         ? runCell(cell)
         : Effect.zipRight(conversingPriority, conversing.withPermitUntil((release) => runCell(cell, finishing(release))))
-    // Opened once for the cells (an appendFileSync per cell opened and closed the file each time).
-    const results = openSync(resultsFile, "a")
+    const results = openResults(resultsFile(store.home, runId))
     yield* Effect.forEach(toRun, (s) => startCell(s.cell), { concurrency: conversing === null ? open : open + 2 * parallel, discard: true }).pipe(
       // Cells are started (up to 2N of them only to wait for a place) at the FINISHING priority,
       // so starting them never goes before a conversing cell's next call; a cell's own work runs
@@ -443,112 +312,55 @@ export const run = (plan: Plan, settings: RunSettings): Effect.Effect<RunOutcome
       Effect.withScheduler(scheduler),
       untracedUnlessExported,
       Effect.ensuring(writer.close),
-      Effect.ensuring(Effect.sync(() => closeSync(results)))
+      Effect.ensuring(Effect.sync(() => results.close()))
     )
     yield* settings.progress.end
 
-    const ran = fresh
-    // Kept cells are read from the store's per-cell index, never their records: a finished
-    // experiment run again has nothing to decode. In plan order, so the same cells give the same
-    // report however they were run or kept.
-    const keptCells = kept.map((s) => {
-      const key = cellKeyOf(s.cell.key)
-      return [key, latest.get(key)!] as const
-    })
-    const keptCurrent: Array<Current> = Array.from(keptCells, ([key, c]) => ({ key, id: c.id, summary: c.summary }))
-    // The kept cells are in plan order already: with nothing run (a finished experiment run
-    // again) there is nothing to sort in, and no position map of every cell to build.
-    const position = ran.length === 0 ? null : new Map(plan.cells.map((c, i) => [cellKeyOf(c.key), i]))
-    const current: ReadonlyArray<Current> = position === null ? keptCurrent : [
-      ...keptCurrent,
-      ...ran.map((a) => ({
-        key: cellKeyOf({ environmentId: a.environmentId, candidate: a.candidate, repetition: a.repetition }),
-        id: freshIds.get(a) ?? "",
-        summary: summaryOf(a)
-      }))
-    ].sort((a, b) => (position.get(a.key) ?? 0) - (position.get(b.key) ?? 0))
-    const cells = current.map((c) => c.summary)
-    const unpredictedCells = yield* Ref.get(unpredicted)
-    const skippedCount = yield* Ref.get(skipped)
-    const warnings: Array<string> = []
-    if (unpredictedCells.length > 0) warnings.push(`${unpredictedCells.length} cells ran with inputs other than predicted: the result is incomplete`)
-    if (skippedCount > 0) warnings.push(`${skippedCount} cells were skipped (see the run's skipped cells)`)
-    if (deferred > 0) warnings.push(`${deferred} cells were left for a later run`)
     const capState = yield* cap.state
+    const capWarnings: Array<string> = []
     if (capState.overshoots > 0) {
       yield* store.putNote(runId, OVERSHOOT_NOTE, { factor: capState.overshootFactor, models: capState.overshotBy })
-      warnings.push(
+      capWarnings.push(
         `the model server of ${capState.overshotBy.join(", ")} reported more usage than ${capState.overshoots} calls could cost ` +
           `(more output than max_output_tokens): charged in full, $${capState.overshootUsd.toFixed(4)} beyond their reservations; ` +
           `later calls reserved ${capState.overshootFactor.toFixed(2)}x their worst case`
       )
     }
-    const retried = states.filter((s) => s.state === "faulted" && (!settings.only || settings.only(s.cell))).length
-    const apart = new Set(plan.cells.flatMap((c) => Array.from(c.lane.provider.impassable ?? [], (task) => `${c.lane.provider.name}/${task}`)))
-    const impassable = (a: CellSummary) => apart.has(`${a.benchmark}/${a.task}`)
-    const notes = [
-      ...(retried > 0 ? [`${retried} cells whose last Attempt ended in a fault (an outage, not the candidate) ran again`] : []),
-      ...new Set(plan.cells.map((c) => c.lane.provider.attribution).filter((a): a is string => a !== undefined))
-    ]
-    const figures = yield* figuresOf(current, impassable)
-    const outages = outagesOfCells(cells)
-    if (outages.length > 0) {
-      notes.unshift(
-        `${outages.length} cells ended in an outage (an endpoint unreachable, or failing past retries): not scored, left out of n, means, intervals, pass rates and comparisons; running the experiment again runs them`
-      )
-    }
-    const cards = figures.scorecards
-    const judges = judgesOfCells(cells)
-    // Skipped and deferred cells are listed with their reasons; the store knows environments by id only.
-    const taskOf = new Map(plan.cells.map((c) => [c.key.environmentId, c.env.task]))
     const running = new Set(toRun)
-    const skippedCells = [
-      ...(yield* store.skippedOfRun(runId)).map((s) => ({ ...s, task: taskOf.get(s.environmentId) ?? null })),
-      ...pending.filter((s) => !running.has(s)).map(({ cell }) => ({ ...cell.key, task: cell.env.task, reason: "left for a later run" }))
-    ]
-    const runSpend = yield* store.spendOf({ runId })
-    const experimentSpend = yield* store.spendOf({ experimentId: plan.experimentId })
-    // Every cell has returned: a hold still on this run's wallet is a dead worker's call.
-    const unsettled = yield* store.unsettledOf(plan.experimentId, { ending: runId })
-    const faultSpec = plan.cells.find((c) => c.env.world.effects.faults !== null)?.env.world.effects.faults ?? null
-    const report: Report = {
+    const unpredictedCells = yield* Ref.get(unpredicted)
+    const skippedCount = yield* Ref.get(skipped)
+    // Kept cells are read from the store's per-cell index, never their records: a finished
+    // experiment run again has nothing to decode. In plan order, so the same cells give the same
+    // report however they were run or kept.
+    const { report, current } = yield* reportOf({
+      plan,
       runId,
-      experimentId: plan.experimentId,
-      home: store.home,
-      cells: {
-        total: plan.cells.length,
-        ran: ran.length,
-        kept: kept.length,
-        stale: stale.length,
-        skipped: skippedCount + deferred,
-        faulted: ran.filter((a) => a.verdict.ended?.reason === "fault").length
-      },
-      scorecards: cards,
-      comparisons: figures.comparisons,
-      frontier: frontiers(cards),
-      ...(judges !== undefined ? { judges } : {}),
-      ...(notes.length > 0 ? { notes } : {}),
-      ...(warnings.length > 0 ? { warnings } : {}),
-      faults: faultSummaryOfCells(cells, faultSpec),
       // The run's own wall time, start to finish: not the cells' times summed (they overlap).
       wallSeconds: (Date.now() - startedMs) / 1000,
-      ...(settings.harnesses !== undefined && Object.keys(settings.harnesses).length > 0 ? { harnesses: settings.harnesses } : {}),
-      skipped: skippedCells,
-      ...(outages.length > 0 ? { outages } : {}),
-      cellResults: cellResultsOfCells(cells),
-      spend: {
-        runUsd: runSpend.knownUsd,
-        experimentUsd: experimentSpend.knownUsd,
-        unknownCalls: runSpend.unknownCalls,
-        calls: runSpend.calls,
-        capUsd: settings.maxUsd,
-        unsettledUsd: unsettled.get(runId) ?? 0,
-        experimentUnsettledUsd: sumOf(unsettled.values())
-      }
-    }
-    const finished = settings.finish ? yield* settings.finish({ report, attempts: yield* currentAttempts(current, ran, kept.map((s) => s.cell.key)) }) : report
+      kept: kept.map((s) => {
+        const key = cellKeyOf(s.cell.key)
+        const c = latest.get(key)!
+        return { key, id: c.id, summary: c.summary }
+      }),
+      stale: stale.length,
+      ran: fresh,
+      retried: states.filter((s) => s.state === "faulted" && (!settings.only || settings.only(s.cell))).length,
+      skipped: skippedCount,
+      deferred: pending.filter((s) => !running.has(s)).map((s) => s.cell),
+      unpredicted: unpredictedCells,
+      warnings: capWarnings,
+      capUsd: settings.maxUsd,
+      ...(settings.harnesses !== undefined ? { harnesses: settings.harnesses } : {})
+    })
+    const finished = settings.finish ? yield* settings.finish({ report, attempts: yield* currentAttempts(current, fresh, kept.map((s) => s.cell.key)) }) : report
     yield* store.finishRun(runId, finished)
-    return { report: finished, attempts: ran, cells, unpredicted: unpredictedCells, complete: unpredictedCells.length === 0 && skippedCount + deferred === 0 }
+    return {
+      report: finished,
+      attempts: fresh.map((f) => f.attempt),
+      cells: current.map((c) => c.summary),
+      unpredicted: unpredictedCells,
+      complete: unpredictedCells.length === 0 && skippedCount + deferred === 0
+    }
   }).pipe(Tracing.runSpan(plan))
 
 /** The note a run leaves when a server overshot its bounds: the factor later runs hold calls at. */
@@ -695,152 +507,4 @@ export const cellRunner = (
       })
     return (cell, onConversationEnd) =>
       slots === undefined || perCall(cell) ? runOne(cell, onConversationEnd) : slots.withPermit(runOne(cell, onConversationEnd))
-  })
-
-/**
- * The run's store writes, from one fiber: each call's spend row and each Attempt is queued, and
- * the writer commits whatever is queued in one transaction (`Store.putBatch`), then answers each
- * caller. A caller goes on only once its row is committed, as with a write of its own: a call's
- * spend is in the store before its answer is used, so a run killed at any point and resumed
- * counts every answered call. One commit serves the many cells that finish together.
- */
-export interface Writer {
-  readonly spend: Store["putSpend"]
-  readonly attempt: Store["putAttempt"]
-  /**
-   * A call's worst case, committed before the call is sent (the ledger's reservation). Absent for
-   * a cluster's worker, whose calls its shared wallet's holds count.
-   */
-  readonly reserve?: (reservation: Reservation) => Effect.Effect<void, StoreError>
-  /** A failed call's reservation, removed. */
-  readonly release?: (id: string) => Effect.Effect<void, StoreError>
-  /** Stops the writer once what is queued is written. */
-  readonly close: Effect.Effect<void>
-}
-
-/** How the writer answers a queued row's caller: once, with the row's outcome. */
-type Answer<A> = (exit: Exit.Exit<A, StoreError>) => void
-
-type Queued =
-  | { readonly reserve: Reservation; readonly done: Answer<void> }
-  | { readonly release: string; readonly done: Answer<void> }
-  | { readonly spend: { readonly runId: string; readonly experimentId: string; readonly cell: CellKey; readonly spend: SpendRow }; readonly done: Answer<void> }
-  | { readonly attempt: { readonly runId: string; readonly attempt: Attempt; readonly stored: StoredForm }; readonly done: Answer<string> }
-
-const BATCH = 512
-
-const makeWriter = (store: Store): Effect.Effect<Writer> =>
-  Effect.gen(function*() {
-    const queue = yield* Queue.unbounded<Queued>()
-    const writeBatch = (items: ReadonlyArray<Queued>) =>
-      Effect.gen(function*() {
-        const spend = items.flatMap((q) => ("spend" in q ? [q.spend] : []))
-        const attempts = items.flatMap((q) => ("attempt" in q ? [q] : []))
-        const reserve = items.flatMap((q) => ("reserve" in q ? [q.reserve] : []))
-        const release = items.flatMap((q) => ("release" in q ? [q.release] : []))
-        const written = yield* Effect.exit(store.putBatch({ spend, attempts: attempts.map((q) => q.attempt), reserve, release }))
-        // A batch that fails (one Attempt that cannot be stored) rolls back all of it: then each
-        // row is written on its own, so the others' spend and Attempts are kept and only the
-        // failing row's caller sees the error.
-        if (Exit.isFailure(written) && items.length > 1) {
-          for (const q of items) {
-            if ("spend" in q) q.done(Exit.asVoid(yield* Effect.exit(store.putBatch({ spend: [q.spend], attempts: [] }))))
-            else if ("reserve" in q) q.done(Exit.asVoid(yield* Effect.exit(store.putBatch({ spend: [], attempts: [], reserve: [q.reserve] }))))
-            else if ("release" in q) q.done(Exit.asVoid(yield* Effect.exit(store.putBatch({ spend: [], attempts: [], release: [q.release] }))))
-            else q.done(Exit.map(yield* Effect.exit(store.putBatch({ spend: [], attempts: [q.attempt] })), (ids) => ids[0]!))
-          }
-          return
-        }
-        for (const q of items) {
-          if (!("attempt" in q)) q.done(Exit.asVoid(written))
-        }
-        for (let i = 0; i < attempts.length; i++) {
-          attempts[i]!.done(Exit.map(written, (ids) => ids[i]!))
-        }
-      })
-    // A spend row is written at once: its call's cell waits on it. An Attempt waits for the cells
-    // finishing beside it (the FINISHING queue runs first), so they share one transaction: woken
-    // at once by each, the writer wrote one Attempt per commit (5,449 commits for 5,000 cells at
-    // --parallel 1000, ~1.5 s of the run's CPU in SQLite).
-    const fiber = yield* Queue.take(queue).pipe(
-      Effect.tap((first) => ("attempt" in first ? Effect.yieldNow({ priority: FINISHING }) : Effect.void)),
-      Effect.flatMap((first) => Effect.flatMap(Queue.takeUpTo(queue, BATCH - 1), (rest) => writeBatch([first, ...rest]))),
-      Effect.forever,
-      Effect.forkDaemon
-    )
-    // The caller waits on its own answer, resumed once by the writer. No canceler: a caller
-    // interrupted meanwhile is no longer waiting, its row is written all the same and the late
-    // answer is dropped by Effect (an async resumes once). A Deferred with its await cost each
-    // model call two more uninterruptible regions and ~40 fiber steps.
-    const enqueue = <A>(make: (done: Answer<A>) => Queued) =>
-      Effect.async<A, StoreError>((resume) => {
-        if (!Queue.unsafeOffer(queue, make(resume))) resume(Effect.dieMessage("the run's store writer was closed with cells still writing"))
-      })
-    return {
-      spend: (runId, experimentId, cell, spend) =>
-        enqueue<void>((done) => ({ spend: { runId, experimentId, cell, spend }, done } as Queued)),
-      reserve: (reservation) => enqueue<void>((done) => ({ reserve: reservation, done } as Queued)),
-      release: (id) => enqueue<void>((done) => ({ release: id, done } as Queued)),
-      // Encoded by the cell itself (at its priority), not by the writer its calls wait on.
-      attempt: (runId, attempt) =>
-        Effect.flatMap(storedFormOf(attempt), (stored) => enqueue<string>((done) => ({ attempt: { runId, attempt, stored }, done } as Queued))),
-      // Every caller awaits its own row, so once the cells are done nothing is left queued.
-      close: Effect.zipRight(Queue.shutdown(queue), Fiber.interrupt(fiber)).pipe(Effect.asVoid)
-    } satisfies Writer
-  })
-
-/** A current cell: its key, the content id of its Attempt, and the Attempt's summary. */
-interface Current {
-  readonly key: string
-  readonly id: string
-  readonly summary: CellSummary
-}
-
-/**
- * Bump when scorecards or comparisons compute something else from the same cells: figures stored
- * under an older version are not read back.
- */
-const FIGURES_VERSION = 2 // 2: intervals clustered by task, outages left out, noise floor, Holm
-
-const Figures = Schema.parseJson(Schema.Struct({ scorecards: Schema.Array(Scorecard), comparisons: Schema.Array(Comparison) }))
-const decodeFigures = Schema.decodeUnknownOption(Figures)
-const encodeFigures = Schema.encode(Figures)
-
-/**
- * Scorecards and comparisons of the current cells. Their bootstrap intervals are what costs
- * (2,000 resamples of every group); they are a function of the Attempts, in order, and of which of
- * them are impassable, so they are stored under the digest of exactly that and read back while
- * it is unchanged: an experiment run again with nothing to run computes none of them.
- */
-const figuresOf = (current: ReadonlyArray<Current>, impassable: (c: CellSummary) => boolean) =>
-  Effect.gen(function*() {
-    const store = yield* Store
-    const cells = current.map((c) => c.summary)
-    // Fresh Attempts always have an id (putAttempt returns it); "" would only name an unstored one.
-    const cacheable = current.every((c) => c.id !== "")
-    const key = ContentId.sha256Hex(
-      JSON.stringify([FIGURES_VERSION, LIBRARY_VERSION, current.map((c) => c.id), current.flatMap((c, i) => (impassable(c.summary) ? [i] : []))])
-    )
-    if (cacheable) {
-      const stored = yield* store.derived(key)
-      if (stored !== null) {
-        const figures = decodeFigures(stored)
-        if (Option.isSome(figures)) return figures.value
-      }
-    }
-    const figures = { scorecards: scorecardsOfCells(cells, impassable), comparisons: comparisonsOfCells(cells, impassable) }
-    if (cacheable) yield* store.putDerived(key, yield* Effect.orDie(encodeFigures(figures)))
-    return figures
-  })
-
-/** The current Attempts in full, in plan order: the kept ones decoded from the store. */
-const currentAttempts = (current: ReadonlyArray<Current>, ran: ReadonlyArray<Attempt>, keptKeys: ReadonlyArray<CellKey>) =>
-  Effect.gen(function*() {
-    const store = yield* Store
-    const fresh = new Map(ran.map((a) => [cellKeyOf({ environmentId: a.environmentId, candidate: a.candidate, repetition: a.repetition }), a]))
-    const kept = yield* store.latestAttempts(keptKeys)
-    return current.flatMap((c) => {
-      const a = fresh.get(c.key) ?? kept.get(c.key)?.attempt
-      return a === undefined ? [] : [a]
-    })
   })
