@@ -5,6 +5,7 @@
 import { Effect, Schema } from "effect"
 import type { BudgetExceeded, Wallet } from "../budget/Wallet.ts"
 import type { AgentDef } from "../schema/AgentDef.ts"
+import type { CliUsage } from "../schema/Attempt.ts"
 import { noLimits } from "../schema/EnvironmentDef.ts"
 import type { EffectError, WorldEffects } from "../world/WorldEffects.ts"
 import type { AgentInput, AgentReply } from "./Conversation.ts"
@@ -26,6 +27,8 @@ export interface Agent {
   readonly reply: (input: AgentInput) => Effect.Effect<AgentReply, AgentFailure, WorldEffects | Wallet>
   /** Ends what the agent holds for its Attempt (a harness CLI, its servers); run when the conversation ends. */
   readonly close?: Effect.Effect<void>
+  /** An agent CLI's own count of its model calls beside assay's, read once it is closed (a harness's cross-check). */
+  readonly cliUsage?: Effect.Effect<CliUsage | undefined>
 }
 
 /** A scripted agent that plays replies in order, then ends the conversation with a fixed text. */

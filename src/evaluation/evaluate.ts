@@ -12,7 +12,7 @@ import { Model } from "../model/Model.ts"
 import { modelHandler } from "../model/ModelEffect.ts"
 import * as Tracing from "../observability/Tracing.ts"
 import type { AgentDef } from "../schema/AgentDef.ts"
-import { type Attempt, type Judging, type RecordedEffect, noUsage } from "../schema/Attempt.ts"
+import { type Attempt, type CliUsage, type Judging, type RecordedEffect, noUsage } from "../schema/Attempt.ts"
 import { type EnvironmentDef, type FaultReason, type Limits, noLimits } from "../schema/EnvironmentDef.ts"
 import * as EnvironmentDefs from "../schema/EnvironmentDef.ts"
 import * as AgentDefs from "../schema/AgentDef.ts"
@@ -224,6 +224,7 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
       finalWorld: string | null
       recording: ReadonlyArray<RecordedEffect>
       judging?: Judging
+      cliUsage?: CliUsage
     }): Attempt => ({
       ...base,
       ...parts,
@@ -321,6 +322,7 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
         // The agent's own resources (a harness CLI and its servers) end with the conversation.
         const outcome = yield* Effect.either(options.agent.close === undefined ? bounded : Effect.ensuring(bounded, options.agent.close))
         if (options.onConversationEnd !== undefined) yield* options.onConversationEnd
+        const cliUsage = options.agent.cliUsage === undefined ? undefined : yield* options.agent.cliUsage
         const ran = {
           outcome,
           final: yield* Ref.get(world.ref),
@@ -377,7 +379,8 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
           faults: ran.faults,
           finalWorld: World.digest(ran.final),
           recording: ran.recording,
-          ...(judging !== undefined ? { judging } : {})
+          ...(judging !== undefined ? { judging } : {}),
+          ...(cliUsage !== undefined ? { cliUsage } : {})
         })
       }),
       context

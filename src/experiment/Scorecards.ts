@@ -7,12 +7,12 @@
  */
 import { Array as Arr, Option, Schema } from "effect"
 import type { Attempt } from "../schema/Attempt.ts"
-import { Judging } from "../schema/Attempt.ts"
+import { cliAgrees, CliUsage, Judging } from "../schema/Attempt.ts"
 import { failuresOf } from "../schema/Verdict.ts"
 import type { FaultSpec } from "../schema/EnvironmentDef.ts"
 import { PanelRecord, recordOf } from "../evaluation/JudgePanel.ts"
 import { agreement, type PairedDecision, selfConsistency } from "./Agreement.ts"
-import type { CandidateFaults, CellFault, CellResult, Comparison, Faults, JudgeAgreement, JudgeConsistency, Judges, OutageCell, Scorecard } from "../schema/Report.ts"
+import type { CandidateCliUsage, CandidateFaults, CellFault, CellResult, Comparison, Faults, JudgeAgreement, JudgeConsistency, Judges, OutageCell, Scorecard } from "../schema/Report.ts"
 import {
   clusteredMean,
   holm,
@@ -62,6 +62,8 @@ export const CellSummary = Schema.Struct({
     wallSeconds: Schema.Number
   }),
   judging: Schema.optionalWith(Judging, { exact: true }),
+  /** A harness cell's tokens as its CLI reported them, beside assay's. */
+  cliUsage: Schema.optionalWith(CliUsage, { exact: true }),
   /** Every judge's decisions, when the verdict has more than one call's (a second judge, repetitions). */
   judges: Schema.optionalWith(PanelRecord, { exact: true })
 })
@@ -85,6 +87,7 @@ export const summaryOf = (a: Attempt): CellSummary => ({
   faults: faultsOfAttempt(a),
   usage: { inputTokens: a.usage.inputTokens, outputTokens: a.usage.outputTokens, costUsd: a.usage.costUsd, wallSeconds: a.usage.wallSeconds },
   ...(a.judging !== undefined ? { judging: a.judging } : {}),
+  ...(a.cliUsage !== undefined ? { cliUsage: a.cliUsage } : {}),
   ...judgesOf(a)
 })
 
@@ -472,8 +475,40 @@ export const cellResultsOfCells = (cells: ReadonlyArray<CellSummary>): ReadonlyA
     repetition: a.repetition,
     reward: a.reward,
     ended: a.ended,
-    faults: a.faults
+    faults: a.faults,
+    ...(a.cliUsage !== undefined ? { cliUsage: a.cliUsage } : {})
   }))
+
+/**
+ * Per harness candidate, its cells' tokens as assay counted them and as the CLI reported them (over
+ * the cells the CLI gave an account of), and the cells where they differ.
+ */
+export const cliUsageOfCells = (
+  cells: ReadonlyArray<{ readonly candidate: string; readonly cliUsage?: CliUsage | undefined }>
+): ReadonlyArray<CandidateCliUsage> => {
+  const zero = () => ({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 })
+  const add = (sum: { -readonly [k in keyof CliUsage["assay"]]: number }, u: CliUsage["assay"]) => {
+    sum.inputTokens += u.inputTokens
+    sum.outputTokens += u.outputTokens
+    sum.cacheReadTokens += u.cacheReadTokens
+    sum.cacheWriteTokens += u.cacheWriteTokens
+  }
+  const by = new Map<string, { cells: number; differ: number; unreported: number; assay: ReturnType<typeof zero>; cli: ReturnType<typeof zero> }>()
+  for (const c of cells) {
+    if (c.cliUsage === undefined) continue
+    const row = by.get(c.candidate) ?? { cells: 0, differ: 0, unreported: 0, assay: zero(), cli: zero() }
+    row.cells++
+    if (c.cliUsage.cli === null) row.unreported++
+    else {
+      // Summed over the cells the CLI gave an account of: the two sums compare like with like.
+      add(row.assay, c.cliUsage.assay)
+      add(row.cli, c.cliUsage.cli)
+      if (!cliAgrees(c.cliUsage)) row.differ++
+    }
+    by.set(c.candidate, row)
+  }
+  return [...by.entries()].map(([candidate, row]) => ({ candidate, ...row }))
+}
 
 // ---------------------------------------------------------------------------------------------
 // Judges

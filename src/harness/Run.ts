@@ -20,6 +20,7 @@ import {
   type Transcript
 } from "./Harness.ts"
 import { currentEnv, runProcess } from "./Process.ts"
+import { jsonlFilesUnder } from "./SessionFiles.ts"
 
 export interface RunSpec {
   readonly adapter: HarnessAdapter
@@ -66,20 +67,6 @@ export class HarnessRunError extends Schema.TaggedError<HarnessRunError>()("Harn
   override get message() {
     return `${this.harness} on ${this.task}: ${this.reason}: ${this.detail}`
   }
-}
-
-const jsonlFilesUnder = (dirs: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const files: Array<string> = []
-  const walk = (dir: string) => {
-    if (!fs.existsSync(dir)) return
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-      const abs = path.join(dir, e.name)
-      if (e.isDirectory()) walk(abs)
-      else if (e.isFile() && e.name.endsWith(".jsonl")) files.push(abs)
-    }
-  }
-  dirs.forEach(walk)
-  return files.sort().map((f) => fs.readFileSync(f, "utf8"))
 }
 
 /** The CLI's environment: base minus `unset`, plus the adapter's variables, PWD = the work folder,

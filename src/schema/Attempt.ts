@@ -30,6 +30,32 @@ export const Judging = Schema.Struct({
 })
 export type Judging = typeof Judging.Type
 
+/** Token counts of an agent's model calls, disjoint as in `Usage`. */
+export const TokenCounts = Schema.Struct({
+  inputTokens: Schema.Int,
+  outputTokens: Schema.Int,
+  cacheReadTokens: Schema.Int,
+  cacheWriteTokens: Schema.Int
+})
+export type TokenCounts = typeof TokenCounts.Type
+
+/**
+ * A harness Attempt's model calls counted twice: by assay (the answers its proxy passed to the
+ * CLI) and by the CLI itself (its output and session files), kept as a cross-check of each other.
+ */
+export const CliUsage = Schema.Struct({
+  harness: Schema.String,
+  assay: TokenCounts,
+  /** null when the CLI reported no usage (it was ended before it wrote it, or its output is unreadable) */
+  cli: Schema.NullOr(TokenCounts)
+})
+export type CliUsage = typeof CliUsage.Type
+
+/** Whether the CLI's own count is assay's (no count from the CLI is no agreement). */
+export const cliAgrees = (u: CliUsage): boolean =>
+  u.cli !== null && u.cli.inputTokens === u.assay.inputTokens && u.cli.outputTokens === u.assay.outputTokens &&
+  u.cli.cacheReadTokens === u.assay.cacheReadTokens && u.cli.cacheWriteTokens === u.assay.cacheWriteTokens
+
 export const noUsage: Usage = {
   inputTokens: 0,
   outputTokens: 0,
@@ -80,7 +106,9 @@ export const Attempt = Schema.Struct({
   }),
   startedAt: Schema.String,
   /** Absent when no judge was asked. */
-  judging: Schema.optionalWith(Judging, { exact: true })
+  judging: Schema.optionalWith(Judging, { exact: true }),
+  /** A harness (agent CLI) Attempt's usage as the CLI reported it beside assay's; absent otherwise. */
+  cliUsage: Schema.optionalWith(CliUsage, { exact: true })
 }).annotations({ identifier: "Attempt" })
 export type Attempt = typeof Attempt.Type
 

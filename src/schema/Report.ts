@@ -6,6 +6,7 @@
  */
 import { Effect, Schema } from "effect"
 import type { ParseError } from "effect/ParseResult"
+import { CliUsage, TokenCounts } from "./Attempt.ts"
 import { FaultSpec } from "./EnvironmentDef.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -235,9 +236,28 @@ export const CellResult = Schema.Struct({
   reward: Schema.Finite,
   /** `verdict.ended.reason` (fault, refused, budget-exceeded, ...); null when evaluated. */
   ended: Schema.NullOr(Schema.String),
-  faults: Schema.Array(CellFault)
+  faults: Schema.Array(CellFault),
+  /** A harness cell: its tokens as the agent CLI reported them, beside assay's own count. */
+  cliUsage: Schema.optionalWith(CliUsage, { exact: true })
 })
 export type CellResult = typeof CellResult.Type
+
+/**
+ * A harness candidate's tokens over its cells, as assay counted them (the answers its proxy passed
+ * to the CLI) and as the CLI reported them: a cross-check, the report's figures being assay's.
+ */
+export const CandidateCliUsage = Schema.Struct({
+  candidate: Schema.String,
+  cells: Schema.Int,
+  /** cells where the CLI's count is not assay's */
+  differ: Schema.Int,
+  /** cells where the CLI reported no usage (in neither sum) */
+  unreported: Schema.Int,
+  /** over the cells the CLI reported usage for */
+  assay: TokenCounts,
+  cli: TokenCounts
+})
+export type CandidateCliUsage = typeof CandidateCliUsage.Type
 
 /** A cell that ended in an outage: listed, not scored, run again by the next run. */
 export const OutageCell = Schema.Struct({
@@ -304,6 +324,8 @@ export const Report = Schema.Struct({
   judges: Schema.optionalWith(Judges, { exact: true }),
   /** The version of each agent CLI the run's harness candidates ran (`claude: "2.0.14"`), as the run recorded it. */
   harnesses: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), { exact: true }),
+  /** Harness candidates' tokens as their CLIs reported them, beside assay's. */
+  cliUsage: Schema.optionalWith(Schema.Array(CandidateCliUsage), { exact: true }),
   /** Harness runs: the orchestrator and worker picks. */
   recommendation: Schema.optionalWith(Recommendation, { exact: true }),
   /** The fault spec and what it did; absent in reports stored before faults were reported. */

@@ -1,6 +1,6 @@
 /** The report as one self-contained HTML file with SVG plots, and its body for `assay view`. */
 import type { Interval, Report, Scorecard } from "../../schema/Report.ts"
-import { benchmarksOf, candidatesOf, cardsOf, comparisonLines, comparisonTable, failureTable, failuresOf, faultRows, faultTable, formatCost, formatCount, formatFaultSpec, formatHarnesses, formatInterval, formatScore, formatSigned, frontierOf, isNumber, judgeSections, noiseCaption, noiseTable, outageLine, outageTable, recommendationLines, scorecardTable, skippedTable, standingTable, strataOf, wholeOf, width, type Table } from "./Layout.ts"
+import { benchmarksOf, cliUsageCaption, cliUsageOf, cliUsageTable, candidatesOf, cardsOf, comparisonLines, comparisonTable, failureTable, failuresOf, faultRows, faultTable, formatCost, formatCount, formatFaultSpec, formatHarnesses, formatInterval, formatScore, formatSigned, frontierOf, isNumber, judgeSections, noiseCaption, noiseTable, outageLine, outageTable, recommendationLines, scorecardTable, skippedTable, standingTable, strataOf, wholeOf, width, type Table } from "./Layout.ts"
 import { formatSpend } from "./Text.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -408,6 +408,9 @@ export const renderHtmlBody = (report: Report, options: { readonly header?: bool
   }
   const faulted = faultRows(report.faults)
   if (faulted.length > 0) body.push(`<section class="faults"><h2>Faults per candidate</h2>`, htmlTable(faultTable(faulted), colorOf), `</section>`)
+  if (cliUsageOf(report).length > 0) {
+    body.push(`<section class="cli-usage"><h2>Agent CLIs' own usage</h2>`, htmlTable(cliUsageTable(cliUsageOf(report))), `<p class="caption">${escapeHtml(cliUsageCaption)}</p>`, `</section>`)
+  }
   if ((report.skipped ?? []).length > 0) {
     body.push(`<section class="skipped"><h2>Skipped cells</h2>`, htmlTable(skippedTable(report.skipped ?? [])), `</section>`)
   }

@@ -2,7 +2,8 @@
  * What the report's renderers share: its layout (benchmarks, strata, candidates), numbers as people
  * read them, and the tables text and Markdown both print.
  */
-import type { CandidateFaults, CellCounts, Comparison, Faults, Interval, Judges, NoiseFloor, OutageCell, PassHatK, Recommendation, RecommendationPick, Report, Scorecard, SkippedCell } from "../../schema/Report.ts"
+import type { CandidateCliUsage, CandidateFaults, CellCounts, Comparison, Faults, Interval, Judges, NoiseFloor, OutageCell, PassHatK, Recommendation, RecommendationPick, Report, Scorecard, SkippedCell } from "../../schema/Report.ts"
+import { cliUsageOfCells } from "../Scorecards.ts"
 import { frontier } from "../Statistics.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -333,6 +334,35 @@ export const outageTable = (outages: ReadonlyArray<OutageCell>): Table => ({
     ...(outages.length > OUTAGES_LISTED ? [["…", `${outages.length - OUTAGES_LISTED} more (--json lists them all)`, "", "", ""]] : [])
   ]
 })
+
+/** A count as assay made it and as the agent CLI reported it: one figure when they agree, both and ≠ when not. */
+const againstCli = (assay: number, cli: number, reported: boolean): string =>
+  !reported ? `${formatCount(assay)} · CLI ${dash}` : assay === cli ? formatCount(assay) : `${formatCount(assay)} ≠ CLI ${formatCount(cli)}`
+
+/** The report's harness candidates' own usage, or, in a report that lacks it, as its cells give it. */
+export const cliUsageOf = (report: Report): ReadonlyArray<CandidateCliUsage> => report.cliUsage ?? cliUsageOfCells(report.cellResults ?? [])
+
+/** Harness candidates' tokens, assay's count beside the CLI's own (`≠` marks a disagreement). */
+export const cliUsageTable = (rows: ReadonlyArray<CandidateCliUsage>): Table => ({
+  headers: ["candidate", "cells reported", "input", "output", "cache read", "cache write", "cells differing", "cells unreported"],
+  align: ["left", "right", "right", "right", "right", "right", "right", "right"],
+  rows: rows.map((r) => {
+    const reported = r.unreported < r.cells
+    return [
+      r.candidate,
+      formatCount(r.cells - r.unreported),
+      againstCli(r.assay.inputTokens, r.cli.inputTokens, reported),
+      againstCli(r.assay.outputTokens, r.cli.outputTokens, reported),
+      againstCli(r.assay.cacheReadTokens, r.cli.cacheReadTokens, reported),
+      againstCli(r.assay.cacheWriteTokens, r.cli.cacheWriteTokens, reported),
+      r.differ > 0 ? `≠ ${formatCount(r.differ)}` : "0",
+      formatCount(r.unreported)
+    ]
+  })
+})
+
+export const cliUsageCaption =
+  "The tokens of the agent CLIs' model calls as assay counted them (what its proxy answered them; the report's figures are assay's) and as each CLI reported them in its own output and session files, summed over the cells the CLI gave an account of. ≠ marks a count where the two differ; a cell whose CLI was ended before it gave one is unreported."
 
 export const faultTable = (rows: ReadonlyArray<CandidateFaults>): Table => ({
   headers: ["candidate", "benchmark", "cells", "faults injected", "cells with faults", "ended in a fault", "failed after a fault", "failed, no fault"],

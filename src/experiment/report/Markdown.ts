@@ -1,6 +1,6 @@
 /** The report as Markdown. */
 import type { Report } from "../../schema/Report.ts"
-import { benchmarksOf, cardsOf, comparisonLines, comparisonTable, failureTable, failuresOf, faultRows, faultTable, formatCells, formatFaultSpec, formatHarnesses, frontierLine, judgeSections, noiseCaption, noiseTable, outageLine, outageTable, recommendationLines, scorecardTable, skippedTable, standingTable, strataOf, timeLine, wholeOf, type Table } from "./Layout.ts"
+import { benchmarksOf, cliUsageCaption, cliUsageOf, cliUsageTable, cardsOf, comparisonLines, comparisonTable, failureTable, failuresOf, faultRows, faultTable, formatCells, formatFaultSpec, formatHarnesses, frontierLine, judgeSections, noiseCaption, noiseTable, outageLine, outageTable, recommendationLines, scorecardTable, skippedTable, standingTable, strataOf, timeLine, wholeOf, type Table } from "./Layout.ts"
 import { formatSpend } from "./Text.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -53,6 +53,7 @@ export const renderMarkdown = (report: Report): string => {
   }
   const faulted = faultRows(report.faults)
   if (faulted.length > 0) out.push("", "## Faults per candidate", "", markdownTable(faultTable(faulted)))
+  if (cliUsageOf(report).length > 0) out.push("", "## Agent CLIs' own usage", "", markdownTable(cliUsageTable(cliUsageOf(report))), "", markdownCell(cliUsageCaption))
   if ((report.skipped ?? []).length > 0) out.push("", "## Skipped cells", "", markdownTable(skippedTable(report.skipped ?? [])))
   if (report.recommendation !== undefined) {
     const rec = report.recommendation

@@ -1,6 +1,6 @@
 /** The report as aligned plain text for a terminal, and `assay noise` / `plan --detect`'s tables. */
 import type { NoiseFloor, Report, Spend } from "../../schema/Report.ts"
-import { benchmarksOf, cardsOf, comparisonLines, comparisonTable, dash, failureTable, failuresOf, faultRows, faultTable, formatCells, formatCount, formatFaultSpec, formatHarnesses, frontierLine, judgeSections, noiseAlign, noiseCaption, noiseHeaders, noiseRow, noiseTable, outageLine, outageTable, recommendationLines, scorecardTable, skippedTable, standingTable, strataOf, stratumTitle, textTable, timeLine, wholeOf, type Align } from "./Layout.ts"
+import { benchmarksOf, cliUsageCaption, cliUsageOf, cliUsageTable, cardsOf, comparisonLines, comparisonTable, dash, failureTable, failuresOf, faultRows, faultTable, formatCells, formatCount, formatFaultSpec, formatHarnesses, frontierLine, judgeSections, noiseAlign, noiseCaption, noiseHeaders, noiseRow, noiseTable, outageLine, outageTable, recommendationLines, scorecardTable, skippedTable, standingTable, strataOf, stratumTitle, textTable, timeLine, wholeOf, type Align } from "./Layout.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Text
@@ -54,6 +54,7 @@ export const renderText = (report: Report): string => {
   if ((report.outages ?? []).length > 0) out.push("", "outages: " + outageLine(report.outages ?? []), textTable(outageTable(report.outages ?? [])))
   const faulted = faultRows(report.faults)
   if (faulted.length > 0) out.push("", "faults per candidate", textTable(faultTable(faulted)))
+  if (cliUsageOf(report).length > 0) out.push("", "agent CLIs' own usage", textTable(cliUsageTable(cliUsageOf(report))), "", cliUsageCaption)
   if ((report.skipped ?? []).length > 0) out.push("", "skipped cells", textTable(skippedTable(report.skipped ?? [])))
   if (report.recommendation !== undefined) {
     const rec = report.recommendation

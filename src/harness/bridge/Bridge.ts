@@ -54,10 +54,13 @@ import {
   sendJson,
   tokensOf
 } from "../../model/WireServe.ts"
-import type { RecordedEffect } from "../../schema/Attempt.ts"
+import type { CliUsage, RecordedEffect, TokenCounts } from "../../schema/Attempt.ts"
 import * as WE from "../../world/WorldEffects.ts"
 import type { HarnessName } from "../Harness.ts"
+import { adapters } from "../adapters/index.ts"
+import { isTranscriptError } from "../Harness.ts"
 import { RUN_TOKEN_VARIABLE, terminate } from "../Process.ts"
+import { jsonlFilesUnder } from "../SessionFiles.ts"
 import { bridgedInvocation } from "./Invocations.ts"
 import { handleMcp, type McpToolResult } from "./Mcp.ts"
 import { toolNames, type ToolNames } from "./Tools.ts"
@@ -222,6 +225,8 @@ interface Live {
   running: boolean
   generation: number
   stderrTail: Array<string>
+  /** What each start of the CLI printed on stdout: its own account of the run (usage). */
+  stdout: Array<string>
 }
 
 /**
@@ -241,6 +246,21 @@ const installRootOf = (binary: string): ReadonlyArray<Bind> => {
   if (at > 0) return [{ source: parts.slice(0, at + 1).join(path.sep) }]
   const folder = installFolder(real)
   return folder === undefined ? [] : [folder]
+}
+
+/**
+ * The CLI's own count of the model calls of its runs in the Attempt, from what it printed and the
+ * session files it left (read as the adapter reads a harness run); null when it gave none.
+ */
+const cliCounts = (harness: HarnessName, s: Live): TokenCounts | null => {
+  const parsed = adapters[harness].parse({ stdout: s.stdout.join("\n"), stderr: "", sessionFiles: jsonlFilesUnder(adapters[harness].sessionDirs(s.stateDir)) })
+  if (isTranscriptError(parsed) || parsed.calls.length === 0) return null
+  return parsed.calls.reduce<TokenCounts>((sum, c) => ({
+    inputTokens: sum.inputTokens + c.input,
+    outputTokens: sum.outputTokens + c.output,
+    cacheReadTokens: sum.cacheReadTokens + (c.cacheRead ?? 0),
+    cacheWriteTokens: sum.cacheWriteTokens + (c.cacheWrite ?? 0)
+  }), { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 })
 }
 
 const tail = (lines: ReadonlyArray<string>): string => lines.slice(-8).join("\n").slice(-2000)
@@ -264,6 +284,11 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
   const pending: Array<Pending> = []
   const ids = idMaker()
   let closed = false
+  /** The usage of every answer the proxy passed to the CLI: assay's count of the CLI's calls. */
+  const answered = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }
+  /** The CLI's last answer was words: it ends its run on its own (and writes its account). */
+  let answeredInWords = false
+  let cliUsage: CliUsage | undefined
 
   const settle = () => {
     for (let i = 0; i < pending.length;) {
@@ -326,6 +351,13 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
       const answerWith = (res: ServerResponse, wire: WireRequest, body: JsonObject, theirs: (n: string) => string) =>
       (outcome: Either.Either<ModelResponse, WE.EffectError | AgentFailure>) => {
         if (res.writableEnded) return
+        if (Either.isRight(outcome)) {
+          const u = outcome.right.usage
+          answered.inputTokens += u.inputTokens
+          answered.outputTokens += u.outputTokens
+          answered.cacheReadTokens += u.cacheReadTokens
+          answered.cacheWriteTokens += u.cacheWriteTokens
+        }
         if (Either.isRight(outcome)) return sendAnswer(res, wire.api, body, wire.stream, answerOf(outcome.right, wire, theirs), ids, {})
         const e = outcome.left
         const status = e._tag === "EffectFault" ? faultStatus(e.reason) : 400
@@ -430,7 +462,7 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
       server.once("error", (e) => resume(Effect.fail(new AgentError({ agent: name, reason: "model-failed", detail: `bridge server: ${e.message}` }))))
       server.listen(0, "127.0.0.1", () => {
         const port = (server.address() as AddressInfo).port
-        resume(Effect.succeed({ server, url: `http://127.0.0.1:${port}`, root, workDir, stateDir, events, token, child: undefined, running: false, generation: 0, stderrTail: [] }))
+        resume(Effect.succeed({ server, url: `http://127.0.0.1:${port}`, root, workDir, stateDir, events, token, child: undefined, running: false, generation: 0, stderrTail: [], stdout: [] }))
       })
     })
 
@@ -502,7 +534,10 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
           out.write(`--- ${options.harness} ${invocation.args.slice(0, 3).join(" ")}${resume ? " (resume)" : ""}\n`)
           child.stdout?.pipe(out, { end: false })
           child.stderr?.pipe(out, { end: false })
-        } else child.stdout?.resume()
+        }
+        const printed: Array<Buffer> = []
+        child.stdout?.on("data", (chunk: Buffer) => printed.push(chunk))
+        child.stdout?.on("end", () => s.stdout.push(Buffer.concat(printed).toString("utf8")))
         let partial = ""
         child.stderr?.on("data", (chunk: Buffer) => {
           const lines = (partial + chunk.toString("utf8")).split("\n")
@@ -567,6 +602,7 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
       if (Either.isRight(outcome)) {
         lastFault = undefined
         const response = outcome.right
+        answeredInWords = response.toolCalls.length === 0
         return { text: response.text, toolCalls: response.toolCalls as ReadonlyArray<ToolCall> }
       }
       const e = outcome.left
@@ -652,20 +688,26 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
       live = undefined
       if (s === undefined) return Effect.void
       for (const p of pending.splice(0)) p.resolve({ text: "Error: the Attempt is over", isError: true })
-      return stopChild(s).pipe(
+      // A CLI that answered in words is let finish its run, so its account of the run is whole.
+      return (s.running && answeredInWords ? waitExit(s, 15_000) : Effect.void).pipe(
+        Effect.zipRight(stopChild(s)),
+        Effect.zipRight(Effect.sync(() => {
+          cliUsage = { harness: options.harness, assay: { ...answered }, cli: cliCounts(options.harness, s) }
+        })),
         Effect.zipRight(Effect.async<void>((resume) => {
           s.server.closeAllConnections()
           s.server.close(() => resume(Effect.void))
         })),
         Effect.zipRight(Effect.sync(() => fs.rmSync(s.root, { recursive: true, force: true })))
       )
-    })
+    }),
+    cliUsage: Effect.sync(() => cliUsage)
   }
 
   /** The CLI's exit after its text answer (its session written), bounded: a CLI that lingers is ended. */
-  const waitExit = (s: Live) =>
+  const waitExit = (s: Live, ms = 30_000) =>
     Effect.gen(function*() {
-      const deadline = Date.now() + 30_000
+      const deadline = Date.now() + ms
       while (s.running) {
         const event = yield* Queue.take(s.events).pipe(Effect.timeout(Math.max(1, deadline - Date.now())), Effect.option)
         if (event._tag === "None") {
