@@ -1,13 +1,18 @@
 /**
  * Equivalence with upstream: runs the checker over an oracle corpus (the line format of
- * `bfcl/oracle/verdicts-dev.jsonl` of the data folder) and compares each verdict with upstream's.
+ * `bfcl/oracle/verdicts-dev.jsonl` of the data folder) and compares each verdict with upstream's;
+ * `bfclEquivalence` adds the multi-turn corpora (`bfcl/oracle/multi-turn/`, multiturn/equivalence.ts).
  */
+import { existsSync } from "node:fs"
 import { readFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { Effect } from "effect"
 import { DataRoot, PinnedData } from "../../src/index.ts"
 import { check, type DecodeOutcome, type Verdict } from "./checker.ts"
-import { type DataOptions, FOLDER, loadAll, rootOf, type Task } from "./data.ts"
+import { type DataOptions, FOLDER, LONG_CONTEXT_FILE, LONG_CONTEXT_PATH, loadAll, rootOf, type Task } from "./data.ts"
+import type { LongContext } from "./multiturn/api.ts"
+import { corpusKindOf, type MultiTurnCorpusKind, type MultiTurnDisagreement, multiTurnEquivalence } from "./multiturn/equivalence.ts"
+import { LONG_CONTEXT_ENV, loadLongContext } from "./multiturn/longContext.ts"
 import { isDict, parsePyJson, pyEq, type PyValue } from "./pyjson.ts"
 
 export interface Disagreement {
@@ -141,4 +146,113 @@ export const runEquivalence = (corpusPath: string, options?: DataOptions): Effec
     const entries = yield* parseCorpus(corpusPath, text)
     const tasks = tasksById(yield* loadAll(options))
     return yield* compare(corpusPath, entries, tasks)
+  })
+
+// ---------------------------------------------------------------------------------------------
+// Every corpus: the single-turn verdicts and the three multi-turn corpora
+
+/** One corpus's figure in the whole report. */
+export interface CorpusFigure {
+  readonly corpus: string
+  /** `single-turn verdicts`, or `multi-turn fuzz` / `exec` / `verdicts`. */
+  readonly kind: string
+  readonly lines: number
+  readonly agree: number
+  /** Lines not run (multi-turn long-context lines when upstream's long_context.py is absent). */
+  readonly notChecked: number
+}
+
+/** What `assay equivalence bfcl` reports: the sums over every corpus run, each corpus's figure, and the disagreements tagged with their corpus. */
+export interface BfclEquivalenceResult {
+  readonly benchmark: "bfcl"
+  readonly corpus: string
+  readonly lines: number
+  readonly agree: number
+  readonly disagree: ReadonlyArray<{ readonly corpus: string } & (Disagreement | MultiTurnDisagreement)>
+  readonly notes: ReadonlyArray<string>
+  readonly corpora: ReadonlyArray<CorpusFigure>
+}
+
+/** The multi-turn corpora under `bfcl/oracle/multi-turn/`, run when present. */
+export const MULTI_TURN_CORPORA = ["exec-dev.jsonl", "fuzz-dev.jsonl", "verdicts-dev.jsonl"] as const
+
+const multiTurnDir = (options?: DataOptions): string => join(rootOf(options), FOLDER, "oracle", "multi-turn")
+
+/** Upstream's long-context constants, or undefined when the file is not there (any other failure is an error). */
+const longContextIfPresent = (options?: DataOptions) =>
+  loadLongContext(options).pipe(
+    Effect.map((lc): LongContext | undefined => lc),
+    Effect.catchIf((e) => e.reason === "missing", () => Effect.succeed(undefined))
+  )
+
+/** A corpus file's format, from its first line: the single-turn verdicts or one of the multi-turn kinds. */
+const formatOf = (corpus: string): Effect.Effect<"single" | MultiTurnCorpusKind, PinnedData.DataError> =>
+  Effect.gen(function*() {
+    const text = yield* Effect.tryPromise({
+      try: () => readFile(corpus, "utf8"),
+      catch: (cause) => corpusError(corpus, 0, cause instanceof Error ? cause.message : String(cause), "missing")
+    })
+    const first = text.split("\n").find((l) => l.trim() !== "") ?? ""
+    const parsed = parsePyJson(first)
+    if (!parsed.ok || !isDict(parsed.value)) return yield* Effect.fail(corpusError(corpus, 1, "not a JSON object"))
+    const o = parsed.value
+    if (o.has("errors") && o.has("answer")) return "single" as const
+    const kind = corpusKindOf(Object.fromEntries(Array.from(o.keys(), (k) => [k, true])))
+    if (kind === undefined) {
+      return yield* Effect.fail(corpusError(corpus, 1, "neither single-turn verdicts (category, id, answer, valid, error_type, errors) nor a multi-turn corpus (seed and calls; turns; variant, answer and valid)"))
+    }
+    return kind
+  })
+
+const figureNote = (f: CorpusFigure): string =>
+  `  ${f.kind} (${f.corpus}): ${f.agree} of ${f.lines} lines agree${f.notChecked === 0 ? "" : `, ${f.notChecked} long-context lines not checked`}`
+
+const longContextNote = (file: string): string =>
+  `  long-context lines need upstream's long_context.py at ${file} (${LONG_CONTEXT_FILE.url}, sha256 ${LONG_CONTEXT_FILE.sha256}), or ${LONG_CONTEXT_ENV} naming a copy`
+
+/**
+ * `assay equivalence bfcl`: with no corpus, the single-turn verdicts (required) and each multi-turn
+ * corpus present in the data folder; with `corpus`, that file, whichever of the formats it is.
+ */
+export const bfclEquivalence = (corpus: string | null, options?: DataOptions): Effect.Effect<BfclEquivalenceResult, PinnedData.DataError> =>
+  Effect.gen(function*() {
+    const single = corpus === null ? defaultCorpusPath(options) : corpus
+    const runs: Array<{ readonly corpus: string; readonly format: "single" | MultiTurnCorpusKind }> = []
+    if (corpus === null) {
+      runs.push({ corpus: single, format: "single" })
+      for (const f of MULTI_TURN_CORPORA) {
+        const path = join(multiTurnDir(options), f)
+        if (existsSync(path)) runs.push({ corpus: path, format: f.startsWith("exec") ? "exec" : f.startsWith("fuzz") ? "fuzz" : "verdicts" })
+      }
+    } else runs.push({ corpus, format: yield* formatOf(corpus) })
+
+    const needsLongContext = runs.some((r) => r.format !== "single")
+    const longContext = needsLongContext ? yield* longContextIfPresent(options) : undefined
+    const v4Dir = join(rootOf(options), FOLDER, "v4")
+    const figures: Array<CorpusFigure> = []
+    const disagree: Array<{ readonly corpus: string } & (Disagreement | MultiTurnDisagreement)> = []
+    for (const run of runs) {
+      if (run.format === "single") {
+        const r = yield* runEquivalence(run.corpus, options)
+        figures.push({ corpus: run.corpus, kind: "single-turn verdicts", lines: r.lines, agree: r.agree, notChecked: 0 })
+        disagree.push(...r.disagree.map((d) => ({ corpus: run.corpus, ...d })))
+      } else {
+        const r = yield* multiTurnEquivalence(run.corpus, { v4Dir, ...(longContext !== undefined ? { longContext } : {}) })
+        figures.push({ corpus: run.corpus, kind: `multi-turn ${r.kind}`, lines: r.lines, agree: r.agree, notChecked: r.notChecked })
+        disagree.push(...r.disagree.map((d) => ({ corpus: run.corpus, ...d })))
+      }
+    }
+    const longContextFile = process.env[LONG_CONTEXT_ENV] ?? join(rootOf(options), FOLDER, LONG_CONTEXT_PATH)
+    return {
+      benchmark: "bfcl" as const,
+      corpus: corpus ?? join(rootOf(options), FOLDER, "oracle"),
+      lines: figures.reduce((n, f) => n + f.lines, 0),
+      agree: figures.reduce((n, f) => n + f.agree, 0),
+      disagree,
+      notes: [
+        ...(figures.length > 1 || figures.some((f) => f.notChecked > 0) ? figures.map(figureNote) : []),
+        ...(figures.some((f) => f.notChecked > 0) ? [longContextNote(longContextFile)] : [])
+      ],
+      corpora: figures
+    }
   })

@@ -214,19 +214,3 @@ export const parsePythonJson = (text: string): Py => {
   if (i !== text.length) fail()
   return v
 }
-
-/** Upstream's long-context constants from JSON, where `{"__repr__", "__type__"}` stands for a value JSON cannot hold. */
-export const readLongContext = (text: string): PyDict => {
-  const revive = (v: Py): Py => {
-    if (Array.isArray(v)) return v.map(revive)
-    if (v instanceof PyDict) {
-      const r = v.get("__repr__")
-      const t = v.get("__type__")
-      if (v.size === 2 && typeof r === "string" && typeof t === "string") return new PyOpaque(r, t)
-      return PyDict.of(v.entries().map(([k, x]) => [k, revive(x)] as const))
-    }
-    return v
-  }
-  const v = revive(parsePythonJson(text))
-  return v instanceof PyDict ? v : PyDict.empty
-}
