@@ -17,6 +17,7 @@ const sections: Record<string, () => Promise<{ readonly run: () => Promise<void>
   "nothing-to-run": () => import("./nothing-to-run.ts"),
   slots: () => import("./slots.ts"),
   bfcl: () => import("./bfcl.ts"),
+  "bfcl-multi-turn": () => import("./bfcl-multi-turn.ts"),
   tau2: () => import("./tau2.ts"),
   "tau2-conversation": () => import("./tau2-conversation.ts"),
   "tau2-telecom": () => import("./tau2-telecom.ts"),

@@ -40,33 +40,30 @@ export const namedCall = (task: MultiTurnTask, call: string): NamedCall | string
 
 const STOP: Conversation.AgentReply = { text: "", toolCalls: [] }
 
-/** The gold replies of a task in the given action space. */
-export const goldReplies = (task: MultiTurnTask, mode: Mode): ReadonlyArray<Conversation.AgentReply> => {
-  const replies: Array<Conversation.AgentReply> = []
+/** Per turn, the gold step's reply (all the turn's ground-truth calls), or null for an empty ground-truth turn. */
+export const goldTurns = (task: MultiTurnTask, mode: Mode): ReadonlyArray<Conversation.AgentReply | null> => {
   let n = 0
-  for (const turn of task.groundTruth) {
-    if (turn.length > 0) {
-      const calls = turn.map((c) => {
-        const named = namedCall(task, c)
-        if (typeof named === "string") throw new Error(`bfcl-multi-turn gold of ${task.id}: ${named}`)
-        return named
-      })
-      if (mode === "text") {
-        const text = `[${calls.map((c) => `${c.name}(${c.args.map(([k, v]) => `${k}=${pyRepr(v)}`).join(", ")})`).join(", ")}]`
-        replies.push({ text, toolCalls: [] })
-      } else {
-        replies.push({
-          text: null,
-          toolCalls: calls.map((c) => {
-            const dict = PyDict.of(c.args)
-            const argumentsText = jsonDumps(dict)
-            if (argumentsText === undefined) throw new Error(`bfcl-multi-turn gold of ${task.id}: ${c.name}'s arguments are not JSON`)
-            return { id: `call-${++n}`, name: c.name, arguments: JSON.parse(argumentsText) as { readonly [key: string]: Canonical.Json }, argumentsText }
-          })
-        })
-      }
+  return task.groundTruth.map((turn) => {
+    if (turn.length === 0) return null
+    const calls = turn.map((c) => {
+      const named = namedCall(task, c)
+      if (typeof named === "string") throw new Error(`bfcl-multi-turn gold of ${task.id}: ${named}`)
+      return named
+    })
+    if (mode === "text") {
+      return { text: `[${calls.map((c) => `${c.name}(${c.args.map(([k, v]) => `${k}=${pyRepr(v)}`).join(", ")})`).join(", ")}]`, toolCalls: [] }
     }
-    replies.push(STOP)
-  }
-  return replies
+    return {
+      text: null,
+      toolCalls: calls.map((c) => {
+        const argumentsText = jsonDumps(PyDict.of(c.args))
+        if (argumentsText === undefined) throw new Error(`bfcl-multi-turn gold of ${task.id}: ${c.name}'s arguments are not JSON`)
+        return { id: `call-${++n}`, name: c.name, arguments: JSON.parse(argumentsText) as { readonly [key: string]: Canonical.Json }, argumentsText }
+      })
+    }
+  })
 }
+
+/** The gold replies of a task in the given action space: each turn's step, then a reply with no call. */
+export const goldReplies = (task: MultiTurnTask, mode: Mode): ReadonlyArray<Conversation.AgentReply> =>
+  goldTurns(task, mode).flatMap((step) => (step === null ? [STOP] : [step, STOP]))

@@ -6,7 +6,7 @@
  * taken out of that list and kept for the turn that adds them back.
  */
 import { Effect } from "effect"
-import type { Benchmark, PinnedData, Provider } from "../../../src/index.ts"
+import { type Benchmark, DataRoot, PinnedData, type Provider } from "../../../src/index.ts"
 import { LONG_CONTEXT_FILE, UPSTREAM_COMMIT, UPSTREAM_REPOSITORY } from "../data.ts"
 import { isDict, parsePyJson, type PyDict as DocDict } from "../pyjson.ts"
 import type { MultiTurnEntry } from "./checker.ts"
@@ -193,3 +193,23 @@ export const readAll = (read: Benchmark.Reader) =>
     return all.flat()
   })
 
+
+const SOURCE: PinnedData.Source = { benchmark: "bfcl-multi-turn", folder: FOLDER }
+const pinnedByPath = new Map(PINNED.map((p) => [p.path, p]))
+
+/** The reader of these pinned files in a data folder (default: the data root), as the kit gives the benchmark its own. */
+export const readerAt = (dataDir?: string): Benchmark.Reader => {
+  const service = PinnedData.make(dataDir ?? DataRoot.dataRoot())
+  const pinned = (path: string) => {
+    const file = pinnedByPath.get(path)
+    return file === undefined ? Effect.fail(PinnedData.invalid(SOURCE, path, "it is not among bfcl-multi-turn's pinned files")) : Effect.succeed(file)
+  }
+  return {
+    text: (path) => Effect.flatMap(pinned(path), (file) => service.text(SOURCE, file)),
+    bytes: (path) => Effect.flatMap(pinned(path), (file) => service.bytes(SOURCE, file)),
+    invalid: (path, detail) => PinnedData.invalid(SOURCE, path, detail)
+  }
+}
+
+/** Every task, from a data folder (default: the data root): for tests, the bench and importers. */
+export const loadTasks = (dataDir?: string): Effect.Effect<ReadonlyArray<MultiTurnTask>, PinnedData.DataError> => readAll(readerAt(dataDir))

@@ -1,0 +1,136 @@
+/**
+ * `bfcl-multi-turn` through the command: gold and the do-nothing candidate over the four
+ * categories, and a model through the loopback server in both action spaces, replayed with the
+ * server gone.
+ */
+import { existsSync, readFileSync } from "node:fs"
+import { join, resolve } from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { LONG_CONTEXT_PATH } from "../../providers/bfcl/data.ts"
+import { goldTurns } from "../../providers/bfcl/multiturn/gold.ts"
+import { ADDED_FUNCTIONS_PROMPT, type Mode } from "../../providers/bfcl/multiturn/protocol.ts"
+import { CATEGORIES, loadTasks, type MultiTurnTask } from "../../providers/bfcl/multiturn/tasks.ts"
+import * as LoopbackServer from "../../src/testkit/LoopbackServer.ts"
+import { assay, type Card, tempDir } from "./support.ts"
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+// Long-context tasks need upstream's long_context.py: in the data folder, or named by ASSAY_BFCL_LONG_CONTEXT.
+const dataDir = resolve(process.env["ASSAY_DATA_DIR"] ?? "../shared/data")
+const longContextOverride = process.env["ASSAY_BFCL_LONG_CONTEXT"]
+const longContextEnv: Record<string, string> = longContextOverride !== undefined && longContextOverride !== "" ? { ASSAY_BFCL_LONG_CONTEXT: longContextOverride } : {}
+const hasLongContext = longContextEnv["ASSAY_BFCL_LONG_CONTEXT"] !== undefined || existsSync(join(dataDir, "bfcl", LONG_CONTEXT_PATH))
+
+interface Line {
+  readonly task: string
+  readonly stratum: string
+  readonly candidate: string
+  readonly verdict: { readonly reward: number; readonly checks: Readonly<Record<string, boolean>>; readonly ended?: { readonly reason: string; readonly detail: string } }
+}
+const resultLines = (home: string, runId: string): ReadonlyArray<Line> =>
+  readFileSync(join(home, "runs", runId, "results.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Line)
+
+// One run of gold and none over all 800 tasks (~25 s on two cores), shared by the tests that read it.
+let goldRun: Promise<{ readonly cards: ReadonlyArray<Card>; readonly lines: ReadonlyArray<Line> }> | undefined
+const runGoldAndNone = () =>
+  (goldRun ??= (async () => {
+    const home = tempDir()
+    const r = await assay(["run", "--benchmark", "bfcl-multi-turn", "--candidate", "gold", "--candidate", "none", "--yes", "--json", "--home", home], longContextEnv)
+    expect(r.code, r.stderr).toBe(0)
+    const report = JSON.parse(r.stdout)
+    expect(report.cells).toMatchObject({ total: 1600, ran: 1600 })
+    return { cards: report.scorecards, lines: resultLines(home, report.runId) }
+  })())
+
+const card = (cards: ReadonlyArray<Card>, candidate: string, stratum: string) => cards.find((c) => c.candidate === candidate && c.stratum === stratum)
+
+describe("bfcl-multi-turn through the command", { timeout: 600_000 }, () => {
+  it("gold scores 1 and none 0 on every task of base, miss_func and miss_param (upstream's ground truth passes all, an empty answer none)", async () => {
+    const { cards } = await runGoldAndNone()
+    for (const c of CATEGORIES.filter((c) => c !== "multi_turn_long_context")) {
+      expect(card(cards, "gold", c), c).toMatchObject({ n: 200, meanReward: 1 })
+      // Every task has a turn with ground-truth calls: doing nothing fails there
+      expect(card(cards, "echo", c), c).toMatchObject({ n: 200, meanReward: 0, failures: { empty_turn_model_response: 200 } })
+    }
+  })
+
+  it.skipIf(!hasLongContext)("gold scores 1 and none 0 on every long-context task (with upstream's long_context.py)", async () => {
+    const { cards } = await runGoldAndNone()
+    expect(card(cards, "gold", "multi_turn_long_context")).toMatchObject({ n: 200, meanReward: 1 })
+    expect(card(cards, "echo", "multi_turn_long_context")).toMatchObject({ n: 200, meanReward: 0, failures: { empty_turn_model_response: 200 } })
+  })
+
+  it.skipIf(hasLongContext)("without upstream's long_context.py, each long-context cell ends as a data error naming the file", async () => {
+    const { lines } = await runGoldAndNone()
+    const longContext = lines.filter((l) => l.stratum === "multi_turn_long_context")
+    expect(longContext.length).toBe(400)
+    for (const l of longContext) {
+      expect(l.verdict.ended?.reason).toBe("setup-failed")
+      expect(l.verdict.ended?.detail).toContain("long_context.py")
+    }
+  })
+
+  it("a model through the loopback server, in both action spaces, gets the verdicts its calls earn; replayed with no server, the same", async () => {
+    const tasks = await Effect.runPromise(loadTasks(dataDir))
+    const chosen = ["multi_turn_base_0", "multi_turn_miss_func_1", "multi_turn_miss_param_2"].map((id) => tasks.find((t) => t.id === id)!)
+    // base_0 and miss_func_1 answered with their ground truth, miss_param_2 with no call at all
+    const answered = chosen.slice(0, 2)
+    const script = (mode: Mode): ReadonlyArray<LoopbackServer.ScriptTurn> => [
+      ...answered.flatMap((task: MultiTurnTask) =>
+        goldTurns(task, mode).flatMap((step, turn): ReadonlyArray<LoopbackServer.ScriptTurn> => {
+          if (step === null) return []
+          const user = task.question[turn]?.[0]?.content
+          const lastUser = user === undefined ? `${escape(ADDED_FUNCTIONS_PROMPT)}$` : `^${escape(user)}$`
+          return [mode === "tools"
+            ? { match: { lastUser }, toolCalls: step.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments, argumentsText: c.argumentsText! })), usage: { input: 500, output: 20 } }
+            : { match: { lastUser }, text: step.text!, usage: { input: 900, output: 30 } }]
+        })
+      ),
+      // Every other request (after the results, or a turn not answered): a reply with no call ends the turn
+      { default: true, text: "Done.", usage: { input: 500, output: 2 } }
+    ]
+    const runMode = (mode: Mode) =>
+      Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+        const server = yield* LoopbackServer.start(script(mode))
+        const home = tempDir()
+        const model = mode === "tools" ? "openai:gpt-4o-mini" : "openai:gpt-4o-mini+text"
+        const run = yield* Effect.promise(() =>
+          assay(
+            ["run", "--benchmark", "bfcl-multi-turn", ...chosen.flatMap((t) => ["--task", t.id]), "--model", model, "--yes", "--json", "--home", home],
+            { OPENAI_BASE_URL: server.openAiBaseUrl, OPENAI_API_KEY: "sk-test" }
+          )
+        )
+        return { home, run, requests: server.requests() }
+      })))
+
+    for (const mode of ["tools", "text"] as const) {
+      const { home, requests, run } = await runMode(mode)
+      expect(run.code, run.stderr).toBe(0)
+      const report = JSON.parse(run.stdout)
+      const verdicts = new Map(resultLines(home, report.runId).map((l) => [l.task, l.verdict]))
+      expect(verdicts.get("multi_turn_base_0"), mode).toMatchObject({ reward: 1 })
+      expect(verdicts.get("multi_turn_miss_func_1"), mode).toMatchObject({ reward: 1 })
+      expect(verdicts.get("multi_turn_miss_param_2"), mode).toMatchObject({ reward: 0, checks: { empty_turn_model_response: false } })
+
+      const bodies = requests.map((q) => JSON.stringify(q.body))
+      if (mode === "tools") {
+        // mv is held out of miss_func_1 until turn 2: offered only from the request that adds it
+        const missFunc = bodies.filter((b) => b.includes("I am alex. Check if the current directory is under my name"))
+        const offersMv = (b: string) => b.includes('"name":"mv"')
+        expect(missFunc.some(offersMv)).toBe(true)
+        for (const b of missFunc) expect(offersMv(b)).toBe(b.includes(ADDED_FUNCTIONS_PROMPT))
+      } else {
+        // Prompt mode: no tools, upstream's system prompt, the results fed back as the repr of tool dicts
+        for (const q of requests) expect((q.body as { tools?: ReadonlyArray<unknown> }).tools ?? []).toEqual([])
+        expect(bodies.some((b) => b.includes("You are an expert in composing functions."))).toBe(true)
+        expect(bodies.some((b) => b.includes(`[{'role': 'tool', 'name': \\"cd(folder='document')\\", 'content': '{\\"current_working_directory\\": \\"document\\"}'}`))).toBe(true)
+      }
+
+      // The server is gone: the run replays from its recordings, verdict for verdict
+      const replay = await assay(["replay", "--home", home, "--json"])
+      expect(replay.code, replay.stderr).toBe(0)
+      expect(JSON.parse(replay.stdout)).toMatchObject({ replayedFrom: report.runId, replayed: 3, same: 3, differ: [], missing: [] })
+    }
+  })
+})
