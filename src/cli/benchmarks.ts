@@ -9,6 +9,7 @@ import { dirname, join, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import { Effect, Schema } from "effect"
 import type { Provider } from "../evaluation/Provider.ts"
+import type { ResultReader } from "../model/Imported.ts"
 import { where } from "../evaluation/ProviderFailure.ts"
 
 export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
@@ -35,6 +36,21 @@ const loaders: Record<string, () => Promise<Provider>> = {
 }
 
 export const benchmarkNames = (): ReadonlyArray<string> => Object.keys(loaders)
+
+/** Readers of other runners' result files (`assay import BENCHMARK DIR`), by benchmark. */
+const resultReaders: Record<string, () => Promise<ResultReader>> = {
+  bfcl: async () => (await import("../../providers/bfcl/results.ts")).reader
+}
+
+export const importableNames = (): ReadonlyArray<string> => Object.keys(resultReaders)
+
+/** The reader of a benchmark's result files, or a usage error naming those assay reads. */
+export const loadResultReader = (name: string): Effect.Effect<ResultReader, UsageError> => {
+  const load = resultReaders[name]
+  return load === undefined
+    ? Effect.fail(new UsageError({ detail: `assay imports result files of ${importableNames().join(", ")}, not ${name}` }))
+    : Effect.promise(load)
+}
 
 /** The harness corpus's `process/spawn` handler (`assay harness`): from the registry, the one module of src/ that imports providers/. */
 export const corpusSpawnHandler = async () => (await import("../../providers/corpus/index.ts")).spawnHandler

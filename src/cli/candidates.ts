@@ -13,6 +13,7 @@ import { noLimits } from "../schema/EnvironmentDef.ts"
 import { harnessNames, isHarnessName } from "../harness/Harness.ts"
 import { UsageError } from "./benchmarks.ts"
 import { harnessBinDirs } from "./harnessBin.ts"
+import { importedCandidate, isImportedName } from "./imported.ts"
 
 // Loaded once, on the first model cell (the clients take seconds to load), not imported per cell.
 const loadModelAgent = Effect.runSync(Effect.cached(Effect.promise(() => import("../model/ModelAgent.ts"))))
@@ -94,6 +95,8 @@ export const resolveCandidate = (provider: Provider, name: string, options: Cand
     })
   }
   if (name.startsWith("harness:")) return resolveHarnessCandidate(provider, name)
+  // Made by `assay import`; rebuilt here from its name for a replay, which answers it from its recordings.
+  if (isImportedName(name)) return Effect.succeed(importedCandidate(name))
   if (!name.includes(":")) {
     return Effect.fail(
       new UsageError({

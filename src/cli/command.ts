@@ -15,6 +15,7 @@ import * as ContentId from "../content/ContentId.ts"
 import { completeReport, decodeJson, encodeJson, renderHtml, renderMarkdown, renderText, type Report } from "../experiment/Report.ts"
 import * as Home from "../experiment/Home.ts"
 import { replayCommand } from "./replay.ts"
+import { importCommand, importDoc } from "./import.ts"
 import { gradedOf, noiseCommand, noiseDoc, powerSection, storedReport } from "./noise.ts"
 import { gradedOfSummaries } from "../experiment/Scorecards.ts"
 import { checkedLocation, storeDoc, storeExists, storeOption, storeShown } from "./storeFlag.ts"
@@ -381,6 +382,7 @@ const docs = {
     }
   },
   worker: workerDoc,
+  import: importDoc,
   data: { about: "Benchmark data." },
   "data pull": {
     about: "Fetch a benchmark's pinned upstream files (checked by sha256) into the data folder: ASSAY_DATA_DIR, " +
@@ -973,7 +975,7 @@ const equivalenceCommand = Command.make(
 
 // ---------------------------------------------------------------------------------------------
 
-const commands = [planCommand, runCommand, reportCommand, runsCommand, tasksCommand, modelsCommand, noiseCommand, replayCommand, workerCommand, viewCommand, dataCommand, equivalenceCommand, harnessesCommand] as const
+const commands = [planCommand, runCommand, reportCommand, runsCommand, tasksCommand, modelsCommand, noiseCommand, replayCommand, importCommand, workerCommand, viewCommand, dataCommand, equivalenceCommand, harnessesCommand] as const
 
 const assay = Command.make("assay").pipe(
   Command.withSubcommands(commands),
