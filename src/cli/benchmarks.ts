@@ -55,14 +55,19 @@ export const loadResultReader = (name: string): Effect.Effect<ResultReader, Usag
 /** The harness corpus's `process/spawn` handler (`assay harness`): from the registry, the one module of src/ that imports providers/. */
 export const corpusSpawnHandler = async () => (await import("../../providers/corpus/index.ts")).spawnHandler
 
+/** `harbor:DIR`: a folder of Harbor-format tasks (providers/harbor). */
+const HARBOR = "harbor:"
+
 /** A benchmark given as a path (`./bench/provider.ts`, `/abs/index.js`) rather than a name. */
-export const isBenchmarkPath = (name: string): boolean => name.includes("/") || name.includes("\\") || /\.[cm]?[jt]sx?$/.test(name)
+export const isBenchmarkPath = (name: string): boolean =>
+  !name.startsWith(HARBOR) && (name.includes("/") || name.includes("\\") || /\.[cm]?[jt]sx?$/.test(name))
 
 /**
  * What to keep of a `--benchmark` so that a later command (replay) finds it again: a name as
  * it is, a path made absolute (against the working directory).
  */
-export const benchmarkRef = (name: string): string => (isBenchmarkPath(name) ? resolve(name) : name)
+export const benchmarkRef = (name: string): string =>
+  isBenchmarkPath(name) ? resolve(name) : name.startsWith(HARBOR) ? `${HARBOR}${resolve(name.slice(HARBOR.length))}` : name
 
 const MODULE_EXTENSIONS = ["ts", "mts", "js", "mjs"]
 
@@ -203,7 +208,35 @@ const loadPath = (name: string): Effect.Effect<Provider, UsageError> =>
     return module.default as Provider
   })
 
+/**
+ * A Harbor-format folder, with the container options of the environment (the command's
+ * `--engine` and `--image` are not wired yet): ASSAY_CONTAINER_ENGINE (podman or docker),
+ * ASSAY_IMAGES (`FROM=TO,FROM=TO`: local images used for those a Dockerfile names),
+ * ASSAY_HARBOR_VERIFIER (auto, test.sh or provided-pytest).
+ */
+const loadHarbor = (dir: string): Effect.Effect<Provider, UsageError> =>
+  Effect.gen(function*() {
+    if (dir === "") return yield* new UsageError({ detail: "harbor: needs a folder of Harbor tasks, e.g. --benchmark harbor:./tasks" })
+    const engine = process.env["ASSAY_CONTAINER_ENGINE"]
+    if (engine !== undefined && engine !== "podman" && engine !== "docker") {
+      return yield* new UsageError({ detail: `ASSAY_CONTAINER_ENGINE=${engine}: use podman or docker` })
+    }
+    const images: Record<string, string> = {}
+    for (const pair of (process.env["ASSAY_IMAGES"] ?? "").split(",").filter((p) => p.trim() !== "")) {
+      const at = pair.indexOf("=")
+      if (at <= 0 || at === pair.length - 1) return yield* new UsageError({ detail: `ASSAY_IMAGES: ${pair} is not FROM=TO` })
+      images[pair.slice(0, at).trim()] = pair.slice(at + 1).trim()
+    }
+    const verifier = process.env["ASSAY_HARBOR_VERIFIER"] ?? "auto"
+    if (verifier !== "auto" && verifier !== "test.sh" && verifier !== "provided-pytest") {
+      return yield* new UsageError({ detail: `ASSAY_HARBOR_VERIFIER=${verifier}: use auto, test.sh or provided-pytest` })
+    }
+    const harbor = yield* Effect.promise(() => import("../../providers/harbor/index.ts"))
+    return harbor.make({ dir: resolve(dir), images, verifier, ...(engine !== undefined ? { engine } : {}) })
+  })
+
 export const loadBenchmark = (name: string): Effect.Effect<Provider, UsageError> => {
+  if (name.startsWith(HARBOR)) return loadHarbor(name.slice(HARBOR.length))
   if (isBenchmarkPath(name)) return loadPath(name)
   const load = loaders[name]
   if (!load) {

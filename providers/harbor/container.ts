@@ -1,0 +1,134 @@
+/**
+ * The Attempt's container, as `process/spawn` effects. Every use of it goes through the Attempt's
+ * WorldEffects stack (recorded, faultable, answered from the recording in a replay), keyed:
+ *
+ *   terminal           a command of the candidate's terminal tool
+ *   oracle             gold: solution/ copied to /solution and `bash /solution/solve.sh` run
+ *   verifier           tests/ copied to /tests, the verifier run, /logs/verifier/reward.txt read
+ *   container/remove   the container removed (the protocol's last effect, on every exit)
+ *
+ * The live handler is made per Attempt (by setup) and holds its container, started at the first
+ * effect that needs it; requests name no container, so a replay's requests match the recorded ones.
+ */
+import * as path from "node:path"
+import { Effect, Schema } from "effect"
+import type * as Engine from "../../src/container/Engine.ts"
+import * as WE from "../../src/world/WorldEffects.ts"
+import type { HarborTask } from "./tasks.ts"
+
+/** What a command answers the model: Harbor's terminus agent keeps 10,000 bytes, the head and tail halves. */
+export const OUTPUT_LIMIT_BYTES = 10_000
+
+/** Output cut as terminus-2 cuts a terminal's output: the first and last halves of the limit, the interior counted. */
+export const limitOutput = (output: string, maxBytes = OUTPUT_LIMIT_BYTES): string => {
+  const bytes = Buffer.from(output, "utf8")
+  if (bytes.length <= maxBytes) return output
+  const half = Math.floor(maxBytes / 2)
+  // A multi-byte character cut at either edge is dropped (decoded leniently, then re-encoded to count).
+  const first = new TextDecoder("utf-8", { fatal: false }).decode(bytes.subarray(0, half)).replace(/\uFFFD$/, "")
+  const last = new TextDecoder("utf-8", { fatal: false }).decode(bytes.subarray(bytes.length - half)).replace(/^\uFFFD/, "")
+  const omitted = bytes.length - Buffer.byteLength(first) - Buffer.byteLength(last)
+  return `${first}\n[... output limited to ${maxBytes} bytes; ${omitted} interior bytes omitted ...]\n${last}`
+}
+
+export const TerminalRequest = Schema.Struct({ task: Schema.String, command: Schema.String, timeoutSeconds: Schema.Number })
+export const OracleRequest = Schema.Struct({ task: Schema.String })
+export const VerifierRequest = Schema.Struct({ task: Schema.String, mode: Schema.Literal("test.sh", "provided-pytest") })
+export const RemoveRequest = Schema.Struct({ task: Schema.String })
+
+/** A command's result, as recorded. */
+export const CommandResult = Schema.Struct({
+  exitCode: Schema.NullOr(Schema.Number),
+  timedOut: Schema.Boolean,
+  output: Schema.String
+})
+export type CommandResult = typeof CommandResult.Type
+
+export const VerifierResult = Schema.Struct({
+  /** The number in reward.txt; null when the verifier wrote none (or not a number). */
+  reward: Schema.NullOr(Schema.Number),
+  exitCode: Schema.NullOr(Schema.Number),
+  timedOut: Schema.Boolean,
+  /** The verifier's output, its last lines. */
+  log: Schema.String
+})
+export type VerifierResult = typeof VerifierResult.Type
+
+export const RemoveResult = Schema.Struct({ removed: Schema.Boolean })
+
+const VERIFIER_LOG_LINES = 40
+
+/**
+ * The provided-pytest verifier: tests/test_outputs.py run with the image's pytest, from the image's
+ * WORKDIR as test.sh is, the reward written as test.sh writes it.
+ */
+const providedPytest = [
+  "if [ -f /tests/test_outputs.py ]; then python3 -m pytest /tests/test_outputs.py -rA; else python3 -m pytest /tests -rA; fi",
+  "if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi"
+].join("\n")
+
+export interface ContainerPlan {
+  readonly task: HarborTask
+  readonly image: string
+}
+
+/** The live `process/spawn` handler of one Attempt's container. */
+export const containerHandler = (engine: Engine.Engine, plan: ContainerPlan): WE.Handler => {
+  let container: string | null = null
+  const { task } = plan
+  const started = Effect.suspend(() =>
+    container !== null
+      ? Effect.succeed(container)
+      : Effect.tap(
+        engine.start({ image: plan.image, cpus: task.cpus, memoryMb: task.memoryMb, network: task.network }),
+        (c) => Effect.sync(() => void (container = c))
+      )
+  )
+  return (effect) =>
+    Effect.gen(function*() {
+      const failed = (detail: string) => new WE.EffectFailed({ kind: effect.kind, key: effect.key, reason: "handler", detail })
+      const decode = <A, I>(schema: Schema.Schema<A, I>) => Schema.decodeUnknown(schema)(effect.request).pipe(Effect.mapError((e) => failed(e.message)))
+      const engineFailed = (e: Engine.EngineError) => failed(e.message)
+      switch (effect.key) {
+        case "terminal": {
+          const request = yield* decode(TerminalRequest)
+          const c = yield* started.pipe(Effect.mapError(engineFailed))
+          const r = yield* engine.exec(c, { command: request.command, timeoutSeconds: request.timeoutSeconds }).pipe(Effect.mapError(engineFailed))
+          return Schema.encodeSync(CommandResult)({ exitCode: r.exitCode, timedOut: r.timedOut, output: limitOutput(r.output) })
+        }
+        case "oracle": {
+          yield* decode(OracleRequest)
+          const c = yield* started.pipe(Effect.mapError(engineFailed))
+          yield* engine.copyIn(c, path.join(task.dir, "solution"), "/solution").pipe(Effect.mapError(engineFailed))
+          const r = yield* engine.exec(c, { command: "bash /solution/solve.sh", timeoutSeconds: task.agentTimeoutSeconds }).pipe(Effect.mapError(engineFailed))
+          return Schema.encodeSync(CommandResult)({ exitCode: r.exitCode, timedOut: r.timedOut, output: limitOutput(r.output) })
+        }
+        case "verifier": {
+          const request = yield* decode(VerifierRequest)
+          const c = yield* started.pipe(Effect.mapError(engineFailed))
+          yield* engine.copyIn(c, path.join(task.dir, "tests"), "/tests").pipe(Effect.mapError(engineFailed))
+          const prepared = yield* engine.exec(c, { command: "mkdir -p /logs/verifier /logs/agent && rm -f /logs/verifier/reward.txt", timeoutSeconds: 30 }).pipe(
+            Effect.mapError(engineFailed)
+          )
+          if (prepared.exitCode !== 0) return yield* failed(`preparing /logs/verifier: ${prepared.output.trim()}`)
+          const command = request.mode === "test.sh" ? "bash /tests/test.sh" : providedPytest
+          const r = yield* engine.exec(c, { command, timeoutSeconds: task.verifierTimeoutSeconds }).pipe(Effect.mapError(engineFailed))
+          const read = yield* engine.exec(c, { command: "cat /logs/verifier/reward.txt", timeoutSeconds: 30 }).pipe(Effect.mapError(engineFailed))
+          const text = read.exitCode === 0 ? read.output.trim() : ""
+          const reward = text !== "" && Number.isFinite(Number(text)) ? Number(text) : null
+          const log = r.output.trimEnd().split("\n").slice(-VERIFIER_LOG_LINES).join("\n")
+          return Schema.encodeSync(VerifierResult)({ reward, exitCode: r.exitCode, timedOut: r.timedOut, log })
+        }
+        case "container/remove": {
+          yield* decode(RemoveRequest)
+          const c = container
+          if (c === null) return { removed: false }
+          yield* engine.remove(c).pipe(Effect.mapError(engineFailed))
+          container = null
+          return { removed: true }
+        }
+        default:
+          return yield* failed(`no container effect ${effect.key}`)
+      }
+    })
+}
