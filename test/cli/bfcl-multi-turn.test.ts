@@ -133,4 +133,22 @@ describe("bfcl-multi-turn through the command", { timeout: 600_000 }, () => {
       expect(JSON.parse(replay.stdout)).toMatchObject({ replayedFrom: report.runId, replayed: 3, same: 3, differ: [], missing: [] })
     }
   })
+
+  it("a model that never stops calling is force-quit after 21 steps of its first turn, and graded force_terminated", async () => {
+    const home = tempDir()
+    const run = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const server = yield* LoopbackServer.start([{ repeat: true, toolCalls: [{ name: "pwd", arguments: {}, argumentsText: "{}" }], usage: { input: 400, output: 5 } }])
+      return yield* Effect.promise(() =>
+        assay(["run", "--benchmark", "bfcl-multi-turn", "--task", "multi_turn_base_1", "--model", "openai:gpt-4o-mini", "--yes", "--json", "--home", home], { OPENAI_BASE_URL: server.openAiBaseUrl, OPENAI_API_KEY: "sk-test" })
+      )
+    })))
+    expect(run.code, run.stderr).toBe(0)
+    const [line] = readFileSync(join(home, "runs", JSON.parse(run.stdout).runId, "results.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l))
+    expect(line.verdict).toMatchObject({ reward: 0, checks: { force_terminated: false } })
+    const output = line.output.result
+    expect(output.forceQuit).toBe(true)
+    expect(output.turns.length).toBe(1)
+    expect(output.turns[0].length).toBe(21)
+    expect(output.turns[0][0]).toEqual({ response: [{ pwd: "{}" }], calls: ["pwd()"] })
+  })
 })

@@ -126,15 +126,19 @@ export const decodeExecute = (mode: Mode, response: StepResponse): Decoded => {
 /** `is_empty_execute_response`: no call, or a single empty one. */
 export const isEmptyExecution = (calls: ReadonlyArray<string>): boolean => calls.length === 0 || (calls.length === 1 && calls[0] === "")
 
+/** A step from its response as upstream stores it (a live reply's, or a line of upstream's result file). */
+export const stepFromResponse = (mode: Mode, response: StepResponse): Step => {
+  const decoded = decodeExecute(mode, response)
+  return decoded.ok ? { response, calls: decoded.calls } : { response, calls: null, error: decoded.error }
+}
+
 /**
  * One step of a turn, from the model's reply: the step as the output keeps it, and the calls to
  * run, or none when the turn ends here (the reply did not decode, or decoded to no call).
  */
 export const stepOf = (mode: Mode, reply: Conversation.AgentReply): { readonly step: Step; readonly run: ReadonlyArray<string> } => {
-  const response = responseOf(mode, reply)
-  const decoded = decodeExecute(mode, response)
-  if (!decoded.ok) return { step: { response, calls: null, error: decoded.error }, run: [] }
-  return { step: { response, calls: decoded.calls }, run: isEmptyExecution(decoded.calls) ? [] : decoded.calls }
+  const step = stepFromResponse(mode, responseOf(mode, reply))
+  return { step, run: step.calls === null || isEmptyExecution(step.calls) ? [] : step.calls }
 }
 
 /** The answer as the checker reads it: per step, its call strings, or null when it did not decode. */
