@@ -6,7 +6,8 @@
  *   ground truth's is a forced termination; each step is decoded, and steps that fail to decode or
  *   decode to `[]` / `[""]` are dropped;
  * - per turn, the model's steps run in one executor session (model name `<model>_eval`) and the
- *   turn's ground truth in another (`<model>_ground_truth_eval`); both persist from turn to turn;
+ *   turn's ground truth in another (`<model>_ground_truth_eval`); both persist from turn to turn,
+ *   and share what upstream's one process shares between them (`shareProcessState`);
  * - a non-empty ground-truth turn with no model step fails (`empty_turn_model_response`); an empty
  *   ground-truth turn is not checked (its model calls still run);
  * - else every involved instance's public attributes are compared with Python `==`
@@ -22,6 +23,8 @@ import type { AnyApi, LongContext } from "./api.ts"
 import { canonDump, sha256 } from "./canon.ts"
 import { executeCall, openSession, type Session } from "./executor.ts"
 import { type Py, PyDict, pyEq, type PyObject, registerEq } from "./py.ts"
+import type { TravelState } from "./travel.ts"
+import type { TwitterState } from "./twitter.ts"
 import { apis } from "./worlds.ts"
 
 /** The task as the checker needs it (upstream's question entry and its possible answer). */
@@ -121,6 +124,36 @@ const isDir = (o: PyObject): o is DirLike => o.pyClass === "Directory" && "name"
 registerEq("File", (a, b) => isFile(a) && isFile(b) && pyEq(a.name, b.name) && pyEq(a.content, b.content))
 registerEq("Directory", (a, b) => isDir(a) && isDir(b) && pyEq(a.name, b.name) && pyEq(a.contents, b.contents))
 
+const isTravel = (s: unknown): s is TravelState => typeof s === "object" && s !== null && "sharedCards" in s && "credit_card_list" in s
+const isTwitter = (s: unknown): s is TwitterState => typeof s === "object" && s !== null && "sharedMentions" in s
+
+/**
+ * What upstream's one process shares between the model's instances and the ground truth's, carried
+ * from the session that just ran (`from`) into the other: long-context TravelAPI holds the module's
+ * extension cards themselves (a charge by either shows in both), and TwitterAPI's `post_tweet`
+ * default `mentions` list is one list for every instance. The sessions alternate only between the
+ * model's part of a turn and the ground truth's, so carrying at those points suffices.
+ */
+const shareProcessState = (from: Session, to: Session): Session => {
+  let states: Map<string, unknown> | undefined
+  for (const api of to.classes) {
+    const mine = from.states.get(api.name)
+    const theirs = to.states.get(api.name)
+    let shared = theirs
+    if (isTravel(mine) && isTravel(theirs) && mine.credit_card_list instanceof PyDict && theirs.credit_card_list instanceof PyDict) {
+      let cards = theirs.credit_card_list
+      for (const id of theirs.sharedCards) {
+        const card = mine.sharedCards.some((x) => pyEq(x, id)) ? mine.credit_card_list.get(id) : undefined
+        if (card !== undefined && cards.has(id) && cards.get(id) !== card) cards = cards.set(id, card)
+      }
+      if (cards !== theirs.credit_card_list) shared = { ...theirs, credit_card_list: cards }
+    }
+    if (isTwitter(mine) && isTwitter(theirs) && mine.sharedMentions !== theirs.sharedMentions) shared = { ...theirs, sharedMentions: mine.sharedMentions }
+    if (shared !== theirs) (states ??= new Map(to.states)).set(api.name, shared)
+  }
+  return states === undefined ? to : { ...to, states }
+}
+
 const runCalls = (session: Session, calls: ReadonlyArray<string>): { readonly session: Session; readonly results: Array<string> } => {
   let s = session
   const results: Array<string> = []
@@ -205,9 +238,11 @@ export const checkMultiTurn = (
       perStep.push(ran.results)
       allModelResults.push(...ran.results)
     }
+    truth = shareProcessState(model, truth)
     const truthCalls = groundTruth[turn] ?? []
     const ranTruth = runCalls(truth, truthCalls)
     truth = ranTruth.session
+    model = shareProcessState(truth, model)
     executionResults.push(PyDict.fromRecord({ model: perStep, ground_truth: ranTruth.results }))
 
     if (truthCalls.length === 0) continue
