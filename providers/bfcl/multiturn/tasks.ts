@@ -7,7 +7,7 @@
  */
 import { Effect } from "effect"
 import { type Benchmark, DataRoot, PinnedData, type Provider } from "../../../src/index.ts"
-import { LONG_CONTEXT_FILE, UPSTREAM_COMMIT, UPSTREAM_REPOSITORY } from "../data.ts"
+import { UPSTREAM_COMMIT, UPSTREAM_REPOSITORY } from "../data.ts"
 import { isDict, parsePyJson, type PyDict as DocDict } from "../pyjson.ts"
 import type { MultiTurnEntry } from "./checker.ts"
 import { parsePythonJson } from "./canon.ts"
@@ -54,7 +54,10 @@ const pin = (file: string, sha256: string): Provider.PinnedFile => ({
   sha256
 })
 
-/** The multi-turn files, as `../shared/data/bfcl/SOURCE.md` ("Multi-turn files") lists them, and long_context.py. */
+/**
+ * The multi-turn files, as `../shared/data/bfcl/SOURCE.md` ("Multi-turn files") lists them. Upstream's
+ * long_context.py is not among them: longContext.ts reads it where bfcl's data keeps it, when present.
+ */
 export const PINNED: ReadonlyArray<Provider.PinnedFile> = [
   pin("BFCL_v4_multi_turn_base.json", "1a21a995d06fd6f20ba55de7bced30ef953ec35e998f502ec2ecf4d66ef1c43a"),
   pin("possible_answer/BFCL_v4_multi_turn_base.json", "1fee67823b317571649177dd89d63969feaae4e810cc7448ee55ba797fb7c8fc"),
@@ -71,9 +74,7 @@ export const PINNED: ReadonlyArray<Provider.PinnedFile> = [
   pin("multi_turn_func_doc/ticket_api.json", "31324e0380782664fe82ba05bd23517808ad55692b45a5fe7c3d4d395fe4f0f8"),
   pin("multi_turn_func_doc/trading_bot.json", "1a7933fd8f0cb8fbec38aeae05cb8c24132747cad4904fe1c13ac3d01fc22c2d"),
   pin("multi_turn_func_doc/travel_booking.json", "f17b950c13adddf41d0848077df58788252e4c2e7cad5cfa71c8c4bf04f57b26"),
-  pin("multi_turn_func_doc/vehicle_control.json", "0c8a66292844874ef7b168f343bc394d8615d2d9e1f4387999a9ee23011eac78"),
-  // Upstream's long-context constants (single-turn bfcl pins it too; longContext.ts reads it)
-  LONG_CONTEXT_FILE
+  pin("multi_turn_func_doc/vehicle_control.json", "0c8a66292844874ef7b168f343bc394d8615d2d9e1f4387999a9ee23011eac78")
 ]
 
 export const TASK_COUNTS: Readonly<Record<Category, number>> = {
