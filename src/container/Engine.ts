@@ -246,6 +246,10 @@ export const make = (options: Options = {}): Effect.Effect<Engine, EngineError> 
           const result = yield* run([
             "build",
             ...ULIMITS,
+            // The image is tagged by its content and built once: no layer cache to keep, and a failed
+            // build leaves no intermediate image or container behind.
+            ...(name === "podman" ? ["--layers=false"] : []),
+            "--force-rm",
             "--label",
             "assay=1",
             "-t",

@@ -8,7 +8,6 @@
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Schema } from "effect"
 import type { Json } from "../../src/content/Canonical.ts"
@@ -25,27 +24,9 @@ import type { Attempt } from "../../src/schema/Attempt.ts"
 import { type EnvironmentDef, noLimits } from "../../src/schema/EnvironmentDef.ts"
 import * as harbor from "../../providers/harbor/index.ts"
 import { VerifierResult } from "../../providers/harbor/container.ts"
-import { baseTag } from "../../tools/containers/base.mjs"
 import { tempDir } from "../support/tempDirs.ts"
+import { baseTag, containersOf, fixtures, images, podman, unable } from "./podman.ts"
 
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..")
-const fixtures = path.join(repo, "test/harbor/fixtures")
-const PODMAN = ["--runtime", "runc", "--cgroup-manager=cgroupfs"]
-const podman = (...args: ReadonlyArray<string>) => spawnSync("podman", [...PODMAN, ...args], { encoding: "utf8" })
-
-/** Why the tests cannot run here, or null: podman missing or unable to run a container. */
-const unable = ((): string | null => {
-  const version = podman("version", "--format", "{{.Client.Version}}")
-  if (version.error !== undefined || version.status !== 0) return `podman cannot run here (${version.error?.message ?? version.stderr.trim()})`
-  // The pretest builds the base image; built here when the tests are run on their own.
-  if (podman("image", "exists", baseTag).status !== 0) {
-    const ensure = spawnSync(process.execPath, [path.join(repo, "tools/containers/ensure.mjs")], { encoding: "utf8" })
-    if (ensure.status !== 0) return `the base image could not be built (${ensure.stderr.trim().split("\n").pop() ?? ""})`
-  }
-  return null
-})()
-
-const images = { "python:3.13-slim-bookworm": baseTag }
 const provider: Provider = harbor.make({ dir: fixtures, engine: "podman", images })
 
 const REF = "openai:gpt-4o-mini-2024-07-18"
@@ -83,7 +64,7 @@ const verifierOf = (a: Attempt) => Schema.decodeUnknownSync(VerifierResult)((a.r
 const toolMessages = (a: Attempt) => (a.output as { transcript: ReadonlyArray<Message> }).transcript.filter((m) => m.role === "tool")
 
 /** Containers of this process still there: none once each Attempt is over. */
-const ours = () => podman("ps", "-a", "-q", "--filter", `label=assay.pid=${process.pid}`).stdout.trim()
+const ours = () => containersOf(process.pid)
 
 const TASKS = ["csv-totals", "fix-failing-test", "git-repair"]
 
