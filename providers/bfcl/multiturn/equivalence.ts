@@ -82,8 +82,8 @@ const categoryFile = (id: string): string => `BFCL_v4_${id.slice(0, id.lastIndex
 const readText = (file: string, what: string) =>
   Effect.tryPromise({ try: () => readFile(file, "utf8"), catch: () => corpusError(file, `${what} ${file} cannot be read`, "missing") })
 
-/** The task files' entries by task id (question and possible answer), read lazily per category. */
-const taskEntries = (v4Dir: string) => {
+/** The task files' entries by task id (question and possible answer), read lazily per category (files as they are, no sha256 check). */
+export const taskEntries = (v4Dir: string): ((id: string) => Effect.Effect<MultiTurnEntry, PinnedData.DataError>) => {
   const cache = new Map<string, Map<string, MultiTurnEntry>>()
   return (id: string) =>
     Effect.gen(function*() {

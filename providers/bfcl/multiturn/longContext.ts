@@ -274,7 +274,7 @@ export const LONG_CONTEXT_ENV = "ASSAY_BFCL_LONG_CONTEXT"
 
 /**
  * Upstream's long-context constants: the pinned `long_context.py` under the data folder (its sha256
- * checked), or the file `ASSAY_BFCL_LONG_CONTEXT` names (read as it is).
+ * checked), or the file `override` (default: `ASSAY_BFCL_LONG_CONTEXT`; "" for none) names, read as it is.
  */
 export const loadLongContext = (options?: DataOptions & { readonly override?: string }): Effect.Effect<LongContext, PinnedData.DataError> =>
   Effect.gen(function*() {
