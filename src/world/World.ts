@@ -150,14 +150,73 @@ export const make = (tables: Readonly<Record<string, Readonly<Record<string, Jso
 }
 
 /**
+ * A record of a world built from given values (`fromEntries`): its hash is made on first need
+ * (a write over it, or the table's digest), then kept. A load that is never written to nor
+ * compared never hashes its records.
+ */
+class BuiltEntry implements Entry {
+  declare readonly value: Json
+  declare readonly rank: number
+  declare private readonly table: string
+  declare private readonly key: string
+  declare private lanes: Lanes | undefined
+  constructor(value: Json, rank: number, table: string, key: string) {
+    this.value = value
+    this.rank = rank
+    this.table = table
+    this.key = key
+    this.lanes = undefined
+  }
+  get hash(): Lanes {
+    this.lanes ??= hashRecord(this.table, this.key, this.value)
+    return this.lanes
+  }
+}
+
+/** A built table whose digest, the sum of its records' hashes, is made when first read. */
+class SummedTable implements Table {
+  readonly writes: HashMap.HashMap<string, Entry | null> = HashMap.empty()
+  readonly size: number
+  declare private sum: Lanes | undefined
+  constructor(readonly built: ReadonlyMap<string, Entry>, readonly nextRank: number) {
+    this.size = built.size
+    this.sum = undefined
+  }
+  get digest(): Lanes {
+    if (this.sum === undefined) {
+      let sum = zeroLanes
+      for (const entry of this.built.values()) sum = addLanes(sum, entry.hash, 1)
+      this.sum = sum
+    }
+    return this.sum
+  }
+}
+
+/** A world of built tables whose digest is made when first read. */
+class SummedWorld implements World {
+  declare private sum: Lanes | undefined
+  constructor(readonly tables: ReadonlyMap<string, Table>) {
+    this.sum = undefined
+  }
+  get digest(): Lanes {
+    if (this.sum === undefined) {
+      let sum = zeroLanes
+      for (const t of this.tables.values()) sum = addLanes(sum, t.digest, 1)
+      this.sum = sum
+    }
+    return this.sum
+  }
+}
+
+/**
  * A world from tables (distinct names) given as entry lists, keys in the order given (whatever they look like:
  * a JS object would list integer-like keys first); a null record is absent, and a key given
  * twice keeps its first place and its last value, as successive `set`s would. Built in place,
- * equal (digest included) to `set`ting each record in turn on empty tables.
+ * equal (digest included) to `set`ting each record in turn on empty tables. Records are hashed
+ * when the digest is first needed (a write, `equals`, `digest`), not here.
  */
 export const fromEntries = (tables: ReadonlyArray<readonly [string, ReadonlyArray<readonly [string, Json | null]>]>): World => {
   const tableMap = new Map<string, Table>()
-  let digest = zeroLanes
   for (const [name, records] of tables) {
     let rank = 0
     // A Map keeps a key's first place when set again, and puts a key deleted and set again last:
@@ -169,14 +228,11 @@ export const fromEntries = (tables: ReadonlyArray<readonly [string, ReadonlyArra
         built.delete(key)
         continue
       }
-      built.set(key, { value, rank: old ? old.rank : rank++, hash: hashRecord(name, key, value) })
+      built.set(key, new BuiltEntry(value, old ? old.rank : rank++, name, key))
     }
-    let tableDigest = zeroLanes
-    for (const entry of built.values()) tableDigest = addLanes(tableDigest, entry.hash, 1)
-    tableMap.set(name, builtTable(built, rank, tableDigest))
-    digest = addLanes(digest, tableDigest, 1)
+    tableMap.set(name, new SummedTable(built, rank))
   }
-  return { tables: tableMap, digest }
+  return new SummedWorld(tableMap)
 }
 
 /** A table's digest as 64 hex digits: what `fromPrepared` is given back for it. */

@@ -160,24 +160,50 @@ export const parseOrdered = (text: string): Either.Either<OrderedJson, JsonSynta
 
 export const isOrderedObject = (v: OrderedJson): v is OrderedObject => v instanceof Map
 
-/** The index after the JSON string whose opening quote is at `i`; -1 when it is not closed. */
-const stringEnd = (text: string, i: number): number => {
+/**
+ * Where the first backslash at or after `from` stands in a text (-1: none), kept through one
+ * scan: it asks for each string in turn, and a DB's strings have almost no escapes, so an indexOf
+ * per string would read the rest of the text each time.
+ */
+interface Backslashes {
+  from: number
+  at: number
+}
+const noBackslashYet = (): Backslashes => ({ from: Infinity, at: -1 })
+const backslashFrom = (text: string, j: number, seen: Backslashes): number => {
+  if (seen.from <= j && (seen.at === -1 || seen.at >= j)) return seen.at
+  seen.from = j
+  seen.at = text.indexOf("\\", j)
+  return seen.at
+}
+
+/**
+ * The index after the JSON string whose opening quote is at `i`; -1 when it is not closed. The
+ * platform's indexOf finds the closing quote (a scan character by character is slow before the
+ * JIT warms, and a DB is mostly strings); an escape before it is stepped over, as the quote it
+ * may escape.
+ */
+const stringEnd = (text: string, i: number, seen: Backslashes): number => {
   let j = i + 1
   for (;;) {
-    if (j >= text.length) return -1
-    const c = text.charCodeAt(j)
-    if (c === 0x22) return j + 1
-    j += c === 0x5c ? 2 : 1
+    const quote = text.indexOf('"', j)
+    if (quote < 0) return -1
+    const backslash = backslashFrom(text, j, seen)
+    if (backslash < 0 || backslash > quote) return quote + 1
+    j = backslash + 2
   }
 }
+
+// The characters a value's end depends on: quotes (strings are skipped whole) and brackets.
+const STRUCTURE = /["[\]{}]/g
 
 /**
  * The index after the JSON value that starts at `i`, by strings and brackets only (nothing else
  * is checked: a caller parses the slice); -1 when no value's end is found.
  */
-const valueEnd = (text: string, i: number): number => {
+const valueEnd = (text: string, i: number, seen: Backslashes): number => {
   const c = text.charCodeAt(i)
-  if (c === 0x22) return stringEnd(text, i)
+  if (c === 0x22) return stringEnd(text, i, seen)
   if (c !== 0x7b && c !== 0x5b) {
     let j = i
     for (;;) {
@@ -186,23 +212,27 @@ const valueEnd = (text: string, i: number): number => {
       j++
     }
   }
+  // Everything but quotes and brackets is passed over by the regular expression, natively.
   let depth = 0
   let j = i
-  while (j < text.length) {
+  for (;;) {
+    STRUCTURE.lastIndex = j
+    const m = STRUCTURE.exec(text)
+    if (m === null) return -1
+    j = m.index
     const d = text.charCodeAt(j)
     if (d === 0x22) {
-      j = stringEnd(text, j)
+      j = stringEnd(text, j, seen)
       if (j < 0) return -1
       continue
     }
     if (d === 0x7b || d === 0x5b) depth++
-    else if (d === 0x7d || d === 0x5d) {
+    else {
       depth--
       if (depth === 0) return j + 1
     }
     j++
   }
-  return -1
 }
 
 /** One member of an object scanned by `objectMembers`: its key and where its value's text stands. */
@@ -224,11 +254,12 @@ export const objectMembers = (
   let j = skipWhitespace(text, i)
   if (text.charCodeAt(j) !== 0x7b) return undefined
   j = skipWhitespace(text, j + 1)
+  const seen = noBackslashYet()
   const members: Array<MemberSpan> = []
   if (text.charCodeAt(j) === 0x7d) return { members, end: j + 1 }
   for (;;) {
     if (text.charCodeAt(j) !== 0x22) return undefined
-    const keyEnd = stringEnd(text, j)
+    const keyEnd = stringEnd(text, j, seen)
     if (keyEnd < 0) return undefined
     const raw = text.slice(j + 1, keyEnd - 1)
     let key: string
@@ -240,13 +271,45 @@ export const objectMembers = (
     j = skipWhitespace(text, keyEnd)
     if (text.charCodeAt(j) !== 0x3a) return undefined
     const start = skipWhitespace(text, j + 1)
-    const end = valueEnd(text, start)
+    const end = valueEnd(text, start, seen)
     if (end < 0) return undefined
     members.push({ key, start, end })
     j = skipWhitespace(text, end)
     const c = text.charCodeAt(j)
     if (c === 0x7d) return { members, end: j + 1 }
     if (c !== 0x2c) return undefined
+    j = skipWhitespace(text, j + 1)
+  }
+}
+
+/**
+ * The first member named `key` of the JSON object at `i`, scanning only as far as it; undefined
+ * when there is none or the text before it is not plainly such an object (as `objectMembers`).
+ */
+export const memberOf = (text: string, i: number, key: string): MemberSpan | undefined => {
+  let j = skipWhitespace(text, i)
+  if (text.charCodeAt(j) !== 0x7b) return undefined
+  j = skipWhitespace(text, j + 1)
+  const seen = noBackslashYet()
+  for (;;) {
+    if (text.charCodeAt(j) !== 0x22) return undefined
+    const keyEnd = stringEnd(text, j, seen)
+    if (keyEnd < 0) return undefined
+    const raw = text.slice(j + 1, keyEnd - 1)
+    let name: string
+    try {
+      name = raw.includes("\\") ? (JSON.parse(text.slice(j, keyEnd)) as string) : raw
+    } catch {
+      return undefined
+    }
+    j = skipWhitespace(text, keyEnd)
+    if (text.charCodeAt(j) !== 0x3a) return undefined
+    const start = skipWhitespace(text, j + 1)
+    const end = valueEnd(text, start, seen)
+    if (end < 0) return undefined
+    if (name === key) return { key, start, end }
+    j = skipWhitespace(text, end)
+    if (text.charCodeAt(j) !== 0x2c) return undefined
     j = skipWhitespace(text, j + 1)
   }
 }
