@@ -33,7 +33,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Effect, Either, Queue, Runtime } from "effect"
+import { Effect, Either, Option, Queue, Ref, Runtime, Schema } from "effect"
 import type { Json } from "../../content/Canonical.ts"
 import { canonicalUnsafe } from "../../content/Canonical.ts"
 import type { Wallet } from "../../budget/Wallet.ts"
@@ -55,12 +55,14 @@ import {
   tokensOf
 } from "../../model/WireServe.ts"
 import type { CliUsage, RecordedEffect, TokenCounts } from "../../schema/Attempt.ts"
+import * as World from "../../world/World.ts"
 import * as WE from "../../world/WorldEffects.ts"
 import type { HarnessName } from "../Harness.ts"
 import { adapters } from "../adapters/index.ts"
 import { isTranscriptError } from "../Harness.ts"
 import { RUN_TOKEN_VARIABLE, terminate } from "../Process.ts"
 import { jsonlFilesUnder } from "../SessionFiles.ts"
+import { type FolderTask, readFiles, writeFiles } from "./Folder.ts"
 import { bridgedInvocation } from "./Invocations.ts"
 import { handleMcp, type McpToolResult } from "./Mcp.ts"
 import { toolNames, type ToolNames } from "./Tools.ts"
@@ -82,8 +84,15 @@ export interface BridgeOptions {
   readonly replay?: ReadonlyArray<RecordedEffect> | undefined
   /** How long the CLI may take to list the MCP tools before its first model call; default 120 s. */
   readonly readinessMs?: number
-  /** The CLI's own tools stay on (a task that is a folder); default off. */
+  /** The CLI's own tools stay on; default off. */
   readonly ownTools?: boolean
+  /**
+   * The task is a folder: the world's files are the CLI's work folder, its own tools on. What it
+   * changes there is written into the world (before each of its model calls) as calls of the
+   * protocol's write tool, `tool/write:workspace-sync` effects; the protocol sees only the calls of
+   * its own tools.
+   */
+  readonly folder?: FolderTask
   /** The folder the CLI works in; default a fresh empty one. */
   readonly workDir?: string
   /** Called with each line of the CLI's stderr (diagnostics); default: dropped. */
@@ -99,6 +108,10 @@ export interface BridgedAgent extends Agent {
 
 const AGENT_KEY = "agent"
 const AUX_KEY = "agent-aux"
+/** The effect key of a folder task's file written back from the CLI's folder into the world. */
+const SYNC_KEY = "workspace-sync"
+/** A write back the run injected a fault into is made again (the CLI's own write happened): at most this often. */
+const SYNC_TRIES = 8
 
 /** The statuses a vendor sends for what a fault stands for; the CLI retries them as it would the vendor's. */
 const faultStatus = (reason: WE.EffectFault["reason"]): number =>
@@ -269,6 +282,10 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
   const readinessMs = options.readinessMs ?? 120_000
   let names: ToolNames | undefined
   let offered = 0
+  /** The protocol's tools by name (a folder task's reply carries only these). */
+  let protocolTools: ReadonlySet<string> = new Set()
+  /** A folder task's files as the world and the folder last agreed on them. */
+  const synced = new Map<string, string>()
   let live: Live | undefined
   /** Messages of the transcript already passed to the CLI. */
   let seen = 0
@@ -428,7 +445,8 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
           const ours = n.ours(t.name)
           if (ours !== undefined) seenNames.set(ours, t.name)
         }
-        const theirs = (ours: string) => seenNames.get(ours) ?? n.theirs(ours)
+        // A call of none of the protocol's tools is one of the CLI's own (a folder task's): named as the CLI names it.
+        const theirs = (ours: string) => seenNames.get(ours) ?? (protocolTools.has(ours) ? n.theirs(ours) : ours)
         const answer = answerWith(res, wire, body, theirs)
         if (offered > 0 && seenNames.size === 0) {
           if (mainRequests === 0) {
@@ -481,7 +499,7 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
           stateDir: s.stateDir,
           resume,
           sessionId,
-          ownTools: options.ownTools === true
+          ownTools: options.ownTools === true || options.folder !== undefined
         })
         for (const f of invocation.files) {
           fs.mkdirSync(path.dirname(f.path), { recursive: true })
@@ -560,6 +578,44 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
       })
     })
 
+  /** A folder task's files of the world (path -> text). */
+  const worldFiles = (folder: FolderTask) =>
+    Effect.gen(function*() {
+      const world = yield* Effect.serviceOption(WE.AttemptWorld)
+      if (Option.isNone(world)) return new Map<string, string>()
+      const current = yield* Ref.get(world.value.ref)
+      return new Map(World.entries(current, folder.table).flatMap(([p, text]) => (typeof text === "string" ? [[p, text] as const] : [])))
+    })
+
+  /** One file the CLI changed written into the world, as the protocol's write tool writes it. */
+  const writeBack = (request: Json): Effect.Effect<void, AgentFailure, WE.WorldEffects> =>
+    Effect.gen(function*() {
+      for (let tries = 1; ; tries++) {
+        const done = yield* Effect.either(WE.perform({ kind: "tool/write", key: SYNC_KEY, request }, Schema.Unknown))
+        if (Either.isRight(done) || done.left._tag === "EffectRefused") return
+        if (done.left._tag !== "EffectFault" || tries >= SYNC_TRIES) return yield* done.left
+      }
+    })
+
+  /**
+   * Before a model call of a folder task's CLI: what it changed in its folder is written into the
+   * world, and what the protocol's own tools changed in the world (over MCP) into its folder.
+   */
+  const syncFolder = (s: Live, folder: FolderTask): Effect.Effect<void, AgentFailure, WE.WorldEffects> =>
+    Effect.gen(function*() {
+      const inFolder = readFiles(s.workDir)
+      for (const p of [...inFolder.keys()].sort()) {
+        const text = inFolder.get(p)!
+        if (synced.get(p) === text) continue
+        synced.set(p, text)
+        yield* writeBack({ tool: folder.write, args: { path: p, content: text } })
+      }
+      const inWorld = yield* worldFiles(folder)
+      const changed = new Map([...inWorld].filter(([p, text]) => synced.get(p) !== text))
+      writeFiles(s.workDir, changed)
+      for (const [p, text] of changed) synced.set(p, text)
+    })
+
   /** Waits for the CLI's next turn: its model request made through the Attempt's stack, as the reply. */
   const nextTurn = (s: Live, model: ResolvedModel, n: ToolNames): Effect.Effect<AgentReply, AgentFailure, WE.WorldEffects | Wallet> =>
     Effect.gen(function*() {
@@ -582,12 +638,16 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
             detail: `${options.harness} exited (${event.code ?? event.signal}) without replying: ${tail(s.stderrTail)}`
           })
         }
+        if (options.folder !== undefined) yield* syncFolder(s, options.folder)
         const reply = yield* modelTurn(event.wire, model, n, event.answer)
         if (reply !== undefined) return reply
       }
     })
 
-  /** One CLI (or recorded) request made as the agent's model call; undefined when it faulted (the CLI retries). */
+  /**
+   * One CLI (or recorded) request made as the agent's model call; undefined when it faulted (the
+   * CLI retries) or called only its own tools (a folder task).
+   */
   const modelTurn = (
     wire: WireRequest | ModelRequest,
     model: ResolvedModel,
@@ -603,6 +663,12 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
         lastFault = undefined
         const response = outcome.right
         answeredInWords = response.toolCalls.length === 0
+        if (options.folder !== undefined && response.toolCalls.length > 0) {
+          // The CLI's own tools (its file edits, its shell) are its business: the protocol gets
+          // only the calls of its tools, and nothing while the CLI works on its own.
+          const theirs = (response.toolCalls as ReadonlyArray<ToolCall>).filter((c) => protocolTools.has(c.name))
+          return theirs.length === 0 ? undefined : { text: response.text, toolCalls: theirs }
+        }
         return { text: response.text, toolCalls: response.toolCalls as ReadonlyArray<ToolCall> }
       }
       const e = outcome.left
@@ -635,17 +701,26 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
   }
 
   // Replay: the recorded requests of the agent's turns, made again in order.
-  const recorded = (options.replay ?? []).filter((r) => r.kind === "model/generate" && r.key === AGENT_KEY).sort((a, b) => a.occurrence - b.occurrence)
+  const recording = options.replay ?? []
+  const recorded = recording.flatMap((r, at) => (r.kind === "model/generate" && r.key === AGENT_KEY ? [{ entry: r, at }] : []))
+    .sort((a, b) => a.entry.occurrence - b.entry.occurrence)
   let next = 0
+  /** A folder task's write backs, made again where they were made: before the agent's model call that followed them. */
+  const syncs = recording.flatMap((r, at) => (r.kind === "tool/write" && r.key === SYNC_KEY ? [{ entry: r, at }] : []))
+  let nextSync = 0
   const replayTurn = (model: ResolvedModel, n: ToolNames): Effect.Effect<AgentReply, AgentFailure, WE.WorldEffects | Wallet> =>
     Effect.gen(function*() {
       for (;;) {
-        const entry = recorded[next]
-        if (entry === undefined) {
+        const found = recorded[next]
+        if (found === undefined) {
           if (lastFault !== undefined) return yield* lastFault
           return yield* new AgentError({ agent: name, reason: "script-exhausted", detail: "the recording has no more model calls of the agent" })
         }
-        const reply = yield* modelTurn(entry.request as ModelRequest, model, n, undefined)
+        for (; nextSync < syncs.length && syncs[nextSync]!.at < found.at; nextSync++) {
+          // As recorded, a fault and its retry included: the outcome is the recording's.
+          yield* Effect.either(WE.perform({ kind: "tool/write", key: SYNC_KEY, request: syncs[nextSync]!.entry.request as Json }, Schema.Unknown))
+        }
+        const reply = yield* modelTurn(found.entry.request as ModelRequest, model, n, undefined)
         // An injected fault is drawn again at the same occurrence: the CLI retried the same request.
         if (reply === undefined && lastFault?.injected === true) continue
         next++
@@ -661,6 +736,7 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
         if (names === undefined) {
           names = toolNames(options.harness, input.tools)
           offered = input.tools.length
+          protocolTools = new Set(input.tools.map((t) => t.name))
         }
         const n = names
         const { userText } = take(input)
@@ -674,6 +750,14 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
         const sandbox = yield* Sandbox
         if (!started) {
           started = true
+          if (options.folder !== undefined) {
+            const files = yield* worldFiles(options.folder)
+            yield* Effect.try({
+              try: () => writeFiles(s.workDir, files),
+              catch: (e) => new AgentError({ agent: name, reason: "model-failed", detail: `could not write the task's folder: ${String(e)}` })
+            })
+            for (const [p, text] of files) synced.set(p, text)
+          }
           yield* spawnCli(s, sandbox, firstPrompt(input), false)
         } else if (userText.length > 0) {
           // The CLI answered in text and the user spoke: its own session goes on with the message.

@@ -17,6 +17,7 @@ import { adapters } from "../adapters/index.ts"
 import { detect, findBinary } from "../Detect.ts"
 import { type HarnessName, isHarnessName } from "../Harness.ts"
 import { bridgedAgent } from "./Bridge.ts"
+import type { FolderTask } from "./Folder.ts"
 import { bridged } from "./Invocations.ts"
 import { adaptation, ADAPTATION_VERSION } from "./Tools.ts"
 
@@ -41,6 +42,15 @@ export const defaultModel: Readonly<Record<HarnessName, string>> = {
 }
 
 const vendorOf = (harness: HarnessName): string => defaultModel[harness].split(":")[0]!
+
+/**
+ * The benchmarks whose task is a folder, and where it is in their world: a harness works there
+ * with its own file and shell tools (the rest are MCP-only). The corpus, a folder task too, runs
+ * its CLIs itself (providers/corpus), not through the bridge.
+ */
+export const folderTasks: Readonly<Record<string, FolderTask>> = {
+  "coding-repair": { table: "files", write: "write_file" }
+}
 
 export interface BridgedCandidateOptions {
   /** Folders searched for the CLI before PATH. */
@@ -75,11 +85,12 @@ export const bridgedCandidate = (
       def: { name, kind: "harness", model: resolved.ref, actionSpace: "tools", prompt: "", limits: noLimits },
       registryEntry: { harness, bridge: ADAPTATION_VERSION, schemas: adaptation[harness], model: presented(resolved) as unknown as Json },
       callsMetered: true,
-      agentFor: (_env, context) =>
+      agentFor: (env, context) =>
         Effect.suspend(() => {
+          const folder = folderTasks[env.benchmark]
           if (context?.recording !== undefined) {
             // A replay makes the recorded calls again: no CLI, no server.
-            return Effect.succeed(bridgedAgent(name, { harness, binary: "", model: resolved, cliModel: resolved.model.id, replay: context.recording }))
+            return Effect.succeed(bridgedAgent(name, { harness, binary: "", model: resolved, cliModel: resolved.model.id, replay: context.recording, ...(folder !== undefined ? { folder } : {}) }))
           }
           const binary = findBinary(adapter.binary, { binDirs: options.binDirs })
           if (binary === undefined) {
@@ -97,6 +108,7 @@ export const bridgedCandidate = (
             model: resolved,
             cliModel: resolved.model.id,
             ...(options.ownTools === true ? { ownTools: true } : {}),
+            ...(folder !== undefined ? { folder } : {}),
             ...(options.onStderr !== undefined ? { onStderr: options.onStderr } : {})
           }))
         })

@@ -30,8 +30,11 @@ export const adaptation: Readonly<Record<HarnessName, "plain" | "gemini">> = {
   pi: "plain"
 }
 
-/** The version of this adaptation, named in the inputs id: a change here is a new candidate. */
-export const ADAPTATION_VERSION = "mcp-bridge/1"
+/**
+ * The version of this adaptation, named in the inputs id: a change here is a new candidate.
+ * 2: a folder task (coding-repair) is the CLI's work folder, with its own tools.
+ */
+export const ADAPTATION_VERSION = "mcp-bridge/2"
 
 const MAX_NAME = 64
 
