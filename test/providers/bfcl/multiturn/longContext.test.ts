@@ -1,12 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { Effect, Either } from "effect"
 import { LONG_CONTEXT_FILE, LONG_CONTEXT_PATH } from "../../../../providers/bfcl/data.ts"
 import { canonDump } from "../../../../providers/bfcl/multiturn/canon.ts"
 import { LONG_CONTEXT_ENV, loadLongContext, parseModuleConstants } from "../../../../providers/bfcl/multiturn/longContext.ts"
 import { PyDict, PyOpaque, pyRepr } from "../../../../providers/bfcl/multiturn/py.ts"
+import { tempDir } from "../../../support/tempDirs.ts"
 
 const dataDir = resolve(process.env["ASSAY_DATA_DIR"] ?? "../shared/data")
 const pinnedFile = join(dataDir, "bfcl", LONG_CONTEXT_PATH)
@@ -55,12 +55,7 @@ describe("reading a module of literal assignments", () => {
 })
 
 describe("loading upstream's long_context.py", () => {
-  const dirs: Array<string> = []
-  const temp = () => {
-    const d = mkdtempSync(join(tmpdir(), "assay-bfcl-lc-"))
-    dirs.push(d)
-    return d
-  }
+  const temp = () => tempDir("assay-bfcl-lc-")
   // A data folder whose bfcl/v4 is the real one and whose long_context.py is the given text
   const dataWith = (text: string) => {
     const d = temp()
@@ -68,9 +63,6 @@ describe("loading upstream's long_context.py", () => {
     symlinkSync(join(dataDir, "bfcl", "v4"), join(d, "bfcl", "v4"))
     writeFileSync(join(d, "bfcl", LONG_CONTEXT_PATH), text)
     return d
-  }
-  const cleanup = () => {
-    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
   }
 
   it("is pinned by upstream URL at the data's commit, with its sha256", () => {
@@ -82,22 +74,18 @@ describe("loading upstream's long_context.py", () => {
 
   it.effect("a file in the data folder whose sha256 is not the pinned one is refused; the override is read as it is", () =>
     Effect.gen(function*() {
-      try {
-        const d = dataWith("X = 1\n")
-        const refused = yield* Effect.flip(loadLongContext({ dataDir: d, override: "" }))
-        expect(refused.reason).toBe("hash-mismatch")
-        const missing = yield* Effect.flip(loadLongContext({ dataDir: temp(), override: "" }))
-        expect(missing.reason).toBe("missing")
-        const own = join(temp(), "long_context.py")
-        writeFileSync(own, "X = [1, ...]\n")
-        const read = yield* loadLongContext({ dataDir: d, override: own })
-        expect(pyRepr(read.get("X") ?? null)).toBe("[1, Ellipsis]")
-        writeFileSync(own, "X = f(1)\n")
-        const invalid = yield* Effect.flip(loadLongContext({ dataDir: d, override: own }))
-        expect(invalid.reason).toBe("invalid")
-      } finally {
-        cleanup()
-      }
+      const d = dataWith("X = 1\n")
+      const refused = yield* Effect.flip(loadLongContext({ dataDir: d, override: "" }))
+      expect(refused.reason).toBe("hash-mismatch")
+      const missing = yield* Effect.flip(loadLongContext({ dataDir: temp(), override: "" }))
+      expect(missing.reason).toBe("missing")
+      const own = join(temp(), "long_context.py")
+      writeFileSync(own, "X = [1, ...]\n")
+      const read = yield* loadLongContext({ dataDir: d, override: own })
+      expect(pyRepr(read.get("X") ?? null)).toBe("[1, Ellipsis]")
+      writeFileSync(own, "X = f(1)\n")
+      const invalid = yield* Effect.flip(loadLongContext({ dataDir: d, override: own }))
+      expect(invalid.reason).toBe("invalid")
     }))
 
   it.runIf(hasPinned || process.env[LONG_CONTEXT_ENV] !== undefined)(
