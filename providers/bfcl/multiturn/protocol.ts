@@ -159,9 +159,20 @@ const toolSpecs = (docs: ReadonlyArray<DocDict>, hint: boolean): ReadonlyArray<T
     }
   })
 
+// Inputs are asked for at planning, at each Attempt and when deciding staleness. A task's docs are
+// its classes' docs (one file each), so the list of names says which they are: few lists, made once each.
+const inputsMade = new Map<string, Capabilities.ProtocolInputs>()
+
 /** Function calling: no system prompt, the offered docs as tools. Prompt mode: upstream's system prompt with the docs. */
-export const inputsOf = (task: MultiTurnTask, mode: Mode): Capabilities.ProtocolInputs =>
-  mode === "tools" ? { system: "", tools: toolSpecs(task.functions, true) } : { system: promptSystemPrompt(task.functions), tools: [] }
+export const inputsOf = (task: MultiTurnTask, mode: Mode): Capabilities.ProtocolInputs => {
+  const key = `${mode}\u0000${task.functions.map((f) => String(f.get("name"))).join("\u0000")}`
+  let inputs = inputsMade.get(key)
+  if (inputs === undefined) {
+    inputs = mode === "tools" ? { system: "", tools: toolSpecs(task.functions, true) } : { system: promptSystemPrompt(task.functions), tools: [] }
+    inputsMade.set(key, inputs)
+  }
+  return inputs
+}
 
 // ---------------------------------------------------------------------------------------------
 // The run
