@@ -208,21 +208,27 @@ const loadPath = (name: string): Effect.Effect<Provider, UsageError> =>
     return module.default as Provider
   })
 
+/** The command's options of container benchmarks (`--engine`, `--image FROM=TO`). */
+export interface ContainerOptions {
+  readonly engine?: "podman" | "docker" | undefined
+  readonly images?: ReadonlyArray<string>
+}
+
 /**
- * A Harbor-format folder, with the container options of the environment (the command's
- * `--engine` and `--image` are not wired yet): ASSAY_CONTAINER_ENGINE (podman or docker),
- * ASSAY_IMAGES (`FROM=TO,FROM=TO`: local images used for those a Dockerfile names),
- * ASSAY_HARBOR_VERIFIER (auto, test.sh or provided-pytest).
+ * A Harbor-format folder, with the command's container options, or else the environment's:
+ * ASSAY_CONTAINER_ENGINE (podman or docker), ASSAY_IMAGES (`FROM=TO,FROM=TO`: local images used
+ * for those a Dockerfile names), ASSAY_HARBOR_VERIFIER (auto, test.sh or provided-pytest).
  */
-const loadHarbor = (dir: string): Effect.Effect<Provider, UsageError> =>
+const loadHarbor = (dir: string, options: ContainerOptions): Effect.Effect<Provider, UsageError> =>
   Effect.gen(function*() {
     if (dir === "") return yield* new UsageError({ detail: "harbor: needs a folder of Harbor tasks, e.g. --benchmark harbor:./tasks" })
-    const engine = process.env["ASSAY_CONTAINER_ENGINE"]
+    const engine = options.engine ?? process.env["ASSAY_CONTAINER_ENGINE"]
     if (engine !== undefined && engine !== "podman" && engine !== "docker") {
       return yield* new UsageError({ detail: `ASSAY_CONTAINER_ENGINE=${engine}: use podman or docker` })
     }
     const images: Record<string, string> = {}
-    for (const pair of (process.env["ASSAY_IMAGES"] ?? "").split(",").filter((p) => p.trim() !== "")) {
+    const given = options.images !== undefined && options.images.length > 0 ? options.images : (process.env["ASSAY_IMAGES"] ?? "").split(",")
+    for (const pair of given.filter((p) => p.trim() !== "")) {
       const at = pair.indexOf("=")
       if (at <= 0 || at === pair.length - 1) return yield* new UsageError({ detail: `ASSAY_IMAGES: ${pair} is not FROM=TO` })
       images[pair.slice(0, at).trim()] = pair.slice(at + 1).trim()
@@ -235,8 +241,8 @@ const loadHarbor = (dir: string): Effect.Effect<Provider, UsageError> =>
     return harbor.make({ dir: resolve(dir), images, verifier, ...(engine !== undefined ? { engine } : {}) })
   })
 
-export const loadBenchmark = (name: string): Effect.Effect<Provider, UsageError> => {
-  if (name.startsWith(HARBOR)) return loadHarbor(name.slice(HARBOR.length))
+export const loadBenchmark = (name: string, containers: ContainerOptions = {}): Effect.Effect<Provider, UsageError> => {
+  if (name.startsWith(HARBOR)) return loadHarbor(name.slice(HARBOR.length), containers)
   if (isBenchmarkPath(name)) return loadPath(name)
   const load = loaders[name]
   if (!load) {

@@ -200,8 +200,17 @@ const noJudge = Options.boolean("no-judge")
 const home = pathFlag("home", "folder").pipe(Options.withDefault(DEFAULT_HOME))
 const json = Options.boolean("json")
 const maxOutputTokens = wholeFlag("max-output-tokens", 1).pipe(Options.optional)
+// Container benchmarks (harbor:DIR): the engine, and local images used for those Dockerfiles name.
+const engine = Options.choice("engine", ["podman", "docker"]).pipe(Options.optional)
+const image = Options.text("image").pipe(
+  Options.repeated,
+  Options.mapEffect((texts) => {
+    const bad = texts.find((text) => !/^[^=\s]+=[^=\s]+$/.test(text))
+    return bad === undefined ? Effect.succeed(texts) : Effect.fail(refused("image", bad, "FROM=TO, two image names (python:3.13-slim-bookworm=localhost/base:1)"))
+  })
+)
 
-const selection = { benchmark, candidate, model, task, reps, judge, judgeReps, noJudge, home, store: storeOption, json, maxOutputTokens, ...harnessOptions }
+const selection = { benchmark, candidate, model, task, reps, judge, judgeReps, noJudge, home, store: storeOption, json, maxOutputTokens, engine, image, ...harnessOptions }
 
 type Selection = {
   readonly benchmark: ReadonlyArray<string>
@@ -218,6 +227,8 @@ type Selection = {
   readonly harness: ReadonlyArray<string>
   readonly family: ReadonlyArray<string>
   readonly maxOutputTokens: Option.Option<number>
+  readonly engine: Option.Option<"podman" | "docker">
+  readonly image: ReadonlyArray<string>
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -242,7 +253,7 @@ interface CommandDoc {
 const selectionFlags = {
   "--benchmark": {
     value: "B",
-    about: `A benchmark to run: ${benchmarkNames().join(", ")}, or the path of a provider module (./bench/index.ts). Needed unless --harness is given`
+    about: `A benchmark to run: ${benchmarkNames().join(", ")}, harbor:DIR (a folder of Harbor-format tasks, run in a container engine), or the path of a provider module (./bench/index.ts). Needed unless --harness is given`
   },
   "--candidate": {
     value: "C",
@@ -282,7 +293,13 @@ const selectionFlags = {
   "--store": storeDoc,
   "--json": { about: "Print one JSON document" },
   "--harness": { value: "NAME", about: `An agent CLI to benchmark on the corpus: ${harnessNames.join(", ")}, or all` },
-  "--family": { value: "F", about: "Only registry models of this family (harness runs)" }
+  "--family": { value: "F", about: "Only registry models of this family (harness runs)" },
+  "--engine": { value: "E", about: "The container engine of container benchmarks (harbor:DIR): podman or docker. Default: the first on PATH, podman first" },
+  "--image": {
+    value: "FROM=TO",
+    about: "Container benchmarks: build with the local image TO wherever a task's Dockerfile says FROM, e.g. where no registry is reachable. " +
+      "Every cell and the report say which substitutions were made"
+  }
 } satisfies Readonly<Record<string, FlagDoc>>
 
 const docs = {
@@ -422,7 +439,7 @@ const lanesOf = (sel: Selection, faults: Option.Option<EffectsSpec>) =>
     const matched = new Set<string>()
     const every: Array<{ readonly name: string; readonly environments: ReadonlyArray<EnvironmentDef> }> = []
     for (const name of sel.benchmark) {
-      const provider = yield* loadBenchmark(name)
+      const provider = yield* loadBenchmark(name, { engine: Option.getOrUndefined(sel.engine), images: sel.image })
       let environments = yield* provider.environments.pipe(Effect.mapError((e) => new UsageError({ detail: e.message })))
       if (sel.task.length > 0) {
         every.push({ name, environments })

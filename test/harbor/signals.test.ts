@@ -11,7 +11,8 @@ import { assay, bin, cleanEnv, root } from "../cli/support.ts"
 import { tempDir } from "../support/tempDirs.ts"
 import { baseTag, containersOf, fixtures, unable } from "./podman.ts"
 
-const env = { ASSAY_IMAGES: `python:3.13-slim-bookworm=${baseTag}` }
+/** The fixtures' FROM image replaced by the local base image, as a user would ask. */
+const image = ["--image", `python:3.13-slim-bookworm=${baseTag}`]
 
 /** A folder with one task whose solution sleeps (its verifier never matters: the run is stopped). */
 const slowTasks = (): string => {
@@ -36,9 +37,9 @@ const exited = (child: ChildProcess): Promise<number | string | null> =>
 
 const goldRun = (tasks: string) => {
   let stderr = ""
-  const child = spawn(process.execPath, [bin, "run", "--benchmark", `harbor:${tasks}`, "--candidate", "gold", "--yes", "--home", tempDir("assay-harbor-home-")], {
+  const child = spawn(process.execPath, [bin, "run", "--benchmark", `harbor:${tasks}`, "--candidate", "gold", ...image, "--yes", "--home", tempDir("assay-harbor-home-")], {
     cwd: root,
-    env: cleanEnv(env),
+    env: cleanEnv(),
     stdio: ["ignore", "ignore", "pipe"]
   })
   child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()))
@@ -63,7 +64,7 @@ describe.skipIf(unable !== null)(`a harbor run stopped by a signal leaves no con
     run.child.kill("SIGKILL")
     await done
     expect(containersOf(run.child.pid!)).toBe(left)
-    const next = await assay(["run", "--benchmark", `harbor:${tasks}`, "--candidate", "none", "--yes", "--home", tempDir("assay-harbor-home-")], env)
+    const next = await assay(["run", "--benchmark", `harbor:${tasks}`, "--candidate", "none", ...image, "--yes", "--home", tempDir("assay-harbor-home-")])
     expect(next.code, next.stderr).toBe(0)
     expect(containersOf(run.child.pid!)).toBe("")
   })
