@@ -211,18 +211,24 @@ const longContextNote = (file: string): string =>
   `  long-context lines need upstream's long_context.py at ${file} (${LONG_CONTEXT_FILE.url}, sha256 ${LONG_CONTEXT_FILE.sha256}), or ${LONG_CONTEXT_ENV} naming a copy`
 
 /**
- * `assay equivalence bfcl`: with no corpus, the single-turn verdicts (required) and each multi-turn
- * corpus present in the data folder; with `corpus`, that file, whichever of the formats it is.
+ * `assay equivalence bfcl`: with no corpus, the single-turn verdicts (required; `singleTurn: false`
+ * leaves them out, for the multi-turn benchmark) and each multi-turn corpus present in the data
+ * folder; with `corpus`, that file, whichever of the formats it is.
  */
-export const bfclEquivalence = (corpus: string | null, options?: DataOptions): Effect.Effect<BfclEquivalenceResult, PinnedData.DataError> =>
+export const bfclEquivalence = (
+  corpus: string | null,
+  options?: DataOptions & { readonly singleTurn?: boolean }
+): Effect.Effect<BfclEquivalenceResult, PinnedData.DataError> =>
   Effect.gen(function*() {
-    const single = corpus === null ? defaultCorpusPath(options) : corpus
     const runs: Array<{ readonly corpus: string; readonly format: "single" | MultiTurnCorpusKind }> = []
     if (corpus === null) {
-      runs.push({ corpus: single, format: "single" })
+      if (options?.singleTurn !== false) runs.push({ corpus: defaultCorpusPath(options), format: "single" })
       for (const f of MULTI_TURN_CORPORA) {
         const path = join(multiTurnDir(options), f)
         if (existsSync(path)) runs.push({ corpus: path, format: f.startsWith("exec") ? "exec" : f.startsWith("fuzz") ? "fuzz" : "verdicts" })
+      }
+      if (runs.length === 0) {
+        return yield* Effect.fail(corpusError(multiTurnDir(options), 0, `none of ${MULTI_TURN_CORPORA.join(", ")} is in ${multiTurnDir(options)} (they are made by running upstream's code and have no download URL: copy them there, or pass --corpus FILE)`, "missing"))
       }
     } else runs.push({ corpus, format: yield* formatOf(corpus) })
 

@@ -56,6 +56,17 @@ describe("assay equivalence bfcl: the single-turn verdicts and the multi-turn co
       }
     }))
 
+  it.effect("the multi-turn corpora alone (singleTurn: false), and a data error naming the folder when there are none", () =>
+    Effect.gen(function*() {
+      const d = folder()
+      const r = yield* bfclEquivalence(null, { dataDir: d, singleTurn: false })
+      expect(r.corpora.map((c) => c.kind)).toEqual(["multi-turn exec", "multi-turn fuzz", "multi-turn verdicts"])
+      const none = tempDir("assay-bfcl-eq-")
+      const refused = yield* Effect.flip(bfclEquivalence(null, { dataDir: none, singleTurn: false }))
+      expect(refused.reason).toBe("missing")
+      expect(refused.message).toContain(join(none, "bfcl", "oracle", "multi-turn"))
+    }))
+
   it.effect("--corpus takes a file of any of the four formats, told by its lines; another file is a data error", () =>
     Effect.gen(function*() {
       const d = folder()
