@@ -2,16 +2,18 @@
  * The Attempt's container, as `process/spawn` effects. Every use of it goes through the Attempt's
  * WorldEffects stack (recorded, faultable, answered from the recording in a replay), keyed:
  *
- *   terminal           a command of the candidate's terminal tool
- *   oracle             gold: solution/ copied to /solution and `bash /solution/solve.sh` run
- *   verifier           tests/ copied to /tests, the verifier run, /logs/verifier/reward.txt read
- *   container/remove   the container removed (the protocol's last effect, on every exit)
+ *   terminal   a command of the candidate's terminal tool
+ *   oracle     gold: solution/ copied to /solution and `bash /solution/solve.sh` run
+ *   verifier   tests/ copied to /tests, the verifier run, /logs/verifier/reward.txt read
  *
  * The live handler is made per Attempt (by setup) and holds its container, started at the first
  * effect that needs it; requests name no container, so a replay's requests match the recorded ones.
+ * The container is a resource of the protocol's run: the handler, which runs in the protocol's
+ * fiber, registers its removal with `withContainers`, which removes it when the protocol ends, however
+ * it ends. Not an effect: a fault or a refusal injected on it would keep the container.
  */
 import * as path from "node:path"
-import { Effect, Schema } from "effect"
+import { Effect, FiberRef, Schema } from "effect"
 import type * as Engine from "../../src/container/Engine.ts"
 import * as WE from "../../src/world/WorldEffects.ts"
 import type { HarborTask } from "./tasks.ts"
@@ -34,7 +36,6 @@ export const limitOutput = (output: string, maxBytes = OUTPUT_LIMIT_BYTES): stri
 export const TerminalRequest = Schema.Struct({ task: Schema.String, command: Schema.String, timeoutSeconds: Schema.Number })
 export const OracleRequest = Schema.Struct({ task: Schema.String })
 export const VerifierRequest = Schema.Struct({ task: Schema.String, mode: Schema.Literal("test.sh", "provided-pytest") })
-export const RemoveRequest = Schema.Struct({ task: Schema.String })
 
 /** A command's result, as recorded. */
 export const CommandResult = Schema.Struct({
@@ -54,7 +55,18 @@ export const VerifierResult = Schema.Struct({
 })
 export type VerifierResult = typeof VerifierResult.Type
 
-export const RemoveResult = Schema.Struct({ removed: Schema.Boolean })
+/** The removals of the containers started during a protocol's run; null outside one. */
+const removals = FiberRef.unsafeMake<Array<Effect.Effect<void>> | null>(null)
+
+/** Runs `body` and then removes every container its effects started, however it ends. */
+export const withContainers = <A, E, R>(body: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.suspend(() => {
+    const started: Array<Effect.Effect<void>> = []
+    return body.pipe(
+      Effect.locally(removals, started),
+      Effect.ensuring(Effect.suspend(() => Effect.forEach(started, (remove) => remove, { discard: true })))
+    )
+  })
 
 const VERIFIER_LOG_LINES = 40
 
@@ -81,7 +93,16 @@ export const containerHandler = (engine: Engine.Engine, plan: ContainerPlan): WE
       ? Effect.succeed(container)
       : Effect.tap(
         engine.start({ image: plan.image, cpus: task.cpus, memoryMb: task.memoryMb, network: task.network }),
-        (c) => Effect.sync(() => void (container = c))
+        (c) =>
+          Effect.flatMap(FiberRef.get(removals), (list) =>
+            Effect.sync(() => {
+              container = c
+              // A failed removal is left to the engine's exit hook and the next run's sweep.
+              list?.push(Effect.suspend(() => {
+                container = null
+                return Effect.ignore(engine.remove(c))
+              }))
+            }))
       )
   )
   return (effect) =>
@@ -118,14 +139,6 @@ export const containerHandler = (engine: Engine.Engine, plan: ContainerPlan): WE
           const reward = text !== "" && Number.isFinite(Number(text)) ? Number(text) : null
           const log = r.output.trimEnd().split("\n").slice(-VERIFIER_LOG_LINES).join("\n")
           return Schema.encodeSync(VerifierResult)({ reward, exitCode: r.exitCode, timedOut: r.timedOut, log })
-        }
-        case "container/remove": {
-          yield* decode(RemoveRequest)
-          const c = container
-          if (c === null) return { removed: false }
-          yield* engine.remove(c).pipe(Effect.mapError(engineFailed))
-          container = null
-          return { removed: true }
         }
         default:
           return yield* failed(`no container effect ${effect.key}`)

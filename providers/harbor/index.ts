@@ -20,7 +20,7 @@ import * as path from "node:path"
 import { Duration, Effect, Option, Ref, Schema } from "effect"
 import * as Engine from "../../src/container/Engine.ts"
 import { Agent, Benchmark, Capabilities, type Conversation, type Provider, type Tool, ToolLoop, type Wallet, World, WorldEffects as WE } from "../../src/index.ts"
-import { CommandResult, containerHandler, limitOutput, OUTPUT_LIMIT_BYTES, RemoveResult, VerifierResult } from "./container.ts"
+import { CommandResult, containerHandler, limitOutput, OUTPUT_LIMIT_BYTES, VerifierResult, withContainers } from "./container.ts"
 import { type HarborTask, loadTasks, verifierNeedsNetwork } from "./tasks.ts"
 
 export const BENCHMARK = "harbor"
@@ -115,7 +115,7 @@ const verifierModeOf = (task: HarborTask, mode: VerifierMode): { readonly mode: 
   return why === null ? { mode: "test.sh", why: null } : { mode: "provided-pytest", why: `tests/test.sh needs the network (${why})` }
 }
 
-/** The candidate's turns (bounded by the task's agent timeout), the verifier, and the container removed on every exit. */
+/** The candidate's turns (bounded by the task's agent timeout), the verifier, and the container removed however it ends. */
 const runProtocol = (
   ctx: Capabilities.ProtocolContext,
   task: HarborTask,
@@ -127,11 +127,7 @@ const runProtocol = (
     const verifierMode = verifierModeOf(task, mode).mode
     const verifier = yield* WE.perform({ kind: "process/spawn", key: "verifier", request: { task: task.id, mode: verifierMode } }, VerifierResult)
     return { ...loop, agentTimedOut: Option.isNone(ran), verifierMode, verifier }
-  }).pipe(
-    // Through the stack like the rest (recorded; a replay answers it); were it refused or faulted,
-    // the engine's exit hook and the next run's sweep remove the container.
-    Effect.ensuring(Effect.ignore(WE.perform({ kind: "process/spawn", key: "container/remove", request: { task: task.id } }, RemoveResult)))
-  )
+  }).pipe(withContainers)
 
 /** Harbor's oracle agent: solution/ into /solution, `bash /solution/solve.sh`, as one `oracle` effect. */
 const oracle = (task: HarborTask): Agent.Agent => {

@@ -21,7 +21,7 @@ import { modelAgent } from "../../src/model/ModelAgent.ts"
 import * as Registry from "../../src/model/Registry.ts"
 import type { AgentDef } from "../../src/schema/AgentDef.ts"
 import type { Attempt } from "../../src/schema/Attempt.ts"
-import { type EnvironmentDef, noLimits } from "../../src/schema/EnvironmentDef.ts"
+import { type EnvironmentDef, noLimits, withEffects } from "../../src/schema/EnvironmentDef.ts"
 import * as harbor from "../../providers/harbor/index.ts"
 import { VerifierResult } from "../../providers/harbor/container.ts"
 import { tempDir } from "../support/tempDirs.ts"
@@ -79,7 +79,7 @@ describe.skipIf(unable !== null)(`Harbor-format tasks in podman${unable !== null
       for (const task of TASKS) {
         const a = yield* roster(task, "gold")
         expect([task, a.verdict.reward, a.verdict.ended]).toEqual([task, 1, null])
-        expect(keys(a)).toEqual(["oracle", "verifier", "container/remove"])
+        expect(keys(a)).toEqual(["oracle", "verifier"])
         const evidence = a.evidence as Record<string, Json>
         expect(evidence["tier"]).toBe("calibration")
         expect(evidence["substituted"]).toEqual([`python:3.13-slim-bookworm=${baseTag}`])
@@ -95,7 +95,7 @@ describe.skipIf(unable !== null)(`Harbor-format tasks in podman${unable !== null
       for (const task of TASKS) {
         const a = yield* roster(task, "echo")
         expect([task, a.verdict.reward, verifierOf(a).reward]).toEqual([task, 0, 0])
-        expect(keys(a)).toEqual(["verifier", "container/remove"])
+        expect(keys(a)).toEqual(["verifier"])
       }
     }))
 
@@ -106,13 +106,32 @@ describe.skipIf(unable !== null)(`Harbor-format tasks in podman${unable !== null
         // A first look whose output is longer than the terminal keeps: cut in the middle as terminus cuts it.
         const a = yield* modelRun(env, [["seq 1 5000"], [solution(task)]])
         expect([task, a.verdict.reward]).toEqual([task, 1])
-        expect(keys(a)).toEqual(["terminal", "terminal", "verifier", "container/remove"])
+        expect(keys(a)).toEqual(["terminal", "terminal", "verifier"])
         const [look, solve] = toolMessages(a)
         expect(look?.content).toMatch(/^\[exit code 0\]\n1\n2\n/)
         expect(look?.content).toMatch(/\[\.\.\. output limited to 10000 bytes; \d+ interior bytes omitted \.\.\.\]\n/)
         expect(look?.content.endsWith("4999\n5000\n")).toBe(true)
         expect([task, solve?.error]).toEqual([task, false])
       }
+    }))
+
+  it.effect("the task's cpu and memory limits are the container's (task.toml: cpus = 1, memory_mb = 512)", () =>
+    Effect.gen(function*() {
+      const cgroup = "cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max"
+      // One cpu: a CFS quota of one period (100 ms) per period.
+      const quota = "cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us 2>/dev/null || cut -d' ' -f1 /sys/fs/cgroup/cpu.max"
+      const a = yield* modelRun(yield* envOf("fix-failing-test"), [[cgroup, quota]])
+      expect(toolMessages(a).map((m) => m.content)).toEqual([`[exit code 0]\n${512 * 1024 * 1024}\n`, "[exit code 0]\n100000\n"])
+    }))
+
+  it.effect("with every process/spawn faulted, the candidate's command gets the fault as a tool error, the Attempt ends at the verifier, and no container is left", () =>
+    Effect.gen(function*() {
+      const env = withEffects(yield* envOf("git-repair"), { admission: "all", faults: { seed: 1, rate: 1, only: ["process/spawn"], kinds: ["server-error"] } })
+      const a = yield* modelRun(env, [["git status"]])
+      expect(toolMessages(a)[0]?.content).toBe("Error: server-error injected on process/spawn terminal #1")
+      expect(a.verdict.ended?.detail).toContain("verifier")
+      expect(a.faults.map((f) => f.key)).toEqual(["process/spawn:terminal", "process/spawn:verifier"])
+      expect(ours()).toBe("")
     }))
 
   it.effect("a recorded Attempt replays with no container: the same commands answered from the recording, the same reward", () =>
