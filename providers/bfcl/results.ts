@@ -18,8 +18,10 @@ import { readdirSync, readFileSync } from "node:fs"
 import { basename, dirname, join, relative, resolve } from "node:path"
 import { Effect } from "effect"
 import type { Model } from "../../src/index.ts"
-import { ImportError, type ImportedFile, type ImportedResults, type RecordedTurns, type ResultReader } from "../../src/model/Imported.ts"
+import { ImportError, type ImportedFile, type ImportedResults, type RecordedStep, type RecordedTurns, type ResultReader } from "../../src/model/Imported.ts"
 import { CATEGORIES } from "./data.ts"
+import { stepOf } from "./multiturn/protocol.ts"
+import { loadTasks, CATEGORIES as MULTI_TURN_CATEGORIES } from "./multiturn/tasks.ts"
 import { isDict, parsePyJson, type PyDict, pyJsonDumps, type PyValue, toPlainJson } from "./pyjson.ts"
 
 type ModelResponse = Model.ModelResponse
@@ -31,7 +33,7 @@ const FILE = /^BFCL_v4_(.+)_result\.json$/
 /** The folders upstream's runner groups a model's files in; the model's own folder is above them. */
 const GROUPS = new Set(["non_live", "live", "multi_turn", "agentic", "memory", "format_sensitivity"])
 const SINGLE_TURN: ReadonlySet<string> = new Set(CATEGORIES)
-const MULTI_TURN: ReadonlySet<string> = new Set(["multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context"])
+const MULTI_TURN: ReadonlySet<string> = new Set(MULTI_TURN_CATEGORIES)
 
 /** One line of a result file: the task's id and its output as upstream's runner stored it. */
 export interface ResultLine {
@@ -40,6 +42,8 @@ export interface ResultLine {
   /** `input_token_count` / `output_token_count`, when they are plain numbers (single-turn). */
   readonly inputTokens: number
   readonly outputTokens: number
+  /** The same per turn and step (multi-turn), as the file has them. */
+  readonly tokenCounts?: { readonly input: PyValue; readonly output: PyValue }
 }
 
 interface ReadFile extends ImportedFile {
@@ -87,7 +91,13 @@ const readFile = (dir: string, path: string, category: string): Effect.Effect<Re
       const id = entry.get("id")
       if (typeof id !== "string") return yield* malformed("it has no string \"id\"")
       if (!entry.has("result")) return yield* malformed(`${id} has no "result"`)
-      lines.push({ id, result: entry.get("result") ?? null, inputTokens: count(entry.get("input_token_count")), outputTokens: count(entry.get("output_token_count")) })
+      lines.push({
+        id,
+        result: entry.get("result") ?? null,
+        inputTokens: count(entry.get("input_token_count")),
+        outputTokens: count(entry.get("output_token_count")),
+        tokenCounts: { input: entry.get("input_token_count") ?? null, output: entry.get("output_token_count") ?? null }
+      })
     }
     return { path: shown, category, lines: lines.length, sha256: `sha256:${createHash("sha256").update(bytes).digest("hex")}`, lines_: lines }
   })
@@ -179,6 +189,47 @@ const modelFolderOf = (dir: string): string => {
   return GROUPS.has(here) ? basename(dirname(resolve(dir))) : here
 }
 
+/** A multi-turn step's token counts, from the file's lists per turn and step. */
+const stepLine = (line: ResultLine, turn: number, step: number): ResultLine => {
+  const at = (v: PyValue | undefined, i: number): PyValue | undefined => (Array.isArray(v) ? (v as ReadonlyArray<PyValue>)[i] : undefined)
+  return {
+    ...line,
+    inputTokens: count(at(at(line.tokenCounts?.input, turn), step)),
+    outputTokens: count(at(at(line.tokenCounts?.output, turn), step))
+  }
+}
+
+const shortText = (v: PyValue): string => {
+  const text = typeof v === "string" ? v : pyJsonDumps(v)
+  return text.length > 120 ? `${text.slice(0, 120)}...` : text
+}
+
+/**
+ * A multi-turn line as its turns of steps, each step the model's reply. A result that is not turns
+ * of steps (what upstream's runner writes when inference failed: its error text), or has another
+ * number of turns than the task (the runner force-quit it), fails the first call instead, and
+ * so its Attempt, as upstream fails the line (multi_turn:inference_error, force_terminated).
+ */
+export const multiTurnOf = (model: string, format: Format, line: ResultLine, taskTurns: number | undefined): RecordedTurns => {
+  const turns = line.result
+  if (!Array.isArray(turns) || !turns.every((t) => Array.isArray(t))) {
+    return [[{ failed: `the result file records no turns for ${line.id}, but ${shortText(turns)} (upstream: multi_turn:inference_error)` }]]
+  }
+  // Upstream fails such a line before it looks at any step: the runner force-quit it.
+  if (taskTurns !== undefined && turns.length !== taskTurns) {
+    return [[{ failed: `the result file records ${turns.length} turns for ${line.id}, which has ${taskTurns} (upstream: multi_turn:force_terminated)` }]]
+  }
+  const replyFor = format === "fc" ? fcReply : promptReply
+  return (turns as ReadonlyArray<ReadonlyArray<PyValue>>).map((steps, t) => steps.map((step, i): RecordedStep => replyFor(model, step, stepLine(line, t, i))))
+}
+
+/** The multi-turn protocol's rule: a reply whose calls decode to some goes on with the turn. */
+const continuesTurn = (format: Format) => (r: ModelResponse): boolean =>
+  stepOf(format === "fc" ? "tools" : "text", {
+    text: r.text,
+    toolCalls: r.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: {}, argumentsText: c.argumentsText ?? JSON.stringify(c.arguments) }))
+  }).run.length > 0
+
 /** Reads the result files under `dir`, in the format given or the one detected. */
 export const read = (dir: string, options: { readonly format: string | null }): Effect.Effect<ImportedResults, ImportError> =>
   Effect.gen(function*() {
@@ -188,14 +239,9 @@ export const read = (dir: string, options: { readonly format: string | null }): 
     const files: Array<ReadFile> = []
     const byCategory = new Map<string, string>()
     const unsupported: Array<string> = []
-    const multiTurn: Array<string> = []
     for (const path of paths) {
       const category = FILE.exec(basename(path))?.[1] as string
-      if (MULTI_TURN.has(category)) {
-        multiTurn.push(relative(dir, path))
-        continue
-      }
-      if (!SINGLE_TURN.has(category)) {
+      if (!SINGLE_TURN.has(category) && !MULTI_TURN.has(category)) {
         unsupported.push(category)
         continue
       }
@@ -211,34 +257,63 @@ export const read = (dir: string, options: { readonly format: string | null }): 
       files.push(yield* readFile(dir, path, category))
     }
     if (unsupported.length > 0) notes.push(`not imported: ${unsupported.length} files of categories assay does not run (${unsupported.join(", ")})`)
-    if (multiTurn.length > 0) notes.push(`not imported: ${multiTurn.length} multi-turn files (${multiTurn.join(", ")}): assay does not import multi-turn results yet`)
     if (files.length === 0) {
-      return yield* new ImportError({ path: dir, reason: "no-files", detail: `no result file of a category assay runs (${CATEGORIES.join(", ")})` })
+      return yield* new ImportError({ path: dir, reason: "no-files", detail: `no result file of a category assay runs (${[...SINGLE_TURN, ...MULTI_TURN].join(", ")})` })
     }
+    const single = files.filter((f) => SINGLE_TURN.has(f.category)).flatMap((f) => f.lines_)
+    const multi = files.filter((f) => MULTI_TURN.has(f.category)).flatMap((f) => f.lines_)
 
     const folder = modelFolderOf(dir)
-    const lines = files.flatMap((f) => f.lines_)
+    // Every output a handler stored: a single-turn line's, and each step of a multi-turn line's.
+    const outputs = [
+      ...single.map((l) => l.result),
+      ...multi.flatMap((l) => (Array.isArray(l.result) ? (l.result as ReadonlyArray<PyValue>).flatMap((t) => (Array.isArray(t) ? (t as ReadonlyArray<PyValue>) : [])) : []))
+    ]
     let format: { readonly format: Format; readonly why: string }
-    if (options.format === null) format = detectFormat(lines.map((l) => l.result), folder)
+    if (options.format === null) format = detectFormat(outputs, folder)
     else if (options.format === "fc" || options.format === "prompt") format = { format: options.format, why: `given: --format ${options.format}` }
     else return yield* new ImportError({ path: dir, reason: "format", detail: `--format ${options.format}: expected one of ${FORMATS.join(", ")}` })
 
-    const replyFor = format.format === "fc" ? fcReply : promptReply
-    const tasks = new Map<string, RecordedTurns>()
-    const twice = new Set<string>()
-    for (const line of lines) {
-      if (tasks.has(line.id)) twice.add(line.id)
-      tasks.set(line.id, [[replyFor(folder, line.result, line)]])
+    const byId = <A>(lines: ReadonlyArray<ResultLine>, of: (line: ResultLine) => A): ReadonlyMap<string, A> => {
+      const out = new Map<string, A>()
+      const twice = new Set<string>()
+      for (const line of lines) {
+        if (out.has(line.id)) twice.add(line.id)
+        out.set(line.id, of(line))
+      }
+      if (twice.size > 0) notes.push(`${twice.size} ids are given twice, the last line of each is imported: ${[...twice].slice(0, 5).join(", ")}${twice.size > 5 ? ", ..." : ""}`)
+      return new Map([...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
     }
-    if (twice.size > 0) notes.push(`${twice.size} ids are given twice, the last line of each is imported: ${[...twice].slice(0, 5).join(", ")}${twice.size > 5 ? ", ..." : ""}`)
+    const replyFor = format.format === "fc" ? fcReply : promptReply
+    const singleTasks = byId(single, (line): RecordedTurns => [[replyFor(folder, line.result, line)]])
+    // Each task's number of turns, which a line must have (upstream's length check).
+    const taskTurns = multi.length === 0 ? new Map<string, number>() : new Map(
+      (yield* loadTasks().pipe(Effect.mapError((e) => new ImportError({ path: dir, reason: "unreadable", detail: `the multi-turn tasks: ${e.message}` }))))
+        .map((t) => [t.id, t.groundTruth.length])
+    )
+    const multiTasks = byId(multi, (line) => multiTurnOf(folder, format.format, line, taskTurns.get(line.id)))
+    const failed = [...multiTasks].filter(([, turns]) => turns.some((t) => t.some((s) => "failed" in s))).map(([id]) => id)
+    if (failed.length > 0) {
+      notes.push(
+        `${failed.length} multi-turn lines record an inference error or another number of turns than their task (${failed.slice(0, 5).join(", ")}${
+          failed.length > 5 ? ", ..." : ""
+        }): graded 0, as upstream grades them`
+      )
+    }
 
-    const missing = CATEGORIES.filter((c) => !byCategory.has(c))
-    if (missing.length > 0) notes.push(`no file of ${missing.length} categories (${missing.join(", ")}): their tasks are not imported`)
+    for (const [group, names] of [["single-turn", CATEGORIES], ["multi-turn", MULTI_TURN_CATEGORIES]] as const) {
+      const present = names.filter((c) => byCategory.has(c))
+      const missing = names.filter((c) => !byCategory.has(c))
+      if (present.length > 0 && missing.length > 0) notes.push(`no file of ${missing.length} ${group} categories (${missing.join(", ")}): their tasks are not imported`)
+    }
     return {
       format: { name: format.format, actionSpace: format.format === "fc" ? "tools" : "text", why: format.why },
       name: folder,
       files: files.map(({ lines_: _, ...file }) => file),
-      outputs: [{ benchmark: "bfcl", tasks: new Map([...tasks].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) }],
+      outputs: [
+        ...(singleTasks.size > 0 ? [{ benchmark: "bfcl", tasks: singleTasks }] : []),
+        ...(multiTasks.size > 0 ? [{ benchmark: "bfcl-multi-turn", tasks: multiTasks, options: { continuesTurn: continuesTurn(format.format) } }] : [])
+      ],
       notes
     } satisfies ImportedResults
   })

@@ -42,10 +42,11 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]*$/
 export const importDoc = {
   about: "Store another runner's result files as a run of an imported candidate, import:NAME (import:NAME+text for prompt-format outputs): " +
     "each line's recorded output answers an Attempt's model call and is graded by assay's own grader, so report, view, replay and " +
-    "comparisons work on it. BFCL: the BFCL_v4_<category>_result.json files under DIR (see the README for the handler formats read).",
+    "comparisons work on it. BFCL: the BFCL_v4_<category>_result.json files under DIR, single- and multi-turn (a multi-turn line is replayed step " +
+    "by step through bfcl-multi-turn's protocol); see the README for the handler formats read.",
   args: {
     BENCHMARK: `The benchmark whose result files DIR holds: ${importableNames().join(", ")}`,
-    DIR: "The model's result folder (BFCL: result/MODEL, or one of its non_live/ and live/ folders); searched a few folders deep"
+    DIR: "The model's result folder (BFCL: result/MODEL, or one of its non_live/, live/ and multi_turn/ folders); searched a few folders deep"
   },
   flags: {
     "--as": { value: "NAME", about: "The candidate's name, import:NAME (letters, digits, . _ @ -). Default: the model's folder name" },
@@ -126,7 +127,7 @@ export const importCommand = Command.make(
       const lanes: Array<Lane> = []
       const notes = [...results.notes]
       const tasks: Array<string> = []
-      for (const { benchmark, tasks: outputs } of results.outputs) {
+      for (const { benchmark, options, tasks: outputs } of results.outputs) {
         const provider = yield* loadBenchmark(benchmark)
         const all = yield* provider.environments.pipe(Effect.mapError((e) => new UsageError({ detail: e.message })))
         const chosen = all.filter((e) => outputs.has(e.task))
@@ -134,7 +135,7 @@ export const importCommand = Command.make(
         const strangers = [...outputs.keys()].filter((id) => !known.has(id))
         if (strangers.length > 0) notes.push(`not imported: ${strangers.length} ids in the files are not ${benchmark} tasks (${listed(strangers)})`)
         if (chosen.length === 0) continue
-        const candidates: Array<Candidate> = [importedCandidate(name, { registryEntry, outputs: (env) => outputs.get(env.task) })]
+        const candidates: Array<Candidate> = [importedCandidate(name, { registryEntry, outputs: (env) => outputs.get(env.task), ...(options !== undefined ? { options } : {}) })]
         for (const c of opts.candidate) {
           if (rosterName(provider, c) === null) {
             return yield* new UsageError({ detail: `--candidate ${c}: an import grades only ${benchmark}'s own scripted candidates beside it (${provider.roster.join(", ")}, none)` })
@@ -187,8 +188,14 @@ export const importCommand = Command.make(
         const report = JSON.parse(yield* encodeJson(outcome.report).pipe(Effect.orDie)) as Record<string, unknown>
         yield* Console.log(JSON.stringify({ ...report, import: imported }, null, 2))
       } else yield* Console.log(renderText(outcome.report))
-      // Every line is graded: an Attempt that ended early is the import's failure (or the benchmark's), not the model's.
-      const broken = outcome.attempts.filter((a) => a.verdict.ended !== null)
+      // A recorded output that could not be played to its end (the runner recorded an error, or fewer
+      // turns than the task has) ends its Attempt failed, graded 0 as upstream grades it; any other
+      // early end is the import's failure (or the benchmark's), not the model's.
+      const unplayed = outcome.attempts.filter((a) => a.verdict.ended?.reason === "protocol-failed" && a.verdict.ended.provider === undefined && a.candidate === name)
+      if (unplayed.length > 0) {
+        yield* Console.error(`assay: ${unplayed.length} imported lines could not be played to their end and are graded 0 (${unplayed[0]!.task}: ${unplayed[0]!.verdict.ended!.detail})`)
+      }
+      const broken = outcome.attempts.filter((a) => a.verdict.ended !== null && !unplayed.includes(a))
       if (broken.length > 0) {
         return yield* new ImportIncomplete({ cells: broken.length, of: outcome.attempts.length, detail: broken[0]!.verdict.ended!.detail })
       }

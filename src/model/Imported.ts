@@ -21,10 +21,23 @@ import { type ModelRequest, ModelResponse } from "./Model.ts"
 export const PROVIDER = "import"
 
 /**
+ * A call the recorded output cannot answer (the runner recorded an error instead of output, or
+ * fewer turns than the task has): the call fails with `failed`, which the recording keeps, so the
+ * Attempt ends failed at the same place in a replay.
+ */
+export interface RecordedFailure {
+  readonly failed: string
+}
+
+export type RecordedStep = ModelResponse | RecordedFailure
+
+/**
  * One task's recorded output: the replies of each user turn, in order. A single-turn task has one
  * turn of one reply; a multi-turn task one list of steps per turn.
  */
-export type RecordedTurns = ReadonlyArray<ReadonlyArray<ModelResponse>>
+export type RecordedTurns = ReadonlyArray<ReadonlyArray<RecordedStep>>
+
+const isFailure = (step: RecordedStep): step is RecordedFailure => "failed" in step
 
 /** A file that was read, as the import reports it and names its content. */
 export interface ImportedFile {
@@ -45,7 +58,7 @@ export interface ImportedResults {
   readonly name: string
   readonly files: ReadonlyArray<ImportedFile>
   /** Per benchmark, each line's recorded output by task id. */
-  readonly outputs: ReadonlyArray<{ readonly benchmark: string; readonly tasks: ReadonlyMap<string, RecordedTurns> }>
+  readonly outputs: ReadonlyArray<{ readonly benchmark: string; readonly tasks: ReadonlyMap<string, RecordedTurns>; readonly options?: AgentOptions }>
   /** What was read and is not imported, one line each (files of categories assay does not run, ids given twice). */
   readonly notes: ReadonlyArray<string>
 }
@@ -69,14 +82,16 @@ export interface ResultReader {
 }
 
 // The reply the imported agent is asking its handler for, set around each of its calls.
-const pending = FiberRef.unsafeMake<ModelResponse | null>(null)
+const pending = FiberRef.unsafeMake<RecordedStep | null>(null)
 
 /** The `model/generate` handler of an import: the recorded reply the agent put beside its call. */
 export const handler: WE.Handler = (effect) =>
-  Effect.flatMap(FiberRef.get(pending), (response) =>
-    response === null
+  Effect.flatMap(FiberRef.get(pending), (step) =>
+    step === null
       ? Effect.fail(new WE.EffectFailed({ kind: effect.kind, key: effect.key, reason: "handler", detail: "no recorded output answers this model call: only an imported candidate's are answered here" }))
-      : Effect.succeed(response as unknown as Json))
+      : isFailure(step)
+      ? Effect.fail(new WE.EffectFailed({ kind: effect.kind, key: effect.key, reason: "handler", detail: step.failed }))
+      : Effect.succeed(step as unknown as Json))
 
 /** A reply with no text and no call: what ends a turn once its recorded steps are played. */
 const emptyReply = (model: string): ModelResponse => ({
@@ -121,10 +136,11 @@ export interface AgentOptions {
 export const agent = (name: string, model: string, turns: RecordedTurns | null, options: AgentOptions = {}): Agent => {
   let turn = 0
   let step = 0
-  const next = (): ModelResponse => {
+  const next = (): RecordedStep => {
     if (turns === null) return emptyReply(model)
+    if (turn >= turns.length) return { failed: `the recorded output ends after ${turns.length} turns, and the task has more` }
     const response = turns[turn]?.[step] ?? emptyReply(model)
-    if (options.continuesTurn === undefined || options.continuesTurn(response)) step++
+    if (isFailure(response) || options.continuesTurn === undefined || options.continuesTurn(response)) step++
     else [turn, step] = [turn + 1, 0]
     return response
   }
