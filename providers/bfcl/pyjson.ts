@@ -66,10 +66,21 @@ export type ParseResult = { readonly ok: true; readonly value: PyValue } | { rea
 
 // A hand-written scanner: one pass, no intermediate tokens, so parsing a corpus line costs little
 // next to checking it.
+const CONTROL = /[\x00-\x1f]/
 class Scanner {
   pos = 0
   failure: PyJsonSyntaxError | null = null
-  constructor(readonly text: string) {}
+  // Where the first backslash at or after `backslashFrom` stands (-1: none), kept as the scan
+  // moves on; and whether the text has a control character at all (one in a string is an error).
+  backslashFrom = Infinity
+  backslashAt = -1
+  // Above 0 inside a value whose members are never read (parsePyJsonFields): it is checked as
+  // the full parse checks it, and nothing of it is built.
+  skipping = 0
+  readonly controls: boolean
+  constructor(readonly text: string) {
+    this.controls = CONTROL.test(text)
+  }
 
   fail(message: string): null {
     if (this.failure === null) this.failure = { _tag: "PyJsonSyntaxError", offset: this.pos, message }
@@ -167,6 +178,7 @@ class Scanner {
       }
     }
     this.pos = p
+    if (this.skipping > 0) return 0
     const literal = t.slice(start, p)
     if (isFloat) return new PyFloat(Number(literal))
     const n = Number(literal)
@@ -176,6 +188,21 @@ class Scanner {
   string(): string | undefined {
     const t = this.text
     const start = this.pos + 1
+    // Fastest path, by the platform's indexOf (a loop per character is slow in cold code): the
+    // closing quote, with no backslash before it and no control character in the text.
+    if (!this.controls) {
+      const quote = t.indexOf('"', start)
+      if (quote >= 0) {
+        if (this.backslashFrom > start || (this.backslashAt !== -1 && this.backslashAt < start)) {
+          this.backslashFrom = start
+          this.backslashAt = t.indexOf("\\", start)
+        }
+        if (this.backslashAt === -1 || this.backslashAt > quote) {
+          this.pos = quote + 1
+          return this.skipping > 0 ? "" : t.slice(start, quote)
+        }
+      }
+    }
     let p = start
     // Fast path: no escapes.
     for (;;) {
@@ -278,7 +305,7 @@ class Scanner {
     // arrays survive (as the task files' do, parsed at load), and a process that then parses
     // answers by the thousand would allocate each short-lived list in the old generation: heap
     // growing ~4 MB per scavenge and every scavenge slowed (~60-100 ms more in the bench's line pass).
-    const items: Array<PyValue> = Array.of()
+    const items: Array<PyValue> = this.skipping > 0 ? SKIPPED_LIST : Array.of()
     this.skipWs()
     if (this.text.charCodeAt(this.pos) === 93) {
       this.pos++
@@ -287,7 +314,7 @@ class Scanner {
     for (;;) {
       const v = this.value()
       if (v === undefined) return undefined
-      items.push(v)
+      if (this.skipping === 0) items.push(v)
       this.skipWs()
       const c = this.text.charCodeAt(this.pos)
       if (c === 44) {
@@ -305,7 +332,7 @@ class Scanner {
 
   object(): PyValue | undefined {
     this.pos++
-    const map = new Map<string, PyValue>()
+    const map = this.skipping > 0 ? SKIPPED_DICT : new Map<string, PyValue>()
     this.skipWs()
     if (this.text.charCodeAt(this.pos) === 125) {
       this.pos++
@@ -328,7 +355,7 @@ class Scanner {
       const v = this.value()
       if (v === undefined) return undefined
       // Python's json keeps the last of duplicate keys, in the first one's position; Map.set does too.
-      map.set(key, v)
+      if (this.skipping === 0) map.set(key, v)
       this.skipWs()
       const c = this.text.charCodeAt(this.pos)
       if (c === 44) {
@@ -337,7 +364,7 @@ class Scanner {
       }
       if (c === 125) {
         this.pos++
-        if (map.size === 1) {
+        if (this.skipping === 0 && map.size === 1) {
           const inner = map.get("__tuple__")
           if (inner !== undefined && Array.isArray(inner)) return new PyTuple(inner)
         }
@@ -347,7 +374,54 @@ class Scanner {
       return undefined
     }
   }
+  /** The object at `pos` (as `object`), building only the members named in `wanted`. */
+  fields(wanted: ReadonlySet<string>): PyDict | undefined {
+    this.pos++
+    const map = new Map<string, PyValue>()
+    this.skipWs()
+    if (this.text.charCodeAt(this.pos) === 125) {
+      this.pos++
+      return map
+    }
+    for (;;) {
+      this.skipWs()
+      if (this.text.charCodeAt(this.pos) !== 34) {
+        this.fail("expected a string key")
+        return undefined
+      }
+      const key = this.string()
+      if (key === undefined) return undefined
+      this.skipWs()
+      if (this.text.charCodeAt(this.pos) !== 58) {
+        this.fail("expected ':'")
+        return undefined
+      }
+      this.pos++
+      const read = wanted.has(key)
+      if (!read) this.skipping++
+      const v = this.value()
+      if (!read) this.skipping--
+      if (v === undefined) return undefined
+      if (read) map.set(key, v)
+      this.skipWs()
+      const c = this.text.charCodeAt(this.pos)
+      if (c === 44) {
+        this.pos++
+        continue
+      }
+      if (c === 125) {
+        this.pos++
+        return map
+      }
+      this.fail("expected ',' or '}'")
+      return undefined
+    }
+  }
 }
+
+// What a skipped list or dict stands for: never added to, never read.
+const SKIPPED_LIST: Array<PyValue> = []
+const SKIPPED_DICT = new Map<string, PyValue>()
 
 /**
  * Parses one JSON text into Python values: a number literal with `.`, `e` or `E` is a float, any
@@ -356,6 +430,27 @@ class Scanner {
 export const parsePyJson = (text: string): ParseResult => {
   const s = new Scanner(text)
   const value = s.value()
+  if (value === undefined) return { ok: false, error: s.failure ?? { _tag: "PyJsonSyntaxError", offset: s.pos, message: "invalid JSON" } }
+  s.skipWs()
+  if (s.pos !== text.length) {
+    s.fail("trailing characters")
+    return { ok: false, error: s.failure ?? { _tag: "PyJsonSyntaxError", offset: s.pos, message: "trailing characters" } }
+  }
+  return { ok: true, value }
+}
+
+/**
+ * `parsePyJson` of a text whose top-level object has members the caller never reads (a corpus
+ * line's verdict beside its answer): the same syntax checks, failures and values, but the object
+ * holds only the members named in `wanted`, the others checked and not built (less work and
+ * garbage per line), and it is a dict even when its only member is `__tuple__`. A text whose top
+ * level is not an object is parsed whole.
+ */
+export const parsePyJsonFields = (text: string, wanted: ReadonlySet<string>): ParseResult => {
+  const s = new Scanner(text)
+  s.skipWs()
+  if (text.charCodeAt(s.pos) !== 123) return parsePyJson(text)
+  const value = s.fields(wanted)
   if (value === undefined) return { ok: false, error: s.failure ?? { _tag: "PyJsonSyntaxError", offset: s.pos, message: "invalid JSON" } }
   s.skipWs()
   if (s.pos !== text.length) {

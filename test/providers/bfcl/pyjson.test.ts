@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
 import {
   parsePyJson,
+  parsePyJsonFields,
   pyEq,
   PyFloat,
   pyFloatRepr,
@@ -123,5 +124,35 @@ describe("pyStrRepr", () => {
     expect(pyRepr("a'b\"c\\")).toBe("'a\\'b\"c\\\\'")
     expect(pyRepr("\\")).toBe("'\\\\'")
     expect(pyRepr("'\\'")).toBe('"\'\\\\\'"')
+  })
+
+  it("parsePyJsonFields builds only the members asked for, with the full parse's values and failures", () => {
+    const wanted = new Set(["id", "answer"])
+    // Texts with escapes, controls, floats, tuples, nesting and repeated keys, whole and cut short.
+    const texts = [
+      '{"category": "x", "id": "a\\"b", "answer": [{"f": {"x": 5.0, "t": {"__tuple__": [1, "\\u00e9"]}}}], "errors": ["q\\n", {"k": [1e-09, null]}], "valid": false}',
+      '{"answer": 1, "skip": {"a": [true, false, -0, 123456789012345678901234567890]}, "answer": 2.5}',
+      '{"id": "z", "skip": "tab\there"}',
+      '{"skip": [1, 2,], "answer": 1}',
+      '{"skip": 01, "answer": 1}',
+      '{"skip": "\\x", "answer": 1}',
+      '[1, 2]',
+      '{"__tuple__": [1]}'
+    ]
+    for (const text of texts) {
+      for (const cut of [text.length, text.length - 1, Math.floor(text.length / 2)]) {
+        const t = text.slice(0, cut)
+        const full = parsePyJson(t)
+        const part = parsePyJsonFields(t, wanted)
+        expect(part.ok, t).toBe(full.ok)
+        if (!full.ok || !part.ok) {
+          expect(part, t).toEqual(full)
+          continue
+        }
+        const v = full.value
+        const expected = v instanceof Map ? new Map([...v].filter(([k]) => wanted.has(k))) : v instanceof PyTuple && t.startsWith("{") ? new Map() : v
+        expect(pyRepr(part.value), t).toBe(pyRepr(expected))
+      }
+    }
   })
 })
