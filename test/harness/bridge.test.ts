@@ -10,7 +10,7 @@ import { Effect } from "effect"
 import { loadBenchmark } from "../../src/cli/benchmarks.ts"
 import { evaluate } from "../../src/evaluation/evaluate.ts"
 import type * as Model from "../../src/model/Model.ts"
-import { clis, goldModel, idleModel, runBridged } from "./bridgeSupport.ts"
+import { clis, goldModel, idleModel, noWorld, runBridged } from "./bridgeSupport.ts"
 
 const toolContents = (messages: ReadonlyArray<{ readonly role: string; readonly content?: string | null }>): ReadonlyArray<string> =>
   messages.flatMap((m) => (m.role === "tool" && typeof m.content === "string" ? [m.content] : []))
@@ -68,5 +68,39 @@ describe.each(clis)("harness:%s through the bridge", { timeout: 900_000 }, (harn
       Effect.forEach([loaded[0]!, loaded[1]!], ({ envs, provider }) => runBridged(provider, envs[0]!, harness, idleModel), { concurrency: 2 })
     )
     for (const a of idle) expect({ task: a.task, reward: a.verdict.reward }).toEqual({ task: a.task, reward: 0 })
+  })
+})
+
+// tau2's other three domains, one task each, with one CLI: the conversation (the user simulator
+// behind the same scripted model) and each domain's tools and evaluator through the bridge.
+// Each domain's first task whose gold play acts (an agent's tool call, or a user's action asked
+// for), not one answered in words alone.
+const domains = await Promise.all(["tau2-airline", "tau2-telecom", "tau2-banking"].map(async (benchmark) => {
+  const provider = await Effect.runPromise(loadBenchmark(benchmark))
+  const envs = await Effect.runPromise(provider.environments)
+  const acts = (env: (typeof envs)[number]) =>
+    Effect.runPromise(Effect.gen(function*() {
+      const first = yield* (yield* provider.scripted("gold", env)).reply({ system: "", messages: [], tools: [] }).pipe(Effect.provide(noWorld), Effect.orDie)
+      return first.toolCalls.length > 0 || (first.text ?? "").startsWith("Please go ahead with")
+    }))
+  for (const env of envs) if (await acts(env)) return { provider, env }
+  throw new Error(`${benchmark}: no task whose gold play acts`)
+}))
+
+describe("harness:claude on tau2-airline, tau2-telecom and tau2-banking", { timeout: 900_000 }, () => {
+  it("scores the gold candidate's reward on one task of each when the model plays gold", async () => {
+    const results = await Effect.runPromise(
+      Effect.forEach(domains, ({ env, provider }) =>
+        Effect.gen(function*() {
+          const gold = yield* provider.scripted("gold", env)
+          const reference = yield* evaluate(env, { capabilities: provider.capabilities, agentDef: provider.rosterDef("gold"), agent: gold, repetition: 0 })
+          const bridged = yield* runBridged(provider, env, "claude", goldModel(yield* provider.scripted("gold", env)))
+          const calls = bridged.recording.filter((e) => e.kind.startsWith("tool/")).length
+          return { task: `${env.benchmark}/${env.task}`, reference: reference.verdict.reward, reward: bridged.verdict.reward, ended: bridged.verdict.ended, calls }
+        }), { concurrency: 3 })
+    )
+    // Each made tool calls (the agent's through the CLI, or the user's), and scored as gold does.
+    for (const r of results) expect(r).toEqual({ task: r.task, reference: 1, reward: 1, ended: null, calls: expect.any(Number) })
+    for (const r of results) expect(r.calls, r.task).toBeGreaterThan(0)
   })
 })

@@ -3,6 +3,7 @@ import { Context, Effect } from "effect"
 import { fileURLToPath } from "node:url"
 import { Wallet } from "../../src/budget/Wallet.ts"
 import type { Agent } from "../../src/evaluation/Agent.ts"
+import type { ToolCall } from "../../src/evaluation/Conversation.ts"
 import { evaluate } from "../../src/evaluation/evaluate.ts"
 import type { Provider } from "../../src/evaluation/Provider.ts"
 import { bridgedCandidate } from "../../src/harness/bridge/Candidate.ts"
@@ -12,6 +13,7 @@ import * as Registry from "../../src/model/Registry.ts"
 import type { Attempt } from "../../src/schema/Attempt.ts"
 import type { EnvironmentDef } from "../../src/schema/EnvironmentDef.ts"
 import * as WE from "../../src/world/WorldEffects.ts"
+import { scriptedUserOf } from "../../providers/tau2/common/conversation.ts"
 
 export const toolsBin = fileURLToPath(new URL("../../tools/harnesses/node_modules/.bin", import.meta.url))
 export const clis: ReadonlyArray<HarnessName> = ["claude", "codex", "gemini", "qwen", "opencode"]
@@ -19,24 +21,32 @@ export const clis: ReadonlyArray<HarnessName> = ["claude", "codex", "gemini", "q
 export const USER_PROMPT = "User Simulation Guidelines"
 
 /** A gold agent's replies need no world: it plays a script. */
-const noWorld = Context.make(WE.WorldEffects, { perform: () => Effect.die("a scripted gold agent performs no effect") }).pipe(
+export const noWorld = Context.make(WE.WorldEffects, { perform: () => Effect.die("a scripted gold agent performs no effect") }).pipe(
   Context.add(Wallet, {} as Wallet)
 )
 
+const scriptedReplyOf = (reply: { readonly text: string | null; readonly toolCalls: ReadonlyArray<ToolCall> }): Model.ScriptedReply => ({
+  text: reply.text,
+  toolCalls: reply.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments, ...(c.argumentsText !== undefined ? { argumentsText: c.argumentsText } : {}) }))
+})
+
 /**
  * The model behind the proxy: the agent's calls answered by the task's gold agent, in order; the
- * simulated user (tau2) opens, then says ###STOP### once the agent has spoken.
+ * simulated user (tau2) is the gold play's user where the task has one (its opening, its own
+ * tool calls: telecom's device, banking's applications), else it opens, then says ###STOP###
+ * once the agent has spoken.
  */
 export const goldModel = (gold: Agent): Model.Model => {
   let userTurns = 0
+  const user = scriptedUserOf(gold)
   return Model.scripted((request) => {
-    if (request.system.includes(USER_PROMPT)) return { text: userTurns++ === 0 ? "Hi, I need help with my request." : "###STOP###" }
+    if (request.system.includes(USER_PROMPT)) {
+      if (user === undefined) return { text: userTurns++ === 0 ? "Hi, I need help with my request." : "###STOP###" }
+      return Effect.map(Effect.provide(user.reply([]), noWorld).pipe(Effect.orDie), scriptedReplyOf)
+    }
     return Effect.map(
       Effect.provide(gold.reply({ system: request.system, messages: [], tools: [] }), noWorld).pipe(Effect.orDie),
-      (reply): Model.ScriptedReply => ({
-        text: reply.text,
-        toolCalls: reply.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments, ...(c.argumentsText !== undefined ? { argumentsText: c.argumentsText } : {}) }))
-      })
+      scriptedReplyOf
     )
   })
 }
