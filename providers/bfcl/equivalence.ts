@@ -168,6 +168,8 @@ export interface BfclEquivalenceResult {
   readonly corpus: string
   readonly lines: number
   readonly agree: number
+  /** Long-context lines not checked (long_context.py absent): in `lines`, not in `agree`. */
+  readonly notChecked: number
   readonly disagree: ReadonlyArray<{ readonly corpus: string } & (Disagreement | MultiTurnDisagreement)>
   readonly notes: ReadonlyArray<string>
   readonly corpora: ReadonlyArray<CorpusFigure>
@@ -208,7 +210,7 @@ const figureNote = (f: CorpusFigure): string =>
   `  ${f.kind} (${f.corpus}): ${f.agree} of ${f.lines} lines agree${f.notChecked === 0 ? "" : `, ${f.notChecked} long-context lines not checked`}`
 
 const longContextNote = (file: string): string =>
-  `  long-context lines need upstream's long_context.py at ${file} (${LONG_CONTEXT_FILE.url}, sha256 ${LONG_CONTEXT_FILE.sha256}), or ${LONG_CONTEXT_ENV} naming a copy`
+  `  long-context lines need upstream's long_context.py at ${file} (${LONG_CONTEXT_FILE.url}, sha256 ${LONG_CONTEXT_FILE.sha256}), or ${LONG_CONTEXT_ENV} naming a copy; \`assay data pull bfcl-multi-turn\` fetches it`
 
 /**
  * `assay equivalence bfcl`: with no corpus, the single-turn verdicts (required; `singleTurn: false`
@@ -254,6 +256,7 @@ export const bfclEquivalence = (
       corpus: corpus ?? join(rootOf(options), FOLDER, "oracle"),
       lines: figures.reduce((n, f) => n + f.lines, 0),
       agree: figures.reduce((n, f) => n + f.agree, 0),
+      notChecked: figures.reduce((n, f) => n + f.notChecked, 0),
       disagree,
       notes: [
         ...(figures.length > 1 || figures.some((f) => f.notChecked > 0) ? figures.map(figureNote) : []),

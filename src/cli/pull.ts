@@ -136,6 +136,7 @@ export const pullData = (provider: Provider, options: PullOptions): Effect.Effec
       if (from !== null) {
         if (inFrom(file.path)) return { file, action: "copy" }
         if (inPlace(file)) return { file, action: "skip", why: "already in the data folder with its pinned sha256" }
+        if (file.optional !== undefined) return { file, action: "skip", why: `not in ${from}: ${file.optional} cannot run without it` }
         return file.oracle === true
           ? { file, action: "skip", why: `not in ${from} (only \`assay equivalence\` reads it)` }
           : { file, action: "copy" } // reported missing below
@@ -176,15 +177,22 @@ export const pullData = (provider: Provider, options: PullOptions): Effect.Effec
 
     const placed = yield* Effect.gen(function*() {
       const wanted = steps.filter((s) => s.action !== "skip")
+      const unavailable = new Map<string, string>()
       yield* Effect.forEach(
         wanted,
         (step) =>
           Effect.gen(function*() {
             const { file } = step
             const source = step.action === "copy" ? join(from as string, file.path) : mirroredUrl(file.url, options.mirror)
-            const bytes = step.action === "copy"
-              ? yield* Effect.try({ try: () => new Uint8Array(readFileSync(source)), catch: (e) => `cannot read ${source}: ${String(e)}` })
-              : yield* download(source)
+            const fetched = step.action === "copy"
+              ? yield* Effect.either(Effect.try({ try: () => new Uint8Array(readFileSync(source)), catch: (e) => `cannot read ${source}: ${String(e)}` }))
+              : yield* Effect.either(download(source))
+            // An optional file that cannot be had is said and left out; the others are pulled all the same.
+            if (Either.isLeft(fetched) && file.optional !== undefined) {
+              unavailable.set(file.path, `${fetched.left}: ${file.optional} cannot run without it`)
+              return
+            }
+            const bytes = yield* fetched
             const actual = sha256Hex(bytes)
             if (actual !== file.sha256) return yield* Effect.fail(`${file.path} (from ${source}) has sha256 ${actual}, the pinned sha256 is ${file.sha256}`)
             yield* stage(file.path, bytes)
@@ -193,9 +201,12 @@ export const pullData = (provider: Provider, options: PullOptions): Effect.Effec
         { concurrency: from !== null ? 1 : 8, discard: true }
       ).pipe(Effect.mapError(fail))
       for (const step of steps) {
-        yield* options.log(step.action === "skip" ? `skipped ${step.file.path}: ${step.why}` : `ok ${step.file.path}`)
+        const missing = unavailable.get(step.file.path)
+        yield* options.log(
+          step.action === "skip" ? `skipped ${step.file.path}: ${step.why}` : missing !== undefined ? `skipped ${step.file.path}: ${missing}` : `ok ${step.file.path}`
+        )
       }
-      const paths = wanted.map((s) => s.file.path)
+      const paths = wanted.map((s) => s.file.path).filter((path) => !unavailable.has(path))
 
       if (databases !== null) {
         // No checksum is published for these: the pull records what it copied.

@@ -16,6 +16,12 @@ export interface PinnedFile {
   readonly sha256: string
   /** Read only by `assay equivalence` (an oracle corpus): a pull that cannot bring it says so and goes on. */
   readonly oracle?: boolean
+  /**
+   * Needed only by some tasks (what needs it, e.g. "the 200 multi_turn_long_context tasks"): a pull
+   * that cannot bring it (no network, not in `--from DIR`) says so and goes on, and those tasks end
+   * with a data error naming the file.
+   */
+  readonly optional?: string
   /** Read only to derive `derived` files: a pull `--from DIR` that holds the derived files does not need it. */
   readonly derivationInput?: boolean
 }
@@ -34,6 +40,8 @@ export interface EquivalenceResult {
   readonly lines: number
   readonly agree: number
   readonly disagree: ReadonlyArray<unknown>
+  /** Lines that could not be checked here (a file they need is absent; the notes say which): counted in `lines`, not in `agree`. */
+  readonly notChecked?: number
   /** Lines the text output prints after the count (bird: which SQLite graded, and how to get the oracle's). */
   readonly notes?: ReadonlyArray<string>
 }

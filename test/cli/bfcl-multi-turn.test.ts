@@ -3,7 +3,7 @@
  * categories, and a model through the loopback server in both action spaces, replayed with the
  * server gone.
  */
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -150,5 +150,21 @@ describe("bfcl-multi-turn through the command", { timeout: 600_000 }, () => {
     expect(output.turns.length).toBe(1)
     expect(output.turns[0].length).toBe(21)
     expect(output.turns[0][0]).toEqual({ response: [{ pwd: "{}" }], calls: ["pwd()"] })
+  })
+
+  it("assay equivalence bfcl-multi-turn --corpus: base lines agree; long-context lines without long_context.py are counted as not checked, named, and exit 1", async () => {
+    const exec = readFileSync(join(dataDir, "bfcl", "oracle", "multi-turn", "exec-dev.jsonl"), "utf8").trim().split("\n")
+    const corpus = join(tempDir(), "few.jsonl")
+    // Two base tasks and two long-context ones (the file is in category order)
+    writeFileSync(corpus, [...exec.slice(0, 2), ...exec.slice(-2)].join("\n") + "\n")
+    const r = await assay(["equivalence", "bfcl-multi-turn", "--corpus", corpus], { ASSAY_BFCL_LONG_CONTEXT: "", ASSAY_DATA_DIR: dataDir })
+    if (existsSync(join(dataDir, "bfcl", LONG_CONTEXT_PATH))) {
+      expect(r.code, r.stderr).toBe(0)
+      expect(r.stdout).toContain("bfcl-multi-turn: 4 of 4 lines agree with upstream")
+    } else {
+      expect(r.code).toBe(1)
+      expect(r.stdout).toContain("bfcl-multi-turn: 2 of 2 checked lines agree with upstream, 2 not checked here")
+      expect(r.stdout).toContain("`assay data pull bfcl-multi-turn` fetches it")
+    }
   })
 })

@@ -6,6 +6,7 @@
 import { Effect, Either } from "effect"
 import { Agent, Benchmark, Capabilities, type Provider } from "../../../src/index.ts"
 import { UPSTREAM_COMMIT, UPSTREAM_REPOSITORY } from "../data.ts"
+import { bfclEquivalence } from "../equivalence.ts"
 import type { LongContext } from "./api.ts"
 import { checkMultiTurn, isLongContextTask } from "./checker.ts"
 import { goldReplies } from "./gold.ts"
@@ -77,7 +78,13 @@ export const provider: Provider.Provider = Benchmark.make({
       })
   },
   gold: (task) => Agent.scripted("gold", goldReplies(task, "tools")),
-  pinned: { folder: FOLDER, files: PINNED }
+  pinned: { folder: FOLDER, files: PINNED },
+  // The three multi-turn corpora (or --corpus FILE, any of their formats), long-context lines counted apart when long_context.py is absent.
+  equivalence: (corpus) =>
+    bfclEquivalence(corpus, { singleTurn: false }).pipe(
+      Effect.map((r) => ({ ...r, benchmark: BENCHMARK })),
+      Effect.mapError((e) => dataError(e.message))
+    )
 })
 
 export const data: ReadonlyArray<Provider.PinnedFile> = provider.data ?? []

@@ -7,7 +7,7 @@
  */
 import { Effect } from "effect"
 import { type Benchmark, DataRoot, PinnedData, type Provider } from "../../../src/index.ts"
-import { UPSTREAM_COMMIT, UPSTREAM_REPOSITORY } from "../data.ts"
+import { LONG_CONTEXT_FILE, UPSTREAM_COMMIT, UPSTREAM_REPOSITORY } from "../data.ts"
 import { isDict, parsePyJson, type PyDict as DocDict } from "../pyjson.ts"
 import type { MultiTurnEntry } from "./checker.ts"
 import { parsePythonJson } from "./canon.ts"
@@ -54,11 +54,22 @@ const pin = (file: string, sha256: string): Provider.PinnedFile => ({
   sha256
 })
 
+/** The multi-turn oracle corpora, made by running upstream's code: only a pull `--from DIR` brings them. */
+const ORACLE: ReadonlyArray<Provider.PinnedFile> = [
+  ["exec-dev.jsonl", "6d09a3053114cded68fd21bfb7893923d21aef7dd6e7f1677510c29202503857"],
+  ["fuzz-dev.jsonl", "2e9549c4fba6d33dde555cd8e90b9f23de9922c01a6d80f71cc9c6c6d39d2eec"],
+  ["verdicts-dev.jsonl", "53e8b525e2636ee18ca314e48881af4f0e98e3afe84b3dbebb7a396d441c7c1d"],
+  ["README.md", "a6523c9e8096c22348d1d305efc1ac1a2fb928d547628b37f9d22efe1e9130ae"]
+].map(([file, sha256]) => ({ path: `oracle/multi-turn/${file}`, url: "", sha256: sha256!, oracle: true }))
+
 /**
- * The multi-turn files, as `../shared/data/bfcl/SOURCE.md` ("Multi-turn files") lists them. Upstream's
- * long_context.py is not among them: longContext.ts reads it where bfcl's data keeps it, when present.
+ * The multi-turn files, as `../shared/data/bfcl/SOURCE.md` ("Multi-turn files") lists them, the
+ * oracle corpora `assay equivalence bfcl-multi-turn` reads, and upstream's long_context.py (a pull
+ * that cannot fetch it goes on without: only the long-context tasks need it).
  */
 export const PINNED: ReadonlyArray<Provider.PinnedFile> = [
+  ...ORACLE,
+  { ...LONG_CONTEXT_FILE, optional: "the 200 multi_turn_long_context tasks (and the equivalence's long-context lines)" },
   pin("BFCL_v4_multi_turn_base.json", "1a21a995d06fd6f20ba55de7bced30ef953ec35e998f502ec2ecf4d66ef1c43a"),
   pin("possible_answer/BFCL_v4_multi_turn_base.json", "1fee67823b317571649177dd89d63969feaae4e810cc7448ee55ba797fb7c8fc"),
   pin("BFCL_v4_multi_turn_miss_func.json", "87d28ce10e37d864b72de85d5732eef2a867b241d6c1c99b4ae682c9e3ea921c"),
