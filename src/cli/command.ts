@@ -982,7 +982,12 @@ const equivalenceCommand = Command.make(
       const result = yield* provider.equivalence(Option.getOrNull(opts.corpus)).pipe(Effect.mapError((e) => new UsageError({ detail: e.message })))
       if (opts.json) yield* printJson(result)
       else {
-        yield* Console.log(`${result.benchmark}: ${result.agree} of ${result.lines} lines agree with upstream (${result.corpus})`)
+        const unchecked = result.notChecked ?? 0
+        yield* Console.log(
+          unchecked === 0
+            ? `${result.benchmark}: ${result.agree} of ${result.lines} lines agree with upstream (${result.corpus})`
+            : `${result.benchmark}: ${result.agree} of ${result.lines - unchecked} checked lines agree with upstream, ${unchecked} not checked here (${result.corpus})`
+        )
         for (const note of result.notes ?? []) yield* Console.log(note)
         for (const d of result.disagree) yield* Console.log(`  disagree: ${JSON.stringify(d)}`)
       }
