@@ -103,6 +103,8 @@ export const importCommand = Command.make(
   (opts) =>
     Effect.gen(function*() {
       const reader = yield* loadResultReader(opts.benchmark)
+      const badName = (given: string) => new UsageError({ detail: `--as ${JSON.stringify(given)}: expected a name of letters, digits, . _ @ - (the candidate is import:NAME)` })
+      if (Option.isSome(opts.as) && !NAME.test(opts.as.value)) return yield* badName(opts.as.value)
       const stat = yield* Effect.try({
         try: () => statSync(opts.dir, { throwIfNoEntry: false }),
         catch: (e) => new UsageError({ detail: `${opts.dir}: ${e instanceof Error ? e.message : String(e)}` })
@@ -114,9 +116,7 @@ export const importCommand = Command.make(
         Effect.mapError((e) => (e.reason === "format" || e.reason === "no-files" ? new UsageError({ detail: e.message }) : e))
       )
       const given = Option.getOrElse(opts.as, () => results.name.replace(/[^A-Za-z0-9._@-]+/g, "-").replace(/^[^A-Za-z0-9]+/, ""))
-      if (!NAME.test(given)) {
-        return yield* new UsageError({ detail: `--as ${JSON.stringify(given)}: expected a name of letters, digits, . _ @ - (it is import:NAME)` })
-      }
+      if (!NAME.test(given)) return yield* badName(given)
       const name = importedName(given, results.format.actionSpace)
       const registryEntry: Json = {
         imported: opts.benchmark,

@@ -135,9 +135,9 @@ describe("assay import bfcl", { timeout: 300_000 }, () => {
     }
   })
 
-  it("a folder without result files, a benchmark it cannot import and a bad --format are refused, exit 2", async () => {
+  it("a folder without result files, a benchmark it cannot import, a bad --format and a bad --as are refused, exit 2", async () => {
     const empty = tempDir()
-    for (const args of [["import", "bfcl", empty], ["import", "tau2-retail", empty], ["import", "bfcl", empty, "--format", "xml"]]) {
+    for (const args of [["import", "bfcl", empty], ["import", "tau2-retail", empty], ["import", "bfcl", empty, "--format", "xml"], ["import", "bfcl", empty, "--as", "my model"]]) {
       const r = await assay([...args, "--home", join(empty, "home")])
       expect(r.code, args.join(" ")).toBe(2)
       expect(r.stderr.trim().split("\n")).toHaveLength(1)
