@@ -12,6 +12,7 @@ import { Comparison, frontiers, type Report, Scorecard } from "./Report.ts"
 import {
   type CellSummary,
   cellResultsOfCells,
+  cliUsageOfCells,
   comparisonsOfCells,
   faultSummaryOfCells,
   judgesOfCells,
@@ -85,6 +86,7 @@ export const reportOf = (data: RunData): Effect.Effect<{ readonly report: Report
     ]
     const figures = yield* figuresOf(current, impassable)
     const outages = outagesOfCells(cells)
+    const cliUsage = cliUsageOfCells(cells)
     if (outages.length > 0) {
       notes.unshift(
         `${outages.length} cells ended in an outage (an endpoint unreachable, or failing past retries): not scored, left out of n, means, intervals, pass rates and comparisons; running the experiment again runs them`
@@ -127,6 +129,8 @@ export const reportOf = (data: RunData): Effect.Effect<{ readonly report: Report
       skipped: skippedCells,
       ...(outages.length > 0 ? { outages } : {}),
       cellResults: cellResultsOfCells(cells),
+      // Harness candidates' tokens as their CLIs reported them, beside assay's.
+      ...(cliUsage.length > 0 ? { cliUsage } : {}),
       spend: {
         runUsd: runSpend.knownUsd,
         experimentUsd: experimentSpend.knownUsd,

@@ -54,14 +54,23 @@ describe("harness candidates from the command", { timeout: 600_000 }, () => {
     const report = await assay(["report", "--json", "--cells", "--home", home])
     expect(report.code, report.stderr).toBe(0)
     const doc = JSON.parse(report.stdout) as {
-      cellResults: ReadonlyArray<{ task: string; candidate: string; reward: number; ended: unknown }>
+      cellResults: ReadonlyArray<{ task: string; candidate: string; reward: number; ended: unknown; cliUsage?: unknown }>
       spend: { runUsd: number }
       harnesses: Readonly<Record<string, string>>
+      cliUsage?: unknown
     }
     // The report names the CLI's version it ran (run settings' `harnesses`).
     expect(doc.harnesses).toEqual({ claude: expect.stringMatching(/^\d+\.\d+\.\d+/) })
     expect(doc.cellResults).toEqual([expect.objectContaining({ task: "0", candidate: "harness:claude", reward: 0 })])
     expect(doc.spend.runUsd).toBeCloseTo(servedCost(requests), 9)
+    // The CLI's own count of its calls beside assay's: both what the server answered the agent's turns.
+    const agentTurns = requests.filter((r) => r.status === 200 && r.turn === 2).length
+    const tokens = { inputTokens: 4000 * agentTurns, outputTokens: 14 * agentTurns, cacheReadTokens: 0, cacheWriteTokens: 0 }
+    expect(agentTurns).toBeGreaterThan(0)
+    expect(doc.cellResults[0]?.cliUsage).toEqual({ harness: "claude", assay: tokens, cli: tokens })
+    expect(doc.cliUsage).toEqual([{ candidate: "harness:claude", cells: 1, differ: 0, unreported: 0, assay: tokens, cli: tokens }])
+    const text = await assay(["report", "--home", home])
+    expect(text.stdout).toMatch(new RegExp(`harness:claude\\s+1\\s+${(4000 * agentTurns).toLocaleString("en-US")}\\s+${14 * agentTurns}\\s+0\\s+0\\s+0\\s+0`))
 
     // Offline: no server (the scope closed it), no CLI to be found.
     const replay = await assay(["replay", "--json", "--home", home], { ASSAY_HARNESS_BIN_DIRS: "", PATH: "/usr/bin:/bin" })
