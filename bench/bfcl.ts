@@ -4,9 +4,11 @@
  * (plan, Attempts, store, scorecards).
  *
  * The checker keeps memos for the life of the process (normal forms of strings, per-task answer
- * types), so the first pass over the corpus is shown apart from the later ones, which reuse them.
- * Upstream's own rate is a reference figure from another machine (docs/performance.md's table); no ratio to it
- * is printed here.
+ * types), so the first pass over the corpus is timed in a fresh process (bench/bfcl-pass.ts),
+ * apart from the later ones, which reuse them. With ASSAY_BENCH_UPSTREAM_BFCL=DIR (gorilla's
+ * berkeley-function-call-leaderboard folder at the pinned commit) upstream's own checker entry
+ * functions run over the same answers (bench/upstream/bfcl_checker.py), in fresh processes
+ * interleaved with assay's, and the table gives both and the ratio from this run.
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { readFile } from "node:fs/promises"
@@ -21,21 +23,8 @@ import { loadAll } from "../providers/bfcl/data.ts"
 import { type CorpusEntry, parseCorpus, tasksById } from "../providers/bfcl/equivalence.ts"
 import { goldAnswer } from "../providers/bfcl/gold.ts"
 import { checkLine } from "./bfcl-line.ts"
-import { readFileSync } from "node:fs"
-import { fileURLToPath } from "node:url"
-import { machine, succeeded, timeNode } from "./support.ts"
-
-/** Upstream's rate as the oracle README states it (a reference figure from another machine). */
-const upstreamRate = (dataDir: string): string => {
-  try {
-    const readme = readFileSync(join(dataDir, "bfcl", "oracle", "README.md"), "utf8")
-    const section = readme.slice(readme.indexOf("Speed of upstream's checker"))
-    const m = /([\d,]+) answers\/s/.exec(section)
-    return m === null ? "not found in bfcl/oracle/README.md" : `~${m[1]} answers/s over both halves of its corpus, median of 9 passes in one process (bfcl/oracle/README.md)`
-  } catch {
-    return "bfcl/oracle/README.md not found"
-  }
-}
+import { noSideBySide, runChild, runDriver, table, upstreamFrom } from "./side-by-side.ts"
+import { machine } from "./support.ts"
 
 const median = (xs: ReadonlyArray<number>): number => {
   const s = [...xs].sort((a, b) => a - b)
@@ -112,37 +101,8 @@ export const run = async (): Promise<void> => {
     })
   )
 
-  // The first pass in a process of its own: this one has loaded and parsed the corpus already (and
-  // may have run other sections), the child has only loaded the tasks.
-  const freshChild = async (mode: "line" | "parsed") => {
-    const child = succeeded(await timeNode(["--import", "tsx", fileURLToPath(new URL("./bfcl-pass.ts", import.meta.url)), mode]), `bench/bfcl-pass.ts ${mode}`)
-    return JSON.parse(child.stdout.trim().split("\n").pop() ?? "{}") as {
-      readonly answers: number
-      readonly parse: Pass | null
-      readonly passes: ReadonlyArray<Pass>
-    }
-  }
-  const fresh = await freshChild("line")
-  const parsed = await freshChild("parsed")
-  const freshRate = (ms: number): number => (fresh.answers / ms) * 1000
-  const warm = fresh.passes.slice(1)
-
-  console.log(`bfcl checker over the dev oracle corpus (${fmt(entries.length)} answers), 9 passes each, in the order run; ${machine()}`)
-  console.log(
-    `  parse line + check + error text, in a fresh process (bench/bfcl-pass.ts line): first pass ${fmt(freshRate(fresh.passes[0]!.wallMs))} answers/s wall ` +
-      `(${fresh.passes[0]!.wallMs.toFixed(1)} ms, ${fresh.passes[0]!.cpuMs.toFixed(1)} ms CPU = ${fmt(freshRate(fresh.passes[0]!.cpuMs))} per CPU-second); ` +
-      `warm, its next 8: median ${fmt(freshRate(wall(warm)))} answers/s wall (${wall(warm).toFixed(1)} ms/pass), ${fmt(freshRate(cpu(warm)))} per CPU-second`
-  )
-  // As upstream's anchor was timed: the answers in memory before the clock starts, the checker cold.
-  const parsedRate = (ms: number): number => (parsed.answers / ms) * 1000
-  console.log(
-    `  check + error text over answers parsed first, in a fresh process (bench/bfcl-pass.ts parsed): parse ${parsed.parse!.wallMs.toFixed(1)} ms wall; ` +
-      `then the checker's first pass ${fmt(parsedRate(parsed.passes[0]!.wallMs))} answers/s wall (${parsed.passes[0]!.wallMs.toFixed(1)} ms, ` +
-      `${parsed.passes[0]!.cpuMs.toFixed(1)} ms CPU = ${fmt(parsedRate(parsed.passes[0]!.cpuMs))} per CPU-second); ` +
-      `its next 8: median ${fmt(parsedRate(wall(parsed.passes.slice(1))))} answers/s wall`
-  )
-  console.log(`  upstream's checker, same answers (README reference, another machine): ${upstreamRate(dataDir)}`)
-  console.log("  in this process, after the corpus was parsed here:")
+  await sideBySide(dataDir)
+  console.log(`bfcl checker over the dev oracle corpus (${fmt(entries.length)} answers) in this process, after the corpus was parsed here, 9 passes each, in the order run; ${machine()}`)
   row("parse line + check", withParsePasses, true)
   row("check only", checkOnlyPasses, false)
   row("check + error strings", withErrorsPasses, false)
@@ -152,6 +112,63 @@ export const run = async (): Promise<void> => {
   await goldRun()
   if (sink < 0) console.log(sink)
 }
+
+/** What bench/bfcl-pass.ts and bench/upstream/bfcl_checker.py print. */
+interface FreshPasses {
+  readonly answers: number
+  readonly agree?: number
+  readonly parse: Pass | null
+  readonly passes: ReadonlyArray<Pass>
+  readonly stubbed?: ReadonlyArray<string>
+}
+
+/**
+ * Fresh processes, assay's and upstream's in turn (A B A B), each making 9 passes over the
+ * corpus: its first pass meets a cold checker (and, in assay's, code not yet compiled), the
+ * next 8 are warm. Rounds: ASSAY_BENCH_ROUNDS (default 3).
+ */
+const sideBySide = async (dataDir: string): Promise<void> => {
+  const upstream = upstreamFrom("ASSAY_BENCH_UPSTREAM_BFCL", join("bfcl_eval", "eval_checker", "eval_runner.py"))
+  const rounds = Math.max(1, Number(process.env["ASSAY_BENCH_ROUNDS"] ?? 3))
+  const assayLine: Array<FreshPasses> = []
+  const assayParsed: Array<FreshPasses> = []
+  const upLine: Array<FreshPasses> = []
+  const upParsed: Array<FreshPasses> = []
+  const env = { ASSAY_DATA_DIR: dataDir }
+  for (let r = 0; r < rounds; r++) {
+    assayLine.push(await runChild<FreshPasses>("bfcl-pass.ts", ["line"], env))
+    if (upstream) upLine.push(await runDriver<FreshPasses>(upstream, "bfcl_checker.py", [dataDir, "line"]))
+    assayParsed.push(await runChild<FreshPasses>("bfcl-pass.ts", ["parsed"], env))
+    if (upstream) upParsed.push(await runDriver<FreshPasses>(upstream, "bfcl_checker.py", [dataDir, "parsed"]))
+  }
+  const first = (xs: ReadonlyArray<FreshPasses>) => xs.map((x) => x.passes[0]!.wallMs)
+  const firstCpu = (xs: ReadonlyArray<FreshPasses>) => xs.map((x) => x.passes[0]!.cpuMs)
+  const warm = (xs: ReadonlyArray<FreshPasses>) => xs.map((x) => wall(x.passes.slice(1)))
+  const parse = (xs: ReadonlyArray<FreshPasses>) => xs.map((x) => x.parse!.wallMs)
+  const u = upstream ? upLine : undefined
+  const p = upstream ? upParsed : undefined
+  console.log(
+    `bfcl checker over the dev oracle corpus (${fmt(assayLine[0]!.answers)} answers), fresh processes, ${rounds} round${rounds > 1 ? "s" : ""} of assay then upstream; ` +
+      `each figure the median over the rounds (range); ${machine()}`
+  )
+  const rows = table([
+    { measure: "parse line + check + error text, first pass in a fresh process", upstream: u && first(u), assay: first(assayLine) },
+    { measure: "the same, its CPU (assay's counts V8's compiler threads too)", upstream: u && firstCpu(u), assay: firstCpu(assayLine) },
+    { measure: "the same, warm: median of the process's next 8 passes", upstream: u && warm(u), assay: warm(assayLine) },
+    { measure: "check + error text over answers parsed first, first pass", upstream: p && first(p), assay: first(assayParsed) },
+    { measure: "the same, warm", upstream: p && warm(p), assay: warm(assayParsed) },
+    { measure: "parsing the whole corpus before those passes, every field", upstream: p && parse(p), assay: parse(assayParsed) }
+  ])
+  for (const line of rows) console.log(line)
+  if (upstream) {
+    const agree = [...upLine, ...upParsed].map((x) => x.agree ?? 0)
+    console.log(
+      `  upstream: ${upstream.dir} through bench/upstream/bfcl_checker.py (${upstream.python}); its verdicts agree with the corpus's on ${fmt(Math.min(...agree))} of ${fmt(upLine[0]!.answers)} answers; ` +
+        `stood in for (imported, never called on the checker's path): ${upLine[0]!.stubbed?.join(", ") || "nothing"}`
+    )
+  } else console.log(noSideBySide("ASSAY_BENCH_UPSTREAM_BFCL"))
+}
+
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`
 

@@ -5,14 +5,16 @@
  * gold digest, over the 114 tasks; and the memory one world retains (with whatever it keeps of
  * the db.json file it was read from) and what 1,000 live forks with one write each retain beyond it.
  *
- * Upstream's own timing of a fresh environment is a reference figure from another machine (the
- * oracle README): it is printed beside ours, with a tenth of it (the goal of issue #17), but no
- * ratio of a figure measured here to it.
+ * With ASSAY_BENCH_UPSTREAM_TAU2=DIR (a tau2-bench checkout at the pinned commit) and
+ * ASSAY_BENCH_PYTHON, upstream's own get_environment and get_db_hash run on the same files
+ * (bench/upstream/tau2_retail.py), interleaved with assay's, and a table gives both and the ratio
+ * from this run: a fresh process's first world from db.json (and later ones), the gold check per
+ * task, and the fuzz sequences of oracle/fuzz-dev.jsonl. Without it, assay's figures alone.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect, Either } from "effect"
+import { Effect, Either, Schema } from "effect"
 import type { Json } from "../src/content/Canonical.ts"
 import * as World from "../src/world/World.ts"
 import { preparedWorld } from "../providers/tau2/common/prepared.ts"
@@ -21,7 +23,10 @@ import { upstreamDbHash } from "../providers/tau2/retail/hash.ts"
 import { dbCheck, decodeTasks, goldDigest, type Task } from "../providers/tau2/retail/tasks.ts"
 import { step } from "../providers/tau2/retail/tools.ts"
 import { fileURLToPath } from "node:url"
-import { mib, succeeded, timeNode } from "./support.ts"
+import { OracleLine } from "../providers/tau2/common/equivalence.ts"
+import { checkLine } from "../providers/tau2/retail/equivalence.ts"
+import { noSideBySide, runChild, runDriver, table, upstreamFrom } from "./side-by-side.ts"
+import { machine, mib, succeeded, timeNode } from "./support.ts"
 
 const ms = (ns: bigint): number => Number(ns) / 1e6
 
@@ -69,19 +74,6 @@ const retained = <A>(build: () => A, check: (a: A) => void = () => {}): number =
   return Math.max(0, held - inUseAfterGc())
 }
 
-/** Upstream's own figure, as the oracle README states it (a reference from another machine). */
-const upstreamFreshEnv = (): string => {
-  try {
-    const readme = readFileSync(join(tau2Dir(), "retail", "oracle", "README.md"), "utf8")
-    const m = /fresh environment from db\.json, median of (\d+): ([\d.]+) s/.exec(readme)
-    if (m === null) return "not found in retail/oracle/README.md"
-    const upstreamMs = Number(m[2]) * 1000
-    return `median ${upstreamMs.toFixed(0)} ms of ${m[1]} (retail/oracle/README.md); a tenth of it, the goal: ${(upstreamMs / 10).toFixed(1)} ms`
-  } catch {
-    return "retail/oracle/README.md not found"
-  }
-}
-
 const goldCalls = (task: Task) =>
   (task.evaluation_criteria?.actions ?? []).map((a) => [a.name, a.arguments as { readonly [key: string]: Json }] as const)
 
@@ -102,6 +94,7 @@ export const run = async (): Promise<void> => {
   process.env["XDG_CACHE_HOME"] = cacheDir
   try {
     await measure()
+    await sideBySide()
   } finally {
     if (savedCache === undefined) delete process.env["XDG_CACHE_HOME"]
     else process.env["XDG_CACHE_HOME"] = savedCache
@@ -168,7 +161,6 @@ const measure = async (): Promise<void> => {
     readAll.push(timed(() => { for (const t of World.tableNames(w)) World.entries(w, t) }).ms)
   }
   const sameWorld = World.equals(freshWorld().world, data.initialWorld) && World.equals(Either.getOrThrow(worldFromDbText(dbText)), data.initialWorld)
-  const upstream = upstreamFreshEnv()
   // A process's first load, as a command meets it: child processes, the form and the note in the cache.
   const childLoads: Array<ChildLoad> = []
   for (let i = 0; i < 9; i++) {
@@ -185,7 +177,6 @@ const measure = async (): Promise<void> => {
   const childMs = (f: (c: ChildLoad) => number) => median(childLoads.map(f)).toFixed(1)
   out(`  the first load of a fresh process (bench/tau2-load.ts, ${childLoads.length} processes, timed after its imports): median ${childMs((c) => c.ms)} ms wall (min ${Math.min(...childLoads.map((c) => c.ms)).toFixed(1)}), ${childMs((c) => c.cpuMs)} ms CPU; from ${[...new Set(childLoads.map((c) => c.source))].join(", ")}`)
   out(`    of which reading and checking db.json (readPinnedBytes) ${childMs((c) => c.readMs)} ms wall, the world from the form ${childMs((c) => c.worldMs)} ms wall`)
-  out(`  upstream's fresh environment from db.json (README reference, another machine, not measured here): ${upstream}`)
   out(`  the first load (no prepared form yet: full parse and check, form stored): ${firstLoad.ms.toFixed(1)} ms wall, ${firstLoad.cpuMs.toFixed(1)} ms CPU; ${firstLoad.source}`)
   out(`  the full parse and check alone (also what a damaged or stale form falls back to): median ${median(msOf(fullParses)).toFixed(1)} ms wall, ${median(cpuOf(fullParses)).toFixed(1)} ms CPU over ${fullParses.length}`)
   out(`  deferred: reading every record of a fresh world once (as the first full-DB hash does): median ${median(readAll).toFixed(1)} ms`)
@@ -228,3 +219,127 @@ const measure = async (): Promise<void> => {
   out(`  1,000 live forks with one order write each, beyond that world: ${mib(forksBytes)} = ${(forksBytes / 1000 / 1024).toFixed(1)} KiB per fork, ${((forksBytes / oneBytes) * 100).toFixed(1)}% of one world for all 1,000 (copies: 100,000%)`)
   if (World.size(one, "orders") !== 1000) out("  (unexpected world size)")
 }
+
+/** What bench/tau2-load.ts prints with `later` loads. */
+interface ChildLoads extends ChildLoad {
+  readonly later: ReadonlyArray<ChildLoad>
+}
+
+/** What bench/upstream/tau2_retail.py prints, by mode. */
+interface UpstreamLoads {
+  readonly loads: ReadonlyArray<{ readonly ms: number; readonly cpuMs: number }>
+  readonly stubbed: ReadonlyArray<string>
+}
+interface UpstreamGold {
+  readonly tasks: number
+  readonly perTaskMs: ReadonlyArray<number>
+}
+interface UpstreamFuzz {
+  readonly sequences: number
+  readonly agree: number
+  readonly ms: number
+  readonly cpuMs: number
+}
+
+/** A cache folder of its own for one child, removed after. */
+const inFreshCache = async <A>(f: (env: Readonly<Record<string, string>>) => Promise<A>): Promise<A> => {
+  const dir = mkdtempSync(join(tmpdir(), "assay-bench-tau2-child-"))
+  try {
+    return await f({ XDG_CACHE_HOME: dir })
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/**
+ * Assay and upstream in turn (A B A B): a fresh process's first world from db.json and 8 more in
+ * it (assay: without a prepared form, by the full parse and check; with the form; upstream:
+ * get_environment, which always parses and validates); the gold check of each task (assay: fork +
+ * gold replay + digest check; upstream: a fresh environment + the gold actions + get_db_hash, as
+ * its evaluator does); and the first ASSAY_BENCH_TAU2_FUZZ (default 100) fuzz-dev sequences (assay:
+ * replayed from a fork, each call's content and both DB hashes checked against the oracle's;
+ * upstream: a fresh environment, get_response per call, get_db_hash). Rounds: ASSAY_BENCH_ROUNDS
+ * (default 3) for the loads, 2 for fuzz, 1 for gold.
+ */
+const sideBySide = async (): Promise<void> => {
+  const upstream = upstreamFrom("ASSAY_BENCH_UPSTREAM_TAU2", join("src", "tau2", "domains", "retail", "environment.py"))
+  const rounds = Math.max(1, Number(process.env["ASSAY_BENCH_ROUNDS"] ?? 3))
+  const dataDir = join(tau2Dir(), "..")
+  const full: Array<ChildLoads> = []
+  const formFirst: Array<ChildLoads> = []
+  const prepared: Array<ChildLoads> = []
+  const up: Array<UpstreamLoads> = []
+  // Each round in a cache folder of its own: the first load makes the form (and db.json's sha256
+  // note); the full parse then reads the file as a second run does (sha256 by its note), as the
+  // load from the form does.
+  for (let r = 0; r < rounds; r++) {
+    await inFreshCache(async (env) => {
+      formFirst.push(await runChild<ChildLoads>("tau2-load.ts", ["first"], env))
+      full.push(await runChild<ChildLoads>("tau2-load.ts", ["full", "8"], env))
+      if (upstream) up.push(await runDriver<UpstreamLoads>(upstream, "tau2_retail.py", [dataDir, "load", "9"]))
+      prepared.push(await runChild<ChildLoads>("tau2-load.ts", ["prepared", "8"], env))
+    })
+  }
+  const data = await Effect.runPromise(loadRetailData())
+  const initial = data.initialWorld
+  const tasks = await Effect.runPromise(decodeTasks(data.tasksJson))
+  // Gold per task, as measure() takes it: warmed once, then the median of 7 runs per task.
+  for (const task of tasks) gradeGold(initial, task)
+  const assayGold = tasks.map((task) => {
+    const samples: Array<number> = []
+    for (let i = 0; i < 7; i++) {
+      const t = process.hrtime.bigint()
+      gradeGold(initial, task)
+      samples.push(ms(process.hrtime.bigint() - t))
+    }
+    return median(samples)
+  })
+  const upGold = upstream ? await runDriver<UpstreamGold>(upstream, "tau2_retail.py", [dataDir, "gold", "1"]) : undefined
+  const fuzzCount = Math.max(1, Number(process.env["ASSAY_BENCH_TAU2_FUZZ"] ?? 100))
+  const fuzzText = readFileSync(join(tau2Dir(), "retail", "oracle", "fuzz-dev.jsonl"), "utf8")
+  const decodeLine = Schema.decodeUnknownSync(Schema.parseJson(OracleLine))
+  const fuzzLines = fuzzText.split("\n").filter((l) => l.length > 0).slice(0, fuzzCount).map((l) => decodeLine(l))
+  const assayFuzz: Array<number> = []
+  const upFuzz: Array<UpstreamFuzz> = []
+  let fuzzAgree = 0
+  for (let r = 0; r < 2; r++) {
+    const t = process.hrtime.bigint()
+    fuzzAgree = fuzzLines.filter((line, i) => checkLine(initial, line, i + 1) === undefined).length
+    assayFuzz.push(ms(process.hrtime.bigint() - t))
+    if (upstream) upFuzz.push(await runDriver<UpstreamFuzz>(upstream, "tau2_retail.py", [dataDir, "fuzz", String(fuzzCount)]))
+  }
+
+  const out = (s: string) => process.stdout.write(s + "\n")
+  const firstMs = (xs: ReadonlyArray<ChildLoad>) => xs.map((x) => x.ms)
+  const laterMs = (xs: ReadonlyArray<ChildLoads>) => xs.map((x) => median(x.later.map((l) => l.ms)))
+  const upFirst = upstream ? up.map((u) => u.loads[0]!.ms) : undefined
+  const upLater = upstream ? up.map((u) => median(u.loads.slice(1).map((l) => l.ms))) : undefined
+  out(`tau2-retail side by side, ${rounds} round${rounds > 1 ? "s" : ""} of fresh processes, assay then upstream; each figure the median over the rounds (range); ${machine()}`)
+  for (const line of table([
+    { measure: "a world from db.json, first in a fresh process: assay's read (sha256 by its note) + full parse and check, no prepared form; upstream's get_environment", upstream: upFirst, assay: firstMs(full) },
+    { measure: "the same, the process's next 8 (median)", upstream: upLater, assay: laterMs(full) },
+    { measure: "the same, CPU of the first", upstream: upstream ? up.map((u) => u.loads[0]!.cpuMs) : undefined, assay: full.map((x) => x.cpuMs) },
+    { measure: "assay's first load with no form (full parse, form made and stored), against upstream's first", upstream: upFirst, assay: firstMs(formFirst) },
+    { measure: "assay's first load from the prepared form, against upstream's first", upstream: upFirst, assay: firstMs(prepared) },
+    { measure: "assay's later loads from the form, against upstream's later", upstream: upLater, assay: laterMs(prepared) },
+    {
+      measure: `gold check per task, median over ${tasks.length} (assay: fork + replay + digest; upstream: fresh env + replay + get_db_hash)`,
+      upstream: upGold && [median(upGold.perTaskMs)],
+      assay: [median(assayGold)]
+    },
+    {
+      measure: `fuzz-dev, the first ${fuzzLines.length} sequences (assay: replay + contents + both hashes checked; upstream: fresh env + get_response + get_db_hash)`,
+      upstream: upstream ? upFuzz.map((f) => f.ms) : undefined,
+      assay: assayFuzz,
+      unit: (x: number) => `${(x / 1000).toFixed(2)} s`
+    }
+  ])) out(line)
+  out(`  assay's fuzz lines agreeing with the oracle: ${fuzzAgree} of ${fuzzLines.length}`)
+  if (upstream) {
+    out(
+      `  upstream: ${upstream.dir} through bench/upstream/tau2_retail.py (${upstream.python}); its fuzz hashes agree with the oracle's on ${Math.min(...upFuzz.map((f) => f.agree))} of ${fuzzLines.length}; ` +
+        `stood in for (imported, never called on the timed path): ${up[0]!.stubbed.join(", ") || "nothing"}`
+    )
+  } else out(noSideBySide("ASSAY_BENCH_UPSTREAM_TAU2"))
+}
+
