@@ -68,6 +68,8 @@ export interface CandidateOptions {
    * from the spend cap). Part of the candidate only where it lowers what the request asks for.
    */
   readonly maxOutputTokens?: number | null
+  /** Whether an imported candidate (`import:NAME`) may be rebuilt: only a replay, which answers it from its recordings. */
+  readonly imported?: boolean
 }
 
 /** What a priced model's request asks for at most today (ModelAgent.requestOf); null when unbounded. */
@@ -96,7 +98,11 @@ export const resolveCandidate = (provider: Provider, name: string, options: Cand
   }
   if (name.startsWith("harness:")) return resolveHarnessCandidate(provider, name)
   // Made by `assay import`; rebuilt here from its name for a replay, which answers it from its recordings.
-  if (isImportedName(name)) return Effect.succeed(importedCandidate(name))
+  if (isImportedName(name)) {
+    return options.imported === true
+      ? Effect.succeed(importedCandidate(name))
+      : Effect.fail(new UsageError({ detail: `${name} is another runner's recorded outputs: \`assay import bfcl DIR --as NAME\` stores them, \`assay replay\` grades them again; a run cannot make them` }))
+  }
   if (!name.includes(":")) {
     return Effect.fail(
       new UsageError({

@@ -84,7 +84,7 @@ export const lanesOfRun = (settings: unknown, experiment: ExperimentDef) =>
       environments = yield* withJudges(provider, environments, judges, sel.judgeReps, "the run's judge")
       const candidates: Array<Candidate> = []
       for (const def of experiment.candidates) {
-        const resolved = yield* Effect.either(resolveCandidate(provider, def.name, { maxOutputTokens: sel.maxOutputTokens }))
+        const resolved = yield* Effect.either(resolveCandidate(provider, def.name, { maxOutputTokens: sel.maxOutputTokens, imported: true }))
         if (resolved._tag === "Right") candidates.push(resolved.right)
         else unavailable.set(def.name, resolved.left.message)
       }

@@ -143,4 +143,12 @@ describe("assay import bfcl", { timeout: 300_000 }, () => {
       expect(r.stderr.trim().split("\n")).toHaveLength(1)
     }
   })
+
+  it("run refuses an imported candidate up front: its outputs come from assay import, exit 2 with one line", async () => {
+    const home = tempDir()
+    const r = await assay(["run", "--benchmark", "bfcl", "--candidate", "import:someone", "--task", "simple_python_0", "--yes", "--home", home])
+    expect(r.code).toBe(2)
+    expect(r.stderr.trim().split("\n")).toHaveLength(1)
+    expect(r.stderr).toContain("assay import bfcl DIR --as NAME")
+  })
 })
