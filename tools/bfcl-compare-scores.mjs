@@ -50,6 +50,7 @@ const walk = (dir, depth) => {
     else if (entry.isFile() && SCORE.test(entry.name)) scoreFiles.push(join(dir, entry.name))
   }
 }
+if (!existsSync(scoreDir) || !statSync(scoreDir).isDirectory()) usage(`${scoreDir}: no such folder`)
 walk(scoreDir, 0)
 if (scoreFiles.length === 0) usage(`${scoreDir}: no BFCL_v4_<category>_score.json file`)
 const upstream = new Map()
