@@ -45,11 +45,6 @@ export interface EvaluateOptions {
   /** A wall-time limit set for the whole run (not part of the environment's identity). */
   readonly timeoutSeconds?: number | null
   /**
-   * Run once the protocol has ended, before grading: the runner frees the cell's place among
-   * those conversing, so the next cell starts its conversation while this one is graded.
-   */
-  readonly onConversationEnd?: Effect.Effect<void>
-  /**
    * The Model service this Attempt's calls go to (its protocol's, its judge's); by default the one
    * in context. Given here, it is put in the Attempt's own context with its other services rather
    * than provided around the whole Attempt (a region less on every cell's path).
@@ -321,7 +316,6 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
       Effect.gen(function*() {
         // The agent's own resources (a harness CLI and its servers) end with the conversation.
         const outcome = yield* Effect.either(options.agent.close === undefined ? bounded : Effect.ensuring(bounded, options.agent.close))
-        if (options.onConversationEnd !== undefined) yield* options.onConversationEnd
         const cliUsage = options.agent.cliUsage === undefined ? undefined : yield* options.agent.cliUsage
         const ran = {
           outcome,

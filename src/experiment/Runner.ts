@@ -471,12 +471,15 @@ export const cellRunner = (
         const attempt = yield* evaluate(cell.env, {
           capabilities: cell.lane.provider.capabilities,
           agentDef: cell.candidate.def,
-          agent: agent.right,
+          // The agent lives as long as the conversation: closed when it ends, it gives the cell's place
+          // among those conversing to the next (the runner's concern, kept out of evaluate's options).
+          agent: onConversationEnd === undefined
+            ? agent.right
+            : { ...agent.right, close: agent.right.close === undefined ? onConversationEnd : Effect.zipRight(agent.right.close, onConversationEnd) },
           repetition: cell.repetition,
           handlers: settings.handlers,
           registryEntry: cell.candidate.registryEntry,
           timeoutSeconds: settings.timeoutSeconds ?? null,
-          ...(onConversationEnd !== undefined ? { onConversationEnd } : {}),
           ...(settings.wraps ? { wraps: settings.wraps } : {}),
           ...(Option.isSome(cellModel) ? { model: cellModel.value } : {}),
           ...(cell.predictedInputs !== undefined ? { inputs: cell.predictedInputs } : {})
