@@ -578,6 +578,10 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
       })
     })
 
+  /** Reading or writing the CLI's folder; a failure ends the Attempt, as the CLI's own failure to start would. */
+  const folderIo = <A>(io: () => A) =>
+    Effect.try({ try: io, catch: (e) => new AgentError({ agent: name, reason: "model-failed", detail: `the task's folder: ${String(e)}` }) })
+
   /** A folder task's files of the world (path -> text). */
   const worldFiles = (folder: FolderTask) =>
     Effect.gen(function*() {
@@ -603,7 +607,7 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
    */
   const syncFolder = (s: Live, folder: FolderTask): Effect.Effect<void, AgentFailure, WE.WorldEffects> =>
     Effect.gen(function*() {
-      const inFolder = readFiles(s.workDir)
+      const inFolder = yield* folderIo(() => readFiles(s.workDir))
       for (const p of [...inFolder.keys()].sort()) {
         const text = inFolder.get(p)!
         if (synced.get(p) === text) continue
@@ -612,7 +616,7 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
       }
       const inWorld = yield* worldFiles(folder)
       const changed = new Map([...inWorld].filter(([p, text]) => synced.get(p) !== text))
-      writeFiles(s.workDir, changed)
+      yield* folderIo(() => writeFiles(s.workDir, changed))
       for (const [p, text] of changed) synced.set(p, text)
     })
 
@@ -752,10 +756,7 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
           started = true
           if (options.folder !== undefined) {
             const files = yield* worldFiles(options.folder)
-            yield* Effect.try({
-              try: () => writeFiles(s.workDir, files),
-              catch: (e) => new AgentError({ agent: name, reason: "model-failed", detail: `could not write the task's folder: ${String(e)}` })
-            })
+            yield* folderIo(() => writeFiles(s.workDir, files))
             for (const [p, text] of files) synced.set(p, text)
           }
           yield* spawnCli(s, sandbox, firstPrompt(input), false)
@@ -776,7 +777,14 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
       return (s.running && answeredInWords ? waitExit(s, 15_000) : Effect.void).pipe(
         Effect.zipRight(stopChild(s)),
         Effect.zipRight(Effect.sync(() => {
-          cliUsage = { harness: options.harness, assay: { ...answered }, cli: cliCounts(options.harness, s) }
+          let cli: TokenCounts | null
+          try {
+            cli = cliCounts(options.harness, s)
+          } catch {
+            // Session files the CLI left unreadable: no account from it, which the report shows as unreported.
+            cli = null
+          }
+          cliUsage = { harness: options.harness, assay: { ...answered }, cli }
         })),
         Effect.zipRight(Effect.async<void>((resume) => {
           s.server.closeAllConnections()
