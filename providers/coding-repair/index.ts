@@ -170,22 +170,11 @@ const firstMessage = (task: RepairTask): string =>
   ].join("\n")
 
 const runProtocol = (ctx: Capabilities.ProtocolContext, task: RepairTask): Effect.Effect<ToolLoop.Outcome, Capabilities.ProtocolFailure, WE.WorldEffects | WE.AttemptWorld | Wallet.Wallet> =>
-  Effect.gen(function*() {
-    const tools = new Map(fileTools.map((t) => [t.spec.name, t]))
-    const append = (m: Conversation.Message) => Ref.update(ctx.transcript, (ms) => [...ms, m])
-    yield* append({ role: "user", content: firstMessage(task) })
-    const maxTurns = ctx.env.limits.turns ?? MAX_TURNS
-    for (let turn = 1; turn <= maxTurns; turn++) {
-      const messages = yield* Ref.get(ctx.transcript)
-      const reply = yield* ctx.agent.reply({ system: ctx.inputs.system, messages, tools: ctx.inputs.tools })
-      yield* append({ role: "assistant", content: reply.text, toolCalls: reply.toolCalls })
-      if (reply.toolCalls.length === 0) return { ended: "answer" as const, turns: turn, answer: reply.text }
-      for (const call of reply.toolCalls) {
-        const result = call.name === "run_command" ? yield* runCommandCall(task, call) : yield* ToolLoop.callTool(tools, call)
-        yield* append({ role: "tool", toolCallId: call.id, name: call.name, content: result.content, error: result.error })
-      }
-    }
-    return { ended: "turn-limit" as const, turns: maxTurns, answer: null }
+  ToolLoop.runToolLoop(ctx, {
+    firstMessage: firstMessage(task),
+    tools: fileTools,
+    maxTurns: ctx.env.limits.turns ?? MAX_TURNS,
+    own: { run_command: (call) => runCommandCall(task, call) }
   })
 
 // ---------------------------------------------------------------------------------------------

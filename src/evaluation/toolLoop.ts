@@ -56,15 +56,20 @@ export type Outcome = typeof Outcome.Type
 
 const outcome = (ended: Outcome["ended"], turns: number, answer: string | null): Outcome => ({ ended, turns, answer })
 
-export interface ToolLoopOptions {
+export interface ToolLoopOptions<E = never, R = never> {
   readonly firstMessage: string
   readonly tools: ReadonlyArray<Tool>
   readonly maxTurns: number
   /** A tool whose call ends the loop (after it runs). */
   readonly stopTool?: string
+  /**
+   * Tools answered by an effect of the benchmark's own rather than a world tool (a command run in a
+   * sandbox or a container, a `process/spawn` effect), by name.
+   */
+  readonly own?: Readonly<Record<string, (call: ToolCall) => Effect.Effect<ToolMessageContent, E, R>>>
 }
 
-export const runToolLoop = (ctx: ProtocolContext, options: ToolLoopOptions) =>
+export const runToolLoop = <E = never, R = never>(ctx: ProtocolContext, options: ToolLoopOptions<E, R>) =>
   Effect.gen(function*() {
     const byName = new Map(options.tools.map((t) => [t.spec.name, t]))
     const append = (m: Message) => Ref.update(ctx.transcript, (ms) => [...ms, m])
@@ -76,7 +81,8 @@ export const runToolLoop = (ctx: ProtocolContext, options: ToolLoopOptions) =>
       if (reply.toolCalls.length === 0) return outcome("answer", turn, reply.text)
       let stopped = false
       for (const call of reply.toolCalls) {
-        const result = yield* callTool(byName, call)
+        const own = options.own?.[call.name]
+        const result = own !== undefined ? yield* own(call) : yield* callTool(byName, call)
         yield* append({ role: "tool", toolCallId: call.id, name: call.name, content: result.content, error: result.error })
         if (call.name === options.stopTool) stopped = true
       }
