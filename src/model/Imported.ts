@@ -16,6 +16,7 @@ import { type Agent, AgentError, type AgentFailure } from "../evaluation/Agent.t
 import type { AgentInput, AgentReply } from "../evaluation/Conversation.ts"
 import * as WE from "../world/WorldEffects.ts"
 import { type ModelRequest, ModelResponse } from "./Model.ts"
+import { toModelMessages } from "./ModelAgent.ts"
 
 /** The model provider an imported candidate's requests name. */
 export const PROVIDER = "import"
@@ -106,16 +107,7 @@ const requestOf = (model: string, input: AgentInput): ModelRequest => ({
   provider: PROVIDER,
   model,
   system: input.system,
-  messages: input.messages.map((m) => {
-    switch (m.role) {
-      case "user":
-        return { role: "user" as const, content: m.content }
-      case "assistant":
-        return { role: "assistant" as const, content: m.content, toolCalls: m.toolCalls }
-      case "tool":
-        return { role: "tool" as const, toolCallId: m.toolCallId, name: m.name, content: m.content, isError: m.error }
-    }
-  }),
+  messages: toModelMessages(input.messages),
   tools: input.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))
 })
 

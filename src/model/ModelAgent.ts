@@ -78,7 +78,8 @@ export const call = (
   }), () => ({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0, retries: attempts - 1 }))
 }
 
-const toModelMessages = (messages: ReadonlyArray<Message>): ModelRequest["messages"] =>
+/** A conversation's messages as a model request carries them. */
+export const toModelMessages = (messages: ReadonlyArray<Message>): ModelRequest["messages"] =>
   messages.map((m) => {
     switch (m.role) {
       case "user":
