@@ -10,12 +10,17 @@
  * - the built-in candidates: `gold` from the task, and the do-nothing candidate (`echo`, also
  *   called `none`) on every benchmark;
  * - the dataset, loaded once when first needed (not at import) through the PinnedData service.
+ *
+ * `declare` gives the same Provider with what a family of benchmarks built on the kit also needs:
+ * the dataset as loaded, the EnvironmentDef of a task, and the capabilities with some specs
+ * replaced (a test scripting a judge's model call), sharing the one load.
  */
 import { Effect, Either, Schema } from "effect"
 import type { Json } from "../content/Canonical.ts"
 import * as Pinned from "../data/Pinned.ts"
 import * as Agent from "../evaluation/Agent.ts"
 import {
+  type Capabilities,
   CapabilityError,
   type EvaluationContext,
   type Grade,
@@ -103,6 +108,11 @@ export interface Definition<Task, Data, Output, Encoded extends Json> {
   readonly upstream?: string
   /** The world spec of every environment; a fork discarded after the Attempt, with the default effects, by default. */
   readonly world?: EnvironmentDef["world"]
+  /**
+   * The models every environment names by role (part of the content id), e.g. the simulated user's
+   * `{ user: "openai:gpt-4.1-2025-04-14" }`; a run may set others. None by default.
+   */
+  readonly models?: EnvironmentDef["capabilities"]["models"]
   readonly setup: SetupSpec<Task, Data>
   readonly protocol: ProtocolSpec<Task, Data, Output, Encoded>
   readonly grade: GradeSpec<Task, Data, Output>
@@ -114,6 +124,7 @@ export interface Definition<Task, Data, Output, Encoded extends Json> {
   readonly actionSpace?: AgentDef["actionSpace"]
   /** Tasks no answer can pass (reported apart), by id. */
   readonly impassable?: ReadonlySet<string>
+  /** Whether some grade asks a judge model (a run's judge panel applies to it). */
   readonly judged?: boolean
   readonly untrusted?: boolean
   readonly attribution?: string
@@ -142,7 +153,30 @@ const underRoot = (folder: string | undefined, files: ReadonlyArray<PinnedFile>)
   folder === undefined || folder === "" ? files : files.map((f) => ({ ...f, path: `${folder.replace(/\/$/, "")}/${f.path}` }))
 
 /** A benchmark, as the evaluation path runs it: the Provider of the declaration. */
-export const make = <Task, Data = void, Output = Json, Encoded extends Json = Json>(def: Definition<Task, Data, Output, Encoded>): Provider => {
+export const make = <Task, Data = void, Output = Json, Encoded extends Json = Json>(def: Definition<Task, Data, Output, Encoded>): Provider =>
+  declare(def).provider
+
+/** The capability specs `Declared.capabilitiesWith` may replace. */
+export type Specs<Task, Data, Output, Encoded extends Json> = Partial<Pick<Definition<Task, Data, Output, Encoded>, "setup" | "protocol" | "grade">>
+
+/** A declaration made: its Provider, and what code built on the kit reads beside it. */
+export interface Declared<Task, Data, Output, Encoded extends Json> {
+  readonly provider: Provider
+  /** The dataset, loaded once for the process (the load the provider's capabilities share). */
+  readonly data: Effect.Effect<Data, CapabilityError>
+  /** The EnvironmentDef of a task. */
+  readonly environment: (task: Task) => EnvironmentDef
+  /**
+   * The capabilities with some specs replaced (e.g. a grade whose judge call a test scripts); their
+   * references are derived from the specs given, as the provider's are.
+   */
+  readonly capabilitiesWith: (specs: Specs<Task, Data, Output, Encoded>) => Capabilities
+}
+
+/** `make`, with the dataset, the EnvironmentDef of a task and capabilities of other specs beside the Provider. */
+export const declare = <Task, Data = void, Output = Json, Encoded extends Json = Json>(
+  def: Definition<Task, Data, Output, Encoded>
+): Declared<Task, Data, Output, Encoded> => {
   const setupRef = refOf(def, def.setup, "setup")
   const protocolRef = refOf(def, def.protocol, "protocol")
   const gradeRef = refOf(def, def.grade, "grade")
@@ -205,33 +239,33 @@ export const make = <Task, Data = void, Output = Json, Encoded extends Json = Js
       protocol: { name: protocolRef.name, version: protocolRef.version },
       evaluator: { name: gradeRef.name, version: gradeRef.version },
       upstream: def.upstream ?? null,
-      models: {}
+      models: def.models ?? {}
     },
     limits: { ...noLimits, ...def.limits?.(task) }
   })
 
-  // Synchronous (an Either is an Effect): the output is plain data, and this runs once per Attempt.
-  const encodeOutput = Schema.encodeEither(def.protocol.output)
-  const decodeOutput = Schema.decodeUnknownEither(def.protocol.output)
-  const roster = ["gold", "echo"] as const
-
-  return {
-    name: def.name,
-    version: def.version,
-    description: def.description,
-    environments: Effect.map(load, ({ environments }) => environments),
-    capabilities: {
+  const capabilitiesWith = (specs: Specs<Task, Data, Output, Encoded>): Capabilities => {
+    const setup = specs.setup ?? def.setup
+    const protocol = specs.protocol ?? def.protocol
+    const grade = specs.grade ?? def.grade
+    const setupRef = refOf(def, setup, "setup")
+    const protocolRef = refOf(def, protocol, "protocol")
+    const gradeRef = refOf(def, grade, "grade")
+    // Synchronous (an Either is an Effect): the output is plain data, and this runs once per Attempt.
+    const encodeOutput = Schema.encodeEither(protocol.output)
+    const decodeOutput = Schema.decodeUnknownEither(protocol.output)
+    return {
       worldSetup: {
         ...setupRef,
-        setup: (env) => Effect.flatMap(taskOf(env), ({ task, data }) => call(() => def.setup.run(task, { env, data })))
+        setup: (env) => Effect.flatMap(taskOf(env), ({ task, data }) => call(() => setup.run(task, { env, data })))
       },
       protocol: {
         ...protocolRef,
-        inputs: (env, agent) => Effect.flatMap(taskOf(env), ({ task, data }) => call(() => def.protocol.inputs(task, { env, data, agent }))),
+        inputs: (env, agent) => Effect.flatMap(taskOf(env), ({ task, data }) => call(() => protocol.inputs(task, { env, data, agent }))),
         run: (ctx) =>
           Effect.flatMap(taskOf(ctx.env), ({ task, data }) =>
             Effect.flatMap(
-              call(() => def.protocol.run(task, { ...ctx, data })),
+              call(() => protocol.run(task, { ...ctx, data })),
               (output) =>
                 Either.mapLeft(
                   encodeOutput(output),
@@ -248,10 +282,19 @@ export const make = <Task, Data = void, Output = Json, Encoded extends Json = Js
                 decodeOutput(ctx.output),
                 (e) => new CapabilityError({ capability: gradeRef.name, reason: "evaluator", detail: `the protocol's output does not decode: ${e.message}` })
               ),
-              (output) => call(() => def.grade.run(task, { ...ctx, output, data }))
+              (output) => call(() => grade.run(task, { ...ctx, output, data }))
             ))
       }
-    },
+    }
+  }
+  const roster = ["gold", "echo"] as const
+
+  const provider: Provider = {
+    name: def.name,
+    version: def.version,
+    description: def.description,
+    environments: Effect.map(load, ({ environments }) => environments),
+    capabilities: capabilitiesWith({}),
     roster,
     rosterDef: (name) => Agent.referenceDef(name, def.actionSpace),
     scripted: (name, env) =>
@@ -269,6 +312,7 @@ export const make = <Task, Data = void, Output = Json, Encoded extends Json = Js
     ...(def.pinned?.derived !== undefined ? { derived: def.pinned.derived } : {}),
     ...(def.equivalence !== undefined ? { equivalence: def.equivalence } : {})
   }
+  return { provider, data: Effect.map(load, ({ data }) => data), environment, capabilitiesWith }
 }
 
 /** A scripted agent that plays the given turns of tool calls, then answers `answer`. */
