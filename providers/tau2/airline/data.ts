@@ -4,8 +4,8 @@
  * db.json becomes the initial World, in db.json order, every record in pydantic field order.
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
-import { type Canonical, World } from "../../../src/index.ts"
-import { dataRoot, pinnedErrorFields, pinnedErrorMessage, pinnedReaders, type PinnedDomain, type PinnedFile, upstreamRevision } from "../common/pinned.ts"
+import { type Canonical, type PinnedData, World } from "../../../src/index.ts"
+import { dataRoot, type FileReader, filesAt, type PinnedFile } from "../common/pinned.ts"
 import { dbDomainFiles, type DbDomainData, loadDbDomainFiles, type Splits } from "../common/dbDomain.ts"
 import { type PreparedDomain } from "../common/prepared.ts"
 import { Flight, orderFlight, orderReservation, orderUser, Reservation, User } from "./model.ts"
@@ -25,21 +25,11 @@ export const pinnedFiles = dbDomainFiles("tau2/airline/", "airline", {
   toolTypes: "2a0fdf9a0a4ca590f9cf8b7491ec177567d8fb96c44f9b4fc49ce9e70c147f0e"
 })
 
-const domain: PinnedDomain = {
-  pull: "tau2-airline",
-  folder: "tau2/airline/",
-  upstreamRevision,
-  pullOnMismatch: true,
-  pullKind: "download"
-}
+/** Airline's files (named under the data root) in a data folder, the data root unless given. */
+export const filesIn = (dataDir?: string): FileReader => filesAt("tau2-airline", dataDir)
 
-export class AirlineDataError extends Schema.TaggedError<AirlineDataError>()("AirlineDataError", pinnedErrorFields) {
-  override get message() {
-    return pinnedErrorMessage(domain, this)
-  }
-}
-
-export const { invalid, readPinned, readPinnedBytes } = pinnedReaders((fields) => new AirlineDataError(fields))
+/** One pinned file's text, its hash checked. */
+export const readPinned = (file: PinnedFile, dataDir?: string): Effect.Effect<string, PinnedData.DataError> => filesIn(dataDir).text(file)
 
 const isObject = (v: unknown): v is { readonly [key: string]: unknown } => v !== null && typeof v === "object" && !Array.isArray(v)
 
@@ -98,9 +88,8 @@ export type { Splits }
 
 export type AirlineData = DbDomainData
 
-/** Every airline file, hash-checked and decoded. */
-export const loadAirlineData = (dataDir?: string): Effect.Effect<AirlineData, AirlineDataError> =>
-  loadDbDomainFiles(pinnedFiles, (file) => readPinned(file, dataDir), (file) => readPinnedBytes(file, dataDir), invalid, airlineWorld)
+/** Every airline file through `read`, hash-checked and decoded. */
+export const loadAirlineFrom = (read: FileReader): Effect.Effect<AirlineData, PinnedData.DataError> => loadDbDomainFiles(pinnedFiles, read, airlineWorld)
 
-/** Cached per process: the 7 MB DB is parsed once. */
-export const airlineData: Effect.Effect<AirlineData, AirlineDataError> = Effect.runSync(Effect.cached(loadAirlineData()))
+/** Every airline file in a data folder (the data root unless given), hash-checked and decoded. */
+export const loadAirlineData = (dataDir?: string): Effect.Effect<AirlineData, PinnedData.DataError> => loadAirlineFrom(filesIn(dataDir))

@@ -13,7 +13,8 @@ import { makeDbDomainProvider, type Split, userPromptWithoutTools } from "../com
 import { promptDataFiles, providerFiles } from "../common/provider.ts"
 import type { Prompts } from "../common/prompts.ts"
 import { renderUserScenario } from "../common/task.ts"
-import { loadAirlineData, pinnedFiles } from "./data.ts"
+import { filesOf } from "../common/pinned.ts"
+import { loadAirlineFrom, pinnedFiles } from "./data.ts"
 import { runEquivalence } from "./equivalence.ts"
 import { renderings } from "./upstream.ts"
 import { dbCheck, decodeTasks, type Task } from "./tasks.ts"
@@ -38,7 +39,7 @@ const airline = makeDbDomainProvider({
   benchmark: "tau2-airline",
   domain: "airline",
   description: "tau2-bench airline: a reservations agent under the airline policy, a simulated user, 14 DB tools; 50 tasks",
-  loadData: loadAirlineData(),
+  loadData: (read) => loadAirlineFrom(filesOf(read)),
   decodeTasks,
   makeTools: makeAirlineTools,
   dbCheck,

@@ -4,10 +4,10 @@
  * DB and COMMUNICATE (the shared checks); none has an initial state.
  */
 import { Effect, ParseResult, Schema } from "effect"
-import type { Canonical } from "../../../src/index.ts"
+import type { Canonical, PinnedData } from "../../../src/index.ts"
 import { dbChecks } from "../common/dbDomain.ts"
 import { Task as TaskSchema } from "../common/task.ts"
-import { AirlineDataError, pinnedFiles } from "./data.ts"
+import { filesIn, pinnedFiles } from "./data.ts"
 import { step } from "./tools.ts"
 
 /** The shared tau2 task schema. */
@@ -15,9 +15,9 @@ export const Task = TaskSchema
 export type Task = typeof TaskSchema.Type
 
 /** tasks.json decoded, in file order; a task with an initial state is refused (no airline task has one). */
-export const decodeTasks = (json: unknown): Effect.Effect<ReadonlyArray<Task>, AirlineDataError> =>
+export const decodeTasks = (json: unknown): Effect.Effect<ReadonlyArray<Task>, PinnedData.DataError> =>
   Effect.gen(function*() {
-    const invalid = (detail: string) => new AirlineDataError({ file: pinnedFiles.tasks.name, reason: "invalid", detail })
+    const invalid = (detail: string) => filesIn().invalid(pinnedFiles.tasks, detail)
     const tasks = yield* Effect.mapError(Schema.decodeUnknown(Schema.Array(Task))(json), (e) => invalid(ParseResult.TreeFormatter.formatErrorSync(e)))
     const withState = tasks.find((t) => t.initial_state !== null)
     if (withState !== undefined) return yield* Effect.fail(invalid(`task ${withState.id} has an initial_state, which this transcription does not apply`))

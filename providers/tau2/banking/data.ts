@@ -7,8 +7,8 @@
  */
 import { join } from "node:path"
 import { Effect, Either, ParseResult, Schema } from "effect"
-import { type Canonical, type Tool, World } from "../../../src/index.ts"
-import { dataRoot, pinnedErrorFields, pinnedErrorMessage, pinnedReaders, type PinnedDomain, type PinnedFile, upstreamRevision, upstreamUrl } from "../common/pinned.ts"
+import { type Canonical, type PinnedData, type Tool, World } from "../../../src/index.ts"
+import { dataRoot, type FileReader, filesAt, type PinnedFile, upstreamUrl } from "../common/pinned.ts"
 import { OpenAiTools, toolSpecsOf, ToolTypes } from "../common/toolFiles.ts"
 import { isDict, jsonLoads, orderedEntries, type Py } from "./pyvalue.ts"
 import { documentAndTaskSums } from "./sums.ts"
@@ -75,32 +75,21 @@ export const allPinnedFiles: ReadonlyArray<PinnedFile> = [
   ...Object.values(oracleFiles)
 ]
 
-const domain: PinnedDomain = {
-  pull: "tau2-banking",
-  folder: "tau2/banking_knowledge/",
-  upstreamRevision,
-  pullOnMismatch: true,
-  pullKind: "download"
-}
-
-export class BankingDataError extends Schema.TaggedError<BankingDataError>()("BankingDataError", pinnedErrorFields) {
-  override get message() {
-    return pinnedErrorMessage(domain, this)
-  }
-}
-
 export { dataRoot }
 
 export const bankingDir = (dataDir?: string): string => join(dataRoot(dataDir), "tau2", "banking_knowledge")
 
-/** One pinned file's text, its hash checked. */
-export const { readPinned } = pinnedReaders((fields) => new BankingDataError(fields))
+/** Banking's files (named under the data root) in a data folder, the data root unless given. */
+export const filesIn = (dataDir?: string): FileReader => filesAt("tau2-banking", dataDir)
 
-const invalid = (file: PinnedFile | string, detail: string) =>
-  new BankingDataError({ file: typeof file === "string" ? file : file.name, reason: "invalid", detail })
+/** One pinned file's text, its hash checked. */
+export const readPinned = (file: PinnedFile, dataDir?: string): Effect.Effect<string, PinnedData.DataError> => filesIn(dataDir).text(file)
+
+/** A banking file upstream's loader would refuse (the same error whichever folder it was read from). */
+export const invalid: (file: PinnedFile | string, detail: string) => PinnedData.DataError = filesIn().invalid
 
 /** Python-faithful parse (floats kept apart from ints, key order kept). */
-export const parsePy = (file: PinnedFile, text: string): Effect.Effect<Py, BankingDataError> =>
+export const parsePy = (file: PinnedFile, text: string): Effect.Effect<Py, PinnedData.DataError> =>
   Either.mapLeft(jsonLoads(text), (e) => invalid(file, e))
 
 /** The 23 tables of upstream's `TransactionalDB`, in field order. */
@@ -206,7 +195,7 @@ export interface BankingData {
   readonly discoverableTools: ReadonlyArray<DiscoverableTool>
 }
 
-const decodeFile = <A, I>(file: PinnedFile, schema: Schema.Schema<A, I>, text: string): Effect.Effect<A, BankingDataError> =>
+const decodeFile = <A, I>(file: PinnedFile, schema: Schema.Schema<A, I>, text: string): Effect.Effect<A, PinnedData.DataError> =>
   Effect.gen(function* () {
     const value = yield* Effect.try({ try: () => JSON.parse(text) as unknown, catch: (e) => invalid(file, String(e)) })
     return yield* Effect.mapError(Schema.decodeUnknown(schema)(value), (e) => invalid(file, ParseResult.TreeFormatter.formatErrorSync(e)))
@@ -223,13 +212,16 @@ const parseSums = (text: string): ReadonlyMap<string, string> => {
   return out
 }
 
-/** Every banking file, hash-checked and decoded. */
-export const loadBankingData = (dataDir?: string): Effect.Effect<BankingData, BankingDataError> =>
+/** Every banking file in a data folder (the data root unless given), hash-checked and decoded. */
+export const loadBankingData = (dataDir?: string): Effect.Effect<BankingData, PinnedData.DataError> => loadBankingFrom(filesIn(dataDir))
+
+/** Every banking file through `read`, hash-checked and decoded. */
+export const loadBankingFrom = (read: FileReader): Effect.Effect<BankingData, PinnedData.DataError> =>
   Effect.gen(function* () {
     const p = pinnedFiles
     const [dbText, sumsText, orderText, toolsText, typesText, userToolsText, userTypesText, discText, policy] = yield* Effect.all(
       [p.db, p.sums, p.documentsOrder, p.tools, p.toolTypes, p.userTools, p.userToolTypes, p.discoverableTools, p.policy].map((f) =>
-        readPinned(f, dataDir)
+        read.text(f)
       ),
       { concurrency: "unbounded" }
     )
@@ -244,7 +236,7 @@ export const loadBankingData = (dataDir?: string): Effect.Effect<BankingData, Ba
           const sha = sums.get(rel)
           if (sha === undefined) return yield* invalid(p.sums, `no sha256 for ${rel}`)
           const file = sumsFile(rel, sha)
-          const doc = yield* decodeFile(file, Doc, yield* readPinned(file, dataDir))
+          const doc = yield* decodeFile(file, Doc, yield* read.text(file))
           if (doc.id !== id) return yield* invalid(file, `id ${doc.id} differs from the file name`)
           return doc
         }),
@@ -256,7 +248,7 @@ export const loadBankingData = (dataDir?: string): Effect.Effect<BankingData, Ba
       (rel) =>
         Effect.gen(function* () {
           const file = sumsFile(rel, sums.get(rel)!)
-          return yield* parsePy(file, yield* readPinned(file, dataDir))
+          return yield* parsePy(file, yield* read.text(file))
         }),
       { concurrency: 32 }
     )

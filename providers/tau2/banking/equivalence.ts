@@ -6,7 +6,7 @@
  */
 import { join } from "node:path"
 import { Effect, Either } from "effect"
-import { type Canonical, World } from "../../../src/index.ts"
+import { type Canonical, type PinnedData, World } from "../../../src/index.ts"
 import {
   CorpusError,
   corpusErrorOf,
@@ -16,7 +16,7 @@ import {
   type EquivalenceReport as Report
 } from "../common/equivalence.ts"
 import { buildIndex, search, type Bm25Index } from "./bm25.ts"
-import { applyAgentData, bankingDir, loadBankingData, type BankingData, type BankingDataError } from "./data.ts"
+import { applyAgentData, bankingDir, loadBankingData, type BankingData } from "./data.ts"
 import { finalDbSha256, upstreamDbHash } from "./hash.ts"
 import { floatTag, isDict, jsonLoads, type Py } from "./pyvalue.ts"
 import { step, withReadLogAllowlist, type Environment, type Requestor } from "./tools.ts"
@@ -140,7 +140,7 @@ export const runCorpus = (r: Replayer, corpusPath: string): Effect.Effect<Equiva
 export const runEquivalence = (
   corpusPath?: string | ReadonlyArray<string> | null,
   dataDir?: string
-): Effect.Effect<EquivalenceReport, CorpusError | BankingDataError> =>
+): Effect.Effect<EquivalenceReport, CorpusError | PinnedData.DataError> =>
   Effect.gen(function* () {
     const data = yield* loadBankingData(dataDir)
     const r = makeReplayer(data)

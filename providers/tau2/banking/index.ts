@@ -13,7 +13,8 @@ import { type Loaded, makeTau2Provider, promptDataFiles, providerFiles } from ".
 import type { Prompts } from "../common/prompts.ts"
 import { renderUserScenario } from "../common/task.ts"
 import { buildIndex } from "./bm25.ts"
-import { allPinnedFiles, type BankingData, loadBankingData } from "./data.ts"
+import { filesOf } from "../common/pinned.ts"
+import { allPinnedFiles, type BankingData, loadBankingFrom } from "./data.ts"
 import { runEquivalence } from "./equivalence.ts"
 import { renderings } from "./upstream.ts"
 import { type BankingTask, dbCheck, decodeTasks, initialWorld, plain } from "./tasks.ts"
@@ -87,8 +88,8 @@ const banking = makeTau2Provider<BankingTask, Banking>({
   domain: "banking",
   description:
     "tau2-bench banking_knowledge (BM25): a Rho-Bank agent with 15 tools (KB_search over 698 documents) and discoverable tools, a simulated user with up to 6 tools; 97 tasks",
-  load: Effect.gen(function*() {
-    const data = yield* loadBankingData()
+  load: (read) => Effect.gen(function*() {
+    const data = yield* loadBankingFrom(filesOf(read))
     const tasks = yield* decodeTasks(data)
     // The BM25 index is built once; every Attempt's tools share it (it is read-only).
     const env: Environment = { index: buildIndex(data.documents), discoverable: data.discoverableTools }
@@ -105,9 +106,9 @@ const banking = makeTau2Provider<BankingTask, Banking>({
   // The 97 tasks, in upstream order (tasks/task_*.json sorted by file name).
   environmentTasks: (l) => l.tasks,
   upstreamTask: (task) => task.task,
-  setup: (l, taskOf) =>
+  setup: (l, task) =>
     Effect.gen(function*() {
-      const world = yield* initialOf(l, yield* taskOf)
+      const world = yield* initialOf(l, task)
       const t = l.tools
       return {
         world,

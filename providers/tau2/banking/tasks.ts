@@ -11,10 +11,10 @@
  * digest is computed once per task content id.
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
-import { type Canonical, World } from "../../../src/index.ts"
+import { type Canonical, type PinnedData, World } from "../../../src/index.ts"
 import { contentIdOnce } from "../common/taskIds.ts"
 import { Task, type Task as TaskType } from "../common/task.ts"
-import { applyAgentData, BankingDataError, type BankingData } from "./data.ts"
+import { applyAgentData, type BankingData, invalid } from "./data.ts"
 import { floatTag, isDict, type Py } from "./pyvalue.ts"
 import { dbWorld, step, withReadLogAllowlist, type Environment, type Requestor } from "./tools.ts"
 
@@ -53,7 +53,6 @@ export const plain = (v: Py): Canonical.Json => {
   return v
 }
 
-const invalid = (file: string, detail: string) => new BankingDataError({ file, reason: "invalid", detail })
 
 const strings = (v: Py | undefined): ReadonlyArray<string> => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [])
 
@@ -96,7 +95,7 @@ export const decodeTask = (json: Py): Either.Either<BankingTask, string> => {
 }
 
 /** Every task, in upstream order. */
-export const decodeTasks = (data: BankingData): Effect.Effect<ReadonlyArray<BankingTask>, BankingDataError> =>
+export const decodeTasks = (data: BankingData): Effect.Effect<ReadonlyArray<BankingTask>, PinnedData.DataError> =>
   Effect.forEach(data.tasksJson, (json, i) =>
     Either.mapLeft(decodeTask(json), (detail) => invalid(`tau2/banking_knowledge/tasks (task ${i + 1})`, detail))
   )

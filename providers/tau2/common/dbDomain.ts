@@ -6,10 +6,10 @@
  * task decoder, tools and DB check.
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
-import { type Canonical, type Capabilities, ContentId, type EnvironmentDef, type Provider, type Tool, World } from "../../../src/index.ts"
+import { type Benchmark, type Canonical, type Capabilities, ContentId, type EnvironmentDef, type PinnedData, type Provider, type Tool, World } from "../../../src/index.ts"
 import { userSystemPrompt } from "./conversation.ts"
 import type { Rendering } from "./fromSource.ts"
-import { type PinnedFile, upstreamUrl } from "./pinned.ts"
+import { bufferOf, type FileReader, type PinnedFile, upstreamUrl } from "./pinned.ts"
 import { type PreparedDomain, preparedWorld } from "./prepared.ts"
 import type { Prompts } from "./prompts.ts"
 import { makeTau2Provider, type Tau2Provider } from "./provider.ts"
@@ -61,32 +61,31 @@ export interface DbDomainData {
 }
 
 /**
- * Reads the six files (hash-checked by `read`, the DB's bytes by `readBytes`) and decodes them;
- * the DB becomes the initial world through the domain's own full parse, or its prepared form
- * (common/prepared.ts, which decodes only the records read). `invalid` is the domain's data
- * error for a file that is not what upstream's loader accepts.
+ * Reads the six files (hash-checked by `files`, PinnedData's reader) and decodes them; the DB
+ * becomes the initial world through the domain's own full parse, or its prepared form
+ * (common/prepared.ts, which decodes only the records read). A file that is not what upstream's
+ * loader accepts is an `invalid` DataError.
  */
-export const loadDbDomainFiles = <E>(
+export const loadDbDomainFiles = (
   files: DbDomainFiles,
-  read: (file: PinnedFile) => Effect.Effect<string, E>,
-  readBytes: (file: PinnedFile) => Effect.Effect<Buffer, E>,
-  invalid: (file: PinnedFile, detail: string) => E,
+  read: FileReader,
   world: PreparedDomain
-): Effect.Effect<DbDomainData, E> =>
+): Effect.Effect<DbDomainData, PinnedData.DataError> =>
   Effect.gen(function*() {
-    const parseJson = (file: PinnedFile, text: string): Effect.Effect<unknown, E> =>
+    const invalid = read.invalid
+    const parseJson = (file: PinnedFile, text: string): Effect.Effect<unknown, PinnedData.DataError> =>
       Effect.try({ try: () => JSON.parse(text) as unknown, catch: (e) => invalid(file, String(e)) })
-    const decodeFile = <A, I>(file: PinnedFile, schema: Schema.Schema<A, I>, text: string): Effect.Effect<A, E> =>
+    const decodeFile = <A, I>(file: PinnedFile, schema: Schema.Schema<A, I>, text: string): Effect.Effect<A, PinnedData.DataError> =>
       Effect.flatMap(
         parseJson(file, text),
         (value) => Effect.mapError(Schema.decodeUnknown(schema)(value), (e) => invalid(file, ParseResult.TreeFormatter.formatErrorSync(e)))
       )
     const [dbBytes, tasksText, policy, splitsText, toolsText, typesText] = yield* Effect.all(
-      [readBytes(files.db), read(files.tasks), read(files.policy), read(files.splits), read(files.tools), read(files.toolTypes)],
+      [read.bytes(files.db), read.text(files.tasks), read.text(files.policy), read.text(files.splits), read.text(files.tools), read.text(files.toolTypes)],
       { concurrency: "unbounded" }
     )
-    // readBytes() checked their sha256 against the pinned one.
-    const { world: initialWorld } = yield* Either.mapLeft(preparedWorld(world, dbBytes, files.db.sha256), (detail) => invalid(files.db, detail))
+    // read.bytes() checked their sha256 against the pinned one.
+    const { world: initialWorld } = yield* Either.mapLeft(preparedWorld(world, bufferOf(dbBytes), files.db.sha256), (detail) => invalid(files.db, detail))
     const tasksJson = yield* parseJson(files.tasks, tasksText)
     const splits = yield* decodeFile(files.splits, Splits, splitsText)
     const tools = yield* decodeFile(files.tools, OpenAiTools, toolsText)
@@ -99,8 +98,9 @@ export interface DbDomain {
   readonly benchmark: string
   readonly domain: string
   readonly description: string
-  readonly loadData: Effect.Effect<DbDomainData, { readonly message: string }>
-  readonly decodeTasks: (json: unknown) => Effect.Effect<ReadonlyArray<Task>, { readonly message: string }>
+  /** Reads the domain's files through the kit's reader (paths under the data root). */
+  readonly loadData: (read: Benchmark.Reader) => Effect.Effect<DbDomainData, PinnedData.DataError>
+  readonly decodeTasks: (json: unknown) => Effect.Effect<ReadonlyArray<Task>, PinnedData.DataError>
   readonly makeTools: (specs: ReadonlyArray<Tool.ToolSpec>, types: ToolTypes) => ReadonlyArray<Tool.Tool>
   /** The DB check: the final world equals the gold world. */
   readonly dbCheck: (initial: World.World, task: Task, finalWorld: World.World) => boolean
@@ -133,8 +133,8 @@ export const makeDbDomainProvider = (domain: DbDomain): Tau2Provider<Task, DbDom
     benchmark: domain.benchmark,
     domain: domain.domain,
     description: domain.description,
-    load: Effect.gen(function*() {
-      const data = yield* domain.loadData
+    load: (read) => Effect.gen(function*() {
+      const data = yield* domain.loadData(read)
       const tasks = yield* domain.decodeTasks(data.tasksJson)
       return {
         data,

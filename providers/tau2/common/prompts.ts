@@ -4,12 +4,9 @@
  * simulator's template and guidelines (with and without user tools). They are upstream's text,
  * so they are data, never copied into this repository.
  */
-import { createHash } from "node:crypto"
-import { readFile } from "node:fs/promises"
-import { join } from "node:path"
 import { Effect } from "effect"
-import { Capabilities, DataRoot } from "../../../src/index.ts"
-import { dataRoot, upstreamRepository, upstreamRevision } from "./pinned.ts"
+import type { PinnedData } from "../../../src/index.ts"
+import { type FileReader, filesAt, upstreamRepository, upstreamRevision } from "./pinned.ts"
 
 export interface PromptFile {
   /** Path under `$ASSAY_DATA_DIR/tau2/`. */
@@ -49,37 +46,20 @@ export interface Prompts {
   readonly guidelinesTools: string
 }
 
-const tau2Dir = (dataDir?: string) => join(dataRoot(dataDir), "tau2")
-
-const readChecked = (file: PromptFile, dataDir?: string, benchmark?: string): Effect.Effect<string, Capabilities.CapabilityError> =>
-  Effect.gen(function*() {
-    const path = join(tau2Dir(dataDir), file.name)
-    const bytes = yield* Effect.tryPromise({
-      try: () => readFile(path),
-      catch: () =>
-        new Capabilities.CapabilityError({
-          capability: "tau2/prompts",
-          reason: "data",
-          detail: DataRoot.missingDataMessage(benchmark ?? "tau2-retail", "download", path, dataRoot(dataDir))
-        })
-    })
-    const actual = createHash("sha256").update(bytes).digest("hex")
-    if (actual !== file.sha256) {
-      return yield* new Capabilities.CapabilityError({ capability: "tau2/prompts", reason: "data", detail: `${path} has sha256 ${actual}, expected ${file.sha256}` })
-    }
-    return bytes.toString("utf8")
-  })
-
-/** The shared prompts; `benchmark` is the domain a missing file's advice names (`assay data pull BENCHMARK`). */
-export const loadPrompts = (dataDir?: string, benchmark?: string): Effect.Effect<Prompts, Capabilities.CapabilityError> =>
+/** The shared prompts through `read` (their names under `tau2/`). */
+export const loadPromptsFrom = (read: FileReader): Effect.Effect<Prompts, PinnedData.DataError> =>
   Effect.all(
     {
-      agentInstruction: readChecked(promptFiles.agentInstruction, dataDir, benchmark),
-      agentTemplate: readChecked(promptFiles.agentTemplate, dataDir, benchmark),
-      firstAgentMessage: readChecked(promptFiles.firstAgentMessage, dataDir, benchmark),
-      userTemplate: readChecked(promptFiles.userTemplate, dataDir, benchmark),
-      guidelines: readChecked(promptFiles.guidelines, dataDir, benchmark),
-      guidelinesTools: readChecked(promptFiles.guidelinesTools, dataDir, benchmark)
+      agentInstruction: read.text(promptFiles.agentInstruction),
+      agentTemplate: read.text(promptFiles.agentTemplate),
+      firstAgentMessage: read.text(promptFiles.firstAgentMessage),
+      userTemplate: read.text(promptFiles.userTemplate),
+      guidelines: read.text(promptFiles.guidelines),
+      guidelinesTools: read.text(promptFiles.guidelinesTools)
     },
     { concurrency: "unbounded" }
   )
+
+/** The shared prompts in a data folder (the data root unless given); `benchmark` is the domain a missing file's advice names (`assay data pull BENCHMARK`). */
+export const loadPrompts = (dataDir?: string, benchmark = "tau2-retail"): Effect.Effect<Prompts, PinnedData.DataError> =>
+  loadPromptsFrom(filesAt(benchmark, dataDir, "tau2/"))

@@ -1,12 +1,13 @@
 /**
- * What the tau2 domains' providers share: the data loaded once per process, the EnvironmentDef
- * of a task, the three capabilities (world setup, the conversation with a simulated user, the
- * reward), the gold and echo roster, the pinned-file list and the equivalence run. A domain gives
- * what differs in a `Tau2Domain`: its data and tasks, its initial world, its users' prompt and
- * tools, its checks and its gold actions.
+ * What the tau2 domains' providers share, declared once on the benchmark kit (src/kit/Benchmark.ts):
+ * the data loaded on first use through the kit's reader, the EnvironmentDef of a task (its
+ * capability references derived from the specs), the three capabilities (world setup, the
+ * conversation with a simulated user, the reward), the gold and echo candidates, the pinned-file
+ * list and the equivalence run. A domain gives what differs in a `Tau2Domain`: its data and tasks,
+ * its initial world, its users' prompt and tools, its checks and its gold actions.
  */
-import { Effect, Either } from "effect"
-import { Agent, Capabilities, EnvironmentDef, JudgePanel, type Provider, Registry, type Tool } from "../../../src/index.ts"
+import { Effect, Either, Schema } from "effect"
+import { Agent, Benchmark, type Canonical, Capabilities, type EnvironmentDef, JudgePanel, PinnedData, type Provider, Registry, type Tool } from "../../../src/index.ts"
 import type { Task } from "./task.ts"
 import {
   agentSystemPrompt,
@@ -21,9 +22,9 @@ import {
   withScriptedUser
 } from "./conversation.ts"
 import { decodeOutput, grade, type Grading, type JudgeCall, liveJudge } from "./evaluator.ts"
-import { type PinnedFile as Tau2File, upstreamRepository, upstreamRevision } from "./pinned.ts"
+import { filesOf, type PinnedFile as Tau2File, upstreamRepository, upstreamRevision } from "./pinned.ts"
 import { type Rendering, withRenderings } from "./fromSource.ts"
-import { loadPrompts, promptFiles, type Prompts } from "./prompts.ts"
+import { loadPromptsFrom, promptFiles, type Prompts } from "./prompts.ts"
 
 const VERSION = "1"
 
@@ -56,17 +57,17 @@ export interface Tau2Domain<T extends { readonly id: string }, D extends DomainL
   /** The domain, e.g. "retail": the stratum, the world setup's name (`tau2/retail-db`), error texts. */
   readonly domain: string
   readonly description: string
-  /** Loads the domain's pinned data and decodes its tasks; a failure is the provider's data error. */
-  readonly load: Effect.Effect<D, { readonly message: string }>
+  /**
+   * Loads the domain's pinned data through the kit's reader (paths under the data root) and
+   * decodes its tasks; a failure is the provider's data error.
+   */
+  readonly load: (read: Benchmark.Reader) => Effect.Effect<D, PinnedData.DataError | Capabilities.CapabilityError>
   /** The tasks `provider.environments` lists, in upstream order. */
   readonly environmentTasks: (loaded: Loaded<T, D>) => ReadonlyArray<T>
   /** The upstream task record of a task: its user scenario and evaluation criteria. */
   readonly upstreamTask: (task: T) => Task
-  /**
-   * Installs a task's initial world. `task` looks the environment's task up (failing on an
-   * unknown one); a domain whose world is the same for every task need not run it.
-   */
-  readonly setup: (loaded: Loaded<T, D>, task: Effect.Effect<T, Capabilities.CapabilityError>) => Effect.Effect<Capabilities.SetupResult, Capabilities.CapabilityError>
+  /** Installs a task's initial world. */
+  readonly setup: (loaded: Loaded<T, D>, task: T) => Effect.Effect<Capabilities.SetupResult, Capabilities.CapabilityError>
   /** The user simulator's system prompt for a task. */
   readonly userPrompt: (loaded: Loaded<T, D>, task: T) => string
   /** The tools a task offers the simulated user (none when absent). */
@@ -132,52 +133,18 @@ export const providerFiles = (files: ReadonlyArray<Tau2File>): ReadonlyArray<Pro
     new Map(files.map((f) => [f.name, { path: f.name, url: f.url ?? "", sha256: f.sha256, oracle: f.name.includes("/oracle/") }])).values()
   )
 
+/**
+ * The conversation's output as stored: plain data whose shape the grade checks (evaluator.ts
+ * `decodeOutput`), as it did before the kit; the kit passes it through unchanged.
+ */
+const StoredOutput = Schema.declare((u: unknown): u is Canonical.Json => u !== null && typeof u === "object" && !Array.isArray(u), {
+  identifier: "Tau2ConversationOutput"
+})
+
 export const makeTau2Provider = <T extends { readonly id: string }, D extends DomainLoad<T>>(
   domain: Tau2Domain<T, D>
 ): Tau2Provider<T, D> => {
   const dataError = (detail: string) => new Capabilities.CapabilityError({ capability: domain.benchmark, reason: "data", detail })
-
-  const loaded: Effect.Effect<Loaded<T, D>, Capabilities.CapabilityError> = Effect.runSync(
-    Effect.cached(
-      Effect.gen(function*() {
-        const d = yield* Effect.mapError(domain.load, (e) => dataError(e.message))
-        const prompts = yield* loadPrompts(undefined, domain.benchmark)
-        const derived = {
-          byId: new Map(d.tasks.map((t) => [t.id, t])),
-          prompts,
-          agentSystem: agentSystemPrompt(prompts.agentTemplate, prompts.agentInstruction, d.data.policy)
-        }
-        return { ...d, ...derived }
-      })
-    )
-  )
-
-  const taskIn = (l: Loaded<T, D>, env: EnvironmentDef.EnvironmentDef): Effect.Effect<T, Capabilities.CapabilityError> =>
-    Effect.suspend(() => {
-      const task = l.byId.get(env.task)
-      return task ? Effect.succeed(task) : Effect.fail(dataError(`no ${domain.domain} task ${env.task}`))
-    })
-
-  const taskOf = (env: EnvironmentDef.EnvironmentDef): Effect.Effect<readonly [Loaded<T, D>, T], Capabilities.CapabilityError> =>
-    Effect.flatMap(loaded, (l) => Effect.map(taskIn(l, env), (task) => [l, task] as const))
-
-  const worldSetupName = `tau2/${domain.domain}-db`
-
-  const environment = (task: T): EnvironmentDef.EnvironmentDef => ({
-    benchmark: domain.benchmark,
-    task: task.id,
-    stratum: domain.domain,
-    world: { isolation: "fork", settlement: "discard", effects: EnvironmentDef.defaultEffects },
-    capabilities: {
-      worldSetup: { name: worldSetupName, version: VERSION },
-      protocol: { name: "tau2/conversation", version: VERSION },
-      evaluator: { name: "tau2/reward", version: VERSION },
-      upstream: `${upstreamRepository}@${upstreamRevision}`,
-      // No judge by default: NL assertions are then reported as not evaluated.
-      models: { user: DEFAULT_USER_MODEL }
-    },
-    limits: { ...EnvironmentDef.noLimits, turns: DEFAULT_MAX_STEPS }
-  })
 
   /** A model reference resolved in the shipped registry snapshot (what the command resolves in). */
   const resolveModel = (ref: string, reason: "protocol" | "evaluator") =>
@@ -187,21 +154,68 @@ export const makeTau2Provider = <T extends { readonly id: string }, D extends Do
         onRight: Effect.succeed
       }))
 
-  const makeCapabilities = (options: CapabilityOptions = {}): Capabilities.Capabilities => ({
-    worldSetup: Capabilities.makeWorldSetup({
-      name: worldSetupName,
+  /** The reward, its judge model called through `judge` (the model clients by default). */
+  const gradeSpec = (judge: JudgeCall): Benchmark.GradeSpec<T, Loaded<T, D>, Canonical.Json> => ({
+    name: "tau2/reward",
+    version: VERSION,
+    // NL assertions are judged only when a judge model is configured; everything else is deterministic.
+    trust: "deterministic",
+    run: (task, ctx) =>
+      Effect.gen(function*() {
+        const output = yield* decodeOutput(ctx.output)
+        const checks = yield* domain.grading(ctx.data, task, ctx)
+        const panel = JudgePanel.panelOf(ctx.env)
+        const second = panel?.judges[1]
+        const judgeOf = panel === null ? null : {
+          model: yield* resolveModel(panel.judges[0], "evaluator"),
+          call: judge,
+          ...(second === undefined ? {} : { second: yield* resolveModel(second, "evaluator") }),
+          reps: panel.reps
+        }
+        return yield* grade({ ...checks, task: domain.upstreamTask(task), judge: judgeOf }, output, ctx.final)
+      })
+  })
+
+  const openingOf = (task: T): string => domain.opening?.(task) ?? reasonForCall(domain.upstreamTask(task))
+  // Files made from upstream code become files the pull derives from upstream's pinned sources.
+  const files = withRenderings(domain.data, domain.renderings)
+
+  const declared = Benchmark.declare<T, Loaded<T, D>, Canonical.Json, Canonical.Json>({
+    name: domain.benchmark,
+    version: VERSION,
+    description: domain.description,
+    // Every tau2 file is named under the data root (the shared prompts and retail's under tau2/).
+    data: (read) =>
+      Effect.gen(function*() {
+        const d = yield* domain.load(read)
+        const prompts = yield* loadPromptsFrom(filesOf(read, "tau2/"))
+        const derived = {
+          byId: new Map(d.tasks.map((t) => [t.id, t])),
+          prompts,
+          agentSystem: agentSystemPrompt(prompts.agentTemplate, prompts.agentInstruction, d.data.policy)
+        }
+        return { ...d, ...derived }
+      }),
+    tasks: (l) => domain.environmentTasks(l),
+    id: (task) => task.id,
+    stratum: () => domain.domain,
+    limits: () => ({ turns: DEFAULT_MAX_STEPS }),
+    upstream: `${upstreamRepository}@${upstreamRevision}`,
+    // No judge by default: NL assertions are then reported as not evaluated.
+    models: { user: DEFAULT_USER_MODEL },
+    setup: {
+      name: `tau2/${domain.domain}-db`,
       version: VERSION,
-      trust: "deterministic",
-      setup: (env) => Effect.flatMap(loaded, (l) => domain.setup(l, taskIn(l, env)))
-    }),
-    protocol: Capabilities.makeProtocol({
+      run: (task, ctx) => domain.setup(ctx.data, task)
+    },
+    protocol: {
       name: "tau2/conversation",
       version: VERSION,
-      trust: "deterministic",
-      inputs: () => Effect.map(loaded, (l) => ({ system: l.agentSystem, tools: l.data.toolSpecs })),
-      run: (ctx) =>
+      output: StoredOutput,
+      inputs: (_, ctx) => ({ system: ctx.data.agentSystem, tools: ctx.data.data.toolSpecs }),
+      run: (task, ctx) =>
         Effect.gen(function*() {
-          const [l, task] = yield* taskOf(ctx.env)
+          const l = ctx.data
           const user = scriptedUserOf(ctx.agent) ??
             simulatedUser(
               yield* resolveModel(ctx.env.capabilities.models["user"] ?? DEFAULT_USER_MODEL, "protocol"),
@@ -218,73 +232,30 @@ export const makeTau2Provider = <T extends { readonly id: string }, D extends Do
           })
           return outputJson(output)
         })
-    }),
-    evaluator: Capabilities.makeEvaluator({
-      name: "tau2/reward",
-      version: VERSION,
-      // NL assertions are judged only when a judge model is configured; everything else is deterministic.
-      trust: "deterministic",
-      evaluate: (ctx) =>
-        Effect.gen(function*() {
-          const [l, task] = yield* taskOf(ctx.env)
-          const output = yield* decodeOutput(ctx.output)
-          const checks = yield* domain.grading(l, task, ctx)
-          const panel = JudgePanel.panelOf(ctx.env)
-          const second = panel?.judges[1]
-          const judge = panel === null ? null : {
-            model: yield* resolveModel(panel.judges[0], "evaluator"),
-            call: options.judge ?? liveJudge,
-            ...(second === undefined ? {} : { second: yield* resolveModel(second, "evaluator") }),
-            reps: panel.reps
-          }
-          return yield* grade({ ...checks, task: domain.upstreamTask(task), judge }, output, ctx.final)
-        })
-    })
+    },
+    grade: gradeSpec(liveJudge),
+    /**
+     * `gold` plays the gold actions in order, each by its side, then closes with the task's
+     * communicate_info; `echo` repeats the user's opening. Both play a scripted user, so roster
+     * candidates make no model call.
+     */
+    gold: (task) => {
+      const infos = domain.upstreamTask(task).evaluation_criteria?.communicate_info ?? []
+      return goldAgent(domain.goldActions(task), openingOf(task), infos)
+    },
+    // A fresh agent per Attempt: the scripted user is attached to the agent object.
+    doNothing: (task) => withScriptedUser({ ...Agent.echo }, openingOnlyUser(openingOf(task))),
+    judged: true,
+    pinned: { files: files.data, ...(files.derived === undefined ? {} : { derived: files.derived }) },
+    equivalence: (corpus) =>
+      domain.equivalence(corpus).pipe(
+        Effect.map((r): Provider.EquivalenceResult => ({ benchmark: r.benchmark, corpus: r.corpus, lines: r.lines, agree: r.agree, disagree: r.disagree })),
+        Effect.mapError((e) => dataError(e.message))
+      )
   })
 
-  const roster = ["gold", "echo"] as const
-  const openingOf = (task: T): string => domain.opening?.(task) ?? reasonForCall(domain.upstreamTask(task))
+  const makeCapabilities = (options: CapabilityOptions = {}): Capabilities.Capabilities =>
+    options.judge === undefined ? declared.provider.capabilities : declared.capabilitiesWith({ grade: gradeSpec(options.judge) })
 
-  /**
-   * `gold` plays the gold actions in order, each by its side, then closes with the task's
-   * communicate_info; `echo` repeats the user's opening. Both play a scripted user, so roster
-   * candidates make no model call.
-   */
-  const scripted = (name: string, env: EnvironmentDef.EnvironmentDef): Effect.Effect<Agent.Agent, Capabilities.CapabilityError> =>
-    Effect.flatMap(taskOf(env), ([, task]): Effect.Effect<Agent.Agent, Capabilities.CapabilityError> => {
-      switch (name) {
-        case "gold": {
-          const infos = domain.upstreamTask(task).evaluation_criteria?.communicate_info ?? []
-          return Effect.succeed(goldAgent(domain.goldActions(task), openingOf(task), infos))
-        }
-        case "echo":
-          // A fresh agent per Attempt: the scripted user is attached to the agent object.
-          return Effect.succeed(withScriptedUser({ ...Agent.echo }, openingOnlyUser(openingOf(task))))
-        default:
-          return Effect.fail(dataError(`no scripted candidate ${name}: use ${roster.join(" or ")}`))
-      }
-    })
-
-  const equivalence = (corpus: string | null): Effect.Effect<Provider.EquivalenceResult, Capabilities.CapabilityError> =>
-    domain.equivalence(corpus).pipe(
-      Effect.map((r): Provider.EquivalenceResult => ({ benchmark: r.benchmark, corpus: r.corpus, lines: r.lines, agree: r.agree, disagree: r.disagree })),
-      Effect.mapError((e) => dataError(e.message))
-    )
-
-  const provider: Provider.Provider = {
-    name: domain.benchmark,
-    version: VERSION,
-    description: domain.description,
-    environments: Effect.map(loaded, (l) => domain.environmentTasks(l).map(environment)),
-    capabilities: makeCapabilities(),
-    roster,
-    rosterDef: (name) => Agent.referenceDef(name),
-    scripted,
-    // Files made from upstream code become files the pull derives from upstream's pinned sources.
-    ...withRenderings(domain.data, domain.renderings),
-    equivalence,
-    judged: true
-  }
-
-  return { provider, makeCapabilities, loaded, environment }
+  return { provider: declared.provider, makeCapabilities, loaded: declared.data, environment: declared.environment }
 }

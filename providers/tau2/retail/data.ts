@@ -5,9 +5,9 @@
  */
 import { join } from "node:path"
 import { Effect, Either, ParseResult, Schema } from "effect"
-import { type Canonical, World } from "../../../src/index.ts"
+import { type Canonical, type PinnedData, World } from "../../../src/index.ts"
 import { isOrderedObject, memberOf, type MemberSpan, objectMembers, type OrderedJson, type OrderedObject, parseOrdered, skipWhitespace } from "../common/orderedJson.ts"
-import { dataRoot, pinnedErrorFields, pinnedErrorMessage, pinnedReaders, type PinnedDomain, type PinnedFile, upstreamRevision, upstreamUrl } from "../common/pinned.ts"
+import { bufferOf, dataRoot, type FileReader, filesAt, type PinnedFile, upstreamUrl } from "../common/pinned.ts"
 import { dbDomainFiles, type DbDomainData, loadDbDomainFiles, type Splits } from "../common/dbDomain.ts"
 import { type PreparedDomain, preparedWorld } from "../common/prepared.ts"
 import type { ToolTypes } from "../common/toolFiles.ts"
@@ -49,25 +49,18 @@ export const pinnedFiles = {
   toolTypes: dbFiles.toolTypes
 } satisfies Record<string, PinnedFile>
 
-const domain: PinnedDomain = {
-  pull: "tau2-retail",
-  folder: "tau2/retail/",
-  upstreamRevision,
-  pullOnMismatch: false,
-  pullKind: "download"
-}
-
-export class Tau2DataError extends Schema.TaggedError<Tau2DataError>()("Tau2DataError", pinnedErrorFields) {
-  override get message() {
-    return pinnedErrorMessage(domain, this)
-  }
-}
-
 /** `tau2/` under the data root. */
 export const tau2Dir = (dataDir?: string): string => join(dataRoot(dataDir), "tau2")
 
-/** Retail's files by their names under `tau2/`. */
-export const { invalid, readPinned, readPinnedBytes } = pinnedReaders((fields) => new Tau2DataError(fields), tau2Dir)
+/** Retail's files (named under `tau2/`) in a data folder, the data root unless given. */
+export const filesIn = (dataDir?: string): FileReader => filesAt("tau2-retail", dataDir, "tau2/")
+
+/** One pinned file's text, its hash checked. */
+export const readPinned = (file: PinnedFile, dataDir?: string): Effect.Effect<string, PinnedData.DataError> => filesIn(dataDir).text(file)
+
+/** One pinned file's bytes, its hash checked. */
+export const readPinnedBytes = (file: PinnedFile, dataDir?: string): Effect.Effect<Buffer, PinnedData.DataError> =>
+  Effect.map(filesIn(dataDir).bytes(file), bufferOf)
 
 /** Plain JSON from an ordered value; an object whose keys a JS object would reorder is refused. */
 const toPlain = (v: OrderedJson, path: string): Either.Either<Json, string> => {
@@ -292,7 +285,7 @@ export const worldFromDbText = (text: string): Either.Either<World.World, string
  */
 const checkedRecord = (record: Either.Either<Json, string>): Json =>
   Either.getOrElse(record, (detail) => {
-    throw new Tau2DataError({ file: pinnedFiles.db.name, reason: "invalid", detail: `a prepared record no longer loads: ${detail}` })
+    throw filesIn().invalid(pinnedFiles.db, `a prepared record no longer loads: ${detail}`)
   })
 
 /** Retail's world for common/prepared.ts: the full parse, and each table's record loader. */
@@ -316,6 +309,8 @@ export type { Splits }
 
 export type RetailData = DbDomainData
 
-/** Every retail file, hash-checked and decoded. */
-export const loadRetailData = (dataDir?: string): Effect.Effect<RetailData, Tau2DataError> =>
-  loadDbDomainFiles(pinnedFiles, (file) => readPinned(file, dataDir), (file) => readPinnedBytes(file, dataDir), invalid, retailWorld)
+/** Every retail file through `read`, hash-checked and decoded. */
+export const loadRetailFrom = (read: FileReader): Effect.Effect<RetailData, PinnedData.DataError> => loadDbDomainFiles(pinnedFiles, read, retailWorld)
+
+/** Every retail file in a data folder (the data root unless given), hash-checked and decoded. */
+export const loadRetailData = (dataDir?: string): Effect.Effect<RetailData, PinnedData.DataError> => loadRetailFrom(filesIn(dataDir))

@@ -11,7 +11,8 @@ import type { Capabilities, EnvironmentDef, Provider } from "../../../src/index.
 import { makeDbDomainProvider, type Split, userPromptWithoutTools } from "../common/dbDomain.ts"
 import { providerFiles, underTau2 } from "../common/provider.ts"
 import { promptFiles, type Prompts } from "../common/prompts.ts"
-import { loadRetailData, pinnedFiles } from "./data.ts"
+import { filesOf } from "../common/pinned.ts"
+import { loadRetailFrom, pinnedFiles } from "./data.ts"
 import { runEquivalence } from "./equivalence.ts"
 import { renderings } from "./upstream.ts"
 import { renderUserScenario, type Task } from "../common/task.ts"
@@ -38,7 +39,8 @@ const retail = makeDbDomainProvider({
   benchmark: "tau2-retail",
   domain: "retail",
   description: "tau2-bench retail: a customer-service agent under the retail policy, a simulated user, 16 DB tools; 114 tasks",
-  loadData: loadRetailData(),
+  // Retail's files are named under tau2/.
+  loadData: (read) => loadRetailFrom(filesOf(read, "tau2/")),
   decodeTasks,
   makeTools: makeRetailTools,
   dbCheck,

@@ -4,8 +4,8 @@
  * (the agent DB) and user_db.toml (the phone) become one World.
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
-import { type Canonical, type Tool, World } from "../../../src/index.ts"
-import { dataRoot, pinnedErrorFields, pinnedErrorMessage, pinnedReaders, type PinnedDomain, type PinnedFile, upstreamRevision, upstreamUrl } from "../common/pinned.ts"
+import { type Canonical, type PinnedData, type Tool, World } from "../../../src/index.ts"
+import { dataRoot, type FileReader, filesAt, type PinnedFile, upstreamUrl } from "../common/pinned.ts"
 import { OpenAiTools, toolSpecsOf, ToolTypes } from "../common/toolFiles.ts"
 import {
   agentTables,
@@ -77,28 +77,13 @@ export const pinnedFiles = {
   }
 } as const satisfies Record<string, PinnedFile>
 
-const domain: PinnedDomain = {
-  pull: "tau2-telecom",
-  folder: "tau2/telecom/",
-  upstreamRevision,
-  pullOnMismatch: false,
-  pullKind: "download"
-}
-
-export class TelecomDataError extends Schema.TaggedError<TelecomDataError>()("TelecomDataError", pinnedErrorFields) {
-  override get message() {
-    return pinnedErrorMessage(domain, this)
-  }
-}
-
 export { dataRoot }
 
-const readers = pinnedReaders((fields) => new TelecomDataError(fields))
+/** Telecom's files (named under the data root) in a data folder, the data root unless given. */
+export const filesIn = (dataDir?: string): FileReader => filesAt("tau2-telecom", dataDir)
 
 /** One pinned file's text, its hash checked. */
-export const readPinned = readers.readPinned
-
-const invalid = readers.invalid
+export const readPinned = (file: PinnedFile, dataDir?: string): Effect.Effect<string, PinnedData.DataError> => filesIn(dataDir).text(file)
 
 const recordDecoders = { plans: decodePlan, customers: decodeCustomer, lines: decodeLine, bills: decodeBill, devices: decodeDevice } as const
 
@@ -163,18 +148,18 @@ export interface TelecomData {
   readonly userToolTypes: ToolTypes
 }
 
-const decodeFile = <A, I>(file: PinnedFile, schema: Schema.Schema<A, I>, text: string): Effect.Effect<A, TelecomDataError> =>
-  Effect.flatMap(
-    Effect.try({ try: () => JSON.parse(text) as unknown, catch: (e) => invalid(file, String(e)) }),
-    (json) => Effect.mapError(Schema.decodeUnknown(schema)(json), (e) => invalid(file, ParseResult.TreeFormatter.formatErrorSync(e)))
-  )
-
-/** Every telecom file, hash-checked and decoded. */
-export const loadTelecomData = (dataDir?: string): Effect.Effect<TelecomData, TelecomDataError> =>
+/** Every telecom file through `read`, hash-checked and decoded. */
+export const loadTelecomFrom = (read: FileReader): Effect.Effect<TelecomData, PinnedData.DataError> =>
   Effect.gen(function* () {
+    const invalid = read.invalid
+    const decodeFile = <A, I>(file: PinnedFile, schema: Schema.Schema<A, I>, text: string): Effect.Effect<A, PinnedData.DataError> =>
+      Effect.flatMap(
+        Effect.try({ try: () => JSON.parse(text) as unknown, catch: (e) => invalid(file, String(e)) }),
+        (json) => Effect.mapError(Schema.decodeUnknown(schema)(json), (e) => invalid(file, ParseResult.TreeFormatter.formatErrorSync(e)))
+      )
     const f = pinnedFiles
     const [dbText, userDbText, tasksText, splitsText, policy, toolsText, typesText, userToolsText, userTypesText] = yield* Effect.all(
-      [f.db, f.userDb, f.tasks, f.splits, f.policy, f.tools, f.toolTypes, f.userTools, f.userToolTypes].map((file) => readPinned(file, dataDir)),
+      [f.db, f.userDb, f.tasks, f.splits, f.policy, f.tools, f.toolTypes, f.userTools, f.userToolTypes].map((file) => read.text(file)),
       { concurrency: "unbounded" }
     )
     const initialWorld = yield* Either.mapLeft(worldFromToml(dbText!, userDbText!), (detail) => invalid(f.db, detail))
@@ -186,3 +171,6 @@ export const loadTelecomData = (dataDir?: string): Effect.Effect<TelecomData, Te
     const userToolTypes = yield* decodeFile(f.userToolTypes, ToolTypes, userTypesText!)
     return { initialWorld, tasksJson, splits, policy: policy!, toolSpecs, toolTypes, userToolSpecs, userToolTypes }
   })
+
+/** Every telecom file in a data folder (the data root unless given), hash-checked and decoded. */
+export const loadTelecomData = (dataDir?: string): Effect.Effect<TelecomData, PinnedData.DataError> => loadTelecomFrom(filesIn(dataDir))

@@ -8,7 +8,7 @@
  */
 import { join } from "node:path"
 import { Effect, Either, ParseResult, Schema } from "effect"
-import { World } from "../../../src/index.ts"
+import { type PinnedData, World } from "../../../src/index.ts"
 import {
   CorpusError,
   corpusErrorOf,
@@ -18,7 +18,7 @@ import {
   type EquivalenceReport as Report
 } from "../common/equivalence.ts"
 import { runEnvAssertions, EnvAssertion } from "./assertions.ts"
-import { dataRoot, loadTelecomData, type TelecomDataError } from "./data.ts"
+import { dataRoot, loadTelecomData } from "./data.ts"
 import { dbSha256, upstreamDbHash, upstreamUserDbHash, userDbSha256 } from "./hash.ts"
 import { parsePyJson } from "./pyjsonParse.ts"
 import { decodeTasks, taskInitialWorld, type Task } from "./tasks.ts"
@@ -155,7 +155,7 @@ export const runCorpus = (
 export const runEquivalence = (
   corpusPath?: string | ReadonlyArray<string> | null,
   dataDir?: string
-): Effect.Effect<EquivalenceReport, CorpusError | TelecomDataError> =>
+): Effect.Effect<EquivalenceReport, CorpusError | PinnedData.DataError> =>
   Effect.gen(function* () {
     const data = yield* loadTelecomData(dataDir)
     const tasks = new Map((yield* decodeTasks(data.tasksJson)).map((t) => [t.id, t] as const))

@@ -15,7 +15,8 @@ import { userSystemPrompt } from "../common/conversation.ts"
 import { type Loaded, makeTau2Provider, promptDataFiles, providerFiles } from "../common/provider.ts"
 import type { Prompts } from "../common/prompts.ts"
 import { renderUserScenario } from "../common/task.ts"
-import { loadTelecomData, pinnedFiles, type TelecomData } from "./data.ts"
+import { filesOf } from "../common/pinned.ts"
+import { loadTelecomFrom, pinnedFiles, type TelecomData } from "./data.ts"
 import { runEquivalence } from "./equivalence.ts"
 import { renderings } from "./upstream.ts"
 import { isPyFloat, type PyJson } from "./pyjsonParse.ts"
@@ -85,8 +86,8 @@ const telecom = makeTau2Provider<Task, Telecom>({
   domain: "telecom",
   description:
     "tau2-bench telecom: a tech-support agent under the telecom policy with 13 DB tools, a simulated user with 30 phone tools; 114 tasks",
-  load: Effect.gen(function*() {
-    const data = yield* loadTelecomData()
+  load: (read) => Effect.gen(function*() {
+    const data = yield* loadTelecomFrom(filesOf(read))
     const tasks = yield* decodeTasks(data.tasksJson)
     return {
       data,
@@ -98,9 +99,9 @@ const telecom = makeTau2Provider<Task, Telecom>({
   }),
   environmentTasks: (l) => tasksOfSplit(l.tasks, l.data.splits, "base"),
   upstreamTask: (task) => task,
-  setup: (l, taskOf) =>
+  setup: (l, task) =>
     Effect.gen(function*() {
-      const world = yield* initialOf(l, yield* taskOf)
+      const world = yield* initialOf(l, task)
       // Both sides' tools: the handler runs the user's phone tools in the same fork.
       return { world, evidence: { db: World.digest(world), tools: l.toolsDigest }, tools: [...l.agentTools, ...l.userTools] }
     }),

@@ -9,12 +9,12 @@
  * Telecom rewards are ENV_ASSERTION or ENV_ASSERTION+ACTION, never DB.
  */
 import { Effect, Either, ParseResult, Schema } from "effect"
-import { World } from "../../../src/index.ts"
+import { type PinnedData, World } from "../../../src/index.ts"
 import { pyEqualsWith } from "../common/pyjson.ts"
 import { contentIdOnce } from "../common/taskIds.ts"
 import { Action, nullable, Requestor, RewardType, StructuredUserInstructions, UserScenario } from "../common/task.ts"
 import { EnvAssertion, runEnvAssertions, type AssertionResult } from "./assertions.ts"
-import { pinnedFiles, TelecomDataError, type Splits } from "./data.ts"
+import { filesIn, pinnedFiles, type Splits } from "./data.ts"
 import { envKey, envTable } from "./model.ts"
 import { isPyFloat, type PyJson } from "./pyjsonParse.ts"
 import { call, callWithoutSync, counterBillIds, runEnvFunction, syncEnvironment, type Args, type ToolOptions } from "./tools.ts"
@@ -60,10 +60,10 @@ export const Task = Schema.Struct({
 export type Task = typeof Task.Type
 
 /** tasks.json (parsed with floats marked) decoded, in file order. */
-export const decodeTasks = (json: PyJson): Effect.Effect<ReadonlyArray<Task>, TelecomDataError> =>
+export const decodeTasks = (json: PyJson): Effect.Effect<ReadonlyArray<Task>, PinnedData.DataError> =>
   Effect.mapError(
     Schema.decodeUnknown(Schema.Array(Task))(json),
-    (e) => new TelecomDataError({ file: pinnedFiles.tasks.name, reason: "invalid", detail: ParseResult.TreeFormatter.formatErrorSync(e) })
+    (e) => filesIn().invalid(pinnedFiles.tasks, ParseResult.TreeFormatter.formatErrorSync(e))
   )
 
 export type Split = "base" | "train" | "test"

@@ -68,7 +68,7 @@ describe("retail data", () => {
       expect(error.reason).toBe("hash-mismatch")
       expect(error.message).toContain("policy.md")
       expect(error.message).toContain(pinnedFiles.policy.sha256)
-      expect(error.actual).toMatch(/^[0-9a-f]{64}$/)
+      expect(error.message).toMatch(/has sha256 [0-9a-f]{64}/)
     }))
 
   it.effect("says how to get the data when a file is missing", () =>
