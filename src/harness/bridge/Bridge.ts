@@ -33,7 +33,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Effect, Either, Option, Queue, Ref, Runtime, Schema } from "effect"
+import { Config, ConfigProvider, Effect, Either, Option, Queue, Ref, Runtime, Schema } from "effect"
 import type { Json } from "../../content/Canonical.ts"
 import { canonicalUnsafe } from "../../content/Canonical.ts"
 import type { Wallet } from "../../budget/Wallet.ts"
@@ -67,6 +67,8 @@ import { bridgedInvocation } from "./Invocations.ts"
 import { handleMcp, type McpToolResult } from "./Mcp.ts"
 import { toolNames, type ToolNames } from "./Tools.ts"
 import { readRequest, type WireRequest } from "./WireRequest.ts"
+import type { Reading } from "../Allowance.ts"
+import { anthropicQuota, credentialHeaders, type Login } from "./Subscription.ts"
 import { type Bind, installFolder, Sandbox, type SandboxService } from "../../sandbox/Sandbox.ts"
 
 export interface BridgeOptions {
@@ -99,6 +101,17 @@ export interface BridgeOptions {
   readonly onStderr?: (line: string) => void
   /** Holds every MCP answer this long: a test's slow MCP server. */
   readonly mcpDelayMs?: number
+  /**
+   * The CLI runs on the user's subscription login (claude only): no placeholder key; each of its
+   * calls is made with the Authorization it sent, forwarded unchanged to the vendor, and the
+   * vendor's quota readings of each answer are given to `onQuota`.
+   */
+  readonly subscription?: {
+    readonly login: Login
+    readonly onQuota: (readings: ReadonlyArray<Reading>) => void
+  }
+  /** The calls are a subscription's (live, or replayed): no list price, the model id marked. */
+  readonly billing?: "subscription"
 }
 
 /** A bridged agent: the protocol's view, and the end of the CLI's session. */
@@ -120,6 +133,8 @@ const faultStatus = (reason: WE.EffectFault["reason"]): number =>
 interface ModelEvent {
   readonly _tag: "model"
   readonly wire: WireRequest
+  /** On a subscription: the CLI's credential headers, to forward with this call. */
+  readonly login: Record<string, string> | undefined
   readonly answer: (outcome: Either.Either<ModelResponse, WE.EffectError | AgentFailure>) => void
 }
 interface ExitEvent {
@@ -276,6 +291,32 @@ const cliCounts = (harness: HarnessName, s: Live): TokenCounts | null => {
   }), { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 })
 }
 
+const DEFAULT_ANTHROPIC = "https://api.anthropic.com"
+const SUBSCRIPTION_MARK = "@subscription"
+
+/** A forwarded body with the vendor's own model id (the subscription mark taken off). */
+const unmarked = (raw: string): string => {
+  let body: unknown
+  try {
+    body = JSON.parse(raw)
+  } catch {
+    // Not JSON: the vendor answers it as it would.
+    return raw
+  }
+  if (!isObject(body) || typeof body["model"] !== "string" || !body["model"].endsWith(SUBSCRIPTION_MARK)) return raw
+  return JSON.stringify({ ...body, model: body["model"].slice(0, -SUBSCRIPTION_MARK.length) })
+}
+
+/** The CLI's credential headers of a request (on a subscription): forwarded with its call, never recorded. */
+const loginOf = (headers: IncomingMessage["headers"]): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const name of credentialHeaders) {
+    const v = headers[name]
+    if (typeof v === "string") out[name] = v
+  }
+  return out
+}
+
 const tail = (lines: ReadonlyArray<string>): string => lines.slice(-8).join("\n").slice(-2000)
 
 export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent => {
@@ -306,6 +347,35 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
   /** The CLI's last answer was words: it ends its run on its own (and writes its account). */
   let answeredInWords = false
   let cliUsage: CliUsage | undefined
+  /** Calls being forwarded to the vendor on a subscription, by id: the CLI's credential headers, the vendor's base URL. */
+  const forwards = new Map<number, { readonly headers: Record<string, string>; readonly vendor: string }>()
+  let forwardIds = 0
+  /** The vendor's newest quota headers: passed on to the CLI with its answers, as the vendor sent them. */
+  let quotaHeaders: Record<string, string> = {}
+  /**
+   * The model the calls are made with. On a subscription a call has no list price: its model id
+   * is marked `@subscription` (the forwarder takes the mark off), so the Attempt, the spend cap
+   * and the report count its tokens and leave its cost unknown rather than price it.
+   */
+  const billed: ResolvedModel = options.billing !== "subscription" && options.subscription === undefined ? options.model : (() => {
+    const { cost: _cost, ...unpriced } = options.model.model
+    return { ...options.model, model: { ...unpriced, id: `${options.model.model.id}${SUBSCRIPTION_MARK}` } }
+  })()
+
+  /**
+   * A model call made with the CLI's login: the Model service's client is pointed (for this call
+   * only) at the proxy's forwarder, which sends it on to the vendor with the CLI's headers. The
+   * Attempt's stack sees the call as any other: only its transport differs.
+   */
+  const viaLogin = <A, E, R>(proxy: { readonly url: string; readonly token: string }, login: Record<string, string> | undefined, call: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    options.subscription === undefined || login === undefined ? call : Effect.gen(function*() {
+      const vendor = yield* Config.string("ANTHROPIC_BASE_URL").pipe(Config.withDefault(DEFAULT_ANTHROPIC), Effect.orElseSucceed(() => DEFAULT_ANTHROPIC))
+      const id = ++forwardIds
+      forwards.set(id, { headers: login, vendor: vendor.replace(/\/+$/, "").replace(/\/v1$/, "") })
+      const current = yield* Effect.configProviderWith(Effect.succeed)
+      const local = ConfigProvider.fromMap(new Map([["ANTHROPIC_BASE_URL", `${proxy.url}/vendor/${id}`], ["ANTHROPIC_API_KEY", proxy.token]]))
+      return yield* call.pipe(Effect.withConfigProvider(ConfigProvider.orElse(local, () => current)), Effect.ensuring(Effect.sync(() => forwards.delete(id))))
+    })
 
   const settle = () => {
     for (let i = 0; i < pending.length;) {
@@ -357,11 +427,12 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
       fs.mkdirSync(workDir, { recursive: true })
       fs.mkdirSync(stateDir, { recursive: true })
       const token = `assay-${randomBytes(12).toString("hex")}`
-      const runAux = (wire: WireRequest) =>
+      const proxy = { url: "", token }
+      const runAux = (wire: WireRequest, login: Record<string, string> | undefined) =>
         new Promise<Either.Either<ModelResponse, WE.EffectError>>((done) => {
           const request = requestOf(wire, model, n)
           Runtime.runCallback(runtime)(
-            Effect.either(WE.perform({ kind: "model/generate", key: AUX_KEY, request: request as unknown as Json }, ModelResponse)),
+            Effect.either(viaLogin(proxy, login, WE.perform({ kind: "model/generate", key: AUX_KEY, request: request as unknown as Json }, ModelResponse))),
             { onExit: (exit) => done(exit._tag === "Success" ? exit.value : Either.left(new WE.EffectFailed({ kind: "model/generate", key: AUX_KEY, reason: "handler", detail: "interrupted" }))) }
           )
         })
@@ -375,11 +446,48 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
           answered.cacheReadTokens += u.cacheReadTokens
           answered.cacheWriteTokens += u.cacheWriteTokens
         }
-        if (Either.isRight(outcome)) return sendAnswer(res, wire.api, body, wire.stream, answerOf(outcome.right, wire, theirs), ids, {})
+        if (Either.isRight(outcome)) return sendAnswer(res, wire.api, body, wire.stream, answerOf(outcome.right, wire, theirs), ids, quotaHeaders)
         const e = outcome.left
         const status = e._tag === "EffectFault" ? faultStatus(e.reason) : 400
         const headers: Record<string, string> = status === 429 ? { "retry-after": "1" } : {}
         sendJson(res, status, errorBody(wire.api, status, e.message), headers)
+      }
+      /**
+       * The Model service's call of a subscription Attempt, sent on to the vendor with the CLI's
+       * own credential headers (unchanged) in place of the placeholder key; the vendor's quota
+       * headers are read on the way back.
+       */
+      const forward = async (req: IncomingMessage, res: ServerResponse, url: string, raw: string, id: string, rest: string): Promise<void> => {
+        const f = forwards.get(Number(id))
+        if (keyOf(req.headers, url) !== token || f === undefined) {
+          sendJson(res, 401, errorBody(null, 401, "not this Attempt's call"), {})
+          return
+        }
+        const query = url.includes("?") ? url.slice(url.indexOf("?")) : ""
+        const headers: Record<string, string> = { "content-type": "application/json", ...f.headers }
+        for (const name of ["anthropic-version", "accept"]) {
+          const v = req.headers[name]
+          if (typeof v === "string") headers[name] = v
+        }
+        let answered: Response
+        try {
+          answered = await fetch(`${f.vendor}${rest}${query}`, { method: req.method ?? "POST", headers, ...(raw.length > 0 ? { body: unmarked(raw) } : {}) })
+        } catch (e) {
+          // The vendor could not be reached: the client sorts a 502 as an unreachable endpoint.
+          sendJson(res, 502, errorBody(null, 502, `the vendor could not be reached: ${e instanceof Error ? e.message : "network error"}`), {})
+          return
+        }
+        const text = await answered.text()
+        const seen: Record<string, string> = {}
+        answered.headers.forEach((v, k) => {
+          if (k.startsWith("anthropic-ratelimit-unified-")) seen[k] = v
+        })
+        if (Object.keys(seen).length > 0) quotaHeaders = seen
+        options.subscription?.onQuota(anthropicQuota(answered.headers))
+        const back: Record<string, string> = { "content-type": answered.headers.get("content-type") ?? "application/json", ...seen }
+        const retry = answered.headers.get("retry-after")
+        if (retry !== null) back["retry-after"] = retry
+        res.writeHead(answered.status, back).end(text)
       }
       const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
         const method = req.method ?? "GET"
@@ -414,8 +522,14 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
           }, req, res, parsed)
           return
         }
-        // The placeholder key the CLI was given: nothing else on this machine may spend through the proxy.
-        if (keyOf(req.headers, url) !== token) {
+        const forwarded = /^\/vendor\/(\d+)(\/.*)$/.exec(pathname)
+        if (forwarded !== null && options.subscription !== undefined) {
+          await forward(req, res, url, raw, forwarded[1]!, forwarded[2]!)
+          return
+        }
+        // The placeholder key the CLI was given (on a subscription, its login): nothing else on
+        // this machine may spend through the proxy.
+        if (keyOf(req.headers, url) !== (options.subscription?.login.token ?? token)) {
           sendJson(res, 401, errorBody(null, 401, "not this Attempt's key"), {})
           return
         }
@@ -448,6 +562,7 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
         // A call of none of the protocol's tools is one of the CLI's own (a folder task's): named as the CLI names it.
         const theirs = (ours: string) => seenNames.get(ours) ?? (protocolTools.has(ours) ? n.theirs(ours) : ours)
         const answer = answerWith(res, wire, body, theirs)
+        const login = options.subscription === undefined ? undefined : loginOf(req.headers)
         if (offered > 0 && seenNames.size === 0) {
           if (mainRequests === 0) {
             // Before its first turn with the tools, a request without them is a turn the CLI formed
@@ -465,11 +580,11 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
             sendJson(res, 503, errorBody(route.api, 503, "the tools are not ready yet; try again"), { "retry-after": "1" })
             return
           }
-          answer(await runAux(wire))
+          answer(await runAux(wire, login))
           return
         }
         mainRequests++
-        Queue.unsafeOffer(events, { _tag: "model", wire, answer })
+        Queue.unsafeOffer(events, { _tag: "model", wire, answer, login })
       }
       const server = createServer((req, res) => {
         handle(req, res).catch((e: unknown) => {
@@ -480,6 +595,7 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
       server.once("error", (e) => resume(Effect.fail(new AgentError({ agent: name, reason: "model-failed", detail: `bridge server: ${e.message}` }))))
       server.listen(0, "127.0.0.1", () => {
         const port = (server.address() as AddressInfo).port
+        proxy.url = `http://127.0.0.1:${port}`
         resume(Effect.succeed({ server, url: `http://127.0.0.1:${port}`, root, workDir, stateDir, events, token, child: undefined, running: false, generation: 0, stderrTail: [], stdout: [] }))
       })
     })
@@ -520,6 +636,19 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
           PWD: s.workDir,
           [RUN_TOKEN_VARIABLE]: s.token,
           ...invocation.env
+        }
+        const login = options.subscription?.login
+        if (login !== undefined) {
+          // The CLI's own login in its private config folder, read-only; no placeholder key, which it would prefer.
+          delete env["ANTHROPIC_API_KEY"]
+          if (login._tag === "env") env["CLAUDE_CODE_OAUTH_TOKEN"] = login.token
+          else {
+            const file = path.join(env["CLAUDE_CONFIG_DIR"] ?? path.join(home, ".claude"), ".credentials.json")
+            if (!fs.existsSync(file)) {
+              fs.mkdirSync(path.dirname(file), { recursive: true })
+              fs.writeFileSync(file, login.content, { mode: 0o400 })
+            }
+          }
         }
         return { env, invocation }
       },
@@ -643,7 +772,7 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
           })
         }
         if (options.folder !== undefined) yield* syncFolder(s, options.folder)
-        const reply = yield* modelTurn(event.wire, model, n, event.answer)
+        const reply = yield* modelTurn(event.wire, model, n, event.answer, event.login === undefined ? undefined : { proxy: s, headers: event.login })
         if (reply !== undefined) return reply
       }
     })
@@ -656,12 +785,14 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
     wire: WireRequest | ModelRequest,
     model: ResolvedModel,
     n: ToolNames,
-    answer: ((outcome: Either.Either<ModelResponse, WE.EffectError | AgentFailure>) => void) | undefined
+    answer: ((outcome: Either.Either<ModelResponse, WE.EffectError | AgentFailure>) => void) | undefined,
+    login?: { readonly proxy: { readonly url: string; readonly token: string }; readonly headers: Record<string, string> }
   ): Effect.Effect<AgentReply | undefined, AgentFailure, WE.WorldEffects | Wallet> =>
     Effect.gen(function*() {
       const request = "api" in wire ? requestOf(wire, model, n) : wire
       turns++
-      const outcome = Either.map(yield* Effect.either(modelCall(request, { role: AGENT_KEY, model, retries: 0 })), uniqueIds)
+      const call = modelCall(request, { role: AGENT_KEY, model, retries: 0 })
+      const outcome = Either.map(yield* Effect.either(login === undefined ? call : viaLogin(login.proxy, login.headers, call)), uniqueIds)
       answer?.(outcome)
       if (Either.isRight(outcome)) {
         lastFault = undefined
@@ -744,11 +875,11 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
         }
         const n = names
         const { userText } = take(input)
-        if (options.replay !== undefined) return yield* replayTurn(options.model, n)
+        if (options.replay !== undefined) return yield* replayTurn(billed, n)
         if (live === undefined) {
           const runtime = yield* Effect.runtime<WE.WorldEffects | Wallet>()
           const events = yield* Queue.unbounded<Event>()
-          live = yield* startServer(runtime, events, n, options.model)
+          live = yield* startServer(runtime, events, n, billed)
         }
         const s = live
         const sandbox = yield* Sandbox
@@ -765,7 +896,7 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
           if (s.running) yield* waitExit(s)
           yield* spawnCli(s, sandbox, userText.join("\n\n"), true)
         }
-        return yield* nextTurn(s, options.model, n)
+        return yield* nextTurn(s, billed, n)
       }),
     close: Effect.suspend(() => {
       closed = true

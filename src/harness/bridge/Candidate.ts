@@ -3,11 +3,15 @@
  * model calls made by assay with a registry model. MODEL is `PROVIDER:MODEL`, or a model of the
  * CLI's own vendor; without it, the vendor's default below.
  *
+ * `harness:NAME[:MODEL]:subscription[,share=S][,pause-at=P]` (claude only): the CLI runs on the
+ * user's own login and its calls are forwarded with it (Subscription.ts); the vendor's quota
+ * headers meter the allowance, and no cell starts once it refuses (Allowance.ts).
+ *
  * Its identity (AgentDef and inputs id) is the CLI, the registry model and the bridge's
  * adaptation; the CLI's version is run metadata, not identity (a CLI update is not a new
  * candidate, as a vendor's silent model update is not).
  */
-import { Effect, Schema } from "effect"
+import { Effect, Either, Schema } from "effect"
 import type { Json } from "../../content/Canonical.ts"
 import { CapabilityError } from "../../evaluation/Capabilities.ts"
 import type { Candidate } from "../../experiment/Runner.ts"
@@ -16,14 +20,17 @@ import { noLimits } from "../../schema/EnvironmentDef.ts"
 import { adapters } from "../adapters/index.ts"
 import { detect, findBinary } from "../Detect.ts"
 import { type HarnessName, isHarnessName } from "../Harness.ts"
-import { bridgedAgent } from "./Bridge.ts"
+import { bridgedAgent, type BridgeOptions } from "./Bridge.ts"
 import type { FolderTask } from "./Folder.ts"
 import { bridged } from "./Invocations.ts"
 import { adaptation, ADAPTATION_VERSION } from "./Tools.ts"
+import * as Allowance from "../Allowance.ts"
+import type { AllowanceState } from "../../experiment/Preflight.ts"
+import { claudeLogin, parseSubscription } from "./Subscription.ts"
 
 export class BridgeCandidateError extends Schema.TaggedError<BridgeCandidateError>()("BridgeCandidateError", {
   candidate: Schema.String,
-  reason: Schema.Literal("not-bridged", "model"),
+  reason: Schema.Literal("not-bridged", "model", "subscription"),
   detail: Schema.String
 }) {
   override get message() {
@@ -59,15 +66,33 @@ export interface BridgedCandidateOptions {
   readonly ownTools?: boolean
   /** Called with each stderr line of every CLI run (diagnostics). */
   readonly onStderr?: (line: string) => void
+  /** Where a subscription candidate reads the user's login (CLAUDE_CODE_OAUTH_TOKEN, HOME, CLAUDE_CONFIG_DIR); default process.env. */
+  readonly loginEnv?: Readonly<Record<string, string | undefined>>
+}
+
+/** A bridged candidate; on a subscription, where its allowance stands as the proxy saw the vendor's quota. */
+export interface BridgedCandidate extends Candidate {
+  readonly allowance: () => AllowanceState | null
 }
 
 export const bridgedCandidate = (
   harness: HarnessName,
   model: string | null,
   options: BridgedCandidateOptions
-): Effect.Effect<Candidate, BridgeCandidateError, Registry> =>
+): Effect.Effect<BridgedCandidate, BridgeCandidateError, Registry> =>
   Effect.gen(function*() {
-    const name = model === null ? `harness:${harness}` : `harness:${harness}:${model}`
+    const parts = model === null ? [] : model.split(":")
+    const parsed = parts.length === 0 ? Either.right(null) : parseSubscription(parts.at(-1)!)
+    if (Either.isLeft(parsed)) {
+      return yield* new BridgeCandidateError({ candidate: `harness:${harness}:${model}`, reason: "subscription", detail: parsed.left.detail })
+    }
+    const allowance = parsed.right
+    const asked = allowance === null ? model : parts.length > 1 ? parts.slice(0, -1).join(":") : null
+    // The allowance's figures are how the run is paced, not who the candidate is.
+    const name = (asked === null ? `harness:${harness}` : `harness:${harness}:${asked}`) + (allowance === null ? "" : ":subscription")
+    if (allowance !== null && harness !== "claude") {
+      return yield* new BridgeCandidateError({ candidate: name, reason: "subscription", detail: `a subscription login is bridged for claude only so far` })
+    }
     if (!bridged.includes(harness)) {
       return yield* new BridgeCandidateError({
         candidate: name,
@@ -76,12 +101,21 @@ export const bridgedCandidate = (
       })
     }
     const registry = yield* Registry
-    const ref = model === null ? defaultModel[harness] : model.includes(":") ? model : `${vendorOf(harness)}:${model}`
+    const ref = asked === null ? defaultModel[harness] : asked.includes(":") ? asked : `${vendorOf(harness)}:${asked}`
     const resolved = yield* registry.resolve(ref).pipe(
       Effect.mapError((e) => new BridgeCandidateError({ candidate: name, reason: "model", detail: e.message }))
     )
+    if (allowance !== null && resolved.provider !== "anthropic") {
+      return yield* new BridgeCandidateError({ candidate: name, reason: "subscription", detail: `a claude subscription runs Anthropic's models, not ${resolved.ref}` })
+    }
     const adapter = adapters[harness]
+    // One meter for every cell of the candidate: the vendor's readings, as the proxy saw them.
+    let meter = Allowance.emptyMeter
+    const onQuota = (readings: ReadonlyArray<Allowance.Reading>) => {
+      meter = Allowance.observe(meter, readings)
+    }
     return {
+      allowance: () => (allowance === null ? null : Allowance.standing(meter, allowance)),
       def: { name, kind: "harness", model: resolved.ref, actionSpace: "tools", prompt: "", limits: noLimits },
       registryEntry: { harness, bridge: ADAPTATION_VERSION, schemas: adaptation[harness], model: presented(resolved) as unknown as Json },
       callsMetered: true,
@@ -90,7 +124,15 @@ export const bridgedCandidate = (
           const folder = folderTasks[env.benchmark]
           if (context?.recording !== undefined) {
             // A replay makes the recorded calls again: no CLI, no server.
-            return Effect.succeed(bridgedAgent(name, { harness, binary: "", model: resolved, cliModel: resolved.model.id, replay: context.recording, ...(folder !== undefined ? { folder } : {}) }))
+            return Effect.succeed(bridgedAgent(name, {
+              harness,
+              binary: "",
+              model: resolved,
+              cliModel: resolved.model.id,
+              replay: context.recording,
+              ...(allowance !== null ? { billing: "subscription" as const } : {}),
+              ...(folder !== undefined ? { folder } : {})
+            }))
           }
           const binary = findBinary(adapter.binary, { binDirs: options.binDirs })
           if (binary === undefined) {
@@ -102,7 +144,16 @@ export const bridgedCandidate = (
               })
             )
           }
+          let subscription: Pick<BridgeOptions, "billing"> & { readonly subscription?: NonNullable<BridgeOptions["subscription"]> } = {}
+          if (allowance !== null) {
+            const refused = Allowance.refusal(meter, allowance)
+            if (refused !== null) return Effect.fail(new CapabilityError({ capability: name, reason: "setup", detail: refused }))
+            const login = claudeLogin(options.loginEnv)
+            if (Either.isLeft(login)) return Effect.fail(new CapabilityError({ capability: name, reason: "setup", detail: login.left.detail }))
+            subscription = { subscription: { login: login.right, onQuota }, billing: "subscription" }
+          }
           return Effect.succeed(bridgedAgent(name, {
+            ...subscription,
             harness,
             binary,
             model: resolved,
@@ -112,7 +163,7 @@ export const bridgedCandidate = (
             ...(options.onStderr !== undefined ? { onStderr: options.onStderr } : {})
           }))
         })
-    } satisfies Candidate
+    } satisfies BridgedCandidate
   })
 
 /**
