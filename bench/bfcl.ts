@@ -148,7 +148,7 @@ const sideBySide = async (dataDir: string): Promise<void> => {
   const u = upstream ? upLine : undefined
   const p = upstream ? upParsed : undefined
   console.log(
-    `bfcl checker over the dev oracle corpus (${fmt(assayLine[0]!.answers)} answers), fresh processes, ${rounds} round${rounds > 1 ? "s" : ""} of assay then upstream; ` +
+    `bfcl checker over the dev oracle corpus (${fmt(assayLine[0]!.answers)} answers), fresh processes, ${rounds} round${rounds > 1 ? "s" : ""}${upstream ? " of assay then upstream" : ""}; ` +
       `each figure the median over the rounds (range); ${machine()}`
   )
   const rows = table([

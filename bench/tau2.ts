@@ -326,7 +326,7 @@ const sideBySide = async (): Promise<void> => {
   const laterMs = (xs: ReadonlyArray<ChildLoads>) => xs.map((x) => median(x.later.map((l) => l.ms)))
   const upFirst = upstream ? up.map((u) => u.loads[0]!.ms) : undefined
   const upLater = upstream ? up.map((u) => median(u.loads.slice(1).map((l) => l.ms))) : undefined
-  out(`tau2-retail side by side, ${rounds} round${rounds > 1 ? "s" : ""} of fresh processes, assay then upstream; each figure the median over the rounds (range); ${machine()}`)
+  out(`tau2-retail${upstream ? " side by side" : ""}, ${rounds} round${rounds > 1 ? "s" : ""} of fresh processes${upstream ? ", assay then upstream" : ""}; each figure the median over the rounds (range); ${machine()}`)
   for (const line of table([
     { measure: "a world from db.json, first in a fresh process: assay's read (sha256 by its note) + full parse and check, no prepared form; upstream's get_environment", upstream: upFirst, assay: firstMs(full) },
     { measure: "the same, the process's next 8 (median)", upstream: upLater, assay: laterMs(full) },
