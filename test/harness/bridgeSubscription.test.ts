@@ -158,33 +158,35 @@ describe("a harness on the user's subscription login", { timeout: 600_000 }, () 
     expect(JSON.parse(replay.stdout)).toMatchObject({ replayed: doc.cells.ran, same: doc.cells.ran, differ: [], missing: [] })
   })
 
-  it("a login given as CLAUDE_CODE_OAUTH_TOKEN reaches the vendor unchanged too, and is kept nowhere", async () => {
+  it("a login given as CLAUDE_CODE_OAUTH_TOKEN reaches the vendor unchanged too, is kept nowhere, and spends nothing of --max-usd", async () => {
     const home = tempDir()
     const empty = tempDir("assay-subscription-home-")
     const token = `sk-ant-oat01-assay-env-${randomBytes(12).toString("hex")}`
-    const script = [
-      { match: { system: "User Simulation Guidelines", lastUser: "Hello, how can I help" }, text: "###STOP###", usage: { input: 1000, output: 5 }, repeat: true },
-      { match: { system: "User Simulation Guidelines" }, text: "Hi, I want to return something.", usage: { input: 1000, output: 20 }, repeat: true },
-      { text: "Hello, how can I help?", usage: { input: 4000, output: 14 }, repeat: true }
-    ]
-    const { run, seen } = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+    // BFCL's irrelevance task: no user simulator, one answer in words scores 1.
+    const script = [{ text: "None of the functions fits this request.", usage: { input: 4000, output: 14 }, repeat: true }]
+    // A cap below what one call of the same model reserves at list price.
+    const command = (candidate: string) => ["run", "--benchmark", "bfcl", "--candidate", candidate, "--task", "irrelevance_0", "--max-usd", "0.01", "--yes", "--json", "--home", home]
+    const { run, seen, priced } = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
       const server = yield* LoopbackServer.start(script)
       const v = yield* vendor(server.anthropicBaseUrl)
       const run = yield* Effect.promise(() =>
-        assay(["run", "--benchmark", "tau2-retail", "--candidate", "harness:claude:subscription", "--task", "0", "--yes", "--json", "--home", home], {
-          HOME: empty,
-          CLAUDE_CODE_OAUTH_TOKEN: token,
-          ANTHROPIC_BASE_URL: v.url,
-          OPENAI_BASE_URL: server.openAiBaseUrl,
-          OPENAI_API_KEY: "sk-test-not-a-key"
-        })
+        assay(command("harness:claude:subscription"), { HOME: empty, CLAUDE_CODE_OAUTH_TOKEN: token, ANTHROPIC_BASE_URL: v.url })
       )
-      return { run, seen: [...v.seen] }
+      const seen = [...v.seen]
+      // The same CLI on assay's key: its call is priced, and the cap refuses it.
+      const priced = yield* Effect.promise(() =>
+        assay(command("harness:claude"), { HOME: empty, ANTHROPIC_BASE_URL: server.anthropicBaseUrl, ANTHROPIC_API_KEY: "sk-ant-test-not-a-key" })
+      )
+      return { run, seen, priced }
     })))
     expect(run.code, run.stderr.slice(-2000)).toBe(0)
     expect(seen.length).toBeGreaterThan(0)
     for (const s of seen) expect({ authorization: s.authorization, apiKey: s.apiKey }).toEqual({ authorization: `Bearer ${token}`, apiKey: undefined })
-    expect((JSON.parse(run.stdout) as { cells: { ran: number } }).cells.ran).toBe(1)
+    const doc = JSON.parse(run.stdout) as { cells: { ran: number }; scorecards: ReadonlyArray<{ meanReward: number; costUsd: number | null }> }
+    expect(doc.cells.ran).toBe(1)
+    expect(doc.scorecards.map((c) => [c.meanReward, c.costUsd])).toEqual([[1, null]])
+    expect(priced.code).toBe(3)
+    expect((JSON.parse(priced.stdout) as { skipped: ReadonlyArray<{ reason: string }> }).skipped.map((s) => s.reason)).toEqual([expect.stringMatching(/^spend cap/)])
     for (const f of filesUnder(home)) expect(readFileSync(f).includes(token), f).toBe(false)
     expect(run.stdout.includes(token) || run.stderr.includes(token)).toBe(false)
   })
