@@ -37,14 +37,36 @@ const fakeHome = (): string => {
 interface Seen {
   readonly authorization: string | undefined
   readonly apiKey: string | undefined
+  readonly account: string | undefined
   readonly utilization: number
 }
+
+/** Anthropic's unified-limit headers: the session window at `utilization` (0..1). */
+const anthropicQuota = (utilization: number): Record<string, string> => {
+  const reset = String(Math.floor(Date.now() / 1000) + 3600)
+  return {
+    "anthropic-ratelimit-unified-status": "allowed",
+    "anthropic-ratelimit-unified-representative-claim": "five_hour",
+    "anthropic-ratelimit-unified-5h-utilization": String(utilization),
+    "anthropic-ratelimit-unified-5h-reset": reset,
+    "anthropic-ratelimit-unified-7d-utilization": "0.05",
+    "anthropic-ratelimit-unified-7d-reset": reset
+  }
+}
+
+/** codex's ChatGPT quota headers: the primary window at `utilization` (0..1), in percent. */
+const codexQuota = (utilization: number): Record<string, string> => ({
+  "x-codex-primary-used-percent": String(utilization * 100),
+  "x-codex-primary-window-minutes": "300",
+  "x-codex-secondary-used-percent": "5",
+  "x-codex-secondary-window-minutes": "10080"
+})
 
 /**
  * The vendor: takes each call's credential (as received), passes the call on to the loopback
  * model server, and answers with the session window's utilization rising 10 points a call from 30%.
  */
-const vendor = (upstream: string) =>
+const vendor = (upstream: string, quota: (utilization: number) => Record<string, string> = anthropicQuota) =>
   Effect.acquireRelease(
     Effect.async<{ readonly url: string; readonly seen: Array<Seen>; readonly close: () => void }>((resume) => {
       const seen: Array<Seen> = []
@@ -59,22 +81,13 @@ const vendor = (upstream: string) =>
           const body = await read(req)
           const utilization = Math.round((0.3 + 0.1 * seen.length) * 100) / 100
           const header = (name: string) => (typeof req.headers[name] === "string" ? (req.headers[name] as string) : undefined)
-          seen.push({ authorization: header("authorization"), apiKey: header("x-api-key"), utilization })
+          seen.push({ authorization: header("authorization"), apiKey: header("x-api-key"), account: header("chatgpt-account-id"), utilization })
           const answered = await fetch(`${upstream}${req.url ?? "/"}`, {
             method: req.method ?? "POST",
-            headers: { "content-type": "application/json", "anthropic-version": header("anthropic-version") ?? "2023-06-01", "x-api-key": "loopback" },
+            headers: { "content-type": "application/json", "anthropic-version": header("anthropic-version") ?? "2023-06-01", "x-api-key": "loopback", authorization: "Bearer loopback" },
             ...(body.length > 0 ? { body } : {})
           })
-          const reset = String(Math.floor(Date.now() / 1000) + 3600)
-          res.writeHead(answered.status, {
-            "content-type": answered.headers.get("content-type") ?? "application/json",
-            "anthropic-ratelimit-unified-status": "allowed",
-            "anthropic-ratelimit-unified-representative-claim": "five_hour",
-            "anthropic-ratelimit-unified-5h-utilization": String(utilization),
-            "anthropic-ratelimit-unified-5h-reset": reset,
-            "anthropic-ratelimit-unified-7d-utilization": "0.05",
-            "anthropic-ratelimit-unified-7d-reset": reset
-          }).end(await answered.text())
+          res.writeHead(answered.status, { "content-type": answered.headers.get("content-type") ?? "application/json", ...quota(utilization) }).end(await answered.text())
         })()
       })
       server.listen(0, "127.0.0.1", () => {
@@ -187,6 +200,45 @@ describe("a harness on the user's subscription login", { timeout: 600_000 }, () 
     expect(doc.scorecards.map((c) => [c.meanReward, c.costUsd])).toEqual([[1, null]])
     expect(priced.code).toBe(3)
     expect((JSON.parse(priced.stdout) as { skipped: ReadonlyArray<{ reason: string }> }).skipped.map((s) => s.reason)).toEqual([expect.stringMatching(/^spend cap/)])
+    for (const f of filesUnder(home)) expect(readFileSync(f).includes(token), f).toBe(false)
+    expect(run.stdout.includes(token) || run.stderr.includes(token)).toBe(false)
+  })
+
+  it("harness:codex:subscription: codex's ChatGPT login (token and account id) reaches the vendor unchanged, its x-codex-* headers meter the allowance, and the token is kept nowhere", async () => {
+    const home = tempDir()
+    const login = tempDir("assay-subscription-home-")
+    const token = `codex-access-assay-test-${randomBytes(12).toString("hex")}`
+    const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString("base64url")
+    // An id token codex can read (its claims name the plan and the account); never sent anywhere real.
+    const idToken = `${b64({ alg: "none", typ: "JWT" })}.${b64({ email: "t@example.com", "https://api.openai.com/auth": { chatgpt_plan_type: "plus", chatgpt_account_id: "acct-test" } })}.sig`
+    mkdirSync(join(login, ".codex"), { recursive: true })
+    writeFileSync(
+      join(login, ".codex", "auth.json"),
+      JSON.stringify({ OPENAI_API_KEY: null, tokens: { id_token: idToken, access_token: token, refresh_token: "r", account_id: "acct-test" }, last_refresh: new Date().toISOString() }),
+      { mode: 0o600 }
+    )
+    const script = [{ text: "None of the functions fits this request.", usage: { input: 4000, output: 14 }, repeat: true }]
+    const { run, seen } = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const server = yield* LoopbackServer.start(script)
+      const v = yield* vendor(server.openAiBaseUrl, codexQuota)
+      const run = yield* Effect.promise(() =>
+        assay([
+          "run", "--benchmark", "bfcl", "--candidate", "harness:codex:subscription,share=0.9,pause-at=0.45",
+          "--task", "irrelevance_0", "--task", "irrelevance_1", "--task", "irrelevance_2", "--task", "irrelevance_3", "--task", "irrelevance_4",
+          "--parallel", "1", "--yes", "--json", "--home", home
+        ], { HOME: login, ASSAY_CHATGPT_BASE_URL: v.url })
+      )
+      return { run, seen: [...v.seen] }
+    })))
+    expect(run.code, run.stderr.slice(-2000)).toBe(0)
+    expect(seen.length).toBeGreaterThan(0)
+    for (const s of seen) expect({ authorization: s.authorization, account: s.account }).toEqual({ authorization: `Bearer ${token}`, account: "acct-test" })
+    const doc = JSON.parse(run.stdout) as { cells: { ran: number; skipped: number }; skipped: ReadonlyArray<{ reason: string }> }
+    const last = Math.round(seen.at(-1)!.utilization * 100)
+    expect(last).toBeGreaterThanOrEqual(45)
+    expect(doc.cells.ran).toBeGreaterThan(0)
+    expect(doc.cells.skipped).toBeGreaterThan(0)
+    for (const s of doc.skipped) expect(s.reason).toContain(`quota: the primary window is ${last}% used (pause at 45%)`)
     for (const f of filesUnder(home)) expect(readFileSync(f).includes(token), f).toBe(false)
     expect(run.stdout.includes(token) || run.stderr.includes(token)).toBe(false)
   })

@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
-import { anthropicQuota, claudeLogin, parseSubscription } from "../../src/harness/bridge/Subscription.ts"
+import { anthropicQuota, claudeLogin, codexLogin, codexQuota, parseSubscription } from "../../src/harness/bridge/Subscription.ts"
 import { tempDir } from "../support/tempDirs.ts"
 
 describe("subscription candidates", () => {
@@ -51,5 +51,23 @@ describe("subscription candidates", () => {
     })
     expect(anthropicQuota(rejected)).toEqual([{ window: "seven_day", usedPercent: 100 }])
     expect(anthropicQuota(new Headers())).toEqual([])
+  })
+
+  it("codex's ChatGPT login: auth.json's tokens.access_token under CODEX_HOME or HOME/.codex; an API-key auth.json is no subscription login", () => {
+    const home = tempDir("assay-login-")
+    expect(Either.isLeft(codexLogin({ HOME: home }))).toBe(true)
+    mkdirSync(join(home, ".codex"))
+    writeFileSync(join(home, ".codex", "auth.json"), JSON.stringify({ OPENAI_API_KEY: "sk-x", tokens: null }))
+    const apiKey = codexLogin({ HOME: home })
+    expect(Either.isLeft(apiKey) && apiKey.left.detail).toContain("holds no tokens.access_token")
+    const content = JSON.stringify({ tokens: { access_token: "tok-codex", account_id: "acct" } })
+    writeFileSync(join(home, ".codex", "auth.json"), content)
+    expect(codexLogin({ HOME: home })).toEqual(Either.right({ _tag: "file", path: join(home, ".codex", "auth.json"), content, token: "tok-codex" }))
+  })
+
+  it("codex's x-codex-{primary,secondary}-used-percent headers: each window's percent under codex's names", () => {
+    expect(codexQuota(new Headers({ "x-codex-primary-used-percent": "42.5", "x-codex-secondary-used-percent": "7", "x-codex-primary-window-minutes": "300" })))
+      .toEqual([{ window: "primary", usedPercent: 42.5 }, { window: "secondary", usedPercent: 7 }])
+    expect(codexQuota(new Headers({ "x-codex-primary-used-percent": "" }))).toEqual([])
   })
 })

@@ -68,7 +68,7 @@ import { handleMcp, type McpToolResult } from "./Mcp.ts"
 import { toolNames, type ToolNames } from "./Tools.ts"
 import { readRequest, type WireRequest } from "./WireRequest.ts"
 import type { Reading } from "../Allowance.ts"
-import { anthropicQuota, credentialHeaders, type Login } from "./Subscription.ts"
+import type { Login, Vendor } from "./Subscription.ts"
 import { type Bind, installFolder, Sandbox, type SandboxService } from "../../sandbox/Sandbox.ts"
 
 export interface BridgeOptions {
@@ -108,6 +108,7 @@ export interface BridgeOptions {
    */
   readonly subscription?: {
     readonly login: Login
+    readonly vendor: Vendor
     readonly onQuota: (readings: ReadonlyArray<Reading>) => void
   }
   /** The calls are a subscription's (live, or replayed): no list price, the model id marked. */
@@ -291,7 +292,6 @@ const cliCounts = (harness: HarnessName, s: Live): TokenCounts | null => {
   }), { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 })
 }
 
-const DEFAULT_ANTHROPIC = "https://api.anthropic.com"
 const SUBSCRIPTION_MARK = "@subscription"
 
 /** A forwarded body with the vendor's own model id (the subscription mark taken off). */
@@ -308,9 +308,9 @@ const unmarked = (raw: string): string => {
 }
 
 /** The CLI's credential headers of a request (on a subscription): forwarded with its call, never recorded. */
-const loginOf = (headers: IncomingMessage["headers"]): Record<string, string> => {
+const loginOf = (headers: IncomingMessage["headers"], vendor: Vendor): Record<string, string> => {
   const out: Record<string, string> = {}
-  for (const name of credentialHeaders) {
+  for (const name of vendor.credentialHeaders) {
     const v = headers[name]
     if (typeof v === "string") out[name] = v
   }
@@ -367,15 +367,18 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
    * only) at the proxy's forwarder, which sends it on to the vendor with the CLI's headers. The
    * Attempt's stack sees the call as any other: only its transport differs.
    */
-  const viaLogin = <A, E, R>(proxy: { readonly url: string; readonly token: string }, login: Record<string, string> | undefined, call: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    options.subscription === undefined || login === undefined ? call : Effect.gen(function*() {
-      const vendor = yield* Config.string("ANTHROPIC_BASE_URL").pipe(Config.withDefault(DEFAULT_ANTHROPIC), Effect.orElseSucceed(() => DEFAULT_ANTHROPIC))
+  const viaLogin = <A, E, R>(proxy: { readonly url: string; readonly token: string }, login: Record<string, string> | undefined, call: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+    const v = options.subscription?.vendor
+    return v === undefined || login === undefined ? call : Effect.gen(function*() {
+      const base = yield* Config.string(v.baseUrlEnv).pipe(Config.withDefault(v.defaultBaseUrl), Effect.orElseSucceed(() => v.defaultBaseUrl))
+      const trimmed = base.replace(/\/+$/, "")
       const id = ++forwardIds
-      forwards.set(id, { headers: login, vendor: vendor.replace(/\/+$/, "").replace(/\/v1$/, "") })
+      forwards.set(id, { headers: login, vendor: v.clientAddsVersion ? trimmed.replace(/\/v1$/, "") : trimmed })
       const current = yield* Effect.configProviderWith(Effect.succeed)
-      const local = ConfigProvider.fromMap(new Map([["ANTHROPIC_BASE_URL", `${proxy.url}/vendor/${id}`], ["ANTHROPIC_API_KEY", proxy.token]]))
+      const local = ConfigProvider.fromMap(new Map([[v.clientBaseUrlEnv, `${proxy.url}/vendor/${id}`], [v.clientKeyEnv, proxy.token]]))
       return yield* call.pipe(Effect.withConfigProvider(ConfigProvider.orElse(local, () => current)), Effect.ensuring(Effect.sync(() => forwards.delete(id))))
     })
+  }
 
   const settle = () => {
     for (let i = 0; i < pending.length;) {
@@ -457,7 +460,7 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
        * own credential headers (unchanged) in place of the placeholder key; the vendor's quota
        * headers are read on the way back.
        */
-      const forward = async (req: IncomingMessage, res: ServerResponse, url: string, raw: string, id: string, rest: string): Promise<void> => {
+      const forward = async (sub: NonNullable<BridgeOptions["subscription"]>, req: IncomingMessage, res: ServerResponse, url: string, raw: string, id: string, rest: string): Promise<void> => {
         const f = forwards.get(Number(id))
         if (keyOf(req.headers, url) !== token || f === undefined) {
           sendJson(res, 401, errorBody(null, 401, "not this Attempt's call"), {})
@@ -480,10 +483,10 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
         const text = await answered.text()
         const seen: Record<string, string> = {}
         answered.headers.forEach((v, k) => {
-          if (k.startsWith("anthropic-ratelimit-unified-")) seen[k] = v
+          if (k.startsWith(sub.vendor.quotaHeaderPrefix)) seen[k] = v
         })
         if (Object.keys(seen).length > 0) quotaHeaders = seen
-        options.subscription?.onQuota(anthropicQuota(answered.headers))
+        sub.onQuota(sub.vendor.quota(answered.headers))
         const back: Record<string, string> = { "content-type": answered.headers.get("content-type") ?? "application/json", ...seen }
         const retry = answered.headers.get("retry-after")
         if (retry !== null) back["retry-after"] = retry
@@ -524,7 +527,7 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
         }
         const forwarded = /^\/vendor\/(\d+)(\/.*)$/.exec(pathname)
         if (forwarded !== null && options.subscription !== undefined) {
-          await forward(req, res, url, raw, forwarded[1]!, forwarded[2]!)
+          await forward(options.subscription, req, res, url, raw, forwarded[1]!, forwarded[2]!)
           return
         }
         // The placeholder key the CLI was given (on a subscription, its login): nothing else on
@@ -562,7 +565,7 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
         // A call of none of the protocol's tools is one of the CLI's own (a folder task's): named as the CLI names it.
         const theirs = (ours: string) => seenNames.get(ours) ?? (protocolTools.has(ours) ? n.theirs(ours) : ours)
         const answer = answerWith(res, wire, body, theirs)
-        const login = options.subscription === undefined ? undefined : loginOf(req.headers)
+        const login = options.subscription === undefined ? undefined : loginOf(req.headers, options.subscription.vendor)
         if (offered > 0 && seenNames.size === 0) {
           if (mainRequests === 0) {
             // Before its first turn with the tools, a request without them is a turn the CLI formed
@@ -615,7 +618,8 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
           stateDir: s.stateDir,
           resume,
           sessionId,
-          ownTools: options.ownTools === true || options.folder !== undefined
+          ownTools: options.ownTools === true || options.folder !== undefined,
+          subscription: options.subscription !== undefined
         })
         for (const f of invocation.files) {
           fs.mkdirSync(path.dirname(f.path), { recursive: true })
@@ -637,13 +641,15 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
           [RUN_TOKEN_VARIABLE]: s.token,
           ...invocation.env
         }
-        const login = options.subscription?.login
-        if (login !== undefined) {
+        const sub = options.subscription
+        if (sub !== undefined) {
           // The CLI's own login in its private config folder, read-only; no placeholder key, which it would prefer.
           delete env["ANTHROPIC_API_KEY"]
+          delete env["ASSAY_PROXY_KEY"]
+          const login = sub.login
           if (login._tag === "env") env["CLAUDE_CODE_OAUTH_TOKEN"] = login.token
           else {
-            const file = path.join(env["CLAUDE_CONFIG_DIR"] ?? path.join(home, ".claude"), ".credentials.json")
+            const file = path.join(env[sub.vendor.configDirEnv] ?? s.stateDir, sub.vendor.loginFile)
             if (!fs.existsSync(file)) {
               fs.mkdirSync(path.dirname(file), { recursive: true })
               fs.writeFileSync(file, login.content, { mode: 0o400 })

@@ -3,7 +3,7 @@
  * model calls made by assay with a registry model. MODEL is `PROVIDER:MODEL`, or a model of the
  * CLI's own vendor; without it, the vendor's default below.
  *
- * `harness:NAME[:MODEL]:subscription[,share=S][,pause-at=P]` (claude only): the CLI runs on the
+ * `harness:NAME[:MODEL]:subscription[,share=S][,pause-at=P]` (claude, codex): the CLI runs on the
  * user's own login and its calls are forwarded with it (Subscription.ts); the vendor's quota
  * headers meter the allowance, and no cell starts once it refuses (Allowance.ts).
  *
@@ -26,7 +26,7 @@ import { bridged } from "./Invocations.ts"
 import { adaptation, ADAPTATION_VERSION } from "./Tools.ts"
 import * as Allowance from "../Allowance.ts"
 import type { AllowanceState } from "../../experiment/Preflight.ts"
-import { claudeLogin, parseSubscription } from "./Subscription.ts"
+import { isSubscriptionHarness, parseSubscription, vendors } from "./Subscription.ts"
 
 export class BridgeCandidateError extends Schema.TaggedError<BridgeCandidateError>()("BridgeCandidateError", {
   candidate: Schema.String,
@@ -90,8 +90,9 @@ export const bridgedCandidate = (
     const asked = allowance === null ? model : parts.length > 1 ? parts.slice(0, -1).join(":") : null
     // The allowance's figures are how the run is paced, not who the candidate is.
     const name = (asked === null ? `harness:${harness}` : `harness:${harness}:${asked}`) + (allowance === null ? "" : ":subscription")
-    if (allowance !== null && harness !== "claude") {
-      return yield* new BridgeCandidateError({ candidate: name, reason: "subscription", detail: `a subscription login is bridged for claude only so far` })
+    const vendor = allowance === null ? null : isSubscriptionHarness(harness) ? vendors[harness] : undefined
+    if (vendor === undefined) {
+      return yield* new BridgeCandidateError({ candidate: name, reason: "subscription", detail: `a subscription login is bridged for claude and codex only` })
     }
     if (!bridged.includes(harness)) {
       return yield* new BridgeCandidateError({
@@ -105,8 +106,8 @@ export const bridgedCandidate = (
     const resolved = yield* registry.resolve(ref).pipe(
       Effect.mapError((e) => new BridgeCandidateError({ candidate: name, reason: "model", detail: e.message }))
     )
-    if (allowance !== null && resolved.provider !== "anthropic") {
-      return yield* new BridgeCandidateError({ candidate: name, reason: "subscription", detail: `a claude subscription runs Anthropic's models, not ${resolved.ref}` })
+    if (vendor !== null && resolved.provider !== vendor.provider) {
+      return yield* new BridgeCandidateError({ candidate: name, reason: "subscription", detail: `a ${harness} subscription runs ${vendor.provider}'s models, not ${resolved.ref}` })
     }
     const adapter = adapters[harness]
     // One meter for every cell of the candidate: the vendor's readings, as the proxy saw them.
@@ -145,12 +146,12 @@ export const bridgedCandidate = (
             )
           }
           let subscription: Pick<BridgeOptions, "billing"> & { readonly subscription?: NonNullable<BridgeOptions["subscription"]> } = {}
-          if (allowance !== null) {
+          if (allowance !== null && vendor !== null) {
             const refused = Allowance.refusal(meter, allowance)
             if (refused !== null) return Effect.fail(new CapabilityError({ capability: name, reason: "setup", detail: refused }))
-            const login = claudeLogin(options.loginEnv)
+            const login = vendor.login(options.loginEnv)
             if (Either.isLeft(login)) return Effect.fail(new CapabilityError({ capability: name, reason: "setup", detail: login.left.detail }))
-            subscription = { subscription: { login: login.right, onQuota }, billing: "subscription" }
+            subscription = { subscription: { login: login.right, vendor, onQuota }, billing: "subscription" }
           }
           return Effect.succeed(bridgedAgent(name, {
             ...subscription,

@@ -27,6 +27,8 @@ export interface BridgedInput {
   readonly sessionId: string
   /** keep the CLI's own file and shell tools (a task that is a folder) */
   readonly ownTools: boolean
+  /** the CLI runs on the user's own login (its credentials, not `apiKey`) */
+  readonly subscription?: boolean
 }
 
 const toml = (s: string): string => JSON.stringify(s)
@@ -82,7 +84,8 @@ const codex = (i: BridgedInput): Invocation => {
     `[model_providers.assay]`,
     `name = "assay"`,
     `base_url = ${toml(`${i.proxyUrl}/v1`)}`,
-    `env_key = "ASSAY_PROXY_KEY"`,
+    // On the user's ChatGPT login codex sends its own token (and account id) to this provider.
+    i.subscription === true ? `requires_openai_auth = true` : `env_key = "ASSAY_PROXY_KEY"`,
     `wire_api = "responses"`,
     `request_max_retries = 4`,
     `stream_max_retries = 0`,
@@ -97,7 +100,14 @@ const codex = (i: BridgedInput): Invocation => {
     `default_tools_approval_mode = "approve"`,
     ``
   ].join("\n")
-  const common = ["--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", ...(i.ownTools ? [] : ["--disable", "shell_tool"])]
+  const common = [
+    "--json",
+    "--skip-git-repo-check",
+    "--dangerously-bypass-approvals-and-sandbox",
+    ...(i.ownTools ? [] : ["--disable", "shell_tool"]),
+    // On a ChatGPT login codex would also connect to ChatGPT's apps (an MCP server of its own).
+    ...(i.subscription === true ? ["--disable", "apps"] : [])
+  ]
   return {
     args: i.resume ? ["exec", ...common, "resume", "--last", i.prompt] : ["exec", ...common, i.prompt],
     env: { CODEX_HOME: home, ASSAY_PROXY_KEY: i.apiKey },

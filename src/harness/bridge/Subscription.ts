@@ -1,10 +1,12 @@
 /**
- * A bridged harness on the user's own subscription login (`harness:claude[:MODEL]:subscription`):
- * the CLI runs on its login, not on a placeholder key, and the proxy forwards the CLI's own
- * Authorization header unchanged to the vendor, reading the vendor's quota headers on every answer.
+ * A bridged harness on the user's own subscription login (`harness:claude[:MODEL]:subscription`,
+ * `harness:codex…:subscription`): the CLI runs on its login, not on a placeholder key, and the
+ * proxy forwards the CLI's own Authorization header unchanged to the vendor, reading the vendor's
+ * quota headers on every answer.
  *
- * The login is the user's (CLAUDE_CODE_OAUTH_TOKEN, else `.credentials.json` under the user's
- * CLAUDE_CONFIG_DIR or ~/.claude), given to the CLI in the Attempt's own config folder, read-only.
+ * The login is the user's (claude: CLAUDE_CODE_OAUTH_TOKEN, else `.credentials.json` under the
+ * user's CLAUDE_CONFIG_DIR or ~/.claude; codex: `auth.json` under CODEX_HOME or ~/.codex, a
+ * ChatGPT login), given to the CLI in the Attempt's own config folder, read-only.
  * The credential lives in memory and in that copy only: requests are recorded in assay's shape,
  * which has no headers, and the forwarder never logs one.
  */
@@ -28,6 +30,26 @@ export class SubscriptionError extends Schema.TaggedError<SubscriptionError>()("
 export type Login =
   | { readonly _tag: "env"; readonly token: string }
   | { readonly _tag: "file"; readonly path: string; readonly content: string; readonly token: string }
+
+const CodexAuth = Schema.Struct({ tokens: Schema.Struct({ access_token: Schema.NonEmptyString }) })
+const decodeCodexAuth = Schema.decodeUnknownEither(Schema.parseJson(CodexAuth))
+
+/** The user's codex ChatGPT login (`auth.json`), read from `env` (process.env by default). */
+export const codexLogin = (env: Readonly<Record<string, string | undefined>> = process.env): Either.Either<Login, SubscriptionError> => {
+  const dir = env["CODEX_HOME"] ?? path.join(env["HOME"] ?? os.homedir(), ".codex")
+  const file = path.join(dir, "auth.json")
+  let content: string
+  try {
+    content = fs.readFileSync(file, "utf8")
+  } catch {
+    return Either.left(new SubscriptionError({ reason: "no-login", detail: `no codex login: log in with \`codex login\` (${file} is not readable)` }))
+  }
+  const decoded = decodeCodexAuth(content)
+  if (Either.isLeft(decoded)) {
+    return Either.left(new SubscriptionError({ reason: "no-login", detail: `no codex ChatGPT login: ${file} holds no tokens.access_token` }))
+  }
+  return Either.right({ _tag: "file", path: file, content, token: decoded.right.tokens.access_token })
+}
 
 const Credentials = Schema.Struct({ claudeAiOauth: Schema.Struct({ accessToken: Schema.NonEmptyString }) })
 const decodeCredentials = Schema.decodeUnknownEither(Schema.parseJson(Credentials))
@@ -103,5 +125,67 @@ export const anthropicQuota = (headers: Headers): ReadonlyArray<Reading> => {
   return out.sort((a, b) => a.window.localeCompare(b.window))
 }
 
-/** The headers of the CLI's request that carry its login: forwarded unchanged, never recorded. */
-export const credentialHeaders = ["authorization", "anthropic-beta"] as const
+/** codex's `x-codex-{primary,secondary}-used-percent` (0..100), under codex's own window names. */
+export const codexQuota = (headers: Headers): ReadonlyArray<Reading> =>
+  ["primary", "secondary"].flatMap((window) => {
+    const value = headers.get(`x-codex-${window}-used-percent`)
+    const used = value === null || value === "" ? NaN : Number(value)
+    return Number.isFinite(used) ? [{ window, usedPercent: used }] : []
+  })
+
+/** How a subscription CLI's calls reach its vendor, and what its answers say of the quota. */
+export interface Vendor {
+  /** The user's variable naming the vendor's base URL, and the vendor's own. */
+  readonly baseUrlEnv: string
+  readonly defaultBaseUrl: string
+  /** The variables the Model service's client reads for this provider: pointed at the forwarder per call. */
+  readonly clientBaseUrlEnv: string
+  readonly clientKeyEnv: string
+  /** The client's paths begin with `/v1` (Anthropic's), so a base URL given with it loses it. */
+  readonly clientAddsVersion: boolean
+  /** The headers of the CLI's request that carry its login: forwarded unchanged, never recorded. */
+  readonly credentialHeaders: ReadonlyArray<string>
+  /** The answers' headers passed back to the CLI (its own quota display). */
+  readonly quotaHeaderPrefix: string
+  readonly quota: (headers: Headers) => ReadonlyArray<Reading>
+  /** Where the CLI keeps its login: the variable naming its config folder, the file's name there. */
+  readonly configDirEnv: string
+  readonly loginFile: string
+  /** The provider of the models it runs. */
+  readonly provider: string
+  readonly login: (env?: Readonly<Record<string, string | undefined>>) => Either.Either<Login, SubscriptionError>
+}
+
+export const vendors: Readonly<Record<"claude" | "codex", Vendor>> = {
+  claude: {
+    baseUrlEnv: "ANTHROPIC_BASE_URL",
+    defaultBaseUrl: "https://api.anthropic.com",
+    clientBaseUrlEnv: "ANTHROPIC_BASE_URL",
+    clientKeyEnv: "ANTHROPIC_API_KEY",
+    clientAddsVersion: true,
+    credentialHeaders: ["authorization", "anthropic-beta"],
+    quotaHeaderPrefix: "anthropic-ratelimit-unified-",
+    quota: anthropicQuota,
+    configDirEnv: "CLAUDE_CONFIG_DIR",
+    loginFile: ".credentials.json",
+    provider: "anthropic",
+    login: claudeLogin
+  },
+  codex: {
+    // codex's own ChatGPT backend; ASSAY_CHATGPT_BASE_URL points it elsewhere (a proxy, a test).
+    baseUrlEnv: "ASSAY_CHATGPT_BASE_URL",
+    defaultBaseUrl: "https://chatgpt.com/backend-api/codex",
+    clientBaseUrlEnv: "OPENAI_BASE_URL",
+    clientKeyEnv: "OPENAI_API_KEY",
+    clientAddsVersion: false,
+    credentialHeaders: ["authorization", "chatgpt-account-id"],
+    quotaHeaderPrefix: "x-codex-",
+    quota: codexQuota,
+    configDirEnv: "CODEX_HOME",
+    loginFile: "auth.json",
+    provider: "openai",
+    login: codexLogin
+  }
+}
+
+export const isSubscriptionHarness = (harness: string): harness is keyof typeof vendors => harness === "claude" || harness === "codex"
