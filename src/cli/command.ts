@@ -258,7 +258,8 @@ const selectionFlags = {
   "--candidate": {
     value: "C",
     about: "A candidate: gold (the gold answers replayed), none (does nothing; echo is the same candidate, on every benchmark), PROVIDER:MODEL (the built-in agent, tools offered), PROVIDER:MODEL+text " +
-      "(no tools: it answers in text, BFCL's prompt mode), or harness:NAME[:MODEL] on the corpus. Default: the benchmark's own roster"
+      "(no tools: it answers in text, BFCL's prompt mode), or harness:NAME[:MODEL] (an agent CLI; add :subscription[,share=S][,pause-at=P] to run claude or codex " +
+      "on your own login, its quota metered: see docs/harnesses.md). Default: the benchmark's own roster"
   },
   "--model": {
     value: "P:M",
