@@ -17,7 +17,7 @@
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { Duration, Effect, Option, Ref, Schema } from "effect"
+import { Duration, Effect, Option, Schema } from "effect"
 import * as Engine from "../../src/container/Engine.ts"
 import { Agent, Benchmark, Capabilities, type Conversation, type Provider, type Tool, ToolLoop, type Wallet, World, WorldEffects as WE } from "../../src/index.ts"
 import { CommandResult, containerHandler, limitOutput, OUTPUT_LIMIT_BYTES, VerifierResult, withContainers } from "./container.ts"
@@ -91,24 +91,6 @@ const terminalCall = (task: HarborTask, call: Conversation.ToolCall) =>
     return { content: commandMessage(result, timeoutSeconds), error: result.timedOut || result.exitCode !== 0 }
   })
 
-const candidateLoop = (ctx: Capabilities.ProtocolContext, task: HarborTask) =>
-  Effect.gen(function*() {
-    const append = (m: Conversation.Message) => Ref.update(ctx.transcript, (ms) => [...ms, m])
-    yield* append({ role: "user", content: task.instruction })
-    const maxTurns = ctx.env.limits.turns ?? MAX_TURNS
-    for (let turn = 1; turn <= maxTurns; turn++) {
-      const messages = yield* Ref.get(ctx.transcript)
-      const reply = yield* ctx.agent.reply({ system: ctx.inputs.system, messages, tools: ctx.inputs.tools })
-      yield* append({ role: "assistant", content: reply.text, toolCalls: reply.toolCalls })
-      if (reply.toolCalls.length === 0) return { ended: "answer" as const, turns: turn, answer: reply.text }
-      for (const call of reply.toolCalls) {
-        const result = call.name === "terminal" ? yield* terminalCall(task, call) : { content: `Error: no tool ${call.name}: use terminal`, error: true }
-        yield* append({ role: "tool", toolCallId: call.id, name: call.name, content: result.content, error: result.error })
-      }
-    }
-    return { ended: "turn-limit" as const, turns: maxTurns, answer: null }
-  })
-
 const verifierModeOf = (task: HarborTask, mode: VerifierMode): { readonly mode: "test.sh" | "provided-pytest"; readonly why: string | null } => {
   if (mode !== "auto") return { mode, why: mode === "provided-pytest" ? "asked for" : null }
   const why = verifierNeedsNetwork(task.testScript)
@@ -122,7 +104,13 @@ const runProtocol = (
   mode: VerifierMode
 ): Effect.Effect<Output, Capabilities.ProtocolFailure, WE.WorldEffects | WE.AttemptWorld | Wallet.Wallet> =>
   Effect.gen(function*() {
-    const ran = yield* candidateLoop(ctx, task).pipe(Effect.timeoutOption(Duration.seconds(task.agentTimeoutSeconds)))
+    const candidate = ToolLoop.runToolLoop(ctx, {
+      firstMessage: task.instruction,
+      tools: [],
+      maxTurns: ctx.env.limits.turns ?? MAX_TURNS,
+      own: { terminal: (call) => terminalCall(task, call) }
+    })
+    const ran = yield* candidate.pipe(Effect.timeoutOption(Duration.seconds(task.agentTimeoutSeconds)))
     const loop = Option.getOrElse(ran, () => ({ ended: "turn-limit" as const, turns: 0, answer: null }))
     const verifierMode = verifierModeOf(task, mode).mode
     const verifier = yield* WE.perform({ kind: "process/spawn", key: "verifier", request: { task: task.id, mode: verifierMode } }, VerifierResult)
