@@ -14,7 +14,6 @@
  * Candidates: `gold` is Harbor's oracle (solution/ copied to /solution, solve.sh run); the
  * do-nothing candidate runs nothing; a model works through the terminal tool.
  */
-import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { Duration, Effect, Option, Schema } from "effect"
@@ -132,20 +131,6 @@ const oracle = (task: HarborTask): Agent.Agent => {
   }
 }
 
-/** A digest of every file under a folder: the tasks' identity (part of every environment's content id). */
-const folderDigest = (dir: string): string => {
-  const hash = createHash("sha256")
-  const walk = (rel: string) => {
-    for (const entry of fs.readdirSync(path.join(dir, rel), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-      const p = rel === "" ? entry.name : `${rel}/${entry.name}`
-      if (entry.isDirectory()) walk(p)
-      else if (entry.isFile()) hash.update(`\0${p}\0`).update(fs.readFileSync(path.join(dir, p)))
-    }
-  }
-  walk("")
-  return hash.digest("hex").slice(0, 16)
-}
-
 /** The substitutions as the report and each cell carry them: `FROM=TO` lines, sorted. */
 const substitutionList = (images: Engine.Substitutions): ReadonlyArray<string> => Object.entries(images).map(([from, to]) => `${from}=${to}`).sort()
 
@@ -170,7 +155,7 @@ export const make = (options: Options): Provider.Provider => {
     id: (task) => task.id,
     stratum: (task) => task.difficulty ?? "all",
     limits: () => ({ turns: MAX_TURNS }),
-    upstream: `harbor-format:${path.basename(dir)}@${fs.existsSync(dir) ? folderDigest(dir) : "missing"}`,
+    upstream: `harbor-format:${path.basename(dir)}@${fs.existsSync(dir) ? Engine.folderDigest(dir) : "missing"}`,
     setup: {
       name: "harbor/container",
       run: (task) =>

@@ -144,8 +144,8 @@ const cli = (binary: string, args: ReadonlyArray<string>, timeoutMs: number, max
 
 const tail = (text: string, lines = TAIL_LINES): string => text.trimEnd().split("\n").slice(-lines).join("\n")
 
-/** Every file under a folder, as path and content, in a stable order: the build context's identity. */
-const contextDigest = (dir: string, extra: string): string => {
+/** Every file under a folder, as path and content, in a stable order (and `extra`): a build context's identity. */
+export const folderDigest = (dir: string, extra = ""): string => {
   const hash = createHash("sha256").update(extra)
   const walk = (rel: string) => {
     const entries = fs.readdirSync(path.join(dir, rel), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
@@ -232,7 +232,7 @@ export const make = (options: Options = {}): Effect.Effect<Engine, EngineError> 
           return Effect.fail(new EngineError({ reason: "build-failed", detail: `no Dockerfile in ${spec.context} (${String(e)})` }))
         }
         const { text, applied } = substitute(original, spec.substitutions)
-        const image = `localhost/${spec.name.toLowerCase().replace(/[^a-z0-9._-]/g, "-")}:${contextDigest(spec.context, JSON.stringify(applied))}`
+        const image = `localhost/${spec.name.toLowerCase().replace(/[^a-z0-9._-]/g, "-")}:${folderDigest(spec.context, JSON.stringify(applied))}`
         const known = building.get(image)
         if (known !== undefined) return Effect.map(known, (b) => ({ ...b, fresh: false }))
         const once = Effect.gen(function*() {
