@@ -63,8 +63,8 @@ const listPins = async (home: string): Promise<Pins> => {
     const pins = {}
     for (const name of benchmarkNames()) {
       const p = await Effect.runPromise(loadBenchmark(name))
-      // What the tests read: the pinned files but those only read to derive others, and the derived ones.
-      pins[name] = [...(p.data ?? []).filter((f) => f.derivationInput !== true), ...(p.derived?.files ?? [])]
+      // What the tests read: the pinned files but those only read to derive others or needed by some tasks only (pulled when they can be), and the derived ones.
+      pins[name] = [...(p.data ?? []).filter((f) => f.derivationInput !== true && f.optional === undefined), ...(p.derived?.files ?? [])]
         .map((f) => ({ path: f.path, sha256: f.sha256 }))
     }
     process.stdout.write(JSON.stringify(pins))`
