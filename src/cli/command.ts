@@ -726,6 +726,9 @@ const runCommand = Command.make("run", runOptions, (opts) =>
           // Workers plan a cluster run as soon as it starts (src/cluster/Cluster.ts, warm).
           ...(opts.cluster && !pilot ? { cluster: true } : {}),
           ...(opts.unsandboxed ? { unsandboxed: true } : {}),
+          // Container benchmarks: the engine and image substitutions, which replay loads them with again.
+          ...(Option.isSome(opts.engine) ? { engine: opts.engine.value } : {}),
+          ...(opts.image.length > 0 ? { images: opts.image } : {}),
           ...(Object.keys(harnessVersions).length > 0 ? { harnesses: harnessVersions } : {}),
           pilot
         }

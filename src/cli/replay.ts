@@ -42,7 +42,10 @@ const RunSettings = Schema.Struct({
   judges: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
   judgeReps: Schema.optionalWith(Schema.Int, { default: () => 1 }),
   // --max-output-tokens: part of a model candidate where it lowers what its calls ask for.
-  maxOutputTokens: Schema.optionalWith(Schema.NullOr(Schema.Number), { default: () => null })
+  maxOutputTokens: Schema.optionalWith(Schema.NullOr(Schema.Number), { default: () => null }),
+  // Container benchmarks (harbor:DIR): --engine and --image FROM=TO as the run had them.
+  engine: Schema.optional(Schema.Literal("podman", "docker")),
+  images: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] })
 })
 
 /**
@@ -75,7 +78,7 @@ export const lanesOfRun = (settings: unknown, experiment: ExperimentDef) =>
     const lanes: Array<Lane> = []
     const unavailable = new Map<string, string>()
     for (const name of sel.benchmarks) {
-      const provider = yield* loadBenchmark(name)
+      const provider = yield* loadBenchmark(name, { engine: sel.engine, images: sel.images })
       let environments = yield* provider.environments.pipe(Effect.mapError((e) => new UsageError({ detail: `${name}: ${e.message}` })))
       if (sel.tasks.length > 0) environments = selectTasks(name, environments, sel.tasks).selected
       if (faults !== null) environments = environments.map((e) => withEffects(e, faults))
