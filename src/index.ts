@@ -44,4 +44,6 @@ export * as Live from "./model/Live.ts"
 export * as Model from "./model/Model.ts"
 export * as ModelAgent from "./model/ModelAgent.ts"
 export * as ModelEffect from "./model/ModelEffect.ts"
+// For a benchmark whose results another runner wrote (`assay import`): its reader of those files.
+export * as Imported from "./model/Imported.ts"
 export * as Registry from "./model/Registry.ts"

@@ -17,8 +17,7 @@ import { createHash } from "node:crypto"
 import { readdirSync, readFileSync } from "node:fs"
 import { basename, dirname, join, relative, resolve } from "node:path"
 import { Effect } from "effect"
-import type { Model } from "../../src/index.ts"
-import { ImportError, type ImportedFile, type ImportedResults, type RecordedStep, type RecordedTurns, type ResultReader } from "../../src/model/Imported.ts"
+import { Imported, type Model } from "../../src/index.ts"
 import { CATEGORIES } from "./data.ts"
 import { stepOf } from "./multiturn/protocol.ts"
 import { loadTasks, CATEGORIES as MULTI_TURN_CATEGORIES } from "./multiturn/tasks.ts"
@@ -46,12 +45,12 @@ export interface ResultLine {
   readonly tokenCounts?: { readonly input: PyValue; readonly output: PyValue }
 }
 
-interface ReadFile extends ImportedFile {
+interface ReadFile extends Imported.ImportedFile {
   readonly lines_: ReadonlyArray<ResultLine>
 }
 
 /** The result files under `dir` (the model's folder, or one of its group folders), by path. */
-const findFiles = (dir: string): Effect.Effect<ReadonlyArray<string>, ImportError> =>
+const findFiles = (dir: string): Effect.Effect<ReadonlyArray<string>, Imported.ImportError> =>
   Effect.try({
     try: () => {
       const found: Array<string> = []
@@ -66,24 +65,24 @@ const findFiles = (dir: string): Effect.Effect<ReadonlyArray<string>, ImportErro
       walk(dir, 0)
       return found.sort()
     },
-    catch: (e) => new ImportError({ path: dir, reason: "unreadable", detail: e instanceof Error ? e.message : String(e) })
+    catch: (e) => new Imported.ImportError({ path: dir, reason: "unreadable", detail: e instanceof Error ? e.message : String(e) })
   })
 
 const count = (v: PyValue | undefined): number => (typeof v === "number" && Number.isFinite(v) ? v : 0)
 
-const readFile = (dir: string, path: string, category: string): Effect.Effect<ReadFile, ImportError> =>
+const readFile = (dir: string, path: string, category: string): Effect.Effect<ReadFile, Imported.ImportError> =>
   Effect.gen(function*() {
     const shown = relative(dir, path)
     const bytes = yield* Effect.try({
       try: () => readFileSync(path),
-      catch: (e) => new ImportError({ path: shown, reason: "unreadable", detail: e instanceof Error ? e.message : String(e) })
+      catch: (e) => new Imported.ImportError({ path: shown, reason: "unreadable", detail: e instanceof Error ? e.message : String(e) })
     })
     const lines: Array<ResultLine> = []
     const texts = bytes.toString("utf8").split("\n")
     for (let i = 0; i < texts.length; i++) {
       const text = texts[i] as string
       if (text.trim() === "") continue
-      const malformed = (detail: string) => new ImportError({ path: `${shown}:${i + 1}`, reason: "malformed", detail })
+      const malformed = (detail: string) => new Imported.ImportError({ path: `${shown}:${i + 1}`, reason: "malformed", detail })
       const parsed = parsePyJson(text)
       if (!parsed.ok) return yield* malformed(`not a JSON line (${parsed.error.message} at character ${parsed.error.offset})`)
       const entry = parsed.value
@@ -210,7 +209,7 @@ const shortText = (v: PyValue): string => {
  * number of turns than the task (the runner force-quit it), fails the first call instead, and
  * so its Attempt, as upstream fails the line (multi_turn:inference_error, force_terminated).
  */
-export const multiTurnOf = (model: string, format: Format, line: ResultLine, taskTurns: number | undefined): RecordedTurns => {
+export const multiTurnOf = (model: string, format: Format, line: ResultLine, taskTurns: number | undefined): Imported.RecordedTurns => {
   const turns = line.result
   if (!Array.isArray(turns) || !turns.every((t) => Array.isArray(t))) {
     return [[{ failed: `the result file records no turns for ${line.id}, but ${shortText(turns)} (upstream: multi_turn:inference_error)` }]]
@@ -220,7 +219,7 @@ export const multiTurnOf = (model: string, format: Format, line: ResultLine, tas
     return [[{ failed: `the result file records ${turns.length} turns for ${line.id}, which has ${taskTurns} (upstream: multi_turn:force_terminated)` }]]
   }
   const replyFor = format === "fc" ? fcReply : promptReply
-  return (turns as ReadonlyArray<ReadonlyArray<PyValue>>).map((steps, t) => steps.map((step, i): RecordedStep => replyFor(model, step, stepLine(line, t, i))))
+  return (turns as ReadonlyArray<ReadonlyArray<PyValue>>).map((steps, t) => steps.map((step, i): Imported.RecordedStep => replyFor(model, step, stepLine(line, t, i))))
 }
 
 /** The multi-turn protocol's rule: a reply whose calls decode to some goes on with the turn. */
@@ -231,10 +230,10 @@ const continuesTurn = (format: Format) => (r: ModelResponse): boolean =>
   }).run.length > 0
 
 /** Reads the result files under `dir`, in the format given or the one detected. */
-export const read = (dir: string, options: { readonly format: string | null }): Effect.Effect<ImportedResults, ImportError> =>
+export const read = (dir: string, options: { readonly format: string | null }): Effect.Effect<Imported.ImportedResults, Imported.ImportError> =>
   Effect.gen(function*() {
     const paths = yield* findFiles(dir)
-    if (paths.length === 0) return yield* new ImportError({ path: dir, reason: "no-files", detail: "no BFCL_v4_<category>_result.json file under it" })
+    if (paths.length === 0) return yield* new Imported.ImportError({ path: dir, reason: "no-files", detail: "no BFCL_v4_<category>_result.json file under it" })
     const notes: Array<string> = []
     const files: Array<ReadFile> = []
     const byCategory = new Map<string, string>()
@@ -247,7 +246,7 @@ export const read = (dir: string, options: { readonly format: string | null }): 
       }
       const other = byCategory.get(category)
       if (other !== undefined) {
-        return yield* new ImportError({
+        return yield* new Imported.ImportError({
           path: dir,
           reason: "malformed",
           detail: `two files of ${category} (${other} and ${relative(dir, path)}): import one model's folder at a time`
@@ -258,7 +257,7 @@ export const read = (dir: string, options: { readonly format: string | null }): 
     }
     if (unsupported.length > 0) notes.push(`not imported: ${unsupported.length} files of categories assay does not run (${unsupported.join(", ")})`)
     if (files.length === 0) {
-      return yield* new ImportError({ path: dir, reason: "no-files", detail: `no result file of a category assay runs (${[...SINGLE_TURN, ...MULTI_TURN].join(", ")})` })
+      return yield* new Imported.ImportError({ path: dir, reason: "no-files", detail: `no result file of a category assay runs (${[...SINGLE_TURN, ...MULTI_TURN].join(", ")})` })
     }
     const single = files.filter((f) => SINGLE_TURN.has(f.category)).flatMap((f) => f.lines_)
     const multi = files.filter((f) => MULTI_TURN.has(f.category)).flatMap((f) => f.lines_)
@@ -272,7 +271,7 @@ export const read = (dir: string, options: { readonly format: string | null }): 
     let format: { readonly format: Format; readonly why: string }
     if (options.format === null) format = detectFormat(outputs, folder)
     else if (options.format === "fc" || options.format === "prompt") format = { format: options.format, why: `given: --format ${options.format}` }
-    else return yield* new ImportError({ path: dir, reason: "format", detail: `--format ${options.format}: expected one of ${FORMATS.join(", ")}` })
+    else return yield* new Imported.ImportError({ path: dir, reason: "format", detail: `--format ${options.format}: expected one of ${FORMATS.join(", ")}` })
 
     const byId = <A>(lines: ReadonlyArray<ResultLine>, of: (line: ResultLine) => A): ReadonlyMap<string, A> => {
       const out = new Map<string, A>()
@@ -285,10 +284,10 @@ export const read = (dir: string, options: { readonly format: string | null }): 
       return new Map([...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
     }
     const replyFor = format.format === "fc" ? fcReply : promptReply
-    const singleTasks = byId(single, (line): RecordedTurns => [[replyFor(folder, line.result, line)]])
+    const singleTasks = byId(single, (line): Imported.RecordedTurns => [[replyFor(folder, line.result, line)]])
     // Each task's number of turns, which a line must have (upstream's length check).
     const taskTurns = multi.length === 0 ? new Map<string, number>() : new Map(
-      (yield* loadTasks().pipe(Effect.mapError((e) => new ImportError({ path: dir, reason: "unreadable", detail: `the multi-turn tasks: ${e.message}` }))))
+      (yield* loadTasks().pipe(Effect.mapError((e) => new Imported.ImportError({ path: dir, reason: "unreadable", detail: `the multi-turn tasks: ${e.message}` }))))
         .map((t) => [t.id, t.groundTruth.length])
     )
     const multiTasks = byId(multi, (line) => multiTurnOf(folder, format.format, line, taskTurns.get(line.id)))
@@ -315,9 +314,9 @@ export const read = (dir: string, options: { readonly format: string | null }): 
         ...(multiTasks.size > 0 ? [{ benchmark: "bfcl-multi-turn", tasks: multiTasks, options: { continuesTurn: continuesTurn(format.format) } }] : [])
       ],
       notes
-    } satisfies ImportedResults
+    } satisfies Imported.ImportedResults
   })
 
 /** The reader `assay import bfcl` uses. */
-export const reader: ResultReader = { formats: FORMATS, read }
+export const reader: Imported.ResultReader = { formats: FORMATS, read }
 
