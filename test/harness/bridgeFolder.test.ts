@@ -10,13 +10,10 @@ import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { loadBenchmark } from "../../src/cli/benchmarks.ts"
-import { evaluate } from "../../src/evaluation/evaluate.ts"
-import { bridgedCandidate } from "../../src/harness/bridge/Candidate.ts"
 import * as Model from "../../src/model/Model.ts"
-import * as Registry from "../../src/model/Registry.ts"
 import type { Attempt } from "../../src/schema/Attempt.ts"
 import type { EnvironmentDef } from "../../src/schema/EnvironmentDef.ts"
-import { idleModel, toolsBin } from "./bridgeSupport.ts"
+import { idleModel, runBridged } from "./bridgeSupport.ts"
 
 const provider = await Effect.runPromise(loadBenchmark("coding-repair"))
 const envs = await Effect.runPromise(provider.environments)
@@ -47,21 +44,7 @@ const editingModel = (files: ReadonlyArray<{ readonly path: string; readonly con
     return { text: "Fixed the bug." }
   })
 
-const attempt = (env: EnvironmentDef, model: Model.Model, recording?: Attempt["recording"]) =>
-  Effect.gen(function*() {
-    const candidate = yield* bridgedCandidate("claude", null, { binDirs: [toolsBin] })
-    const agent = yield* candidate.agentFor(env, recording !== undefined ? { recording } : undefined)
-    return yield* evaluate(env, {
-      capabilities: provider.capabilities,
-      agentDef: candidate.def,
-      agent,
-      repetition: 0,
-      registryEntry: candidate.registryEntry,
-      timeoutSeconds: 240,
-      model,
-      ...(recording !== undefined ? { replay: recording } : {})
-    })
-  }).pipe(Effect.provide(Registry.layer))
+const attempt = (env: EnvironmentDef, model: Model.Model, recording?: Attempt["recording"]) => runBridged(provider, env, "claude", model, recording)
 
 describe("harness:claude on coding-repair, the task's folder its own", { timeout: 600_000 }, () => {
   it("fixes the bug with its own Write tool: reward 1, graded on what it wrote, replayed without the CLI; a model that does nothing scores 0", async () => {

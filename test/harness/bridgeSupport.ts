@@ -56,10 +56,17 @@ export const idleModel: Model.Model = Model.scripted((request) => ({
   text: request.system.includes(USER_PROMPT) ? "###STOP###" : "I am sorry, I cannot help with that."
 }))
 
-export const runBridged = (provider: Provider, env: EnvironmentDef, harness: HarnessName, model: Model.Model): Effect.Effect<Attempt, unknown> =>
+export const runBridged = (
+  provider: Provider,
+  env: EnvironmentDef,
+  harness: HarnessName,
+  model: Model.Model,
+  recording?: Attempt["recording"]
+): Effect.Effect<Attempt, unknown> =>
   Effect.gen(function*() {
     const candidate = yield* bridgedCandidate(harness, null, { binDirs: [toolsBin] })
-    const agent = yield* candidate.agentFor(env)
+    // Given a recording, the Attempt is replayed from it (the CLI makes its recorded calls again).
+    const agent = yield* candidate.agentFor(env, recording !== undefined ? { recording } : undefined)
     return yield* evaluate(env, {
       capabilities: provider.capabilities,
       agentDef: candidate.def,
@@ -67,7 +74,8 @@ export const runBridged = (provider: Provider, env: EnvironmentDef, harness: Har
       repetition: 0,
       registryEntry: candidate.registryEntry,
       timeoutSeconds: 240,
-      model
+      model,
+      ...(recording !== undefined ? { replay: recording } : {})
     })
   }).pipe(Effect.provide(Registry.layer))
 
