@@ -92,6 +92,20 @@ describe("retail's full parse of db.json", () => {
     expect((World.get(world, "products", "20") as { variants: Array<{ item_id: string }> }).variants.map((v) => v.item_id)).toEqual(["9", "10"])
   })
 
+  it("refuses an integer-like key inside a record (a JS object would reorder it), wherever else all-digit keys stand", () => {
+    const payment = `"payment_methods": {"p": {"source": "paypal", "id": "p"}, "12": {"source": "paypal", "id": "12"}}`
+    const text = `{"products": {"20": {"name": "a", "product_id": "20", "variants": {${variant("9")}}}}, ` +
+      `"users": {"9": ${JSON.stringify(user("nine")).replace(`"payment_methods":{}`, payment)}}, "orders": {}}`
+    const result = worldFromDbText(text)
+    expect(Either.isLeft(result) && result.left).toBe("users.9.payment_methods: key order of p cannot be kept in a JS object")
+  })
+
+  it("keeps keys with escaped quotes and digits as written", () => {
+    const text = `{"products": {}, "users": {"a\\"1": ${JSON.stringify(user("q"))}, "2": ${JSON.stringify(user("two"))}}, "orders": {}}`
+    const world = Either.getOrThrow(worldFromDbText(text))
+    expect(World.entries(world, "users").map(([k]) => k)).toEqual(['a"1', "2"])
+  })
+
   it("a record the schema refuses is reported as before", () => {
     const text = `{"products": {}, "users": {"u": ${JSON.stringify({ ...user("x"), orders: [1] })}}, "orders": {}}`
     const result = worldFromDbText(text)
