@@ -84,27 +84,67 @@ export interface ContainerPlan {
   readonly image: string
 }
 
-/** The live `process/spawn` handler of one Attempt's container. */
-export const containerHandler = (engine: Engine.Engine, plan: ContainerPlan): WE.Handler => {
+/**
+ * One Attempt's container: started at the first use that needs it (with the mounts an agent CLI
+ * running inside asks for, when that is the first), removed with the protocol's run, and what else
+ * must end with it (a relay of the host's loopback).
+ */
+export interface AttemptContainer {
+  readonly engine: Engine.Engine
+  readonly plan: ContainerPlan
+  /** The container, started now if not yet; `mounts` only when it is the first to start it. */
+  readonly started: (mounts?: ReadonlyArray<Engine.Mount>) => Effect.Effect<string, Engine.EngineError>
+  /** Whether the container is running already. */
+  readonly running: () => boolean
+  /** Runs `end` when the container is removed. */
+  readonly onRemove: (end: Effect.Effect<void>) => Effect.Effect<void>
+}
+
+export const attemptContainer = (engine: Engine.Engine, plan: ContainerPlan): AttemptContainer => {
   let container: string | null = null
+  const ends: Array<Effect.Effect<void>> = []
   const { task } = plan
-  const started = Effect.suspend(() =>
-    container !== null
-      ? Effect.succeed(container)
-      : Effect.tap(
-        engine.start({ image: plan.image, cpus: task.cpus, memoryMb: task.memoryMb, network: task.network }),
-        (c) =>
-          Effect.flatMap(FiberRef.get(removals), (list) =>
-            Effect.sync(() => {
-              container = c
-              // A failed removal is left to the engine's exit hook and the next run's sweep.
-              list?.push(Effect.suspend(() => {
-                container = null
-                return Effect.ignore(engine.remove(c))
+  const started = (mounts?: ReadonlyArray<Engine.Mount>) =>
+    Effect.suspend(() =>
+      container !== null
+        ? Effect.succeed(container)
+        : Effect.tap(
+          engine.start({ image: plan.image, cpus: task.cpus, memoryMb: task.memoryMb, network: task.network, ...(mounts !== undefined ? { mounts } : {}) }),
+          (c) =>
+            Effect.flatMap(FiberRef.get(removals), (list) =>
+              Effect.sync(() => {
+                container = c
+                // A failed removal is left to the engine's exit hook and the next run's sweep.
+                list?.push(Effect.suspend(() => {
+                  container = null
+                  return Effect.forEach(ends.splice(0), (end) => end, { discard: true }).pipe(Effect.zipRight(Effect.ignore(engine.remove(c))))
+                }))
               }))
-            }))
-      )
-  )
+        )
+    )
+  return {
+    engine,
+    plan,
+    started,
+    running: () => container !== null,
+    onRemove: (end) => Effect.sync(() => void ends.push(end))
+  }
+}
+
+/**
+ * The Attempts' containers by their setup's evidence (the one object setup hands on to the
+ * protocol), so the protocol can run an agent CLI in the same container the handler uses.
+ */
+const places = new WeakMap<object, AttemptContainer>()
+export const register = (evidence: object, place: AttemptContainer): void => void places.set(evidence, place)
+export const placeOf = (evidence: unknown): AttemptContainer | undefined =>
+  typeof evidence === "object" && evidence !== null ? places.get(evidence) : undefined
+
+/** The live `process/spawn` handler of one Attempt's container. */
+export const containerHandler = (place: AttemptContainer): WE.Handler => {
+  const { engine, plan } = place
+  const { task } = plan
+  const started = place.started()
   return (effect) =>
     Effect.gen(function*() {
       const failed = (detail: string) => new WE.EffectFailed({ kind: effect.kind, key: effect.key, reason: "handler", detail })

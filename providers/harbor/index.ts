@@ -19,7 +19,9 @@ import * as path from "node:path"
 import { Duration, Effect, Option, Schema } from "effect"
 import * as Engine from "../../src/container/Engine.ts"
 import { Agent, Benchmark, Capabilities, type Conversation, type Provider, type Tool, ToolLoop, type Wallet, World, WorldEffects as WE } from "../../src/index.ts"
-import { CommandResult, containerHandler, limitOutput, OUTPUT_LIMIT_BYTES, VerifierResult, withContainers } from "./container.ts"
+import { Sandbox } from "../../src/sandbox/Sandbox.ts"
+import { containerSandbox } from "./agent.ts"
+import { attemptContainer, CommandResult, containerHandler, limitOutput, OUTPUT_LIMIT_BYTES, placeOf, register, VerifierResult, withContainers } from "./container.ts"
 import { type HarborTask, loadTasks, verifierNeedsNetwork } from "./tasks.ts"
 
 export const BENCHMARK = "harbor"
@@ -109,7 +111,10 @@ const runProtocol = (
       maxTurns: ctx.env.limits.turns ?? MAX_TURNS,
       own: { terminal: (call) => terminalCall(task, call) }
     })
-    const ran = yield* candidate.pipe(Effect.timeoutOption(Duration.seconds(task.agentTimeoutSeconds)))
+    // An agent CLI candidate runs inside this Attempt's container (agent.ts); the built-in agent never asks.
+    const place = placeOf(ctx.evidence)
+    const inPlace = place === undefined ? candidate : Effect.provideService(candidate, Sandbox, containerSandbox(place))
+    const ran = yield* inPlace.pipe(Effect.timeoutOption(Duration.seconds(task.agentTimeoutSeconds)))
     const loop = Option.getOrElse(ran, () => ({ ended: "turn-limit" as const, turns: 0, answer: null }))
     const verifierMode = verifierModeOf(task, mode).mode
     const verifier = yield* WE.perform({ kind: "process/spawn", key: "verifier", request: { task: task.id, mode: verifierMode } }, VerifierResult)
@@ -165,9 +170,8 @@ export const make = (options: Options): Provider.Provider => {
             Effect.mapError((err) => setupError(`the environment was not built, so the task is not run: ${err.detail}`))
           )
           const verifier = verifierModeOf(task, mode)
-          return {
-            world: World.make({}),
-            evidence: {
+          const place = attemptContainer(e, { task, image: built.image })
+          const evidence = {
               task: task.id,
               tier: "calibration",
               engine: e.name,
@@ -175,9 +179,13 @@ export const make = (options: Options): Provider.Provider => {
               substituted: substitutionList(built.substituted),
               verifier: verifier.mode,
               ...(verifier.why !== null ? { verifierWhy: verifier.why } : {})
-            },
+          }
+          register(evidence, place)
+          return {
+            world: World.make({}),
+            evidence,
             tools: [],
-            handlers: { "process/spawn": containerHandler(e, { task, image: built.image }) }
+            handlers: { "process/spawn": containerHandler(place) }
           }
         })
     },

@@ -54,11 +54,20 @@ export interface Built {
   readonly fresh: boolean
 }
 
+/** A host path shown inside the container (at `target`, default the same path). */
+export interface Mount {
+  readonly source: string
+  readonly target?: string
+  readonly readOnly: boolean
+}
+
 export interface StartSpec {
   readonly image: string
   readonly cpus: number | null
   readonly memoryMb: number | null
   readonly network: boolean
+  /** Host folders or files bound into the container (an agent CLI's installation and state). */
+  readonly mounts?: ReadonlyArray<Mount>
 }
 
 export interface ExecSpec {
@@ -86,6 +95,17 @@ export interface Engine {
   readonly exec: (container: string, spec: ExecSpec) => Effect.Effect<ExecResult, EngineError>
   readonly copyIn: (container: string, from: string, to: string) => Effect.Effect<void, EngineError>
   readonly remove: (container: string) => Effect.Effect<void, EngineError>
+  /** The host pid of the container's first process: its namespaces are /proc/PID/ns/*. */
+  readonly pid: (container: string) => Effect.Effect<number, EngineError>
+  /**
+   * The command line that runs `argv` in the container as a process of the caller's (an agent CLI
+   * the caller starts, watches and ends): the engine's client with `exec`, the environment read
+   * from `envFile` (so no value shows in the host's process list).
+   */
+  readonly execCommand: (container: string, argv: ReadonlyArray<string>, options: { readonly envFile: string; readonly cwd?: string }) => {
+    readonly command: string
+    readonly args: ReadonlyArray<string>
+  }
   /** Removes the containers of assay processes that are no longer alive; answers how many. */
   readonly sweep: Effect.Effect<number, EngineError>
 }
@@ -290,6 +310,7 @@ export const make = (options: Options = {}): Effect.Effect<Engine, EngineError> 
           ...(spec.cpus !== null ? ["--cpus", String(spec.cpus)] : []),
           ...(spec.memoryMb !== null ? ["--memory", `${spec.memoryMb}m`] : []),
           ...(spec.network ? [] : ["--network", "none"]),
+          ...(spec.mounts ?? []).flatMap((m) => ["-v", `${m.source}:${m.target ?? m.source}:${m.readOnly ? "ro" : "rw"}`]),
           "--entrypoint",
           "sleep",
           spec.image,
@@ -332,6 +353,21 @@ export const make = (options: Options = {}): Effect.Effect<Engine, EngineError> 
         held.delete(container)
       })
 
+    const pidOf = (container: string): Effect.Effect<number, EngineError> =>
+      Effect.gen(function*() {
+        const result = yield* run(["inspect", "--format", "{{.State.Pid}}", container]).pipe(Effect.mapError(failed("exec-failed")))
+        const found = Number(result.output.trim())
+        if (result.code !== 0 || !Number.isInteger(found) || found <= 0) {
+          return yield* new EngineError({ reason: "exec-failed", detail: `the pid of ${container}: ${tail(result.output, 3)}` })
+        }
+        return found
+      })
+
+    const execCommand: Engine["execCommand"] = (container, argv, options) => ({
+      command: name,
+      args: [...global, "exec", "--env-file", options.envFile, ...(options.cwd !== undefined ? ["-w", options.cwd] : []), container, ...argv]
+    })
+
     const labelTemplate = name === "podman" ? `{{.ID}} {{index .Labels "assay.pid"}}` : `{{.ID}} {{.Label "assay.pid"}}`
     const sweep = Effect.gen(function*() {
       const listed = yield* run(["ps", "-a", "--filter", "label=assay.pid", "--format", labelTemplate]).pipe(Effect.mapError(failed("remove-failed")))
@@ -345,7 +381,7 @@ export const make = (options: Options = {}): Effect.Effect<Engine, EngineError> 
       return stale.length
     })
 
-    return { name, runLabel, build, start, exec, copyIn, remove, sweep }
+    return { name, runLabel, build, start, exec, copyIn, remove, pid: pidOf, execCommand, sweep }
   })
 
 /** The engine found (or named), with the containers of dead assay processes swept once at its start. */

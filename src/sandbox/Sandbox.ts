@@ -101,6 +101,12 @@ export interface SandboxSpec {
   /** `none` (default): a network namespace with only its own loopback. `host`: the host's network
    * (a harness CLI reaching assay's loopback model proxy), every other isolation kept. */
   readonly network?: "none" | "host"
+  /**
+   * Ports of the host's loopback the process must reach (a harness CLI's model proxy and MCP
+   * server). With `network: "host"` they are there already; a sandbox with a network of its own
+   * (a task's container) relays them, and only them.
+   */
+  readonly loopback?: ReadonlyArray<number>
   readonly readOnly?: ReadonlyArray<Bind | string>
   readonly writable?: ReadonlyArray<Bind | string>
   readonly limits?: Partial<Limits>
@@ -131,7 +137,8 @@ export interface Prepared {
 }
 
 export interface SandboxService {
-  readonly isolation: "bwrap" | "none"
+  /** `container`: a task's own container (providers/harbor), for agent CLIs only. */
+  readonly isolation: "bwrap" | "none" | "container"
   readonly run: (spec: SandboxSpec) => Effect.Effect<SandboxOutcome, SandboxError>
   /**
    * The command line of a process that runs beside the caller (a harness CLI serving an Attempt):

@@ -618,7 +618,8 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
           stateDir: s.stateDir,
           resume,
           sessionId,
-          ownTools: options.ownTools === true || options.folder !== undefined,
+          // In a task's own container the CLI works on the task with its own tools, as Harbor runs it.
+          ownTools: options.ownTools === true || options.folder !== undefined || sandbox.isolation === "container",
           subscription: options.subscription !== undefined
         })
         for (const f of invocation.files) {
@@ -669,6 +670,7 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
         env,
         timeoutMs: 0,
         network: "host",
+        loopback: [Number(new URL(s.url).port)],
         readOnly: installRootOf(options.binary),
         writable: [s.stateDir],
         // A CLI's runtime reserves far more address space than it uses, and runs many threads.

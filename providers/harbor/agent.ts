@@ -1,0 +1,112 @@
+/**
+ * An agent CLI (`harness:NAME`) inside the task's container, as Harbor runs its installed agents:
+ * the container is the CLI's sandbox. The bridge (src/harness/bridge) starts the CLI through the
+ * `Sandbox` service; during a Harbor protocol that service is this one, which
+ *
+ * - starts the Attempt's container with the CLI's installation bound read-only and its private
+ *   state folder (config, session files, home) bound writable, both at their host paths, so the
+ *   bridge reads the CLI's session files afterwards as it does on the host;
+ * - relays the host's loopback ports the CLI must reach (the bridge's model proxy and MCP server)
+ *   into the container's own loopback (src/container/Relay.ts), and nothing else: a task without
+ *   internet keeps none;
+ * - answers the command line `podman exec --env-file F CONTAINER BINARY ARGS…`: the CLI runs in
+ *   the task's working directory with its own shell and file tools acting on the task's files.
+ *
+ * The CLI's model calls are the bridge's `model/generate:agent` effects as anywhere else: metered,
+ * capped, faulted, recorded, replayed without a CLI or a container.
+ */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Effect } from "effect"
+import type * as Engine from "../../src/container/Engine.ts"
+import { relayLoopback } from "../../src/container/Relay.ts"
+import { RUN_TOKEN_VARIABLE } from "../../src/harness/Process.ts"
+import { type Bind, SandboxError, type SandboxService, type SandboxSpec } from "../../src/sandbox/Sandbox.ts"
+import type { AttemptContainer } from "./container.ts"
+
+const mountsOf = (binds: ReadonlyArray<Bind | string> | undefined, readOnly: boolean): Array<Engine.Mount> =>
+  (binds ?? []).map((b) => (typeof b === "string" ? { source: b, readOnly } : { source: b.source, ...(b.target !== undefined ? { target: b.target } : {}), readOnly }))
+
+/** Whether a file starts with `#!` (a script: its interpreter must be in the container). */
+const interpreterOf = (file: string): string | null => {
+  const head = Buffer.alloc(256)
+  const fd = fs.openSync(file, "r")
+  try {
+    const n = fs.readSync(fd, head, 0, head.length, 0)
+    const text = head.subarray(0, n).toString("utf8")
+    if (!text.startsWith("#!")) return null
+    const line = text.slice(2).split("\n")[0]!.trim().split(/\s+/)
+    return line[0]?.endsWith("/env") === true ? (line[1] ?? null) : (line[0] ?? null)
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
+/** The environment as an `--env-file`: one `KEY=value` a line (a value cannot hold a newline there). */
+const envFileText = (env: Readonly<Record<string, string>>): string | SandboxError => {
+  const lines: Array<string> = []
+  for (const [k, v] of Object.entries(env)) {
+    if (v.includes("\n")) return new SandboxError({ reason: "spawn-failed", detail: `the variable ${k} holds a newline, which an engine's env file cannot` })
+    lines.push(`${k}=${v}`)
+  }
+  return lines.join("\n") + "\n"
+}
+
+/** The Sandbox service whose processes run in the Attempt's container. */
+export const containerSandbox = (place: AttemptContainer): SandboxService => {
+  const relayed = new Set<number>()
+  const failed = (detail: string) => new SandboxError({ reason: "spawn-failed", detail: `in the task's container: ${detail}` })
+  const prepare = (spec: SandboxSpec) =>
+    Effect.gen(function*() {
+      if (place.running() && relayed.size === 0) {
+        return yield* failed("the container was started before the agent CLI, without its installation; the CLI must be the first to use it")
+      }
+      const container = yield* place.started([...mountsOf(spec.readOnly, true), ...mountsOf(spec.writable, false)]).pipe(Effect.mapError((e) => failed(e.message)))
+      const binary = fs.realpathSync(spec.command)
+      const interpreter = yield* Effect.try({ try: () => interpreterOf(binary), catch: (e) => failed(`reading ${binary}: ${String(e)}`) })
+      if (interpreter !== null) {
+        const found = yield* place.engine.exec(container, { command: `command -v ${interpreter}`, timeoutSeconds: 30 }).pipe(Effect.mapError((e) => failed(e.message)))
+        if (found.exitCode !== 0) {
+          return yield* failed(
+            `${path.basename(spec.command)} is a ${interpreter} script and the task's image has no ${interpreter}; CLIs that are native binaries (claude, opencode) run in any image`
+          )
+        }
+      }
+      const ports = (spec.loopback ?? []).filter((p) => !relayed.has(p))
+      if (ports.length > 0) {
+        const pid = yield* place.engine.pid(container).pipe(Effect.mapError((e) => failed(e.message)))
+        for (const port of ports) {
+          const relay = yield* relayLoopback(pid, port).pipe(Effect.mapError((e) => failed(e.message)))
+          relayed.add(port)
+          yield* place.onRemove(relay.close)
+        }
+      }
+      // The CLI's environment, in a file only this process reads (its values never in a process list).
+      const { PWD: _pwd, ...env } = spec.env
+      const text = envFileText(env)
+      if (typeof text !== "string") return yield* text
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "assay-agent-env-"))
+      const envFile = path.join(dir, "env")
+      fs.writeFileSync(envFile, text, { mode: 0o600 })
+      yield* place.onRemove(Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+      const line = place.engine.execCommand(container, [binary, ...spec.args], { envFile })
+      const token = spec.env[RUN_TOKEN_VARIABLE]
+      return {
+        command: line.command,
+        args: line.args,
+        // The engine's client: the host's PATH and HOME; the run's marker, so ending the CLI finds it.
+        env: {
+          PATH: process.env["PATH"] ?? "/usr/bin:/bin",
+          ...(process.env["HOME"] !== undefined ? { HOME: process.env["HOME"] } : {}),
+          ...(token !== undefined ? { [RUN_TOKEN_VARIABLE]: token } : {})
+        }
+      }
+    })
+  return {
+    isolation: "container",
+    run: () => Effect.fail(new SandboxError({ reason: "unavailable", detail: "a task's container runs agent CLIs only (prepare)" })),
+    prepare,
+    check: Effect.void
+  }
+}
