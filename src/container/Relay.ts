@@ -43,6 +43,9 @@ const INSIDE = [
   "process.stdin.resume()"
 ].join("\n")
 
+/** The half inside is a Node script: this runtime when it is Node, else the `node` on PATH (under Deno). */
+const nodeBinary = (): string => (process.versions["deno"] === undefined ? process.execPath : "node")
+
 const failed = (detail: string) => new EngineError({ reason: "exec-failed", detail: `relaying the host's loopback into the container: ${detail}` })
 
 /**
@@ -76,7 +79,7 @@ export const relayLoopback = (nsPid: number, port: number): Effect.Effect<Relay,
       resume(Effect.fail(failed(e.message)))
     })
     outside.listen(sock, () => {
-      const child = inside = spawn("nsenter", [`--net=/proc/${nsPid}/ns/net`, "--", process.execPath, "-e", INSIDE, String(port), sock], {
+      const child = inside = spawn("nsenter", [`--net=/proc/${nsPid}/ns/net`, "--", nodeBinary(), "-e", INSIDE, String(port), sock], {
         stdio: ["pipe", "pipe", "pipe"]
       })
       let said = ""

@@ -40,6 +40,7 @@ export const notUnderDeno: ReadonlyArray<readonly [string, string]> = [
   ["test/harness/bridgeCommand.test.ts", "the real agent CLIs through the bridge, from the command (run under Node)"],
   ["test/harness/bridgeUsage.test.ts", "the five real agent CLIs through the bridge, against the loopback server (run under Node)"],
   ["test/harness/bridgeFolder.test.ts", "the real Claude Code CLI through the bridge on a folder task (run under Node)"],
+  ["test/harbor/harness.test.ts", "the real Claude Code CLI inside a task's container (run under Node)"],
   ["test/harness/bridgeSubscription.test.ts", "the real Claude Code CLI through the bridge on a subscription login (run under Node)"],
   // The npm package: packed, installed and type-checked with npm and tsc in a temp project; under
   // Deno its tsc (started through process.execPath) finds no DOM `Crypto` type in @effect/experimental's d.ts.
