@@ -18,7 +18,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { Duration, Effect, Option, Schema } from "effect"
 import * as Engine from "../../src/container/Engine.ts"
-import { Agent, Benchmark, Capabilities, type Conversation, type Provider, type Tool, ToolLoop, type Wallet, World, WorldEffects as WE } from "../../src/index.ts"
+import { Agent, Benchmark, Capabilities, type Conversation, type PinnedData, type Provider, type Tool, ToolLoop, type Wallet, World, WorldEffects as WE } from "../../src/index.ts"
 import { Sandbox } from "../../src/sandbox/Sandbox.ts"
 import { containerSandbox } from "./agent.ts"
 import { attemptContainer, CommandResult, containerHandler, limitOutput, OUTPUT_LIMIT_BYTES, placeOf, register, VerifierResult, withContainers } from "./container.ts"
@@ -39,6 +39,22 @@ export interface Options {
   readonly images?: Engine.Substitutions
   /** `auto` (default): the provided-pytest mode where test.sh needs the network, test.sh elsewhere. */
   readonly verifier?: VerifierMode
+  /** A pinned benchmark over `dir` (terminal-bench-2) rather than any folder. */
+  readonly pinned?: PinnedTasks
+}
+
+/** A benchmark of pinned Harbor tasks: its identity, its files (`assay data pull`) and its own load of the tasks. */
+export interface PinnedTasks {
+  readonly name: string
+  readonly description: string
+  /** The copy pinned (repository@commit:folder), part of the content id. */
+  readonly upstream: string
+  /** Its folder under the data root, and its files there. */
+  readonly folder: string
+  readonly files: ReadonlyArray<Provider.PinnedFile>
+  /** The tasks, their files checked against their sha256; a task that cannot run says why in `notRunnable`. */
+  readonly load: (read: Benchmark.Reader) => Effect.Effect<ReadonlyArray<HarborTask>, PinnedData.DataError | Capabilities.CapabilityError>
+  readonly attribution?: string
 }
 
 const system = [
@@ -148,23 +164,27 @@ export const make = (options: Options): Provider.Provider => {
   const engine = Effect.runSync(Effect.cached(Effect.tap(Engine.make(options.engine !== undefined ? { engine: options.engine } : {}), (e) => e.sweep)))
   const setupError = (detail: string) => new Capabilities.CapabilityError({ capability: "harbor/container", reason: "setup", detail })
   const substitutions = substitutionList(images)
+  const pinned = options.pinned
 
   return Benchmark.make({
-    name: BENCHMARK,
+    name: pinned?.name ?? BENCHMARK,
     version: "1",
-    description: `Harbor-format tasks from ${dir}, run in a container (tier: calibration, not a transcription)${
+    description: `${pinned?.description ?? `Harbor-format tasks from ${dir}`}, run in a container (tier: calibration, not a transcription)${
       substitutions.length > 0 ? `; images substituted: ${substitutions.join(", ")}` : ""
     }`,
-    data: () => loadTasks(dir),
+    data: pinned !== undefined ? pinned.load : () => loadTasks(dir),
     tasks: (tasks) => tasks,
     id: (task) => task.id,
     stratum: (task) => task.difficulty ?? "all",
     limits: () => ({ turns: MAX_TURNS }),
-    upstream: `harbor-format:${path.basename(dir)}@${fs.existsSync(dir) ? Engine.folderDigest(dir) : "missing"}`,
+    upstream: pinned?.upstream ?? `harbor-format:${path.basename(dir)}@${fs.existsSync(dir) ? Engine.folderDigest(dir) : "missing"}`,
+    ...(pinned !== undefined ? { pinned: { folder: pinned.folder, files: pinned.files } } : {}),
+    ...(pinned?.attribution !== undefined ? { attribution: pinned.attribution } : {}),
     setup: {
       name: "harbor/container",
       run: (task) =>
         Effect.gen(function*() {
+          if (task.notRunnable !== undefined) return yield* setupError(task.notRunnable)
           const e = yield* engine.pipe(Effect.mapError((err) => setupError(err.message)))
           const built = yield* e.build({ context: path.join(task.dir, "environment"), name: `assay-harbor-${task.id}`, substitutions: images, timeoutSeconds: task.buildTimeoutSeconds }).pipe(
             Effect.mapError((err) => setupError(`the environment was not built, so the task is not run: ${err.detail}`))

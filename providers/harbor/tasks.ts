@@ -120,6 +120,8 @@ export interface HarborTask {
   readonly dockerImage: string | null
   /** tests/test.sh, read to decide whether the verifier needs the network. */
   readonly testScript: string
+  /** Why the task cannot be run here (a pinned file of it is absent); setup says so and builds nothing. */
+  readonly notRunnable?: string
 }
 
 /** Harbor's defaults where task.toml says nothing. */
@@ -129,7 +131,7 @@ const REQUIRED = ["task.toml", "instruction.md", "environment/Dockerfile", "solu
 
 const dataError = (detail: string) => new Capabilities.CapabilityError({ capability: "harbor", reason: "data", detail })
 
-const loadTask = (root: string, id: string): Either.Either<HarborTask, string> => {
+export const loadTask = (root: string, id: string): Either.Either<HarborTask, string> => {
   const dir = path.join(root, id)
   const missing = REQUIRED.filter((f) => !fs.existsSync(path.join(dir, f)))
   if (missing.length > 0) return Either.left(`task ${id} has no ${missing.join(", ")}`)

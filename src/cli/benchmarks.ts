@@ -35,7 +35,10 @@ const loaders: Record<string, () => Promise<Provider>> = {
   "competitor-discovery": async () => (await import("../../providers/competitor-discovery/index.ts")).provider
 }
 
-export const benchmarkNames = (): ReadonlyArray<string> => Object.keys(loaders)
+/** Terminal-Bench 2, pinned: the Harbor-format provider over its folder in the data root, loaded with the command's container options. */
+const TERMINAL_BENCH_2 = "terminal-bench-2"
+
+export const benchmarkNames = (): ReadonlyArray<string> => [...Object.keys(loaders), TERMINAL_BENCH_2]
 
 /** Readers of other runners' result files (`assay import BENCHMARK DIR`), by benchmark. */
 const resultReaders: Record<string, () => Promise<ResultReader>> = {
@@ -215,11 +218,12 @@ export interface ContainerOptions {
 }
 
 /**
- * A Harbor-format folder, with the command's container options, or else the environment's:
- * ASSAY_CONTAINER_ENGINE (podman or docker), ASSAY_IMAGES (`FROM=TO,FROM=TO`: local images used
- * for those a Dockerfile names), ASSAY_HARBOR_VERIFIER (auto, test.sh or provided-pytest).
+ * A Harbor-format folder (or terminal-bench-2: `dir` null), with the command's container options,
+ * or else the environment's: ASSAY_CONTAINER_ENGINE (podman or docker), ASSAY_IMAGES
+ * (`FROM=TO,FROM=TO`: local images used for those a Dockerfile names), ASSAY_HARBOR_VERIFIER
+ * (auto, test.sh or provided-pytest).
  */
-const loadHarbor = (dir: string, options: ContainerOptions): Effect.Effect<Provider, UsageError> =>
+const loadHarbor = (dir: string | null, options: ContainerOptions): Effect.Effect<Provider, UsageError> =>
   Effect.gen(function*() {
     if (dir === "") return yield* new UsageError({ detail: "harbor: needs a folder of Harbor tasks, e.g. --benchmark harbor:./tasks" })
     const engine = options.engine ?? process.env["ASSAY_CONTAINER_ENGINE"]
@@ -237,12 +241,17 @@ const loadHarbor = (dir: string, options: ContainerOptions): Effect.Effect<Provi
     if (verifier !== "auto" && verifier !== "test.sh" && verifier !== "provided-pytest") {
       return yield* new UsageError({ detail: `ASSAY_HARBOR_VERIFIER=${verifier}: use auto, test.sh or provided-pytest` })
     }
+    if (dir === null) {
+      const tb2 = yield* Effect.promise(() => import("../../providers/harbor/terminalBench2.ts"))
+      return tb2.make({ images, verifier, ...(engine !== undefined ? { engine } : {}) })
+    }
     const harbor = yield* Effect.promise(() => import("../../providers/harbor/index.ts"))
     return harbor.make({ dir: resolve(dir), images, verifier, ...(engine !== undefined ? { engine } : {}) })
   })
 
 export const loadBenchmark = (name: string, containers: ContainerOptions = {}): Effect.Effect<Provider, UsageError> => {
   if (name.startsWith(HARBOR)) return loadHarbor(name.slice(HARBOR.length), containers)
+  if (name === TERMINAL_BENCH_2) return loadHarbor(null, containers)
   if (isBenchmarkPath(name)) return loadPath(name)
   const load = loaders[name]
   if (!load) {

@@ -253,7 +253,7 @@ interface CommandDoc {
 const selectionFlags = {
   "--benchmark": {
     value: "B",
-    about: `A benchmark to run: ${benchmarkNames().join(", ")}, harbor:DIR (a folder of Harbor-format tasks, run in a container engine), or the path of a provider module (./bench/index.ts). Needed unless --harness is given`
+    about: `A benchmark to run: ${benchmarkNames().join(", ")}, harbor:DIR (a folder of Harbor-format tasks, run in a container engine; terminal-bench-2 is Terminal-Bench 2 so run, once \`assay data pull terminal-bench-2\` has brought it), or the path of a provider module (./bench/index.ts). Needed unless --harness is given`
   },
   "--candidate": {
     value: "C",
@@ -295,7 +295,7 @@ const selectionFlags = {
   "--json": { about: "Print one JSON document" },
   "--harness": { value: "NAME", about: `An agent CLI to benchmark on the corpus: ${harnessNames.join(", ")}, or all` },
   "--family": { value: "F", about: "Only registry models of this family (harness runs)" },
-  "--engine": { value: "E", about: "The container engine of container benchmarks (harbor:DIR): podman or docker. Default: the first on PATH, podman first" },
+  "--engine": { value: "E", about: "The container engine of container benchmarks (harbor:DIR, terminal-bench-2): podman or docker. Default: the first on PATH, podman first" },
   "--image": {
     value: "FROM=TO",
     about: "Container benchmarks: build with the local image TO wherever a task's Dockerfile says FROM, e.g. where no registry is reachable. " +
