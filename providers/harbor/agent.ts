@@ -69,7 +69,7 @@ export const containerSandbox = (place: AttemptContainer): SandboxService => {
         const found = yield* place.engine.exec(container, { command: `command -v ${interpreter}`, timeoutSeconds: 30 }).pipe(Effect.mapError((e) => failed(e.message)))
         if (found.exitCode !== 0) {
           return yield* failed(
-            `${path.basename(spec.command)} is a ${interpreter} script and the task's image has no ${interpreter}; CLIs that are native binaries (claude, opencode) run in any image`
+            `${path.basename(spec.command)} is a ${interpreter} script and the task's image has no ${interpreter}; claude, codex and opencode run natively in any image`
           )
         }
       }

@@ -1,9 +1,10 @@
 /**
- * An agent CLI inside the task's container (providers/harbor/agent.ts): the real Claude Code
- * (tools/harnesses), bound into the Attempt's container from the host, reaches assay's model
- * proxy through the relayed loopback while the container keeps no network of its own. A scripted
- * model behind the proxy has it fix the failing test with its own Bash tool, which runs in the
- * container; the task's verifier grades what it did.
+ * Agent CLIs inside the task's container (providers/harbor/agent.ts): the real Claude Code, codex
+ * and opencode (tools/harnesses), bound into the Attempt's container from the host, reach assay's
+ * model proxy through the relayed loopback, not through any network of the container's. A scripted
+ * model behind the proxy has each fix the failing test with its own shell tool, which runs in the
+ * container; the task's verifier grades what it did. gemini and qwen, Node programs, need Node in
+ * the task's image, which the test image has not: the Attempt says so.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -19,31 +20,38 @@ import { containersOf, fixtures, images, unable } from "./podman.ts"
 const provider: Provider = harbor.make({ dir: fixtures, engine: "podman", images })
 const envOf = (task: string) => Effect.map(provider.environments, (es) => es.find((e) => e.task === task)!)
 
-const claude = path.join(toolsBin, "claude")
-const notHere = unable ?? (fs.existsSync(claude) ? null : `no Claude Code in ${toolsBin} (tools/harnesses/ensure.mjs installs it)`)
+const notHere = unable ?? (fs.existsSync(path.join(toolsBin, "claude")) ? null : `no agent CLIs in ${toolsBin} (tools/harnesses/ensure.mjs installs them)`)
   ?? (process.getuid?.() !== 0 ? "not root: the relay into the container's network namespace needs root" : null)
 
 const solve = fs.readFileSync(path.join(fixtures, "fix-failing-test/solution/solve.sh"), "utf8")
 
-/** The model behind the proxy: one call of Claude Code's own Bash tool with the solution, then words. */
-const fixingModel = (): Model.Model => {
+/** Each CLI's own shell tool, and its arguments for a command. */
+const shells = {
+  claude: { tool: "Bash", args: (command: string) => ({ command, description: "Fix the median and run the tests" }) },
+  codex: { tool: "exec_command", args: (cmd: string) => ({ cmd }) },
+  opencode: { tool: "bash", args: (command: string) => ({ command, description: "Fix the median and run the tests" }) }
+} as const
+
+/** The model behind the proxy: one call of the CLI's own shell tool with the solution, then words. */
+const fixingModel = (harness: keyof typeof shells): Model.Model => {
   let calls = 0
+  const shell = shells[harness]
   return Model.scripted((request) => {
     // A side request of the CLI's own (a title, a summary) is answered in words and not counted.
-    if (!request.tools.some((t) => t.name === "Bash")) return { text: "ok" }
+    if (!request.tools.some((t) => t.name === shell.tool)) return { text: "ok" }
     calls++
     return calls === 1
-      ? { toolCalls: [{ id: "toolu_fix", name: "Bash", arguments: { command: solve, description: "Fix the median and run the tests" } }] }
+      ? { toolCalls: [{ id: "call_fix", name: shell.tool, arguments: shell.args(solve) }] }
       : { text: "Fixed: median now averages the middle pair." }
   })
 }
 
 const agentCalls = (a: Attempt) => a.recording.filter((r) => r.kind === "model/generate" && r.key === "agent")
 
-describe.skipIf(notHere !== null)(`harness:claude inside the task's container${notHere !== null ? ` (skipped: ${notHere})` : ""}`, () => {
-  it("its model calls reach the proxy as recorded effects, its own Bash runs in the container, the verifier grades 1; the replay needs neither CLI nor container", async () => {
+describe.skipIf(notHere !== null)(`agent CLIs inside the task's container${notHere !== null ? ` (skipped: ${notHere})` : ""}`, () => {
+  it("claude: its model calls reach the proxy as recorded effects, its own Bash runs in the container, the verifier grades 1; the replay needs neither CLI nor container", async () => {
     const env = await Effect.runPromise(envOf("fix-failing-test"))
-    const live = await Effect.runPromise(runBridged(provider, env, "claude", fixingModel()))
+    const live = await Effect.runPromise(runBridged(provider, env, "claude", fixingModel("claude")))
     expect(live.verdict.ended, JSON.stringify(live.verdict)).toBeNull()
     expect(live.verdict.reward).toBe(1)
     // Both of the CLI's turns went through the Attempt's stack: the tool call, then its words.
@@ -57,6 +65,22 @@ describe.skipIf(notHere !== null)(`harness:claude inside the task's container${n
     const replayed = await Effect.runPromise(runBridged(provider, env, "claude", Model.scripted(() => ({ text: "unused" })), live.recording))
     expect(replayed.verdict.reward).toBe(1)
     expect(agentCalls(replayed).length).toBe(agentCalls(live).length)
+    expect(containersOf(process.pid)).toBe("")
+  }, 300_000)
+
+  it.each(["codex", "opencode"] as const)("%s: its native program runs in the container (no Node there), its own shell fixes the task, the verifier grades 1", async (harness) => {
+    const env = await Effect.runPromise(envOf("fix-failing-test"))
+    const live = await Effect.runPromise(runBridged(provider, env, harness, fixingModel(harness)))
+    expect(live.verdict.ended, JSON.stringify(live.verdict)).toBeNull()
+    expect(live.verdict.reward).toBe(1)
+    expect(agentCalls(live).length).toBeGreaterThanOrEqual(2)
+    expect(containersOf(process.pid)).toBe("")
+  }, 300_000)
+
+  it("gemini, a Node program, in an image without Node: the Attempt ends naming what is missing, and no container is left", async () => {
+    const env = await Effect.runPromise(envOf("fix-failing-test"))
+    const a = await Effect.runPromise(runBridged(provider, env, "gemini", idleModel))
+    expect(a.verdict.ended?.detail).toMatch(/gemini is a node script and the task's image has no node/)
     expect(containersOf(process.pid)).toBe("")
   }, 300_000)
 

@@ -63,7 +63,7 @@ import { isTranscriptError } from "../Harness.ts"
 import { RUN_TOKEN_VARIABLE, terminate } from "../Process.ts"
 import { jsonlFilesUnder } from "../SessionFiles.ts"
 import { type FolderTask, readFiles, writeFiles } from "./Folder.ts"
-import { bridgedInvocation } from "./Invocations.ts"
+import { bridgedInvocation, nativeEntry } from "./Invocations.ts"
 import { handleMcp, type McpToolResult } from "./Mcp.ts"
 import { toolNames, type ToolNames } from "./Tools.ts"
 import { readRequest, type WireRequest } from "./WireRequest.ts"
@@ -663,11 +663,13 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
       })
       // In the sandbox: the host's network (the proxy is on its loopback), the work and state
       // folders writable, the CLI's installation read-only, nothing else of the user's.
+      // In a task's container no Node need be there: the CLI's native program where it has one.
+      const entry = sandbox.isolation === "container" ? nativeEntry(options.harness, options.binary) : { command: options.binary, env: {} }
       const prepared = yield* sandbox.prepare({
-        command: options.binary,
+        command: entry.command,
         args: invocation.args,
         work: s.workDir,
-        env,
+        env: { ...env, ...entry.env },
         timeoutMs: 0,
         network: "host",
         loopback: [Number(new URL(s.url).port)],

@@ -7,6 +7,7 @@
  * Facts per CLI are in ../shared/harnesses.md; each was checked against the pinned versions in
  * tools/harnesses by the tests in test/harness/bridge*.
  */
+import * as fs from "node:fs"
 import * as path from "node:path"
 import type { HarnessName, Invocation } from "../Harness.ts"
 
@@ -246,3 +247,26 @@ export const bridgedInvocation = (harness: HarnessName, input: BridgedInput): In
 
 /** The CLIs the bridge runs. */
 export const bridged: ReadonlyArray<HarnessName> = ["claude", "codex", "gemini", "qwen", "opencode"]
+
+/**
+ * The program to start for a CLI where no Node runs it: in a task's container, whose image need
+ * not have Node. codex's npm entry is a Node launcher of a static (musl) binary shipped beside it,
+ * which runs in any image; claude and opencode are native already; gemini and qwen are Node
+ * programs and need Node in the image.
+ */
+export const nativeEntry = (harness: HarnessName, binary: string): { readonly command: string; readonly env: Readonly<Record<string, string>> } => {
+  if (harness !== "codex") return { command: binary, env: {} }
+  let real: string
+  try {
+    real = fs.realpathSync(binary)
+  } catch {
+    // Not there: the start fails and says so.
+    return { command: binary, env: {} }
+  }
+  const triple = process.arch === "arm64" ? "aarch64-unknown-linux-musl" : "x86_64-unknown-linux-musl"
+  // node_modules/@openai/codex/bin/codex.js -> node_modules/@openai/codex-linux-<arch>/vendor/<triple>/bin/codex
+  const scope = path.dirname(path.dirname(path.dirname(real)))
+  const native = path.join(scope, `codex-linux-${process.arch}`, "vendor", triple, "bin", "codex")
+  // What the launcher tells the binary: installed by npm (it then leaves updates to npm).
+  return fs.existsSync(native) ? { command: native, env: { CODEX_MANAGED_BY_NPM: "1" } } : { command: binary, env: {} }
+}
