@@ -35,10 +35,30 @@ export type DumpTable = readonly [name: string, dump: (record: never) => PyDict]
 
 // World.entries is cached per table value, so an unchanged table is sorted once.
 const sortedCache = new WeakMap<object, ReadonlyArray<readonly [string, unknown]>>()
-const sortedEntries = (entries: ReadonlyArray<readonly [string, unknown]>): ReadonlyArray<readonly [string, unknown]> => {
+
+/** A table's keys as last met, and their sorted order: a written table mostly keeps its keys, so its sort is reused. */
+interface SortMemo {
+  readonly keys: ReadonlyArray<string>
+  readonly order: ReadonlyArray<number>
+}
+
+const sameKeys = (entries: ReadonlyArray<readonly [string, unknown]>, keys: ReadonlyArray<string>): boolean => {
+  if (entries.length !== keys.length) return false
+  for (let i = 0; i < keys.length; i++) if (entries[i]![0] !== keys[i]) return false
+  return true
+}
+
+const sortedEntries = (entries: ReadonlyArray<readonly [string, unknown]>, memos: Map<string, SortMemo>, table: string): ReadonlyArray<readonly [string, unknown]> => {
   let sorted = sortedCache.get(entries)
   if (sorted === undefined) {
-    sorted = [...entries].sort((a, b) => compareCodePoints(a[0], b[0]))
+    const memo = memos.get(table)
+    if (memo !== undefined && sameKeys(entries, memo.keys)) {
+      sorted = memo.order.map((i) => entries[i]!)
+    } else {
+      const order = entries.map((_, i) => i).sort((a, b) => compareCodePoints(entries[a]![0], entries[b]![0]))
+      memos.set(table, { keys: entries.map(([k]) => k), order })
+      sorted = order.map((i) => entries[i]!)
+    }
     sortedCache.set(entries, sorted)
   }
   return sorted
@@ -57,29 +77,43 @@ export interface DbHashes {
 /** The hashes of a domain whose DB is `tables` (each record dumped by its table's dump). */
 export const dbHashes = (tables: ReadonlyArray<DumpTable>): DbHashes => {
   const sortedTables = [...tables].sort((a, b) => compareCodePoints(a[0], b[0]))
-  /** `json.dumps(model_dump(), sort_keys=True, ...)` streamed into a hash, record by record. */
-  const hashDump = (world: World.World, format: DumpFormat): string => {
+  const memos = new Map<string, SortMemo>()
+  /**
+   * `json.dumps(model_dump(), sort_keys=True, ...)` hashed, a table's text at a time (one
+   * hash update per record cost more than the hashing); keys' texts kept per format.
+   */
+  const hashDump = (world: World.World, format: DumpFormat, keys: Map<string, string>): string => {
     const [itemSep, keySep] = format.options.separators ?? [", ", ": "]
-    const key = (k: string) => dumps(k, format.options)
+    const key = (k: string): string => {
+      let text = keys.get(k)
+      if (text === undefined) {
+        text = dumps(k, format.options)
+        keys.set(k, text)
+      }
+      return text
+    }
     const hash = createHash("sha256")
     hash.update("{")
     sortedTables.forEach(([name, dump], t) => {
-      if (t > 0) hash.update(itemSep)
-      hash.update(key(name) + keySep + "{")
-      sortedEntries(World.entries(world, name)).forEach(([k, v], i) => {
-        hash.update((i > 0 ? itemSep : "") + key(k) + keySep + recordText(format, v, () => dump(v as never)), "utf8")
-      })
-      hash.update("}")
+      let text = (t > 0 ? itemSep : "") + key(name) + keySep + "{"
+      const entries = sortedEntries(World.entries(world, name), memos, name)
+      for (let i = 0; i < entries.length; i++) {
+        const [k, v] = entries[i]!
+        text += (i > 0 ? itemSep : "") + key(k) + keySep + recordText(format, v, () => dump(v as never))
+      }
+      hash.update(text + "}", "utf8")
     })
     hash.update("}")
     return hash.digest("hex")
   }
   const compact = compactFormat()
   const pythonDefault = pythonDefaultFormat()
+  const compactKeys = new Map<string, string>()
+  const pythonDefaultKeys = new Map<string, string>()
   return {
     modelDump: (world) =>
       dict(tables.map(([name, dump]) => [name, dict(World.entries(world, name).map(([k, v]) => [k, dump(v as never)] as const))] as const)),
-    finalDbSha256: (world) => hashDump(world, compact),
-    upstreamDbHash: (world) => hashDump(world, pythonDefault)
+    finalDbSha256: (world) => hashDump(world, compact, compactKeys),
+    upstreamDbHash: (world) => hashDump(world, pythonDefault, pythonDefaultKeys)
   }
 }
