@@ -15,9 +15,10 @@
  * - exactly the environment the caller gives (`env`), plus HOME (a folder in its /tmp unless given)
  *   and TMPDIR=/tmp;
  * - limits: per process, address space (memory) and file size; processes (RLIMIT_NPROC of the
- *   sandbox's user); as root, the command runs as uid/gid 65534 (the kernel does not apply
- *   RLIMIT_NPROC to root, and it drops every privilege besides), so sandboxes running at once
- *   share that process limit; otherwise in a user namespace of its own, as the caller's uid;
+ *   sandbox's user); as root, the command runs as a uid/gid of that sandbox's own (the kernel
+ *   does not apply RLIMIT_NPROC to root, and it drops every privilege besides; see `newSandboxId`),
+ *   named `sandbox` in its /etc/passwd and /etc/group, so sandboxes running at once do not share
+ *   their process limit; otherwise in a user namespace of its own, as the caller's uid;
  * - a deadline: at `timeoutMs` bwrap and the namespace's PID 1 are killed, and with PID 1 the kernel
  *   kills every process of the namespace (`setsid`, `nohup`, double forks, `env -i` alike). When the
  *   command exits by itself the namespace ends with it too: nothing it started outlives it.
@@ -46,6 +47,7 @@
  * environment, own process group, swept at the deadline) and its outcome says `isolation: "none"`.
  */
 import { spawn } from "node:child_process"
+import { randomInt } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -144,7 +146,8 @@ export interface SandboxService {
    * The command line of a process that runs beside the caller (a harness CLI serving an Attempt):
    * the caller spawns it (detached, with `env`), and ends it by ending the process (bwrap is PID 1
    * of the namespace, so every process in it goes too); `timeoutMs` and `maxOutputBytes` are the
-   * caller's to keep. As root, the folders it may write become the sandbox user's.
+   * caller's to keep. As root, the folders it may write become the sandbox user's, and its
+   * /etc/passwd and /etc/group wait in a temp folder that the process removes as it starts.
    */
   readonly prepare: (spec: SandboxSpec) => Effect.Effect<Prepared, SandboxError>
   /** Succeeds when `run` can isolate (or the user accepted `unsandboxed`); else `unavailable`. */
@@ -200,13 +203,91 @@ const ETC = [
   "hosts", "host.conf", "gai.conf", "resolv.conf", "ssl", "ca-certificates", "ca-certificates.conf", "mime.types"
 ]
 
-/** The uid the command runs as when we are root (the kernel exempts root from RLIMIT_NPROC). */
-const SANDBOX_UID = 65534
-
 const isRoot = process.getuid?.() === 0
 
+/**
+ * As root, the ids a sandbox's command runs as (the kernel exempts root from RLIMIT_NPROC): one
+ * uid and gid per sandbox, since RLIMIT_NPROC counts every process and thread of a uid across
+ * the system, and under one shared uid an agent CLI's threads could keep a test command beside it
+ * from forking (a score depending on what else ran). [0x70000000, 0x7ffe0000) is left unused by
+ * systemd's allocation (systemd.io/UIDS-GIDS: its container ranges end at 0x6fffffff, its foreign
+ * range starts at 0x7ffe0000), lies far above the users useradd makes and the subordinate ids it
+ * hands out (from 100000, 65536 at a time), and below 2^31, for programs keeping a uid in an int.
+ */
+const SANDBOX_IDS = { first: 0x7000_0000, end: 0x7ffe_0000 }
+
+/** Whether every id of the range exists in our user namespace (root of a container may map only 65536). */
+const mapped = (file: string): boolean => {
+  let text: string
+  try {
+    text = fs.readFileSync(file, "utf8")
+  } catch (e) {
+    // A kernel without user namespaces: every id is the host's.
+    if (errnoOf(e) === "ENOENT") return true
+    throw e
+  }
+  // Each line: first id inside, first id outside, count (a blank line: NaN, which covers nothing).
+  return text.split("\n").some((line) => {
+    const fields = line.trim().split(/\s+/).map(Number)
+    const inside = fields[0] ?? NaN
+    return inside <= SANDBOX_IDS.first && SANDBOX_IDS.end <= inside + (fields[2] ?? NaN)
+  })
+}
+
+let nextId: number | "nobody" | undefined
+
+/**
+ * The uid (and gid) of a new sandbox: a random start per process, then the next id for each one,
+ * so no two sandboxes of a process share an id and two processes' ids seldom come near. Where the
+ * range is not mapped, 65534 (nobody) for every sandbox: their process limit is shared then.
+ */
+const newSandboxId = (): number => {
+  if (nextId === undefined) {
+    nextId = mapped("/proc/self/uid_map") && mapped("/proc/self/gid_map")
+      ? SANDBOX_IDS.first + randomInt(SANDBOX_IDS.end - SANDBOX_IDS.first)
+      : "nobody"
+  }
+  if (nextId === "nobody") return 65534
+  const id = nextId
+  nextId = id + 1 === SANDBOX_IDS.end ? SANDBOX_IDS.first : id + 1
+  return id
+}
+
+/** HOME inside: the caller's, else a folder in the private /tmp. */
+const homeOf = (spec: SandboxSpec): string => spec.env["HOME"] ?? "/tmp/home"
+
+/**
+ * The sandbox's /etc/passwd and /etc/group: the host's, with an entry `sandbox` for its id, so a
+ * program asking for its user (git without a configured name, python's getpass, ssh) finds one.
+ */
+const userDatabase = (id: number, home: string): { readonly passwd: string; readonly group: string } => {
+  const hostLines = (name: string): Array<string> => {
+    let text: string
+    try {
+      text = fs.readFileSync(`/etc/${name}`, "utf8")
+    } catch (e) {
+      // None on the host (bwrap's --ro-bind-try would have skipped it): only ours.
+      if (errnoOf(e) === "ENOENT") return []
+      throw e
+    }
+    // The id is the third field of both; ours alone answers to the name and the id.
+    return text.split("\n").filter((l) => l !== "" && l.split(":")[0] !== "sandbox" && l.split(":")[2] !== String(id))
+  }
+  return {
+    passwd: [...hostLines("passwd"), `sandbox:x:${id}:${id}:assay sandbox:${home}:/bin/sh`, ""].join("\n"),
+    group: [...hostLines("group"), `sandbox:x:${id}:`, ""].join("\n")
+  }
+}
+
+/**
+ * As root, bwrap is started by this shell: it opens the sandbox's /etc/passwd and /etc/group
+ * (bwrap copies them in from descriptors 3 and 4), removes their folder, and becomes bwrap; so
+ * nothing of them is left on the host once the sandbox starts.
+ */
+const OPEN_USERS_THEN_BWRAP = 'exec 3<"$1/passwd" 4<"$1/group" && /bin/rm -rf -- "$1" && shift && exec "$@"'
+
 /** Arguments of bwrap mounting the system: /usr, the top-level links into it, /etc's pieces. */
-const systemArgs = (): Array<string> => {
+const systemArgs = (ownUsers: boolean): Array<string> => {
   const args = ["--ro-bind", "/usr", "/usr"]
   for (const top of ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"]) {
     const st = fs.lstatSync(top, { throwIfNoEntry: false })
@@ -214,17 +295,21 @@ const systemArgs = (): Array<string> => {
     else if (st?.isDirectory()) args.push("--ro-bind", top, top)
   }
   args.push("--perms", "0755", "--dir", "/etc")
-  for (const name of ETC) args.push("--ro-bind-try", `/etc/${name}`, `/etc/${name}`)
+  for (const name of ETC) {
+    if (ownUsers && (name === "passwd" || name === "group")) continue
+    args.push("--ro-bind-try", `/etc/${name}`, `/etc/${name}`)
+  }
+  if (ownUsers) args.push("--perms", "0644", "--ro-bind-data", "3", "/etc/passwd", "--perms", "0644", "--ro-bind-data", "4", "/etc/group")
   return args
 }
 
 const SYSTEM_ROOTS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"]
 
 /** Gives the folder (and what is in it) to the sandbox's user, so it can write there as root. */
-const chownTree = (root: string): void => {
+const chownTree = (root: string, id: number): void => {
   const walk = (p: string) => {
     const st = fs.lstatSync(p)
-    fs.lchownSync(p, SANDBOX_UID, SANDBOX_UID)
+    fs.lchownSync(p, id, id)
     if (st.isDirectory()) for (const name of fs.readdirSync(p)) walk(path.join(p, name))
   }
   walk(root)
@@ -240,8 +325,11 @@ const exposing = (spec: SandboxSpec, hidden: ReadonlyArray<string>): SandboxErro
   return undefined
 }
 
-/** bwrap's arguments for a spec (its binds checked by `exposing` first). */
-export const bwrapArgs = (spec: SandboxSpec, hidden: ReadonlyArray<string>): Array<string> => {
+/**
+ * bwrap's arguments for a spec (its binds checked by `exposing` first). With `id` (as root): the
+ * command runs as that uid/gid, and /etc/passwd and /etc/group are read from descriptors 3 and 4.
+ */
+export const bwrapArgs = (spec: SandboxSpec, hidden: ReadonlyArray<string>, id?: number): Array<string> => {
   const limits = { ...defaultLimits, ...spec.limits }
   const readOnly = (spec.readOnly ?? []).map(bindOf)
   const writable = [{ source: spec.work, target: spec.work }, ...(spec.writable ?? []).map(bindOf)]
@@ -253,10 +341,10 @@ export const bwrapArgs = (spec: SandboxSpec, hidden: ReadonlyArray<string>): Arr
     "--unshare-uts",
     "--unshare-cgroup-try",
     ...(spec.network === "host" ? [] : ["--unshare-net"]),
-    ...(isRoot
+    ...(id !== undefined
       ? ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
       : ["--unshare-user", "--disable-userns"]),
-    ...systemArgs(),
+    ...systemArgs(id !== undefined),
     "--proc", "/proc",
     "--dev", "/dev",
     "--perms", "1777", "--size", String(limits.tmpBytes), "--tmpfs", "/tmp"
@@ -275,15 +363,15 @@ export const bwrapArgs = (spec: SandboxSpec, hidden: ReadonlyArray<string>): Arr
   for (const dir of [...made].sort()) args.push("--perms", "0755", "--dir", dir)
   for (const b of readOnly) args.push("--ro-bind", b.source, b.target)
   for (const b of writable) args.push("--bind", b.source, b.target)
-  const env: Record<string, string> = { HOME: "/tmp/home", ...spec.env, TMPDIR: "/tmp" }
+  const env: Record<string, string> = { ...spec.env, HOME: homeOf(spec), TMPDIR: "/tmp" }
   // Made by bwrap (root's, as root): open to the sandbox's user, alone in its private /tmp.
   if (env["HOME"] === "/tmp/home") args.push("--perms", "0777", "--dir", "/tmp/home")
   args.push("--chdir", spec.cwd ?? spec.work, "--clearenv")
   for (const [k, v] of Object.entries(env)) args.push("--setenv", k, v)
-  if (isRoot) {
+  if (id !== undefined) {
     // Without --no-new-privs a setuid program inside could take privileges back.
     args.push(
-      "/usr/bin/setpriv", `--reuid=${SANDBOX_UID}`, `--regid=${SANDBOX_UID}`, "--clear-groups",
+      "/usr/bin/setpriv", `--reuid=${id}`, `--regid=${id}`, "--clear-groups",
       "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"
     )
   }
@@ -393,14 +481,14 @@ const end = (r: Running): Effect.Effect<number> =>
     }
   })
 
-const start = (bwrap: string, args: ReadonlyArray<string>, maxOutput: number): Effect.Effect<Running, SandboxError> =>
+const start = (command: string, args: ReadonlyArray<string>, maxOutput: number): Effect.Effect<Running, SandboxError> =>
   Effect.gen(function*() {
     const failed = (detail: string) => new SandboxError({ reason: "spawn-failed", detail })
     const exited = yield* Deferred.make<{ code: number | null; signal: string | null }>()
     const closed = yield* Deferred.make<void>()
     const child = yield* Effect.try({
       // An empty environment: bwrap is PID 1 inside, and its /proc/1/environ is readable there.
-      try: () => spawn(bwrap, [...args], { env: {}, cwd: "/", detached: true, stdio: ["ignore", "pipe", "pipe"] }),
+      try: () => spawn(command, [...args], { env: {}, cwd: "/", detached: true, stdio: ["ignore", "pipe", "pipe"] }),
       catch: (e) => failed(String(e))
     })
     let truncated = false
@@ -435,24 +523,50 @@ const start = (bwrap: string, args: ReadonlyArray<string>, maxOutput: number): E
     }
   })
 
+interface Launch extends Prepared {
+  /** As root, the folder of the sandbox's /etc/passwd and /etc/group, until its process starts. */
+  readonly users: string | undefined
+}
+
+/**
+ * The command line of a sandbox (its binds checked by `exposing` first). As root: a uid/gid of its
+ * own, the folders it may write given to it, its user database, and the shell that hands that to
+ * bwrap (`OPEN_USERS_THEN_BWRAP`).
+ */
+const launch = (bwrap: string, spec: SandboxSpec, hidden: ReadonlyArray<string>): Launch => {
+  if (!isRoot) return { command: bwrap, args: bwrapArgs(spec, hidden), env: {}, users: undefined }
+  const id = newSandboxId()
+  for (const dir of [spec.work, ...(spec.writable ?? []).map((b) => bindOf(b).source)]) chownTree(dir, id)
+  const users = fs.mkdtempSync(path.join(os.tmpdir(), "assay-sandbox-users-"))
+  try {
+    const db = userDatabase(id, homeOf(spec))
+    fs.writeFileSync(path.join(users, "passwd"), db.passwd)
+    fs.writeFileSync(path.join(users, "group"), db.group)
+    return { command: "/bin/sh", args: ["-c", OPEN_USERS_THEN_BWRAP, "sh", users, bwrap, ...bwrapArgs(spec, hidden, id)], env: {}, users }
+  } catch (e) {
+    fs.rmSync(users, { recursive: true, force: true })
+    throw e
+  }
+}
+
 const runInBwrap = (bwrap: string, hidden: ReadonlyArray<string>, spec: SandboxSpec): Effect.Effect<SandboxOutcome, SandboxError> =>
   Effect.scoped(
     Effect.gen(function*() {
       const refused = exposing(spec, hidden)
       if (refused !== undefined) return yield* refused
-      const args = yield* Effect.try({
-        try: () => {
-          // As root the command runs as SANDBOX_UID: the folders it may write become its own.
-          if (isRoot) for (const dir of [spec.work, ...(spec.writable ?? []).map((b) => bindOf(b).source)]) chownTree(dir)
-          return bwrapArgs(spec, hidden)
-        },
-        catch: (e) => new SandboxError({ reason: "bind", detail: String(e) })
-      })
+      const launched = yield* Effect.acquireRelease(
+        Effect.try({ try: () => launch(bwrap, spec, hidden), catch: (e) => new SandboxError({ reason: "bind", detail: String(e) }) }),
+        // Gone already once the process started; not when it could not.
+        (l) =>
+          Effect.sync(() => {
+            if (l.users !== undefined) fs.rmSync(l.users, { recursive: true, force: true })
+          })
+      )
       const started = Date.now()
       let ended: number | undefined
       // Interrupted (a cancelled run, a budget exceeded): the namespace ends with the scope.
       const running = yield* Effect.acquireRelease(
-        start(bwrap, args, spec.maxOutputBytes ?? 8 * 1024 * 1024),
+        start(launched.command, launched.args, spec.maxOutputBytes ?? 8 * 1024 * 1024),
         (r) => (ended === undefined ? end(r) : Effect.void)
       )
       const first = yield* Effect.raceFirst(
@@ -587,8 +701,8 @@ export const make = (options: SandboxOptions = {}): SandboxService => {
           if (refused !== undefined) return Effect.fail(refused)
           return Effect.try({
             try: (): Prepared => {
-              if (isRoot) for (const dir of [spec.work, ...(spec.writable ?? []).map((b) => bindOf(b).source)]) chownTree(dir)
-              return { command: bwrap, args: bwrapArgs(spec, hidden), env: {} }
+              const { command, args, env } = launch(bwrap, spec, hidden)
+              return { command, args, env }
             },
             catch: (e) => new SandboxError({ reason: "bind", detail: String(e) })
           })

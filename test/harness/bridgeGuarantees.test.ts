@@ -118,6 +118,9 @@ describe("the bridge's guarantees", { timeout: 600_000 }, () => {
       "echo PARENT; tr '\\0' '\\n' < /proc/$PPID/environ",
       `echo REPO; ls ${repo}/package.json 2>&1`,
       "echo UID; id -u",
+      // The folder it works in, which it may write: its own user's.
+      "echo OWNER; stat -c %u .",
+      "echo NAME; id -un",
       ""
     ].join("\n"))
     chmodSync(cli, 0o755)
@@ -136,12 +139,19 @@ describe("the bridge's guarantees", { timeout: 600_000 }, () => {
     // The log is written as the CLI's output arrives: read it once its last line is there.
     const seen = await until(() => {
       const text = readFileSync(log, "utf8")
-      return /UID\n\d+/.test(text) ? text : undefined
+      return /NAME\n.+\n/.test(text) ? text : undefined
     })
     expect(seen).toContain("ENV")
     expect(seen).not.toContain(secret)
     expect(seen).toMatch(/REPO\n.*No such file or directory/)
-    if (process.getuid?.() === 0) expect(seen).toMatch(/UID\n65534/)
+    // As root, a uid of its own (not root, not the nobody every sandbox once shared), with a name.
+    const uid = /UID\n(\d+)/.exec(seen)?.[1]
+    expect(seen).toContain(`OWNER\n${uid}\n`)
+    if (process.getuid?.() === 0) {
+      expect(uid).not.toBe("0")
+      expect(uid).not.toBe("65534")
+      expect(seen).toMatch(/NAME\nsandbox\n/)
+    }
   })
 
   it("a CLI that hangs is ended at the Attempt's deadline with its whole process tree, and the cell says so", async () => {

@@ -10,7 +10,7 @@ import * as path from "node:path"
 import { randomBytes } from "node:crypto"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import { dataRoot } from "../../src/evaluation/DataRoot.ts"
 import * as Sandbox from "../../src/sandbox/Sandbox.ts"
 import { tempDir } from "../support/tempDirs.ts"
@@ -23,6 +23,21 @@ const sh = (command: string, options: Partial<Sandbox.SandboxSpec> = {}) =>
     const work = options.work ?? tempDir("assay-sandbox-work-")
     return yield* Sandbox.run({ command: "/bin/sh", args: ["-c", command], work, env: { PATH: "/usr/bin:/bin" }, timeoutMs: 30_000, ...options })
   })
+
+/** Forks until it may not, and says how far it got. */
+const forks = [
+  "import os, time",
+  "n = 0",
+  "try:",
+  "    while n < 300:",
+  "        if os.fork() == 0:",
+  "            time.sleep(60)",
+  "            os._exit(0)",
+  "        n += 1",
+  "    print('forked', n)",
+  "except OSError:",
+  "    print('stopped at', n)"
+].join("\n")
 
 /** Live processes whose command line holds the marker, as `ps` would show them. */
 const processesWith = (marker: string): ReadonlyArray<string> =>
@@ -143,19 +158,6 @@ describe("a sandboxed command", () => {
 
   it.live("is held to its limits on processes and memory", () =>
     Effect.gen(function*() {
-      const forks = [
-        "import os, time",
-        "n = 0",
-        "try:",
-        "    while n < 300:",
-        "        if os.fork() == 0:",
-        "            time.sleep(60)",
-        "            os._exit(0)",
-        "        n += 1",
-        "    print('forked', n)",
-        "except OSError:",
-        "    print('stopped at', n)"
-      ].join("\n")
       const work = tempDir("assay-sandbox-work-")
       fs.writeFileSync(path.join(work, "forks.py"), forks)
       const p = yield* sh("python3 forks.py", { work, limits: { processes: 30 } })
@@ -172,6 +174,63 @@ describe("a sandboxed command", () => {
       expect(e).toMatchObject({ _tag: "SandboxError", reason: "bind" })
       const r = yield* Effect.flip(sh("true", { writable: [path.dirname(repo)] }))
       expect(r).toMatchObject({ _tag: "SandboxError", reason: "bind" })
+    }))
+})
+
+describe("sandboxes running at once", () => {
+  const root = process.getuid?.() === 0
+
+  // As root each has a uid of its own; otherwise each is the caller's uid, in a namespace of its own.
+  it.live.runIf(root)("do not share a process limit: one holding 40 processes leaves another with a limit of 30 its own", () =>
+    Effect.gen(function*() {
+      // A unique sleep length marks the holder's processes in /proc/*/cmdline.
+      const marker = `317.${randomBytes(4).readUInt32BE(0)}`
+      const holderWork = tempDir("assay-sandbox-work-")
+      const ready = path.join(holderWork, "ready")
+      const holder = yield* Effect.fork(sh(
+        `i=0; while [ $i -lt 40 ]; do sleep ${marker} & i=$((i + 1)); done; echo 40 > ready; wait`,
+        { work: holderWork, limits: { processes: 100 }, timeoutMs: 120_000 }
+      ))
+      // Its 40 processes are running once it says so; should it end first, it never held them.
+      const held = yield* Effect.raceFirst(
+        Effect.gen(function*() {
+          while (!fs.existsSync(ready) || fs.readFileSync(ready, "utf8") !== "40\n") yield* Effect.sleep("20 millis")
+          return true
+        }),
+        Fiber.join(holder).pipe(Effect.as(false))
+      )
+      expect(held).toBe(true)
+      const work = tempDir("assay-sandbox-work-")
+      fs.writeFileSync(path.join(work, "forks.py"), forks)
+      const p = yield* sh("python3 forks.py", { work, limits: { processes: 30 } }).pipe(
+        Effect.ensuring(Fiber.interrupt(holder))
+      )
+      // Under one uid shared with the holder, it could not have started its shell's python at all.
+      expect(p.stdout).toMatch(/^stopped at \d+/)
+      const n = Number(/stopped at (\d+)/.exec(p.stdout)?.[1])
+      expect(n).toBeGreaterThanOrEqual(25)
+      expect(n).toBeLessThan(30)
+      expect(processesWith(`sleep ${marker}`)).toEqual([])
+    }))
+
+  it.live("each runs as a user of its own, whom it can name (id, python's pwd, getpass)", () =>
+    Effect.gen(function*() {
+      const who = `id -u; id -un; python3 -c "import getpass, os, pwd; print(pwd.getpwuid(os.getuid()).pw_name, getpass.getuser())"; stat -c %u .`
+      const [a, b] = yield* Effect.all([sh(who), sh(who)], { concurrency: 2 })
+      for (const o of [a, b]) {
+        const [uid, name, names, owner] = o.stdout.trim().split("\n")
+        expect(o.exitCode).toBe(0)
+        // Its work folder is its own; a name answers for its uid.
+        expect(owner).toBe(uid)
+        expect(name).toMatch(/^[a-z_][a-z0-9_-]*$/)
+        expect(names).toBe(`${name} ${name}`)
+        if (root) {
+          expect(name).toBe("sandbox")
+          expect(uid).not.toBe("0")
+          expect(uid).not.toBe("65534")
+        }
+      }
+      if (root) expect(a.stdout.split("\n")[0]).not.toBe(b.stdout.split("\n")[0])
     }))
 })
 
