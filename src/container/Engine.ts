@@ -126,10 +126,88 @@ interface CliResult {
   readonly timedOut: boolean
 }
 
-/** Runs the engine's client, its stdout and stderr kept together up to `maxBytes`, killed at `timeoutMs`. */
-const cli = (binary: string, args: ReadonlyArray<string>, timeoutMs: number, maxBytes = 1024 * 1024): Effect.Effect<CliResult, string> =>
+/** Every process's parent, from /proc (empty where there is none). */
+const parents = (): Map<number, number> => {
+  const out = new Map<number, number>()
+  let names: Array<string>
+  try {
+    names = fs.readdirSync("/proc")
+  } catch {
+    // No /proc: no tree to walk; the caller kills what it knows.
+    return out
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, "utf8")
+      // The command name (field 2) may hold spaces and parentheses: fields are read after its last ")".
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+      out.set(Number(name), ppid)
+    } catch {
+      // Gone while we read: not in the tree any more.
+      continue
+    }
+  }
+  return out
+}
+
+/**
+ * Kills a process and every descendant (SIGKILL), e.g. an image build's client and the RUN step
+ * it runs, which the client's own death would leave running. Twice over, for what was forked
+ * between the walk and the kill.
+ */
+export const killTree = (root: number): void => {
+  for (let round = 0; round < 2; round++) {
+    const tree = parents()
+    const found = new Set([root])
+    for (let grew = true; grew;) {
+      grew = false
+      for (const [pid, ppid] of tree) {
+        if (!found.has(pid) && found.has(ppid)) {
+          found.add(pid)
+          grew = true
+        }
+      }
+    }
+    for (const pid of found) {
+      try {
+        process.kill(pid, "SIGKILL")
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+}
+
+/** The argv of every process whose command line holds `needle` as one argument, by pid. */
+const processesWithArg = (needle: string): Map<number, ReadonlyArray<string>> => {
+  const out = new Map<number, ReadonlyArray<string>>()
+  for (const pid of parents().keys()) {
+    try {
+      const argv = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")
+      if (argv.includes(needle) || argv.some((a) => a.startsWith(needle))) out.set(pid, argv)
+    } catch {
+      // Gone, or not ours to read.
+      continue
+    }
+  }
+  return out
+}
+
+/**
+ * Runs the engine's client, its stdout and stderr kept together up to `maxBytes`, killed at
+ * `timeoutMs`; with `tree`, killing it kills its descendants too (a build's RUN step).
+ */
+const cli = (
+  binary: string,
+  args: ReadonlyArray<string>,
+  timeoutMs: number,
+  maxBytes = 1024 * 1024,
+  tree = false,
+  env?: Readonly<Record<string, string>>
+): Effect.Effect<CliResult, string> =>
   Effect.async<CliResult, string>((resume) => {
-    const child = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"], ...(env !== undefined ? { env: { ...process.env, ...env } } : {}) })
     const chunks: Array<Buffer> = []
     let kept = 0
     let dropped = 0
@@ -143,9 +221,10 @@ const cli = (binary: string, args: ReadonlyArray<string>, timeoutMs: number, max
     }
     child.stdout.on("data", take)
     child.stderr.on("data", take)
+    const kill = () => (tree && child.pid !== undefined ? killTree(child.pid) : void child.kill("SIGKILL"))
     const timer = setTimeout(() => {
       timedOut = true
-      child.kill("SIGKILL")
+      kill()
     }, timeoutMs)
     child.on("error", (e) => {
       clearTimeout(timer)
@@ -158,7 +237,7 @@ const cli = (binary: string, args: ReadonlyArray<string>, timeoutMs: number, max
     })
     return Effect.sync(() => {
       clearTimeout(timer)
-      child.kill("SIGKILL")
+      kill()
     })
   })
 
@@ -194,6 +273,9 @@ export const substitute = (dockerfile: string, substitutions: Substitutions): { 
   return { text, applied }
 }
 
+/** Where a process's image builds keep their files. */
+const buildDirOf = (pid: number): string => path.join(os.tmpdir(), `assay-builds-${pid}`)
+
 /** Whether a process is alive (signal 0: no signal sent, only the check). */
 const alive = (pid: number): boolean => {
   try {
@@ -224,7 +306,8 @@ export const make = (options: Options = {}): Effect.Effect<Engine, EngineError> 
       })
     }
     const global = name === "podman" ? ["--runtime", "runc", "--cgroup-manager=cgroupfs"] : []
-    const run = (args: ReadonlyArray<string>, timeoutMs = ENGINE_TIMEOUT_MS, maxBytes?: number) => cli(name, [...global, ...args], timeoutMs, maxBytes)
+    const run = (args: ReadonlyArray<string>, timeoutMs = ENGINE_TIMEOUT_MS, maxBytes?: number, tree = false, env?: Record<string, string>) =>
+      cli(name, [...global, ...args], timeoutMs, maxBytes, tree, env)
     const version = yield* run(["version", "--format", "{{.Client.Version}}"], 30_000).pipe(
       Effect.mapError((detail) => new EngineError({ reason: "unavailable", detail }))
     )
@@ -234,11 +317,33 @@ export const make = (options: Options = {}): Effect.Effect<Engine, EngineError> 
     const runLabel = `${pid}-${randomBytes(4).toString("hex")}`
     // Containers this process started and has not removed: removed at its exit should nothing else have.
     const held = new Set<string>()
+    // The builds' own folder (their Dockerfiles, and the builder's temporary files as its TMPDIR),
+    // named by this process: removed at its exit, or by the next start's sweep after a SIGKILL.
+    const buildDir = buildDirOf(pid)
     process.once("exit", () => {
       for (const container of held) spawnSync(name, [...global, "rm", "-f", "-t", "0", container], { stdio: "ignore" })
+      fs.rmSync(buildDir, { recursive: true, force: true })
     })
 
     const failed = (reason: EngineError["reason"]) => (detail: string) => new EngineError({ reason, detail })
+
+    /**
+     * podman's working containers (a build's, kept in storage) made since `since`: what a build
+     * ended early leaves. They carry no label; the time tells them, so one of another build started
+     * meanwhile on this machine could go too, which only fails that build. docker's builder cleans
+     * up after itself.
+     */
+    const removeWorking = (since: number): Effect.Effect<void> =>
+      name !== "podman" ? Effect.void : Effect.gen(function*() {
+        const listed = yield* run(["ps", "-a", "--external", "--format", "{{.ID}} {{.Created.Unix}} {{.Names}}"]).pipe(Effect.orElseSucceed(() => null))
+        if (listed === null || listed.code !== 0) return
+        for (const line of listed.output.split("\n")) {
+          const [id, created, names] = line.trim().split(/\s+/)
+          if (id === undefined || names === undefined || !names.endsWith("-working-container")) continue
+          if (Number(created) * 1000 < since - 2000) continue
+          yield* Effect.ignore(run(["rm", "-f", id]))
+        }
+      })
 
     // One build per image at a time in this process; a second Attempt of the task waits for it.
     const building = new Map<string, Effect.Effect<Built, EngineError>>()
@@ -260,7 +365,9 @@ export const make = (options: Options = {}): Effect.Effect<Engine, EngineError> 
           // docker has no `image exists`: `image inspect` answers the same by its exit code.
           const present = name === "podman" ? exists.code === 0 : (yield* run(["image", "inspect", image]).pipe(Effect.mapError(failed("build-failed")))).code === 0
           if (present) return { image, substituted: applied, fresh: false }
-          const dir = fs.mkdtempSync(path.join(os.tmpdir(), "assay-dockerfile-"))
+          const startedAt = Date.now()
+          fs.mkdirSync(buildDir, { recursive: true })
+          const dir = fs.mkdtempSync(path.join(buildDir, "build-"))
           const file = path.join(dir, "Dockerfile")
           fs.writeFileSync(file, text)
           const result = yield* run([
@@ -272,16 +379,24 @@ export const make = (options: Options = {}): Effect.Effect<Engine, EngineError> 
             "--force-rm",
             "--label",
             "assay=1",
+            // Names this process in the client's command line: a build it left (SIGKILL) is found by it.
+            "--label",
+            `assay.pid=${pid}`,
             "-t",
             image,
             "-f",
             file,
             spec.context
-          ], spec.timeoutSeconds * 1000, 4 * 1024 * 1024).pipe(
+          ], spec.timeoutSeconds * 1000, 4 * 1024 * 1024, true, { TMPDIR: dir }).pipe(
+            // Ended early (interrupted, timed out): its RUN step was killed with it; its working container goes too.
+            Effect.onInterrupt(() => removeWorking(startedAt)),
             Effect.ensuring(Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))),
             Effect.mapError(failed("build-failed"))
           )
-          if (result.timedOut) return yield* new EngineError({ reason: "build-failed", detail: `not built in ${spec.timeoutSeconds} s:\n${tail(result.output)}` })
+          if (result.timedOut) {
+            yield* removeWorking(startedAt)
+            return yield* new EngineError({ reason: "build-failed", detail: `not built in ${spec.timeoutSeconds} s:\n${tail(result.output)}` })
+          }
           if (result.code !== 0) return yield* new EngineError({ reason: "build-failed", detail: tail(result.output) })
           return { image, substituted: applied, fresh: true }
         })
@@ -378,7 +493,30 @@ export const make = (options: Options = {}): Effect.Effect<Engine, EngineError> 
         return id !== undefined && id !== "" && Number.isInteger(ownerPid) && ownerPid !== pid && !alive(ownerPid) ? [id] : []
       })
       yield* Effect.forEach(stale, remove, { discard: true })
-      return stale.length
+      // Image builds of dead assay processes (SIGKILL leaves the client and its RUN step running).
+      let builds = 0
+      for (const [buildPid, argv] of processesWithArg("assay.pid=")) {
+        const owner = Number(argv.find((a) => a.startsWith("assay.pid="))?.slice("assay.pid=".length))
+        if (!argv.includes("build") || !Number.isInteger(owner) || owner === pid || alive(owner)) continue
+        const since = (() => {
+          try {
+            return fs.statSync(`/proc/${buildPid}`).ctimeMs
+          } catch {
+            // Gone meanwhile: nothing of it to sweep.
+            return null
+          }
+        })()
+        if (since === null) continue
+        killTree(buildPid)
+        yield* removeWorking(since)
+        builds++
+      }
+      // The build folders of dead assay processes.
+      for (const entry of fs.readdirSync(os.tmpdir())) {
+        const owner = /^assay-builds-(\d+)$/.exec(entry)?.[1]
+        if (owner !== undefined && Number(owner) !== pid && !alive(Number(owner))) fs.rmSync(path.join(os.tmpdir(), entry), { recursive: true, force: true })
+      }
+      return stale.length + builds
     })
 
     return { name, runLabel, build, start, exec, copyIn, remove, pid: pidOf, execCommand, sweep }

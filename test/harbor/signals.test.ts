@@ -1,7 +1,9 @@
 /**
  * `assay run --benchmark harbor:DIR` stopped while a task's container runs: Ctrl-C (SIGINT) removes
  * it before the command exits; SIGKILL cannot, so the next harbor command's sweep removes it as it
- * starts. The task's solution sleeps, so the container is there when the signal is sent.
+ * starts. The task's solution sleeps, so the container is there when the signal is sent. The same
+ * while a task's image is being built (its RUN step sleeps): Ctrl-C ends the build, its RUN step
+ * and its working container; after SIGKILL the build goes on, and the next command ends it.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -9,7 +11,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { assay, bin, cleanEnv, root } from "../cli/support.ts"
 import { tempDir } from "../support/tempDirs.ts"
-import { baseTag, containersOf, fixtures, unable } from "./podman.ts"
+import { baseTag, containersOf, fixtures, podman, unable } from "./podman.ts"
 
 /** The fixtures' FROM image replaced by the local base image, as a user would ask. */
 const image = ["--image", `python:3.13-slim-bookworm=${baseTag}`]
@@ -28,6 +30,49 @@ const containerStarted = async (child: ChildProcess): Promise<string> => {
     const ids = containersOf(child.pid!)
     if (ids !== "") return ids
     if (child.exitCode !== null) throw new Error(`assay exited (${child.exitCode}) before its container started`)
+    await new Promise((ok) => setTimeout(ok, 250))
+  }
+}
+
+/** A folder with one task whose image build sleeps in a RUN step (`sleep SECONDS`, a marker), never cached. */
+const slowBuild = (seconds: number): string => {
+  const dir = tempDir("assay-harbor-build-")
+  fs.cpSync(path.join(fixtures, "git-repair"), path.join(dir, "slow-build"), { recursive: true })
+  const dockerfile = path.join(dir, "slow-build/environment/Dockerfile")
+  fs.writeFileSync(dockerfile, `${fs.readFileSync(dockerfile, "utf8")}\n# ${dir}\nRUN sleep ${seconds}\n`)
+  return dir
+}
+
+/** The pids whose command line is exactly `argv`. */
+const processesRunning = (argv: ReadonlyArray<string>): ReadonlyArray<number> =>
+  fs.readdirSync("/proc").filter((n) => /^\d+$/.test(n)).flatMap((n) => {
+    try {
+      return fs.readFileSync(`/proc/${n}/cmdline`, "utf8") === argv.join("\0") + "\0" ? [Number(n)] : []
+    } catch {
+      return []
+    }
+  })
+
+/** The image build clients an assay process (by pid) started that are still running. */
+const buildsOf = (pid: number): ReadonlyArray<number> =>
+  fs.readdirSync("/proc").filter((n) => /^\d+$/.test(n)).flatMap((n) => {
+    try {
+      const argv = fs.readFileSync(`/proc/${n}/cmdline`, "utf8").split("\0")
+      return argv.includes("build") && argv.includes(`assay.pid=${pid}`) ? [Number(n)] : []
+    } catch {
+      return []
+    }
+  })
+
+/** podman's working containers (builds in progress, or left by one ended early). */
+const workingContainers = (): string =>
+  podman("ps", "-a", "--external", "--format", "{{.Names}}").stdout.split("\n").filter((n) => n.endsWith("-working-container")).join(" ")
+
+/** Resolves once the build's RUN step runs (`sleep SECONDS` is there). */
+const buildStepRunning = async (child: ChildProcess, seconds: number): Promise<void> => {
+  for (;;) {
+    if (processesRunning(["sleep", String(seconds)]).length > 0) return
+    if (child.exitCode !== null) throw new Error(`assay exited (${child.exitCode}) before its build's RUN step started`)
     await new Promise((ok) => setTimeout(ok, 250))
   }
 }
@@ -67,5 +112,31 @@ describe.skipIf(unable !== null)(`a harbor run stopped by a signal leaves no con
     const next = await assay(["run", "--benchmark", `harbor:${tasks}`, "--candidate", "none", ...image, "--yes", "--home", tempDir("assay-harbor-home-")])
     expect(next.code, next.stderr).toBe(0)
     expect(containersOf(run.child.pid!)).toBe("")
+  })
+
+  it("Ctrl-C during an image build: the build, its RUN step and its working container are gone when assay exits", async () => {
+    const run = goldRun(slowBuild(6121))
+    const done = exited(run.child)
+    await buildStepRunning(run.child, 6121)
+    expect(buildsOf(run.child.pid!).length).toBe(1)
+    run.child.kill("SIGINT")
+    expect(await done, run.stderr()).toBe(130)
+    expect(buildsOf(run.child.pid!)).toEqual([])
+    expect(processesRunning(["sleep", "6121"])).toEqual([])
+    expect(workingContainers()).toBe("")
+  })
+
+  it("SIGKILL during an image build: the build goes on without assay, and the next harbor command ends it as it starts", async () => {
+    const run = goldRun(slowBuild(6122))
+    const done = exited(run.child)
+    await buildStepRunning(run.child, 6122)
+    run.child.kill("SIGKILL")
+    await done
+    expect(buildsOf(run.child.pid!).length).toBe(1)
+    const next = await assay(["run", "--benchmark", `harbor:${fixtures}`, "--task", "fix-failing-test", "--candidate", "none", ...image, "--yes", "--home", tempDir("assay-harbor-home-")])
+    expect(next.code, next.stderr).toBe(0)
+    expect(buildsOf(run.child.pid!)).toEqual([])
+    expect(processesRunning(["sleep", "6122"])).toEqual([])
+    expect(workingContainers()).toBe("")
   })
 })
