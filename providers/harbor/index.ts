@@ -54,6 +54,8 @@ export interface PinnedTasks {
   readonly files: ReadonlyArray<Provider.PinnedFile>
   /** The tasks, their files checked against their sha256; a task that cannot run says why in `notRunnable`. */
   readonly load: (read: Benchmark.Reader) => Effect.Effect<ReadonlyArray<HarborTask>, PinnedData.DataError | Capabilities.CapabilityError>
+  /** Tasks that can never run from the pinned copy (files it lacks): scored apart. */
+  readonly impassable?: ReadonlySet<string>
   readonly attribution?: string
 }
 
@@ -180,6 +182,7 @@ export const make = (options: Options): Provider.Provider => {
     upstream: pinned?.upstream ?? `harbor-format:${path.basename(dir)}@${fs.existsSync(dir) ? Engine.folderDigest(dir) : "missing"}`,
     ...(pinned !== undefined ? { pinned: { folder: pinned.folder, files: pinned.files } } : {}),
     ...(pinned?.attribution !== undefined ? { attribution: pinned.attribution } : {}),
+    ...(pinned?.impassable !== undefined ? { impassable: pinned.impassable } : {}),
     setup: {
       name: "harbor/container",
       run: (task) =>

@@ -114,6 +114,8 @@ export const make = (options: Omit<Options, "dir" | "pinned">): Provider.Provide
       folder: NAME,
       files: pinnedFiles,
       load,
+      // No answer can pass them here (they are not run): scored apart from the rest, as the report shows.
+      impassable: new Set(absentFrom.keys()),
       attribution: "Terminal-Bench 2 tasks (Apache-2.0, the LICENSE beside them), from the public copy in yujianll/skill-usage"
     }
   })

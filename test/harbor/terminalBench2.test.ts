@@ -43,8 +43,9 @@ describe("terminal-bench-2's manifest", () => {
     expect(provider.data?.map((f) => f.path)).toEqual(pinnedFiles.map((f) => `${NAME}/${f.path}`))
   })
 
-  it("lists the three tasks whose files the public copy lacks as not runnable, naming the files", () => {
+  it("lists the three tasks whose files the public copy lacks as not runnable, naming the files, and scores them apart", () => {
     expect([...absentFrom.keys()]).toEqual(["pytorch-model-recovery", "sqlite-with-gcov", "train-fasttext"])
+    expect([...(provider.impassable ?? [])]).toEqual([...absentFrom.keys()])
     expect(absentFrom.get("pytorch-model-recovery")).toContain("pytorch-model-recovery/environment/weights.pt")
     expect(absentFrom.get("train-fasttext")).toContain("train-fasttext/tests/private_test.tar.gz")
     for (const a of manifest.absent) expect(manifest.files.map((f) => f.path)).not.toContain(a.path)
