@@ -305,7 +305,7 @@ class Scanner {
     // arrays survive (as the task files' do, parsed at load), and a process that then parses
     // answers by the thousand would allocate each short-lived list in the old generation: heap
     // growing ~4 MB per scavenge and every scavenge slowed (~60-100 ms more in the bench's line pass).
-    const items: Array<PyValue> = this.skipping > 0 ? SKIPPED_LIST : Array.of()
+    const items: Array<PyValue> = this.skipping > 0 ? SKIPPED_LIST : newList()
     this.skipWs()
     if (this.text.charCodeAt(this.pos) === 93) {
       this.pos++
@@ -417,6 +417,16 @@ class Scanner {
       return undefined
     }
   }
+}
+
+// A new empty list whose elements kind is already the general one (PACKED_ELEMENTS): a list
+// born from Array.of() keeps the small-int kind while it holds only small ints or nothing, so the
+// checker's code, optimised for the lists it met first, would meet lists of other kinds later,
+// be thrown away and compiled again (most of a fresh process's first pass is such compiling).
+const newList = (): Array<PyValue> => {
+  const items: Array<PyValue> = Array.of(null)
+  items.pop()
+  return items
 }
 
 // What a skipped list or dict stands for: never added to, never read.
