@@ -184,6 +184,21 @@ const itemRepr = (e: ErrorItem): string => {
 
 const verdictOf = (errorType: string, items: ReadonlyArray<ErrorItem>): Verdict => new InvalidVerdict(errorType, items)
 
+// The error messages, each made by a function of its own: a closure written inside a checker would
+// capture the checker's variables, and V8 would then allocate them in a context object on every call
+// (every parameter checked), where only a failing answer needs them.
+const nestedTypeMessage = (param: string, description: string, nested: PyTypeName, value: PyValue): Message =>
+  new Message(() => `Nested type checking failed for parameter ${pyRepr(param)}. Expected outer type ${description} with inner type ${classRepr(nested)}. Parameter value: ${pyRepr(value)}.`)
+const incorrectTypeMessage = (param: string, description: string, valueType: PyTypeName, value: PyValue): Message =>
+  new Message(() => `Incorrect type for parameter ${pyRepr(param)}. Expected type ${description}, got ${valueType}. Parameter value: ${pyRepr(value)}.`)
+const invalidValueMessage = (param: string, value: PyValue, acceptable: PyValue, suffix: string): Message =>
+  new Message(() => `Invalid value for parameter ${pyRepr(param)}: ${pyRepr(value)}. Expected one of ${taskRepr(acceptable)}.${suffix}`)
+const dictValueMessage = (key: string, value: PyValue, standardized: PyValue): Message =>
+  new Message(() => `Invalid value for parameter ${pyRepr(key)}: ${pyRepr(value)}. Expected one of ${pyRepr(standardized)}.`)
+const paramMessage = (before: string, param: PyValue, after: string): Message => new Message(() => `${before}${pyRepr(param)}${after}`)
+const unmatchedMessage = (considered: ReadonlyArray<number>, i: number): Message =>
+  new Message(() => `Could not find a matching function among index ${pyRepr(considered)} of model output for index ${i} of possible answers.`)
+
 // Raised where the Python code would raise; caught once, at the entry points, and reported.
 class PythonWouldRaise extends Error {}
 const raise = (message: string): never => {
@@ -402,7 +417,7 @@ const typeChecker = (
     }
     result.valid = false
     result.error = [
-      new Message(() => `Nested type checking failed for parameter ${pyRepr(param)}. Expected outer type ${expectedTypeDescription} with inner type ${classRepr(nestedTypeConverted)}. Parameter value: ${pyRepr(value)}.`)
+      nestedTypeMessage(param, expectedTypeDescription, nestedTypeConverted, value)
     ]
     result.errorType = "type_error:nested"
   }
@@ -414,7 +429,7 @@ const typeChecker = (
   }
   result.valid = false
   result.error.push(
-    new Message(() => `Incorrect type for parameter ${pyRepr(param)}. Expected type ${expectedTypeDescription}, got ${valueType}. Parameter value: ${pyRepr(value)}.`)
+    incorrectTypeMessage(param, expectedTypeDescription, valueType, value)
   )
   result.errorType = "type_error:simple"
   return result
@@ -437,7 +452,7 @@ const stringChecker = (param: string, modelOutput: string, possibleAnswer: PyVal
   if (!standardStrings(possibleAnswer).includes(standardizeString(modelOutput))) {
     return {
       valid: false,
-      error: [new Message(() => `Invalid value for parameter ${pyRepr(param)}: ${pyRepr(modelOutput)}. Expected one of ${taskRepr(possibleAnswer)}. Case insensitive.`)],
+      error: [invalidValueMessage(param, modelOutput, possibleAnswer, " Case insensitive.")],
       errorType: "value_error:string"
     }
   }
@@ -458,7 +473,7 @@ const listChecker = (param: string, modelOutput: PyList, possibleAnswer: PyValue
   if (!found) {
     return {
       valid: false,
-      error: [new Message(() => `Invalid value for parameter ${pyRepr(param)}: ${pyRepr(modelOutput)}. Expected one of ${taskRepr(possibleAnswer)}.`)],
+      error: [invalidValueMessage(param, modelOutput, possibleAnswer, "")],
       errorType: "value_error:list/tuple"
     }
   }
@@ -485,7 +500,7 @@ const dictChecker = (modelOutput: PyValue, possibleAnswers: ReadonlyArray<PyValu
       const standardized = standardizeItems(iter(get(possibleAnswer, key)))
       if (!pyInList(standardizedValue, standardized)) {
         result.valid = false
-        result.error.push(new Message(() => `Invalid value for parameter ${pyRepr(key)}: ${pyRepr(value)}. Expected one of ${pyRepr(standardized)}.`))
+        result.error.push(dictValueMessage(key, value, standardized))
         result.errorType = "value_error:dict_value"
         flag = false
         break
@@ -578,7 +593,7 @@ const simpleFunctionChecker = (funcDescription: PyDict | null, modelOutput: PyDi
   if (underscoreToDot && funcName.includes(".")) funcName = funcName.replace(/\./g, "_")
 
   if (!modelOutput.has(funcName)) {
-    return { valid: false, error: [new Message(() => `Function name ${pyRepr(funcName)} not found in model output.`)], errorType: "simple_function_checker:wrong_func_name" }
+    return { valid: false, error: [paramMessage("Function name ", funcName, " not found in model output.")], errorType: "simple_function_checker:wrong_func_name" }
   }
   const modelParams = modelOutput.get(funcName) as PyDict
 
@@ -586,7 +601,7 @@ const simpleFunctionChecker = (funcDescription: PyDict | null, modelOutput: PyDi
   for (let i = 0; i < required.length; i++) {
     const param = required[i] as PyValue
     if (!contains(modelParams, param)) {
-      return { valid: false, error: [new Message(() => `Missing required parameter: ${pyRepr(param)}.`)], errorType: "simple_function_checker:missing_required" }
+      return { valid: false, error: [paramMessage("Missing required parameter: ", param, ".")], errorType: "simple_function_checker:missing_required" }
     }
   }
 
@@ -595,7 +610,7 @@ const simpleFunctionChecker = (funcDescription: PyDict | null, modelOutput: PyDi
   for (const param of modelParams.keys()) {
     const rawValue = modelParams.get(param) as PyValue
     if (!contains(paramDetails, param) || !contains(possibleAnswer, param)) {
-      return { valid: false, error: [new Message(() => `Unexpected parameter: ${pyRepr(param)}.`)], errorType: "simple_function_checker:unexpected_param" }
+      return { valid: false, error: [paramMessage("Unexpected parameter: ", param, ".")], errorType: "simple_function_checker:unexpected_param" }
     }
     const { typeDescription, expectedType, nestedType } = paramView(get(paramDetails, param))
 
@@ -630,7 +645,7 @@ const simpleFunctionChecker = (funcDescription: PyDict | null, modelOutput: PyDi
     if (!contains(acceptable, value)) {
       return {
         valid: false,
-        error: [new Message(() => `Invalid value for parameter ${pyRepr(param)}: ${pyRepr(value)}. Expected one of ${taskRepr(acceptable)}.`)],
+        error: [invalidValueMessage(param, value, acceptable, "")],
         errorType: "value_error:others"
       }
     }
@@ -641,7 +656,7 @@ const simpleFunctionChecker = (funcDescription: PyDict | null, modelOutput: PyDi
     if (!contains(modelParams, param) && !contains(get(possibleAnswer, param as string), "")) {
       return {
         valid: false,
-        error: [new Message(() => `Optional parameter ${pyRepr(param)} not provided and not marked as optional.`)],
+        error: [paramMessage("Optional parameter ", param, " not provided and not marked as optional.")],
         errorType: "simple_function_checker:missing_optional"
       }
     }
@@ -684,7 +699,7 @@ const parallelFunctionCheckerNoOrder = (functions: ReadonlyArray<PyDict>, modelO
       const considered: Array<number> = []
       for (let k = 0; k < modelOutput.length; k++) if (!matched.has(k)) considered.push(k)
       allErrors.unshift(
-        new Message(() => `Could not find a matching function among index ${pyRepr(considered)} of model output for index ${i} of possible answers.`)
+        unmatchedMessage(considered, i)
       )
       return { valid: false, error: allErrors, errorType: "parallel_function_checker_no_order:cannot_find_match" }
     }
