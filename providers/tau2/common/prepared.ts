@@ -7,7 +7,7 @@
  * the file's bytes (ASCII, as every tau2 DB is), no text is decoded but those slices.
  *
  * A form is written only once it is shown to make the same world: every record loaded from its
- * slice, the world built from them eagerly, its digests equal to the full parse's. A form is used
+ * slice is the full parse's record (the same JSON, key order included). A form is used
  * only when its checksum, key (domain, form version, the file's sha256 and byte length) and spans
  * are right; otherwise the full parse runs, as with no form, so a damaged or stale cache never
  * changes a world.
@@ -86,32 +86,50 @@ const recordSpans = (text: string): Map<string, Map<string, readonly [number, nu
   return out
 }
 
-/** The form of `world` over `text`, when every record's slice loads to the same world; else undefined. */
+/**
+ * Whether two JSON values are the same, key order included (numbers by Object.is): then their
+ * canonical texts, and so their hashes, are the same too.
+ */
+const isList = (v: Json): v is ReadonlyArray<Json> => Array.isArray(v)
+const sameJson = (a: Json, b: Json): boolean => {
+  if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return Object.is(a, b)
+  if (isList(a) || isList(b)) {
+    if (!isList(a) || !isList(b) || a.length !== b.length) return false
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i]!, b[i]!)) return false
+    return true
+  }
+  const aKeys = Object.keys(a)
+  const bKeys = Object.keys(b)
+  if (aKeys.length !== bKeys.length) return false
+  for (let i = 0; i < aKeys.length; i++) {
+    const k = aKeys[i]!
+    if (k !== bKeys[i] || !sameJson(a[k]!, b[k]!)) return false
+  }
+  return true
+}
+
+/**
+ * The form of `world` over `text`, when every record's slice loads to the same record (the same
+ * JSON, key order included: no second world to hash); else undefined.
+ */
 const makeForm = (domain: PreparedDomain, text: string, world: World.World): ReadonlyArray<FormTable> | undefined => {
   const spans = recordSpans(text)
   if (spans === undefined) return undefined
   const tables: Array<FormTable> = []
-  const eager: Array<readonly [string, ReadonlyArray<readonly [string, Json]>]> = []
   for (const name of World.tableNames(world)) {
     const load = domain.records[name]
     const tableSpans = spans.get(name) ?? new Map<string, readonly [number, number]>()
     if (load === undefined) return undefined
     const keys: Array<string> = []
     const flat: Array<number> = []
-    const records: Array<readonly [string, Json]> = []
-    for (const [key] of World.entries(world, name)) {
+    for (const [key, value] of World.entries(world, name)) {
       const span = tableSpans.get(key)
-      if (span === undefined) return undefined
+      if (span === undefined || !sameJson(load(text.slice(span[0], span[1]), key), value)) return undefined
       keys.push(key)
       flat.push(span[0], span[1])
-      records.push([key, load(text.slice(span[0], span[1]), key)])
     }
     tables.push({ name, digest: World.tableDigest(world, name), keys, spans: flat })
-    eager.push([name, records])
   }
-  const again = World.fromEntries(eager)
-  if (!World.equals(again, world)) return undefined
-  for (const t of tables) if (World.tableDigest(again, t.name) !== t.digest) return undefined
   return tables
 }
 

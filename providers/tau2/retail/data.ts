@@ -244,46 +244,27 @@ const fillOrder = (order: ParsedObject): ParsedObject => {
  * record the predicates do not vouch for): the other parses then decide, errors included.
  */
 const plainWorld = (text: string): World.World | undefined => {
-  if (text.includes("\\u") || text.includes('"__proto__"')) return undefined
-  let marks = 0
-  const marked = text.replace(DIGIT_KEY, (_match, digits: string, space: string) => {
-    marks++
-    return `"\\u0001${digits}"${space}:`
-  })
-  const parsed = parsePlain(marked)
-  if (parsed === undefined || !isPlainObject(parsed.value)) return undefined
+  const marked = markDigitKeys(text)
+  const parsed = marked && parsePlain(marked.text)
+  if (marked === undefined || parsed === undefined || !isPlainObject(parsed.value)) return undefined
   const root = parsed.value
   if (!Object.hasOwn(root, "products") || !Object.hasOwn(root, "users") || !Object.hasOwn(root, "orders")) return undefined
   const products = root["products"]
   const users = root["users"]
   const orders = root["orders"]
   if (!isPlainObject(products) || !isPlainObject(users) || !isPlainObject(orders)) return undefined
-  let seen = 0
-  const unmarked = (key: string): string => {
-    if (key.charCodeAt(0) !== 1) return key
-    seen++
-    return key.slice(1)
-  }
+  const keys = unmarker()
   const productRecords: Array<readonly [string, Json]> = []
   for (const key in products) {
-    const p = products[key]
-    if (!isPlainObject(p) || !isPlainObject(p["variants"])) return undefined
-    const variants = p["variants"]
-    const list: Array<Json> = []
-    for (const itemKey in variants) {
-      const v = variants[itemKey]!
-      if (!isPlainObject(v) || v["item_id"] !== unmarked(itemKey)) return undefined
-      list.push(v)
-    }
-    const checked = product(p["name"], p["product_id"], list)
+    const checked = plainProduct(products[key], keys)
     if (checked === undefined) return undefined
-    productRecords.push([unmarked(key), checked])
+    productRecords.push([keys.unmarked(key), checked])
   }
   const userRecords: Array<readonly [string, Json]> = []
   for (const key in users) {
     const u = users[key]!
     if (!isUser(u)) return undefined
-    userRecords.push([unmarked(key), u])
+    userRecords.push([keys.unmarked(key), u])
   }
   const orderRecords: Array<readonly [string, Json]> = []
   for (const key in orders) {
@@ -291,10 +272,57 @@ const plainWorld = (text: string): World.World | undefined => {
     if (!isParsedObject(o)) return undefined
     const filled = fillOrder(o)
     if (!isOrder(filled)) return undefined
-    orderRecords.push([unmarked(key), filled])
+    orderRecords.push([keys.unmarked(key), filled])
   }
-  if (seen !== marks) return undefined
+  if (keys.seen() !== marked.marks) return undefined
   return World.fromEntries([["products", productRecords], ["users", userRecords], ["orders", orderRecords]])
+}
+
+/** The text with its all-digit keys marked, and how many; undefined for a text with a `\u` escape or a `__proto__` key. */
+const markDigitKeys = (text: string): { readonly text: string; readonly marks: number } | undefined => {
+  if (text.includes("\\u") || text.includes('"__proto__"')) return undefined
+  let marks = 0
+  const marked = text.replace(DIGIT_KEY, (_match, digits: string, space: string) => {
+    marks++
+    return `"\\u0001${digits}"${space}:`
+  })
+  return { text: marked, marks }
+}
+
+/** Takes the mark off keys, counting those it met. */
+const unmarker = () => {
+  let seen = 0
+  return {
+    unmarked: (key: string): string => {
+      if (key.charCodeAt(0) !== 1) return key
+      seen++
+      return key.slice(1)
+    },
+    seen: () => seen
+  }
+}
+
+/** A product from marked JSON (its variants' keys unmarked by `keys`) as productRecord makes it, when the predicates vouch for it. */
+const plainProduct = (p: Json | undefined, keys: ReturnType<typeof unmarker>): Json | undefined => {
+  if (!isPlainObject(p) || !isPlainObject(p["variants"])) return undefined
+  const variants = p["variants"]
+  const list: Array<Json> = []
+  for (const itemKey in variants) {
+    const v = variants[itemKey]!
+    if (!isPlainObject(v) || v["item_id"] !== keys.unmarked(itemKey)) return undefined
+    list.push(v)
+  }
+  return product(p["name"], p["product_id"], list)
+}
+
+/** A product record from its own text by the marked JSON.parse, when nothing is unusual (else undefined). */
+const plainProductText = (text: string): Json | undefined => {
+  const marked = markDigitKeys(text)
+  const parsed = marked && parsePlain(marked.text)
+  if (marked === undefined || parsed === undefined) return undefined
+  const keys = unmarker()
+  const record = plainProduct(parsed.value, keys)
+  return record !== undefined && keys.seen() === marked.marks ? record : undefined
 }
 
 /** A product as the world holds it: its variants (keyed by item id in db.json) as a list, decoded. */
@@ -377,9 +405,13 @@ export const retailWorld: PreparedDomain = {
   kind: "tau2-retail",
   full: worldFromDbText,
   records: {
-    products: (text, id) => checkedRecord(Either.flatMap(Either.mapLeft(parseOrdered(text), (e) => `offset ${e.offset}`), (p) => productRecord(id, p))),
+    products: (text, id) =>
+      plainProductText(text) ?? checkedRecord(Either.flatMap(Either.mapLeft(parseOrdered(text), (e) => `offset ${e.offset}`), (p) => productRecord(id, p))),
     users: (text) => JSON.parse(text) as Json,
-    orders: (text) => filledOrder(JSON.parse(text) as Json)
+    orders: (text) => {
+      const order = JSON.parse(text) as Json
+      return isParsedObject(order) ? fillOrder(order) : filledOrder(order)
+    }
   }
 }
 
