@@ -387,15 +387,16 @@ const computeStandardized = (s: string): string => {
 
 const STRIPPED = /[ ,./\-_*^]/g
 
+// `paType` is possibleAnswerType(possibleAnswer), which upstream computes first.
 const typeChecker = (
   param: string,
   value: PyValue,
   possibleAnswer: PyValue,
   expectedTypeDescription: string,
   expectedTypeConverted: PyTypeName,
-  nestedTypeConverted: PyTypeName | null
+  nestedTypeConverted: PyTypeName | null,
+  paType: PyTypeName | null
 ): Result => {
-  const paType = possibleAnswerType(possibleAnswer)
   const isVariable = paType !== null && paType !== expectedTypeConverted
   const valueType = pyType(value)
   if (valueType === expectedTypeConverted && nestedTypeConverted === null) return isVariable ? OK_VARIABLE : OK
@@ -406,7 +407,7 @@ const typeChecker = (
       let flag = true
       if (Array.isArray(paItem)) {
         for (const valueItem of iter(value)) {
-          const r = typeChecker(param, valueItem, paItem, classRepr(nestedTypeConverted), nestedTypeConverted, null)
+          const r = typeChecker(param, valueItem, paItem, classRepr(nestedTypeConverted), nestedTypeConverted, null, possibleAnswerType(paItem))
           if (!r.valid) {
             flag = false
             break
@@ -582,6 +583,33 @@ const paramView = (details: PyValue): ParamView => {
   return view
 }
 
+// What the checker reads of one expected call's parameters, kept per possible answer (task data,
+// which never changes): per parameter the doc's type reading, the acceptable values and the type
+// of the first of them; per parameter the model left out, whether "" is acceptable. An entry is
+// made the first time an answer needs it, in upstream's order, and kept only when nothing on the
+// way raised, so a task whose reading raises raises every time, at the same point as upstream.
+interface ParamExpect {
+  readonly view: ParamView
+  readonly acceptable: PyValue
+  readonly answerType: PyTypeName | null
+}
+interface CallExpect {
+  readonly properties: PyValue
+  readonly params: Map<string, ParamExpect>
+  readonly optional: Map<string, boolean>
+}
+const callExpects = new WeakMap<PyDict, CallExpect>()
+const callExpect = (possibleAnswer: PyValue, properties: PyValue): CallExpect | null => {
+  if (!(possibleAnswer instanceof Map)) return null
+  let ce = callExpects.get(possibleAnswer)
+  if (ce === undefined) {
+    ce = { properties, params: new Map(), optional: new Map() }
+    callExpects.set(possibleAnswer, ce)
+  }
+  // Another doc with the same answer (never in BFCL's data): read afresh each time.
+  return ce.properties === properties ? ce : null
+}
+
 const simpleFunctionChecker = (funcDescription: PyDict | null, modelOutput: PyDict, possibleAnswerCall: PyValue, underscoreToDot: boolean): Result => {
   if (funcDescription === null) return raise("TypeError: 'NoneType' object is not subscriptable")
   const possibleAnswer = firstValue(possibleAnswerCall)
@@ -605,21 +633,31 @@ const simpleFunctionChecker = (funcDescription: PyDict | null, modelOutput: PyDi
     }
   }
 
+  const ce = callExpect(possibleAnswer, paramDetails)
   // Keys and get, not entries: destructuring each entry runs the iterator protocol, which costs
   // until the JIT has compiled this loop.
   for (const param of modelParams.keys()) {
     const rawValue = modelParams.get(param) as PyValue
-    if (!contains(paramDetails, param) || !contains(possibleAnswer, param)) {
-      return { valid: false, error: [paramMessage("Unexpected parameter: ", param, ".")], errorType: "simple_function_checker:unexpected_param" }
+    let pe = ce?.params.get(param)
+    if (pe === undefined) {
+      if (!contains(paramDetails, param) || !contains(possibleAnswer, param)) {
+        return { valid: false, error: [paramMessage("Unexpected parameter: ", param, ".")], errorType: "simple_function_checker:unexpected_param" }
+      }
+      // Upstream reads these in this order, with the value's conversion (which never raises)
+      // between the doc's reading and the acceptable values.
+      const view = paramView(get(paramDetails, param))
+      const acceptable = get(possibleAnswer, param)
+      pe = { view, acceptable, answerType: possibleAnswerType(acceptable) }
+      ce?.params.set(param, pe)
     }
-    const { typeDescription, expectedType, nestedType } = paramView(get(paramDetails, param))
+    const { typeDescription, expectedType, nestedType } = pe.view
+    const acceptable = pe.acceptable
 
     let value = rawValue
     if (typeDescription === "tuple" && value instanceof PyTuple) value = value.items
     if (typeDescription === "float" && (typeof value === "number" || typeof value === "bigint")) value = new PyFloat(Number(value))
 
-    const acceptable = get(possibleAnswer, param)
-    const typeResult = typeChecker(param, value, acceptable, typeDescription, expectedType, nestedType)
+    const typeResult = typeChecker(param, value, acceptable, typeDescription, expectedType, nestedType, pe.answerType)
     if (!typeResult.valid) return typeResult
 
     if (typeResult.isVariable !== true) {
@@ -653,7 +691,7 @@ const simpleFunctionChecker = (funcDescription: PyDict | null, modelOutput: PyDi
 
   const answerParams = possibleAnswer instanceof Map ? possibleAnswer.keys() : iter(possibleAnswer)
   for (const param of answerParams) {
-    if (!contains(modelParams, param) && !contains(get(possibleAnswer, param as string), "")) {
+    if (!contains(modelParams, param) && !optional(ce, possibleAnswer, param)) {
       return {
         valid: false,
         error: [paramMessage("Optional parameter ", param, " not provided and not marked as optional.")],
@@ -662,6 +700,15 @@ const simpleFunctionChecker = (funcDescription: PyDict | null, modelOutput: PyDi
     }
   }
   return ok()
+}
+
+// Whether "" is among a parameter's acceptable values (upstream's mark of an optional one).
+const optional = (ce: CallExpect | null, possibleAnswer: PyValue, param: PyValue): boolean => {
+  const kept = typeof param === "string" ? ce?.optional.get(param) : undefined
+  if (kept !== undefined) return kept
+  const o = contains(get(possibleAnswer, param as string), "")
+  if (typeof param === "string") ce?.optional.set(param, o)
+  return o
 }
 
 const parallelFunctionCheckerNoOrder = (functions: ReadonlyArray<PyDict>, modelOutput: PyList, possibleAnswers: PyList, underscoreToDot: boolean): Result => {
