@@ -17,6 +17,7 @@ import { Effect, FiberRef, Schema } from "effect"
 import type * as Engine from "../../src/container/Engine.ts"
 import * as WE from "../../src/world/WorldEffects.ts"
 import type { HarborTask } from "./tasks.ts"
+import { openShell, type Shell } from "./terminal.ts"
 
 /** What a command answers the model: Harbor's terminus agent keeps 10,000 bytes, the head and tail halves. */
 export const OUTPUT_LIMIT_BYTES = 10_000
@@ -145,6 +146,8 @@ export const containerHandler = (place: AttemptContainer): WE.Handler => {
   const { engine, plan } = place
   const { task } = plan
   const started = place.started()
+  // The terminal's shell, kept between calls (terminal.ts); one per container.
+  let shell: { readonly container: string; readonly shell: Shell } | null = null
   return (effect) =>
     Effect.gen(function*() {
       const failed = (detail: string) => new WE.EffectFailed({ kind: effect.kind, key: effect.key, reason: "handler", detail })
@@ -154,7 +157,12 @@ export const containerHandler = (place: AttemptContainer): WE.Handler => {
         case "terminal": {
           const request = yield* decode(TerminalRequest)
           const c = yield* started.pipe(Effect.mapError(engineFailed))
-          const r = yield* engine.exec(c, { command: request.command, timeoutSeconds: request.timeoutSeconds }).pipe(Effect.mapError(engineFailed))
+          if (shell === null || shell.container !== c) {
+            const opened = { container: c, shell: openShell(engine, c) }
+            shell = opened
+            yield* place.onRemove(opened.shell.close)
+          }
+          const r = yield* shell.shell.run(request.command, request.timeoutSeconds).pipe(Effect.mapError(engineFailed))
           return Schema.encodeSync(CommandResult)({ exitCode: r.exitCode, timedOut: r.timedOut, output: limitOutput(r.output) })
         }
         case "oracle": {

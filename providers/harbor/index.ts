@@ -61,14 +61,14 @@ export interface PinnedTasks {
 
 const system = [
   "You are an agent solving a task in a Linux container, through a terminal.",
-  "The terminal tool runs one shell command (bash -c) in the container and answers its output; each call starts in the container's working directory, so chain commands with && or use absolute paths.",
+  "The terminal tool runs shell commands in one bash session in the container and answers their output; the session stays between calls (the directory you cd to, exported variables, background processes), as in a terminal. Commands get no input: do not start interactive programs.",
   "When the task is done, reply with a short summary and no tool call."
 ].join("\n")
 
 const terminalSpec: Tool.ToolSpec = {
   name: "terminal",
   description:
-    `Run a shell command (bash -c) in the task's container and return its output (stdout and stderr together; output beyond ${OUTPUT_LIMIT_BYTES} bytes is cut in the middle). It is killed after timeout_seconds (default ${DEFAULT_COMMAND_SECONDS}).`,
+    `Run a shell command in the task's container, in a bash session kept between calls, and return its output (stdout and stderr together; output beyond ${OUTPUT_LIMIT_BYTES} bytes is cut in the middle). It is stopped after timeout_seconds (default ${DEFAULT_COMMAND_SECONDS}), the session kept.`,
   parameters: {
     type: "object",
     properties: {
@@ -170,7 +170,8 @@ export const make = (options: Options): Provider.Provider => {
 
   return Benchmark.make({
     name: pinned?.name ?? BENCHMARK,
-    version: "1",
+    // 2: the terminal keeps one shell session between calls.
+    version: "2",
     description: `${pinned?.description ?? `Harbor-format tasks from ${dir}`}, run in a container (tier: calibration, not a transcription)${
       substitutions.length > 0 ? `; images substituted: ${substitutions.join(", ")}` : ""
     }`,

@@ -100,9 +100,14 @@ export interface Engine {
   /**
    * The command line that runs `argv` in the container as a process of the caller's (an agent CLI
    * the caller starts, watches and ends): the engine's client with `exec`, the environment read
-   * from `envFile` (so no value shows in the host's process list).
+   * from `envFile` (so no value shows in the host's process list); `interactive` keeps its stdin
+   * open (a shell the caller writes commands to).
    */
-  readonly execCommand: (container: string, argv: ReadonlyArray<string>, options: { readonly envFile: string; readonly cwd?: string }) => {
+  readonly execCommand: (
+    container: string,
+    argv: ReadonlyArray<string>,
+    options: { readonly envFile?: string; readonly cwd?: string; readonly interactive?: boolean }
+  ) => {
     readonly command: string
     readonly args: ReadonlyArray<string>
   }
@@ -480,7 +485,15 @@ export const make = (options: Options = {}): Effect.Effect<Engine, EngineError> 
 
     const execCommand: Engine["execCommand"] = (container, argv, options) => ({
       command: name,
-      args: [...global, "exec", "--env-file", options.envFile, ...(options.cwd !== undefined ? ["-w", options.cwd] : []), container, ...argv]
+      args: [
+        ...global,
+        "exec",
+        ...(options.interactive === true ? ["-i"] : []),
+        ...(options.envFile !== undefined ? ["--env-file", options.envFile] : []),
+        ...(options.cwd !== undefined ? ["-w", options.cwd] : []),
+        container,
+        ...argv
+      ]
     })
 
     const labelTemplate = name === "podman" ? `{{.ID}} {{index .Labels "assay.pid"}}` : `{{.ID}} {{.Label "assay.pid"}}`
