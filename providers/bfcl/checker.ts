@@ -11,6 +11,7 @@
 import type { Category, Task } from "./data.ts"
 import {
   isDict,
+  newList,
   pyContains,
   pyEq,
   pyInList,
@@ -196,7 +197,7 @@ const invalidValueMessage = (param: string, value: PyValue, acceptable: PyValue,
 const dictValueMessage = (key: string, value: PyValue, standardized: PyValue): Message =>
   new Message(() => `Invalid value for parameter ${pyRepr(key)}: ${pyRepr(value)}. Expected one of ${pyRepr(standardized)}.`)
 const paramMessage = (before: string, param: PyValue, after: string): Message => new Message(() => `${before}${pyRepr(param)}${after}`)
-const unmatchedMessage = (considered: ReadonlyArray<number>, i: number): Message =>
+const unmatchedMessage = (considered: ReadonlyArray<PyValue>, i: number): Message =>
   new Message(() => `Could not find a matching function among index ${pyRepr(considered)} of model output for index ${i} of possible answers.`)
 
 // Raised where the Python code would raise; caught once, at the entry points, and reported.
@@ -460,13 +461,32 @@ const stringChecker = (param: string, modelOutput: string, possibleAnswer: PyVal
   return ok()
 }
 
-const standardizeItems = (xs: ReadonlyArray<PyValue>): Array<PyValue> => xs.map((x) => (typeof x === "string" ? standardizeString(x) : x))
+const standardizeItems = (xs: ReadonlyArray<PyValue>): Array<PyValue> => {
+  const out = newList()
+  for (let i = 0; i < xs.length; i++) {
+    const x = xs[i] as PyValue
+    out.push(typeof x === "string" ? standardizeString(x) : x)
+  }
+  return out
+}
+
+// An acceptable list of the task's, standardized: made once per list.
+const standardListCache = new WeakMap<object, ReadonlyArray<PyValue>>()
+const standardTaskList = (a: PyValue): ReadonlyArray<PyValue> => {
+  if (!Array.isArray(a)) return standardizeItems(iter(a))
+  let r = standardListCache.get(a)
+  if (r === undefined) {
+    r = standardizeItems(a)
+    standardListCache.set(a, r)
+  }
+  return r
+}
 
 const listChecker = (param: string, modelOutput: PyList, possibleAnswer: PyValue): Result => {
   const standardizedOutput = standardizeItems(modelOutput)
   let found = false
   for (const a of iter(possibleAnswer)) {
-    if (pyEq(standardizedOutput, standardizeItems(iter(a)))) {
+    if (pyEq(standardizedOutput, standardTaskList(a))) {
       found = true
       break
     }
@@ -743,7 +763,7 @@ const parallelFunctionCheckerNoOrder = (functions: ReadonlyArray<PyDict>, modelO
       )
     }
     if (!result.valid) {
-      const considered: Array<number> = []
+      const considered = newList()
       for (let k = 0; k < modelOutput.length; k++) if (!matched.has(k)) considered.push(k)
       allErrors.unshift(
         unmatchedMessage(considered, i)

@@ -419,11 +419,14 @@ class Scanner {
   }
 }
 
-// A new empty list whose elements kind is already the general one (PACKED_ELEMENTS): a list
-// born from Array.of() keeps the small-int kind while it holds only small ints or nothing, so the
-// checker's code, optimised for the lists it met first, would meet lists of other kinds later,
-// be thrown away and compiled again (most of a fresh process's first pass is such compiling).
-const newList = (): Array<PyValue> => {
+/**
+ * A new empty list whose elements kind is already the general one (PACKED_ELEMENTS): a list
+ * born from Array.of() keeps the small-int kind while it holds only small ints or nothing (and
+ * one from `map` is holey), so the checker's code, optimised for the lists it met first, would
+ * meet lists of other kinds later, be thrown away and compiled again (most of a fresh process's
+ * first pass is such compiling). Every list the checker compares or prints is made by it.
+ */
+export const newList = (): Array<PyValue> => {
   const items: Array<PyValue> = Array.of(null)
   items.pop()
   return items
@@ -644,11 +647,19 @@ export const pyRepr = (v: PyValue): string => {
   }
   if (v === null) return "None"
   if (v instanceof PyFloat) return pyFloatRepr(v.value)
-  if (Array.isArray(v)) return `[${v.map(pyRepr).join(", ")}]`
-  if (v instanceof PyTuple) return v.items.length === 1 ? `(${pyRepr(v.items[0] as PyValue)},)` : `(${v.items.map(pyRepr).join(", ")})`
-  const parts: Array<string> = []
-  for (const k of (v as PyDict).keys()) parts.push(`${pyStrRepr(k)}: ${pyRepr((v as PyDict).get(k) as PyValue)}`)
-  return `{${parts.join(", ")}}`
+  if (Array.isArray(v)) return `[${reprItems(v)}]`
+  if (v instanceof PyTuple) return v.items.length === 1 ? `(${pyRepr(v.items[0] as PyValue)},)` : `(${reprItems(v.items)})`
+  let out = "{"
+  for (const k of (v as PyDict).keys()) out += (out.length === 1 ? "" : ", ") + pyStrRepr(k) + ": " + pyRepr((v as PyDict).get(k) as PyValue)
+  return out + "}"
+}
+
+// The items' reprs joined by ", ", by concatenation: no array of parts (`map` makes one per list,
+// of its own elements kind, which also costs the optimised repr a recompile when a new kind comes).
+const reprItems = (xs: ReadonlyArray<PyValue>): string => {
+  let out = ""
+  for (let i = 0; i < xs.length; i++) out += (i === 0 ? "" : ", ") + pyRepr(xs[i] as PyValue)
+  return out
 }
 
 /** Python's `str(v)`: the string itself for a str, `repr` otherwise. */
