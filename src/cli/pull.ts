@@ -66,15 +66,49 @@ const databasesIn = (benchmark: string, from: string | null): ReadonlyArray<read
   return dir === undefined ? null : spec.ids.map((id) => [join(dir, id, `${id}.sqlite`), `${spec.into}/${id}/${id}.sqlite`] as const)
 }
 
-const download = (url: string): Effect.Effect<Uint8Array, string> =>
-  Effect.tryPromise({
-    try: async () => {
-      const response = await fetch(url)
-      if (!response.ok) throw new Error(`HTTP ${response.status}`)
-      return new Uint8Array(await response.arrayBuffer())
-    },
-    catch: (e) => `cannot download ${url}: ${e instanceof Error ? e.message : String(e)}`
+/** Why a host could not be reached at all (no name, no route, refused), or null for any other failure. */
+const unreachable = (e: unknown): string | null => {
+  const cause = e instanceof Error && e.cause instanceof Error ? e.cause : null
+  const code = cause !== null && "code" in cause && typeof cause.code === "string" ? cause.code : null
+  return code !== null && ["ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ENETUNREACH", "EHOSTUNREACH", "ETIMEDOUT", "UND_ERR_CONNECT_TIMEOUT"].includes(code)
+    ? `${code}${cause !== null && cause.message !== code ? ` (${cause.message})` : ""}`
+    : null
+}
+
+/**
+ * Downloads `url`. A host found unreachable once is not asked again in the same pull (`hosts`
+ * keeps why), so a pull of many files without network ends in one wait, not one per file.
+ */
+const download = (url: string, hosts: Map<string, string>): Effect.Effect<Uint8Array, string> =>
+  Effect.suspend(() => {
+    const host = new URL(url).host
+    const known = hosts.get(host)
+    if (known !== undefined) return Effect.fail(`cannot reach ${host}: ${known}`)
+    return Effect.tryPromise({
+      try: async () => {
+        const response = await fetch(url)
+        if (!response.ok) throw new Error(`HTTP ${response.status}`)
+        return new Uint8Array(await response.arrayBuffer())
+      },
+      catch: (e) => {
+        const why = unreachable(e)
+        if (why !== null) {
+          if (!hosts.has(host)) hosts.set(host, why)
+          return `cannot reach ${host}: ${hosts.get(host)}`
+        }
+        return `cannot download ${url}: ${e instanceof Error ? e.message : String(e)}`
+      }
+    })
   })
+
+/** Lines for the files left out: one each, or one per reason where many share it. */
+const skippedLines = (skipped: ReadonlyArray<readonly [string, string]>): ReadonlyArray<string> => {
+  const byWhy = new Map<string, Array<string>>()
+  for (const [path, why] of skipped) byWhy.set(why, [...(byWhy.get(why) ?? []), path])
+  return [...byWhy].flatMap(([why, paths]) =>
+    paths.length <= 5 ? paths.map((p) => `skipped ${p}: ${why}`) : [`skipped ${paths.length} files (${paths[0]}, ${paths[1]}, …): ${why}`]
+  )
+}
 
 /** What the pull does with one pinned file. */
 type Step = { readonly file: PinnedFile; readonly action: "fetch" | "copy" } | { readonly file: PinnedFile; readonly action: "skip"; readonly why: string }
@@ -178,6 +212,9 @@ export const pullData = (provider: Provider, options: PullOptions): Effect.Effec
     const placed = yield* Effect.gen(function*() {
       const wanted = steps.filter((s) => s.action !== "skip")
       const unavailable = new Map<string, string>()
+      const hosts = new Map<string, string>()
+      const downloads = wanted.filter((s) => s.action === "fetch").length
+      if (downloads > 0) yield* options.log(`downloading ${downloads} file${downloads === 1 ? "" : "s"}`)
       yield* Effect.forEach(
         wanted,
         (step) =>
@@ -186,10 +223,15 @@ export const pullData = (provider: Provider, options: PullOptions): Effect.Effec
             const source = step.action === "copy" ? join(from as string, file.path) : mirroredUrl(file.url, options.mirror)
             const fetched = step.action === "copy"
               ? yield* Effect.either(Effect.try({ try: () => new Uint8Array(readFileSync(source)), catch: (e) => `cannot read ${source}: ${String(e)}` }))
-              : yield* Effect.either(download(source))
+              : yield* Effect.either(download(source, hosts))
             // An optional file that cannot be had is said and left out; the others are pulled all the same.
             if (Either.isLeft(fetched) && file.optional !== undefined) {
-              unavailable.set(file.path, `${fetched.left}: ${file.optional} cannot run without it`)
+              const host = step.action === "fetch" ? hosts.get(new URL(source).host) : undefined
+              // Unreachable: one reason for every file of the host, so the lines below can say it once.
+              unavailable.set(
+                file.path,
+                host !== undefined ? `cannot reach ${new URL(source).host}: ${host}; pull from a local copy with --from DIR` : `${fetched.left}: ${file.optional} cannot run without it`
+              )
               return
             }
             const bytes = yield* fetched
@@ -200,13 +242,20 @@ export const pullData = (provider: Provider, options: PullOptions): Effect.Effec
         // Copies are local reads, one at a time; downloads run eight at once.
         { concurrency: from !== null ? 1 : 8, discard: true }
       ).pipe(Effect.mapError(fail))
+      const skipped: Array<readonly [string, string]> = []
       for (const step of steps) {
         const missing = unavailable.get(step.file.path)
-        yield* options.log(
-          step.action === "skip" ? `skipped ${step.file.path}: ${step.why}` : missing !== undefined ? `skipped ${step.file.path}: ${missing}` : `ok ${step.file.path}`
-        )
+        if (step.action === "skip") skipped.push([step.file.path, step.why])
+        else if (missing !== undefined) skipped.push([step.file.path, missing])
+        else yield* options.log(`ok ${step.file.path}`)
       }
+      for (const line of skippedLines(skipped)) yield* options.log(line)
       const paths = wanted.map((s) => s.file.path).filter((path) => !unavailable.has(path))
+      // Every file wanted was out of reach: the pull did nothing, which is a failure to say, not a success.
+      if (wanted.length > 0 && paths.length === 0 && derived === undefined && databases === null) {
+        const first = unavailable.get(wanted[0]!.file.path) ?? ""
+        return yield* fail(`none of its ${wanted.length} files could be had (${first})`)
+      }
 
       if (databases !== null) {
         // No checksum is published for these: the pull records what it copied.

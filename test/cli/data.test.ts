@@ -190,6 +190,27 @@ describe("assay data pull writes where run, plan and equivalence read", { timeou
     expect(snapshot(dirname(target))).toEqual(before)
   })
 
+  it("a host that cannot be reached is tried once, its files said in one line, and a pull that got nothing fails with the data folder unchanged", async () => {
+    // A port nothing listens on: every connection is refused.
+    const closed = await new Promise<number>((ok) => {
+      const server = createServer()
+      server.listen(0, "127.0.0.1", () => {
+        const port = (server.address() as AddressInfo).port
+        server.close(() => ok(port))
+      })
+    })
+    const target = populatedTarget()
+    const before = snapshot(dirname(target))
+    const r = await assay(["data", "pull", "terminal-bench-2", "--mirror", `http://127.0.0.1:${closed}`], { ASSAY_DATA_DIR: target })
+    expect(r.code).toBe(1)
+    const skipped = r.stdout.split("\n").filter((l) => l.startsWith("skipped"))
+    expect(skipped).toHaveLength(1)
+    expect(skipped[0]).toMatch(new RegExp(`^skipped \\d+ files .*cannot reach 127\\.0\\.0\\.1:${closed}: ECONNREFUSED.*--from DIR`))
+    expect(r.stderr).toMatch(/data pull terminal-bench-2: none of its \d+ files could be had/)
+    expect(r.stderr).toContain("the data folder is unchanged")
+    expect(snapshot(dirname(target))).toEqual(before)
+  })
+
   it("by URL (a local mirror): bfcl's upstream files, checked by sha256; equivalence then says where the oracle lives; --from adds it", async () => {
     const mirror = await serveMirror(bfclData, shared)
     try {
