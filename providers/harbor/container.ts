@@ -16,7 +16,7 @@ import * as path from "node:path"
 import { Effect, FiberRef, Schema } from "effect"
 import type * as Engine from "../../src/container/Engine.ts"
 import * as WE from "../../src/world/WorldEffects.ts"
-import type { HarborTask } from "./tasks.ts"
+import { type HarborTask, type VerifierDependencies, verifierDependencies } from "./tasks.ts"
 import { openShell, type Shell } from "./terminal.ts"
 
 /** What a command answers the model: Harbor's terminus agent keeps 10,000 bytes, the head and tail halves. */
@@ -71,14 +71,29 @@ export const withContainers = <A, E, R>(body: Effect.Effect<A, E, R>): Effect.Ef
 
 const VERIFIER_LOG_LINES = 40
 
+const shellWord = (w: string): string => `'${w.replace(/'/g, `'\\''`)}'`
+
 /**
- * The provided-pytest verifier: tests/test_outputs.py run with the image's pytest, from the image's
- * WORKDIR as test.sh is, the reward written as test.sh writes it.
+ * The provided-pytest verifier: what test.sh would install and the image lacks (its apt packages;
+ * the Python packages it would fetch from PyPI, as Debian's python3-* packages) installed from
+ * Debian where apt can, then tests/test_outputs.py run with the image's pytest, from the image's
+ * WORKDIR as test.sh is, the reward written as test.sh writes it. What was installed is in the log.
  */
-const providedPytest = [
-  "if [ -f /tests/test_outputs.py ]; then python3 -m pytest /tests/test_outputs.py -rA; else python3 -m pytest /tests -rA; fi",
-  "if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi"
-].join("\n")
+export const providedPytest = (deps: VerifierDependencies): string => {
+  const python = deps.python.map((d) => `${d.module}:${d.debian}`).join(" ")
+  return [
+    `missing=""`,
+    ...(deps.apt.length > 0 ? [`for p in ${deps.apt.map(shellWord).join(" ")}; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done`] : []),
+    ...(python !== "" ? [`for pair in ${python}; do python3 -c "import \${pair%%:*}" 2>/dev/null || missing="$missing \${pair#*:}"; done`] : []),
+    `if [ -n "$missing" ] && command -v apt-get >/dev/null; then`,
+    `  echo "provided-pytest: installing what test.sh would, from Debian:$missing"`,
+    `  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing) > /tmp/assay-verifier-deps.log 2>&1 \\`,
+    `    || { echo "provided-pytest: could not install:$missing"; tail -n 5 /tmp/assay-verifier-deps.log; }`,
+    `fi`,
+    "if [ -f /tests/test_outputs.py ]; then python3 -m pytest /tests/test_outputs.py -rA; else python3 -m pytest /tests -rA; fi",
+    "if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi"
+  ].join("\n")
+}
 
 export interface ContainerPlan {
   readonly task: HarborTask
@@ -180,7 +195,7 @@ export const containerHandler = (place: AttemptContainer): WE.Handler => {
             Effect.mapError(engineFailed)
           )
           if (prepared.exitCode !== 0) return yield* failed(`preparing /logs/verifier: ${prepared.output.trim()}`)
-          const command = request.mode === "test.sh" ? "bash /tests/test.sh" : providedPytest
+          const command = request.mode === "test.sh" ? "bash /tests/test.sh" : providedPytest(verifierDependencies(task.testScript))
           const r = yield* engine.exec(c, { command, timeoutSeconds: task.verifierTimeoutSeconds }).pipe(Effect.mapError(engineFailed))
           const read = yield* engine.exec(c, { command: "cat /logs/verifier/reward.txt", timeoutSeconds: 30 }).pipe(Effect.mapError(engineFailed))
           const text = read.exitCode === 0 ? read.output.trim() : ""

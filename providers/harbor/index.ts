@@ -22,7 +22,7 @@ import { Agent, Benchmark, Capabilities, type Conversation, type PinnedData, typ
 import { Sandbox } from "../../src/sandbox/Sandbox.ts"
 import { containerSandbox } from "./agent.ts"
 import { attemptContainer, CommandResult, containerHandler, limitOutput, OUTPUT_LIMIT_BYTES, placeOf, register, VerifierResult, withContainers } from "./container.ts"
-import { type HarborTask, loadTasks, verifierNeedsNetwork } from "./tasks.ts"
+import { type HarborTask, loadTasks, verifierDependencies, verifierNeedsNetwork } from "./tasks.ts"
 
 export const BENCHMARK = "harbor"
 const MAX_TURNS = 100
@@ -154,6 +154,13 @@ const oracle = (task: HarborTask): Agent.Agent => {
   }
 }
 
+/** What the provided-pytest mode installs from Debian where the image lacks it, in place of what test.sh would install. */
+const standIns = (task: HarborTask): { readonly verifierStandIns?: ReadonlyArray<string> } => {
+  const deps = verifierDependencies(task.testScript)
+  const lines = [...deps.apt.map((p) => `${p} (apt)`), ...deps.python.map((d) => `${d.spec} -> Debian ${d.debian}`)]
+  return lines.length === 0 ? {} : { verifierStandIns: lines }
+}
+
 /** The substitutions as the report and each cell carry them: `FROM=TO` lines, sorted. */
 const substitutionList = (images: Engine.Substitutions): ReadonlyArray<string> => Object.entries(images).map(([from, to]) => `${from}=${to}`).sort()
 
@@ -202,7 +209,8 @@ export const make = (options: Options): Provider.Provider => {
               image: built.image,
               substituted: substitutionList(built.substituted),
               verifier: verifier.mode,
-              ...(verifier.why !== null ? { verifierWhy: verifier.why } : {})
+              ...(verifier.why !== null ? { verifierWhy: verifier.why } : {}),
+              ...(verifier.mode === "provided-pytest" ? standIns(task) : {})
           }
           register(evidence, place)
           return {

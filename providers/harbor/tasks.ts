@@ -191,3 +191,64 @@ export const verifierNeedsNetwork = (script: string): string | null => {
   const found = signs.filter(([re]) => re.test(script)).map(([, why]) => why)
   return found.length === 0 ? null : found.join("; ")
 }
+
+/** A Python package a verifier's test.sh has installed (uvx `-w`, pip), and its Debian stand-in. */
+export interface PythonDependency {
+  /** As test.sh names it, with its pin (`numpy==2.3.3`). */
+  readonly spec: string
+  /** The module the tests import. */
+  readonly module: string
+  /** Debian's package of it. */
+  readonly debian: string
+}
+
+export interface VerifierDependencies {
+  /** Debian packages test.sh installs with apt. */
+  readonly apt: ReadonlyArray<string>
+  readonly python: ReadonlyArray<PythonDependency>
+}
+
+/** PyPI names whose module or Debian package is named otherwise. */
+const pythonNames: Readonly<Record<string, { readonly module: string; readonly debian: string }>> = {
+  biopython: { module: "Bio", debian: "python3-biopython" },
+  "scikit-learn": { module: "sklearn", debian: "python3-sklearn" },
+  "opencv-python": { module: "cv2", debian: "python3-opencv" },
+  "opencv-python-headless": { module: "cv2", debian: "python3-opencv" },
+  pillow: { module: "PIL", debian: "python3-pil" },
+  pyyaml: { module: "yaml", debian: "python3-yaml" },
+  beautifulsoup4: { module: "bs4", debian: "python3-bs4" },
+  torch: { module: "torch", debian: "python3-torch" },
+  "python-dateutil": { module: "dateutil", debian: "python3-dateutil" }
+}
+
+/** The test runner and its report plugin: the provided-pytest mode brings its own pytest and writes no report. */
+const runnerPackages = new Set(["pytest", "pytest-json-ctrf"])
+
+/**
+ * What a task's tests/test.sh installs before its tests: the Debian packages of its apt lines, and
+ * the Python packages uvx (`-w`/`--with`) or pip would fetch from PyPI. The provided-pytest mode
+ * installs what of these is missing from Debian (its `python3-*` packages stand in for PyPI's, at
+ * Debian's versions), where the container reaches Debian's mirror, and says so on the cell.
+ */
+export const verifierDependencies = (script: string): VerifierDependencies => {
+  const text = script.replace(/\\\r?\n/g, " ")
+  const apt = new Set<string>()
+  const python = new Map<string, PythonDependency>()
+  const addPython = (spec: string) => {
+    const name = spec.split(/[=<>!~\[;]/)[0]!.trim().toLowerCase()
+    if (name === "" || runnerPackages.has(name) || python.has(name)) return
+    const known = pythonNames[name]
+    python.set(name, { spec, module: known?.module ?? name.replace(/-/g, "_"), debian: known?.debian ?? `python3-${name.replace(/_/g, "-")}` })
+  }
+  for (const line of text.split("\n")) {
+    const words = line.trim().split(/\s+/)
+    const aptAt = words.findIndex((w, i) => /^apt(-get)?$/.test(w) && words[i + 1] === "install")
+    if (aptAt >= 0) for (const w of words.slice(aptAt + 2)) if (/^[a-z0-9][a-z0-9+.-]*$/.test(w)) apt.add(w)
+    const pipAt = words.findIndex((w, i) => /^pip3?$/.test(w) && words[i + 1] === "install")
+    if (pipAt >= 0) for (const w of words.slice(pipAt + 2)) if (!w.startsWith("-") && /^[A-Za-z0-9]/.test(w)) addPython(w)
+    if (words.some((w) => w === "uvx" || w === "uv")) {
+      for (let i = 0; i < words.length - 1; i++) if (words[i] === "-w" || words[i] === "--with") addPython(words[i + 1]!)
+    }
+  }
+  return { apt: [...apt].filter((p) => p !== "curl" && p !== "wget"), python: [...python.values()] }
+}

@@ -9,7 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import { substitute } from "../../src/container/Engine.ts"
 import { limitOutput } from "../../providers/harbor/container.ts"
-import { loadTasks, megabytes, readToml, verifierNeedsNetwork } from "../../providers/harbor/tasks.ts"
+import { loadTasks, megabytes, readToml, verifierDependencies, verifierNeedsNetwork } from "../../providers/harbor/tasks.ts"
 import { tempDir } from "../support/tempDirs.ts"
 
 // As terminal-bench-2/fix-git/task.toml is written upstream.
@@ -92,5 +92,31 @@ describe("the Harbor task format", () => {
   it("says why a verifier needs the network (uv from the internet), and not for one that runs pytest as it is", () => {
     expect(verifierNeedsNetwork("curl -LsSf https://astral.sh/uv/0.9.5/install.sh | sh\nuvx -p 3.13 -w pytest==8.4.1 pytest /tests/test_outputs.py")).toContain("uv")
     expect(verifierNeedsNetwork("python3 -m pytest /tests/test_outputs.py -rA")).toBeNull()
+  })
+
+  it("reads what a test.sh installs before its tests: its apt packages, and the Python packages uvx or pip would fetch, with Debian's stand-ins", () => {
+    const script = [
+      "apt-get update",
+      "apt-get install -y curl vim",
+      "curl -LsSf https://astral.sh/uv/0.9.5/install.sh | sh",
+      "uvx \\",
+      "  -p 3.13 \\",
+      "  -w pytest==8.4.1 \\",
+      "  -w pytest-json-ctrf==0.3.5 \\",
+      "  -w numpy==2.3.3 \\",
+      "  --with biopython==1.85 \\",
+      "  pytest --ctrf /logs/verifier/ctrf.json /tests/test_outputs.py -rA",
+      "pip install pytest==8.4.1 requests==2.32.5 opencv-python==4.11.0.86"
+    ].join("\n")
+    const deps = verifierDependencies(script)
+    // curl only fetches uv; pytest and its report plugin are the runner, which the mode brings.
+    expect(deps.apt).toEqual(["vim"])
+    expect(deps.python).toEqual([
+      { spec: "numpy==2.3.3", module: "numpy", debian: "python3-numpy" },
+      { spec: "biopython==1.85", module: "Bio", debian: "python3-biopython" },
+      { spec: "requests==2.32.5", module: "requests", debian: "python3-requests" },
+      { spec: "opencv-python==4.11.0.86", module: "cv2", debian: "python3-opencv" }
+    ])
+    expect(verifierDependencies("bash /tests/run.sh\npytest /tests")).toEqual({ apt: [], python: [] })
   })
 })
