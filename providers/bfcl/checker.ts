@@ -444,7 +444,9 @@ const standardStrings = (possibleAnswer: PyValue): ReadonlyArray<string> => {
     const hit = standardStringsCache.get(possibleAnswer)
     if (hit !== undefined) return hit
   }
-  const standardized: Array<string> = []
+  // Born with the general elements kind (as newList), by no literal (see ParamExpect).
+  const standardized: Array<string> = Array.of("")
+  standardized.pop()
   for (const a of iter(possibleAnswer)) if (typeof a === "string") standardized.push(standardizeString(a))
   if (cacheable) standardStringsCache.set(possibleAnswer, standardized)
   return standardized
@@ -566,10 +568,9 @@ const listDictChecker = (modelOutput: PyList, possibleAnswers: PyValue): Result 
 // Function docs belong to the task and never change: what the checker reads from them is kept
 // per doc and per parameter. A doc whose reading raises is not kept, so it raises every time,
 // at the same point as upstream.
-interface DocView {
-  readonly name: PyValue
-  readonly properties: PyValue
-  readonly required: PyValue
+// Classes, not literals: see ParamExpect.
+class DocView {
+  constructor(readonly name: PyValue, readonly properties: PyValue, readonly required: PyValue) {}
 }
 const docCache = new WeakMap<PyDict, DocView>()
 const docView = (funcDescription: PyDict): DocView => {
@@ -577,16 +578,15 @@ const docView = (funcDescription: PyDict): DocView => {
   if (view === undefined) {
     const name = get(funcDescription, "name")
     const parameters = get(funcDescription, "parameters")
-    view = { name, properties: get(parameters, "properties"), required: get(parameters, "required") }
+    const properties = get(parameters, "properties")
+    view = new DocView(name, properties, get(parameters, "required"))
     docCache.set(funcDescription, view)
   }
   return view
 }
 
-interface ParamView {
-  readonly typeDescription: string
-  readonly expectedType: PyTypeName
-  readonly nestedType: PyTypeName | null
+class ParamView {
+  constructor(readonly typeDescription: string, readonly expectedType: PyTypeName, readonly nestedType: PyTypeName | null) {}
 }
 const paramCache = new WeakMap<object, ParamView>()
 const paramView = (details: PyValue): ParamView => {
@@ -598,7 +598,7 @@ const paramView = (details: PyValue): ParamView => {
   const typeDescription = get(details, "type")
   const expectedType = mapType(typeDescription)
   const nestedType = typeDescription === "array" || typeDescription === "tuple" ? mapType(get(get(details, "items"), "type")) : null
-  const view = { typeDescription: typeDescription as string, expectedType, nestedType }
+  const view = new ParamView(typeDescription as string, expectedType, nestedType)
   if (cacheable) paramCache.set(details, view)
   return view
 }
@@ -608,22 +608,24 @@ const paramView = (details: PyValue): ParamView => {
 // of the first of them; per parameter the model left out, whether "" is acceptable. An entry is
 // made the first time an answer needs it, in upstream's order, and kept only when nothing on the
 // way raised, so a task whose reading raises raises every time, at the same point as upstream.
-interface ParamExpect {
-  readonly view: ParamView
-  readonly acceptable: PyValue
-  readonly answerType: PyTypeName | null
+//
+// These, and the other kept readings, are made by classes or Array.of rather than literals: V8
+// decides per literal whether to allocate its objects in the old generation once most of them
+// survive (as kept ones do), and throws away the optimised code that made them when it does.
+class ParamExpect {
+  constructor(readonly view: ParamView, readonly acceptable: PyValue, readonly answerType: PyTypeName | null) {}
 }
-interface CallExpect {
-  readonly properties: PyValue
-  readonly params: Map<string, ParamExpect>
-  readonly optional: Map<string, boolean>
+class CallExpect {
+  readonly params = new Map<string, ParamExpect>()
+  readonly optional = new Map<string, boolean>()
+  constructor(readonly properties: PyValue) {}
 }
 const callExpects = new WeakMap<PyDict, CallExpect>()
 const callExpect = (possibleAnswer: PyValue, properties: PyValue): CallExpect | null => {
   if (!(possibleAnswer instanceof Map)) return null
   let ce = callExpects.get(possibleAnswer)
   if (ce === undefined) {
-    ce = { properties, params: new Map(), optional: new Map() }
+    ce = new CallExpect(properties)
     callExpects.set(possibleAnswer, ce)
   }
   // Another doc with the same answer (never in BFCL's data): read afresh each time.
@@ -667,7 +669,7 @@ const simpleFunctionChecker = (funcDescription: PyDict | null, modelOutput: PyDi
       // between the doc's reading and the acceptable values.
       const view = paramView(get(paramDetails, param))
       const acceptable = get(possibleAnswer, param)
-      pe = { view, acceptable, answerType: possibleAnswerType(acceptable) }
+      pe = new ParamExpect(view, acceptable, possibleAnswerType(acceptable))
       ce?.params.set(param, pe)
     }
     const { typeDescription, expectedType, nestedType } = pe.view
