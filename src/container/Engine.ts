@@ -161,19 +161,49 @@ const parents = (): Map<number, number> => {
  * it runs, which the client's own death would leave running. Twice over, for what was forked
  * between the walk and the kill.
  */
-export const killTree = (root: number): void => {
-  for (let round = 0; round < 2; round++) {
-    const tree = parents()
-    const found = new Set([root])
-    for (let grew = true; grew;) {
-      grew = false
-      for (const [pid, ppid] of tree) {
-        if (!found.has(pid) && found.has(ppid)) {
-          found.add(pid)
-          grew = true
-        }
+/** A process and its descendants, by pid. */
+const treeOf = (root: number): Set<number> => {
+  const tree = parents()
+  const found = new Set([root])
+  for (let grew = true; grew;) {
+    grew = false
+    for (const [pid, ppid] of tree) {
+      if (!found.has(pid) && found.has(ppid)) {
+        found.add(pid)
+        grew = true
       }
     }
+  }
+  return found
+}
+
+/**
+ * The overlay layers the processes of a tree have as their root (`.../overlay/LAYER/diff` as the
+ * upper directory of their "/"): a build's RUN step runs in its working container's layer.
+ */
+const rootLayersOf = (pids: Iterable<number>): Set<string> => {
+  const layers = new Set<string>()
+  for (const pid of pids) {
+    let info: string
+    try {
+      info = fs.readFileSync(`/proc/${pid}/mountinfo`, "utf8")
+    } catch {
+      // Gone, or not ours to read.
+      continue
+    }
+    for (const line of info.split("\n")) {
+      const fields = line.split(" ")
+      if (fields[4] !== "/") continue
+      const layer = /upperdir=[^,]*\/overlay\/([0-9a-f]{16,})\/diff/.exec(line)?.[1]
+      if (layer !== undefined) layers.add(layer)
+    }
+  }
+  return layers
+}
+
+export const killTree = (root: number): void => {
+  for (let round = 0; round < 2; round++) {
+    const found = treeOf(root)
     for (const pid of found) {
       try {
         process.kill(pid, "SIGKILL")
@@ -201,14 +231,14 @@ const processesWithArg = (needle: string): Map<number, ReadonlyArray<string>> =>
 
 /**
  * Runs the engine's client, its stdout and stderr kept together up to `maxBytes`, killed at
- * `timeoutMs`; with `tree`, killing it kills its descendants too (a build's RUN step).
+ * `timeoutMs` (or interrupted) with `stop` when given (a build: its RUN step and working container too).
  */
 const cli = (
   binary: string,
   args: ReadonlyArray<string>,
   timeoutMs: number,
   maxBytes = 1024 * 1024,
-  tree = false,
+  stop?: (pid: number) => void,
   env?: Readonly<Record<string, string>>
 ): Effect.Effect<CliResult, string> =>
   Effect.async<CliResult, string>((resume) => {
@@ -226,7 +256,7 @@ const cli = (
     }
     child.stdout.on("data", take)
     child.stderr.on("data", take)
-    const kill = () => (tree && child.pid !== undefined ? killTree(child.pid) : void child.kill("SIGKILL"))
+    const kill = () => (stop !== undefined && child.pid !== undefined ? stop(child.pid) : void child.kill("SIGKILL"))
     const timer = setTimeout(() => {
       timedOut = true
       kill()
@@ -311,8 +341,8 @@ export const make = (options: Options = {}): Effect.Effect<Engine, EngineError> 
       })
     }
     const global = name === "podman" ? ["--runtime", "runc", "--cgroup-manager=cgroupfs"] : []
-    const run = (args: ReadonlyArray<string>, timeoutMs = ENGINE_TIMEOUT_MS, maxBytes?: number, tree = false, env?: Record<string, string>) =>
-      cli(name, [...global, ...args], timeoutMs, maxBytes, tree, env)
+    const run = (args: ReadonlyArray<string>, timeoutMs = ENGINE_TIMEOUT_MS, maxBytes?: number, stop?: (pid: number) => void, env?: Record<string, string>) =>
+      cli(name, [...global, ...args], timeoutMs, maxBytes, stop, env)
     const version = yield* run(["version", "--format", "{{.Client.Version}}"], 30_000).pipe(
       Effect.mapError((detail) => new EngineError({ reason: "unavailable", detail }))
     )
@@ -333,22 +363,24 @@ export const make = (options: Options = {}): Effect.Effect<Engine, EngineError> 
     const failed = (reason: EngineError["reason"]) => (detail: string) => new EngineError({ reason, detail })
 
     /**
-     * podman's working containers (a build's, kept in storage) made since `since`: what a build
-     * ended early leaves. They carry no label; the time tells them, so one of another build started
-     * meanwhile on this machine could go too, which only fails that build. docker's builder cleans
-     * up after itself.
+     * Ends an image build: its client and every process under it (the RUN step, which the client's
+     * own death would leave running), then its working container, which podman keeps in storage
+     * after a killed build. That container carries no label: it is the one whose layer the RUN
+     * step runs in (matched through `podman mount`), so no other build's is touched; a build
+     * stopped between RUN steps leaves it in storage (not running). docker's builder cleans up
+     * after itself.
      */
-    const removeWorking = (since: number): Effect.Effect<void> =>
-      name !== "podman" ? Effect.void : Effect.gen(function*() {
-        const listed = yield* run(["ps", "-a", "--external", "--format", "{{.ID}} {{.Created.Unix}} {{.Names}}"]).pipe(Effect.orElseSucceed(() => null))
-        if (listed === null || listed.code !== 0) return
-        for (const line of listed.output.split("\n")) {
-          const [id, created, names] = line.trim().split(/\s+/)
-          if (id === undefined || names === undefined || !names.endsWith("-working-container")) continue
-          if (Number(created) * 1000 < since - 2000) continue
-          yield* Effect.ignore(run(["rm", "-f", id]))
-        }
+    const stopBuild = (client: number): void => {
+      const layers = rootLayersOf(treeOf(client))
+      const mounted = name === "podman" && layers.size > 0 ? spawnSync(name, [...global, "mount"], { encoding: "utf8", timeout: 30_000 }).stdout ?? "" : ""
+      killTree(client)
+      const working = mounted.split("\n").flatMap((line) => {
+        const [id, mountpoint] = line.trim().split(/\s+/)
+        const layer = /\/overlay\/([0-9a-f]{16,})\/merged/.exec(mountpoint ?? "")?.[1]
+        return id !== undefined && layer !== undefined && layers.has(layer) ? [id] : []
       })
+      if (working.length > 0) spawnSync(name, [...global, "rm", "-f", ...working], { stdio: "ignore", timeout: 60_000 })
+    }
 
     // One build per image at a time in this process; a second Attempt of the task waits for it.
     const building = new Map<string, Effect.Effect<Built, EngineError>>()
@@ -370,7 +402,6 @@ export const make = (options: Options = {}): Effect.Effect<Engine, EngineError> 
           // docker has no `image exists`: `image inspect` answers the same by its exit code.
           const present = name === "podman" ? exists.code === 0 : (yield* run(["image", "inspect", image]).pipe(Effect.mapError(failed("build-failed")))).code === 0
           if (present) return { image, substituted: applied, fresh: false }
-          const startedAt = Date.now()
           fs.mkdirSync(buildDir, { recursive: true })
           const dir = fs.mkdtempSync(path.join(buildDir, "build-"))
           const file = path.join(dir, "Dockerfile")
@@ -392,14 +423,11 @@ export const make = (options: Options = {}): Effect.Effect<Engine, EngineError> 
             "-f",
             file,
             spec.context
-          ], spec.timeoutSeconds * 1000, 4 * 1024 * 1024, true, { TMPDIR: dir }).pipe(
-            // Ended early (interrupted, timed out): its RUN step was killed with it; its working container goes too.
-            Effect.onInterrupt(() => removeWorking(startedAt)),
+          ], spec.timeoutSeconds * 1000, 4 * 1024 * 1024, stopBuild, { TMPDIR: dir }).pipe(
             Effect.ensuring(Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))),
             Effect.mapError(failed("build-failed"))
           )
           if (result.timedOut) {
-            yield* removeWorking(startedAt)
             return yield* new EngineError({ reason: "build-failed", detail: `not built in ${spec.timeoutSeconds} s:\n${tail(result.output)}` })
           }
           if (result.code !== 0) return yield* new EngineError({ reason: "build-failed", detail: tail(result.output) })
@@ -511,17 +539,7 @@ export const make = (options: Options = {}): Effect.Effect<Engine, EngineError> 
       for (const [buildPid, argv] of processesWithArg("assay.pid=")) {
         const owner = Number(argv.find((a) => a.startsWith("assay.pid="))?.slice("assay.pid=".length))
         if (!argv.includes("build") || !Number.isInteger(owner) || owner === pid || alive(owner)) continue
-        const since = (() => {
-          try {
-            return fs.statSync(`/proc/${buildPid}`).ctimeMs
-          } catch {
-            // Gone meanwhile: nothing of it to sweep.
-            return null
-          }
-        })()
-        if (since === null) continue
-        killTree(buildPid)
-        yield* removeWorking(since)
+        stopBuild(buildPid)
         builds++
       }
       // The build folders of dead assay processes.

@@ -64,14 +64,22 @@ const buildsOf = (pid: number): ReadonlyArray<number> =>
     }
   })
 
-/** podman's working containers (builds in progress, or left by one ended early). */
-const workingContainers = (): string =>
-  podman("ps", "-a", "--external", "--format", "{{.Names}}").stdout.split("\n").filter((n) => n.endsWith("-working-container")).join(" ")
+/** The working container a RUN step runs in: the one `podman mount` shows at the overlay layer that is its root. */
+const workingContainerOf = (pid: number): string => {
+  const layer = /upperdir=[^,]*\/overlay\/([0-9a-f]+)\/diff/.exec(fs.readFileSync(`/proc/${pid}/mountinfo`, "utf8").split("\n").find((l) => l.split(" ")[4] === "/") ?? "")?.[1]
+  const line = podman("mount").stdout.split("\n").find((l) => layer !== undefined && l.includes(`/overlay/${layer}/merged`))
+  if (line === undefined) throw new Error(`no mounted container at the RUN step's layer ${layer}`)
+  return line.trim().split(/\s+/)[0]!
+}
 
-/** Resolves once the build's RUN step runs (`sleep SECONDS` is there). */
-const buildStepRunning = async (child: ChildProcess, seconds: number): Promise<void> => {
+/** Whether podman still has the container (a working container of a build included). */
+const containerExists = (id: string): boolean => podman("ps", "-a", "--external", "-q").stdout.split("\n").some((l) => l.trim() !== "" && id.startsWith(l.trim()))
+
+/** Resolves once the build's RUN step runs (`sleep SECONDS` is there), with its working container. */
+const buildStepRunning = async (child: ChildProcess, seconds: number): Promise<string> => {
   for (;;) {
-    if (processesRunning(["sleep", String(seconds)]).length > 0) return
+    const step = processesRunning(["sleep", String(seconds)])
+    if (step.length > 0) return workingContainerOf(step[0]!)
     if (child.exitCode !== null) throw new Error(`assay exited (${child.exitCode}) before its build's RUN step started`)
     await new Promise((ok) => setTimeout(ok, 250))
   }
@@ -117,19 +125,20 @@ describe.skipIf(unable !== null)(`a harbor run stopped by a signal leaves no con
   it("Ctrl-C during an image build: the build, its RUN step and its working container are gone when assay exits", async () => {
     const run = goldRun(slowBuild(6121))
     const done = exited(run.child)
-    await buildStepRunning(run.child, 6121)
+    const working = await buildStepRunning(run.child, 6121)
     expect(buildsOf(run.child.pid!).length).toBe(1)
+    expect(containerExists(working)).toBe(true)
     run.child.kill("SIGINT")
     expect(await done, run.stderr()).toBe(130)
     expect(buildsOf(run.child.pid!)).toEqual([])
     expect(processesRunning(["sleep", "6121"])).toEqual([])
-    expect(workingContainers()).toBe("")
+    expect(containerExists(working)).toBe(false)
   })
 
   it("SIGKILL during an image build: the build goes on without assay, and the next harbor command ends it as it starts", async () => {
     const run = goldRun(slowBuild(6122))
     const done = exited(run.child)
-    await buildStepRunning(run.child, 6122)
+    const working = await buildStepRunning(run.child, 6122)
     run.child.kill("SIGKILL")
     await done
     expect(buildsOf(run.child.pid!).length).toBe(1)
@@ -137,6 +146,6 @@ describe.skipIf(unable !== null)(`a harbor run stopped by a signal leaves no con
     expect(next.code, next.stderr).toBe(0)
     expect(buildsOf(run.child.pid!)).toEqual([])
     expect(processesRunning(["sleep", "6122"])).toEqual([])
-    expect(workingContainers()).toBe("")
+    expect(containerExists(working)).toBe(false)
   })
 })
