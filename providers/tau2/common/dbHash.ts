@@ -64,6 +64,14 @@ const sortedEntries = (entries: ReadonlyArray<readonly [string, unknown]>, memos
   return sorted
 }
 
+/** One format's dumped bytes: keys' `key: ` texts by key, records' texts by record value, tables' bodies by sorted entries. */
+interface ByteCache {
+  readonly keys: Map<string, Buffer>
+  readonly records: WeakMap<object, Buffer>
+  readonly tables: WeakMap<object, Buffer>
+}
+const byteCache = (): ByteCache => ({ keys: new Map(), records: new WeakMap(), tables: new WeakMap() })
+
 /** A DB's `model_dump()` and upstream's two hashes of it, for the tables in the DB model's field order. */
 export interface DbHashes {
   /** `DB.model_dump()`: each table in world (db.json) order. */
@@ -79,41 +87,59 @@ export const dbHashes = (tables: ReadonlyArray<DumpTable>): DbHashes => {
   const sortedTables = [...tables].sort((a, b) => compareCodePoints(a[0], b[0]))
   const memos = new Map<string, SortMemo>()
   /**
-   * `json.dumps(model_dump(), sort_keys=True, ...)` hashed, a table's text at a time (one
-   * hash update per record cost more than the hashing); keys' texts kept per format.
+   * `json.dumps(model_dump(), sort_keys=True, ...)` hashed from bytes kept per format: each key's
+   * `key: ` text, each record value's text, each sorted table's whole body (an unchanged table
+   * is hashed from one buffer; a written one is joined again from its records' buffers). Hashing
+   * strings, or a record at a time, cost more than the hashing itself.
    */
-  const hashDump = (world: World.World, format: DumpFormat, keys: Map<string, string>): string => {
+  const hashDump = (world: World.World, format: DumpFormat, bytes: ByteCache): string => {
     const [itemSep, keySep] = format.options.separators ?? [", ", ": "]
-    const key = (k: string): string => {
-      let text = keys.get(k)
-      if (text === undefined) {
-        text = dumps(k, format.options)
-        keys.set(k, text)
+    const sep = Buffer.from(itemSep, "utf8")
+    const keyBytes = (k: string): Buffer => {
+      let b = bytes.keys.get(k)
+      if (b === undefined) {
+        b = Buffer.from(dumps(k, format.options) + keySep, "utf8")
+        bytes.keys.set(k, b)
       }
-      return text
+      return b
     }
     const hash = createHash("sha256")
     hash.update("{")
     sortedTables.forEach(([name, dump], t) => {
-      let text = (t > 0 ? itemSep : "") + key(name) + keySep + "{"
+      if (t > 0) hash.update(sep)
+      hash.update(keyBytes(name))
+      hash.update("{")
       const entries = sortedEntries(World.entries(world, name), memos, name)
-      for (let i = 0; i < entries.length; i++) {
-        const [k, v] = entries[i]!
-        text += (i > 0 ? itemSep : "") + key(k) + keySep + recordText(format, v, () => dump(v as never))
+      let body = bytes.tables.get(entries)
+      if (body === undefined) {
+        const parts: Array<Buffer> = []
+        for (let i = 0; i < entries.length; i++) {
+          const [k, v] = entries[i]!
+          let record = bytes.records.get(v as object)
+          if (record === undefined) {
+            record = Buffer.from(dumps(dump(v as never), format.options), "utf8")
+            bytes.records.set(v as object, record)
+          }
+          if (i > 0) parts.push(sep)
+          parts.push(keyBytes(k), record)
+        }
+        body = Buffer.concat(parts)
+        bytes.tables.set(entries, body)
       }
-      hash.update(text + "}", "utf8")
+      hash.update(body)
+      hash.update("}")
     })
     hash.update("}")
     return hash.digest("hex")
   }
   const compact = compactFormat()
   const pythonDefault = pythonDefaultFormat()
-  const compactKeys = new Map<string, string>()
-  const pythonDefaultKeys = new Map<string, string>()
+  const compactBytes = byteCache()
+  const pythonDefaultBytes = byteCache()
   return {
     modelDump: (world) =>
       dict(tables.map(([name, dump]) => [name, dict(World.entries(world, name).map(([k, v]) => [k, dump(v as never)] as const))] as const)),
-    finalDbSha256: (world) => hashDump(world, compact, compactKeys),
-    upstreamDbHash: (world) => hashDump(world, pythonDefault, pythonDefaultKeys)
+    finalDbSha256: (world) => hashDump(world, compact, compactBytes),
+    upstreamDbHash: (world) => hashDump(world, pythonDefault, pythonDefaultBytes)
   }
 }
