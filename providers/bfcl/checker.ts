@@ -437,6 +437,8 @@ const typeChecker = (
   return result
 }
 
+const EMPTY_STRINGS: Array<string> = Array.of("")
+EMPTY_STRINGS.pop()
 const standardStringsCache = new WeakMap<object, ReadonlyArray<string>>()
 const standardStrings = (possibleAnswer: PyValue): ReadonlyArray<string> => {
   const cacheable = Array.isArray(possibleAnswer)
@@ -444,9 +446,8 @@ const standardStrings = (possibleAnswer: PyValue): ReadonlyArray<string> => {
     const hit = standardStringsCache.get(possibleAnswer)
     if (hit !== undefined) return hit
   }
-  // Born with the general elements kind (as newList), by no literal (see ParamExpect).
-  const standardized: Array<string> = Array.of("")
-  standardized.pop()
+  // Born with the general elements kind, by no literal (see ParamExpect and newList).
+  const standardized: Array<string> = EMPTY_STRINGS.slice()
   for (const a of iter(possibleAnswer)) if (typeof a === "string") standardized.push(standardizeString(a))
   if (cacheable) standardStringsCache.set(possibleAnswer, standardized)
   return standardized
@@ -656,10 +657,12 @@ const simpleFunctionChecker = (funcDescription: PyDict | null, modelOutput: PyDi
   }
 
   const ce = callExpect(possibleAnswer, paramDetails)
-  // Keys and get, not entries: destructuring each entry runs the iterator protocol, which costs
-  // until the JIT has compiled this loop.
-  for (const param of modelParams.keys()) {
-    const rawValue = modelParams.get(param) as PyValue
+  // The keys' iterator stepped by hand, not for-of: for-of wraps the loop in the iterator-closing
+  // protocol (a try/finally), which makes this function's optimised code bigger and slower to
+  // compile; and keys and get, not entries, whose destructuring runs the iterator protocol again.
+  const params = modelParams.keys()
+  for (let step = params.next(); step.done !== true; step = params.next()) {
+    const param = step.value
     let pe = ce?.params.get(param)
     if (pe === undefined) {
       if (!contains(paramDetails, param) || !contains(possibleAnswer, param)) {
@@ -672,56 +675,67 @@ const simpleFunctionChecker = (funcDescription: PyDict | null, modelOutput: PyDi
       pe = new ParamExpect(view, acceptable, possibleAnswerType(acceptable))
       ce?.params.set(param, pe)
     }
-    const { typeDescription, expectedType, nestedType } = pe.view
-    const acceptable = pe.acceptable
-
-    let value = rawValue
-    if (typeDescription === "tuple" && value instanceof PyTuple) value = value.items
-    if (typeDescription === "float" && (typeof value === "number" || typeof value === "bigint")) value = new PyFloat(Number(value))
-
-    const typeResult = typeChecker(param, value, acceptable, typeDescription, expectedType, nestedType, pe.answerType)
-    if (!typeResult.valid) return typeResult
-
-    if (typeResult.isVariable !== true) {
-      if (expectedType === "dict") {
-        const r = dictChecker(value, iter(acceptable))
-        if (!r.valid) return r
-        continue
-      } else if (expectedType === "list" && nestedType === "dict") {
-        const r = listDictChecker(value as PyList, acceptable)
-        if (!r.valid) return r
-        continue
-      } else if (expectedType === "str") {
-        const r = stringChecker(param, value as string, acceptable)
-        if (!r.valid) return r
-        continue
-      } else if (expectedType === "list") {
-        const r = listChecker(param, value as PyList, acceptable)
-        if (!r.valid) return r
-        continue
-      }
-    }
-
-    if (!contains(acceptable, value)) {
-      return {
-        valid: false,
-        error: [invalidValueMessage(param, value, acceptable, "")],
-        errorType: "value_error:others"
-      }
-    }
+    const r = checkParam(param, modelParams.get(param) as PyValue, pe)
+    if (!r.valid) return r
   }
 
-  const answerParams = possibleAnswer instanceof Map ? possibleAnswer.keys() : iter(possibleAnswer)
-  for (const param of answerParams) {
-    if (!contains(modelParams, param) && !optional(ce, possibleAnswer, param)) {
-      return {
-        valid: false,
-        error: [paramMessage("Optional parameter ", param, " not provided and not marked as optional.")],
-        errorType: "simple_function_checker:missing_optional"
-      }
+  if (possibleAnswer instanceof Map) {
+    const answerParams = possibleAnswer.keys()
+    for (let step = answerParams.next(); step.done !== true; step = answerParams.next()) {
+      const r = checkProvided(ce, modelParams, possibleAnswer, step.value)
+      if (!r.valid) return r
+    }
+  } else {
+    const answerParams = iter(possibleAnswer)
+    for (let i = 0; i < answerParams.length; i++) {
+      const r = checkProvided(ce, modelParams, possibleAnswer, answerParams[i] as PyValue)
+      if (!r.valid) return r
     }
   }
   return ok()
+}
+
+// One parameter's value against its expectation. A function of its own, apart from the loop: the
+// rarer branches here (tuple values, lists of dicts) are met late in a corpus, and each first
+// meeting throws away the optimised code that holds it; kept apart, only this is compiled again.
+const checkParam = (param: string, rawValue: PyValue, pe: ParamExpect): Result => {
+  const { typeDescription, expectedType, nestedType } = pe.view
+  const acceptable = pe.acceptable
+
+  let value = rawValue
+  if (typeDescription === "tuple" && value instanceof PyTuple) value = value.items
+  if (typeDescription === "float" && (typeof value === "number" || typeof value === "bigint")) value = new PyFloat(Number(value))
+
+  const typeResult = typeChecker(param, value, acceptable, typeDescription, expectedType, nestedType, pe.answerType)
+  if (!typeResult.valid) return typeResult
+
+  if (typeResult.isVariable !== true) {
+    if (expectedType === "dict") return dictChecker(value, iter(acceptable))
+    if (expectedType === "list" && nestedType === "dict") return listDictChecker(value as PyList, acceptable)
+    if (expectedType === "str") return stringChecker(param, value as string, acceptable)
+    if (expectedType === "list") return listChecker(param, value as PyList, acceptable)
+  }
+
+  if (!contains(acceptable, value)) {
+    return {
+      valid: false,
+      error: [invalidValueMessage(param, value, acceptable, "")],
+      errorType: "value_error:others"
+    }
+  }
+  return OK
+}
+
+// A parameter of the possible answer: provided by the model, or optional.
+const checkProvided = (ce: CallExpect | null, modelParams: PyDict, possibleAnswer: PyValue, param: PyValue): Result => {
+  if (!contains(modelParams, param) && !optional(ce, possibleAnswer, param)) {
+    return {
+      valid: false,
+      error: [paramMessage("Optional parameter ", param, " not provided and not marked as optional.")],
+      errorType: "simple_function_checker:missing_optional"
+    }
+  }
+  return OK
 }
 
 // Whether "" is among a parameter's acceptable values (upstream's mark of an optional one).
