@@ -236,7 +236,8 @@ export const verifierDependencies = (script: string): VerifierDependencies => {
   const python = new Map<string, PythonDependency>()
   const addPython = (spec: string) => {
     const name = spec.split(/[=<>!~\[;]/)[0]!.trim().toLowerCase()
-    if (name === "" || runnerPackages.has(name) || python.has(name)) return
+    // A URL or VCS spec (git+https://…) names no PyPI project, so Debian has no stand-in for it.
+    if (!/^[a-z0-9][a-z0-9._-]*$/.test(name) || runnerPackages.has(name) || python.has(name)) return
     const known = pythonNames[name]
     python.set(name, { spec, module: known?.module ?? name.replace(/-/g, "_"), debian: known?.debian ?? `python3-${name.replace(/_/g, "-")}` })
   }

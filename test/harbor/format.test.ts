@@ -119,4 +119,9 @@ describe("the Harbor task format", () => {
     ])
     expect(verifierDependencies("bash /tests/run.sh\npytest /tests")).toEqual({ apt: [], python: [] })
   })
+
+  it("gives no Debian stand-in for a package test.sh installs from a URL (as sam-cell-seg's uvx -w git+https://…)", () => {
+    const script = "uvx -w torch==2.5.1 -w git+https://github.com/ChaoningZhang/MobileSAM.git@${COMMIT_HASH} -w shapely==2.1.1 pytest /tests/test_outputs.py"
+    expect(verifierDependencies(script).python.map((d) => d.debian)).toEqual(["python3-torch", "python3-shapely"])
+  })
 })
