@@ -70,9 +70,13 @@ const databasesIn = (benchmark: string, from: string | null): ReadonlyArray<read
 const unreachable = (e: unknown): string | null => {
   const cause = e instanceof Error && e.cause instanceof Error ? e.cause : null
   const code = cause !== null && "code" in cause && typeof cause.code === "string" ? cause.code : null
-  return code !== null && ["ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ENETUNREACH", "EHOSTUNREACH", "ETIMEDOUT", "UND_ERR_CONNECT_TIMEOUT"].includes(code)
-    ? `${code}${cause !== null && cause.message !== code ? ` (${cause.message})` : ""}`
-    : null
+  if (code !== null && ["ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ENETUNREACH", "EHOSTUNREACH", "ETIMEDOUT", "UND_ERR_CONNECT_TIMEOUT"].includes(code)) {
+    return `${code}${cause !== null && cause.message !== code ? ` (${cause.message})` : ""}`
+  }
+  // Deno's fetch says it in words, with no code.
+  const text = [e instanceof Error ? e.message : "", cause?.message ?? ""].join(" ")
+  const said = /connection refused|dns error|failed to lookup address|name or service not known|network is unreachable|no route to host/i.exec(text)
+  return said === null ? null : said[0]
 }
 
 /**
