@@ -63,7 +63,7 @@ export const containerSandbox = (place: AttemptContainer): SandboxService => {
         return yield* failed("the container was started before the agent CLI, without its installation; the CLI must be the first to use it")
       }
       const container = yield* place.started([...mountsOf(spec.readOnly, true), ...mountsOf(spec.writable, false)]).pipe(Effect.mapError((e) => failed(e.message)))
-      const binary = fs.realpathSync(spec.command)
+      const binary = yield* Effect.try({ try: () => fs.realpathSync(spec.command), catch: (e) => failed(`the CLI ${spec.command}: ${String(e)}`) })
       const interpreter = yield* Effect.try({ try: () => interpreterOf(binary), catch: (e) => failed(`reading ${binary}: ${String(e)}`) })
       if (interpreter !== null) {
         const found = yield* place.engine.exec(container, { command: `command -v ${interpreter}`, timeoutSeconds: 30 }).pipe(Effect.mapError((e) => failed(e.message)))
@@ -86,10 +86,10 @@ export const containerSandbox = (place: AttemptContainer): SandboxService => {
       const { PWD: _pwd, ...env } = spec.env
       const text = envFileText(env)
       if (typeof text !== "string") return yield* text
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "assay-agent-env-"))
+      const dir = yield* Effect.try({ try: () => fs.mkdtempSync(path.join(os.tmpdir(), "assay-agent-env-")), catch: (e) => failed(`the env file: ${String(e)}`) })
       const envFile = path.join(dir, "env")
-      fs.writeFileSync(envFile, text, { mode: 0o600 })
       yield* place.onRemove(Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+      yield* Effect.try({ try: () => fs.writeFileSync(envFile, text, { mode: 0o600 }), catch: (e) => failed(`the env file: ${String(e)}`) })
       const line = place.engine.execCommand(container, [binary, ...spec.args], { envFile })
       const token = spec.env[RUN_TOKEN_VARIABLE]
       return {

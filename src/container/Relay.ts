@@ -58,7 +58,13 @@ export const relayLoopback = (nsPid: number, port: number): Effect.Effect<Relay,
       resume(Effect.fail(failed("it needs root (nsenter into the container's network namespace); run assay as root, or run the CLI outside a container")))
       return
     }
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "assay-relay-"))
+    let dir: string
+    try {
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), "assay-relay-"))
+    } catch (e) {
+      resume(Effect.fail(failed(`a folder for its socket: ${String(e)}`)))
+      return
+    }
     const sock = path.join(dir, `${port}.sock`)
     const outside = net.createServer((c) => {
       const up = net.connect(port, "127.0.0.1")
