@@ -402,10 +402,16 @@ export const make = (options: Options = {}): Effect.Effect<Engine, EngineError> 
           // docker has no `image exists`: `image inspect` answers the same by its exit code.
           const present = name === "podman" ? exists.code === 0 : (yield* run(["image", "inspect", image]).pipe(Effect.mapError(failed("build-failed")))).code === 0
           if (present) return { image, substituted: applied, fresh: false }
-          fs.mkdirSync(buildDir, { recursive: true })
-          const dir = fs.mkdtempSync(path.join(buildDir, "build-"))
-          const file = path.join(dir, "Dockerfile")
-          fs.writeFileSync(file, text)
+          const { dir, file } = yield* Effect.try({
+            try: () => {
+              fs.mkdirSync(buildDir, { recursive: true })
+              const dir = fs.mkdtempSync(path.join(buildDir, "build-"))
+              const file = path.join(dir, "Dockerfile")
+              fs.writeFileSync(file, text)
+              return { dir, file }
+            },
+            catch: (e) => new EngineError({ reason: "build-failed", detail: `writing the Dockerfile: ${String(e)}` })
+          })
           const result = yield* run([
             "build",
             ...ULIMITS,
