@@ -549,10 +549,15 @@ export const make = (options: Options = {}): Effect.Effect<Engine, EngineError> 
         builds++
       }
       // The build folders of dead assay processes.
-      for (const entry of fs.readdirSync(os.tmpdir())) {
-        const owner = /^assay-builds-(\d+)$/.exec(entry)?.[1]
-        if (owner !== undefined && Number(owner) !== pid && !alive(Number(owner))) fs.rmSync(path.join(os.tmpdir(), entry), { recursive: true, force: true })
-      }
+      yield* Effect.try({
+        try: () => {
+          for (const entry of fs.readdirSync(os.tmpdir())) {
+            const owner = /^assay-builds-(\d+)$/.exec(entry)?.[1]
+            if (owner !== undefined && Number(owner) !== pid && !alive(Number(owner))) fs.rmSync(path.join(os.tmpdir(), entry), { recursive: true, force: true })
+          }
+        },
+        catch: (e) => new EngineError({ reason: "remove-failed", detail: `the build folders of ended runs: ${String(e)}` })
+      })
       return stale.length + builds
     })
 
