@@ -74,24 +74,70 @@ const VERIFIER_LOG_LINES = 40
 const shellWord = (w: string): string => `'${w.replace(/'/g, `'\\''`)}'`
 
 /**
- * The provided-pytest verifier: what test.sh would install and the image lacks (its apt packages;
- * the Python packages it would fetch from PyPI, as Debian's python3-* packages) installed from
- * Debian where apt can, then tests/test_outputs.py run with the image's pytest, from the image's
- * WORKDIR as test.sh is, the reward written as test.sh writes it. What was installed is in the log.
+ * Stand-ins for what a Terminal-Bench verifier fetches from the internet, put first on test.sh's
+ * PATH: `uvx`/`uv run` run their command with the image's Python (pytest as `python3 -m pytest`,
+ * without the JSON report plugin's `--ctrf FILE`), `pip install` installs nothing from PyPI, and
+ * `curl` of astral.sh's installer answers an empty script; anything else goes to the real program.
+ */
+const shims: Readonly<Record<string, string>> = {
+  uvx: [
+    "#!/bin/bash",
+    "# assay's provided-pytest stand-in for uvx: the image's Python, no download.",
+    "while [ $# -gt 0 ]; do case \"$1\" in -p|--python|-w|--with|--from|--index-url) shift 2;; --with=*|--python=*|--from=*) shift;; -*) shift;; *) break;; esac; done",
+    "tool=\"$1\"; shift",
+    "args=(); while [ $# -gt 0 ]; do case \"$1\" in --ctrf) shift 2;; --ctrf=*) shift;; *) args+=(\"$1\"); shift;; esac; done",
+    "if [ \"$tool\" = pytest ]; then exec python3 -m pytest \"${args[@]}\"; fi",
+    "exec \"$tool\" \"${args[@]}\""
+  ].join("\n"),
+  uv: [
+    "#!/bin/bash",
+    "# assay's provided-pytest stand-in for uv: `uv run CMD` runs CMD with the image's Python; `uv pip install` installs nothing.",
+    "if [ \"$1\" = run ]; then shift; while [ $# -gt 0 ]; do case \"$1\" in -p|--python|-w|--with|--from) shift 2;; -*) shift;; *) break;; esac; done; exec /tmp/assay-shims/uvx \"$@\"; fi",
+    "if [ \"$1\" = pip ] && [ \"$2\" = install ]; then echo \"provided-pytest: not installing from PyPI: ${*:3}\"; exit 0; fi",
+    "echo \"provided-pytest: uv $1 is not stood in\" >&2; exit 1"
+  ].join("\n"),
+  pip: [
+    "#!/bin/bash",
+    "# assay's provided-pytest stand-in for pip install: nothing from PyPI (Debian's packages stand in).",
+    "if [ \"$1\" = install ]; then echo \"provided-pytest: not installing from PyPI: ${*:2}\"; exit 0; fi",
+    "exec python3 -m pip \"$@\""
+  ].join("\n"),
+  curl: [
+    "#!/bin/bash",
+    "# assay's provided-pytest stand-in for curl: uv's installer is not fetched; the rest goes to curl.",
+    "for a in \"$@\"; do case \"$a\" in *astral.sh*) exit 0;; esac; done",
+    "PATH=\"${PATH#/tmp/assay-shims:}\" exec curl \"$@\""
+  ].join("\n")
+}
+
+/**
+ * The provided-pytest verifier: test.sh itself (its own setup steps and its reward), with what it
+ * would fetch from the internet stood in:
+ * - what it would install and the image lacks (its apt packages; the Python packages of
+ *   `uvx -w` and `pip install`, as Debian's python3-* packages) installed from Debian, each on
+ *   its own, where apt can; a marker line says what was installed and what could not be;
+ * - uv, uvx, pip and uv's installer replaced by the stand-ins above, so its tests run with the
+ *   image's pytest.
  */
 export const providedPytest = (deps: VerifierDependencies): string => {
   const python = deps.python.map((d) => `${d.module}:${d.debian}`).join(" ")
+  const writeShims = Object.entries(shims).map(([name, text]) =>
+    `printf '%s\\n' ${shellWord(text)} > /tmp/assay-shims/${name} && chmod +x /tmp/assay-shims/${name}`
+  )
   return [
     `missing=""`,
     ...(deps.apt.length > 0 ? [`for p in ${deps.apt.map(shellWord).join(" ")}; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done`] : []),
     ...(python !== "" ? [`for pair in ${python}; do python3 -c "import \${pair%%:*}" 2>/dev/null || missing="$missing \${pair#*:}"; done`] : []),
     `if [ -n "$missing" ] && command -v apt-get >/dev/null; then`,
-    `  echo "provided-pytest: installing what test.sh would, from Debian:$missing"`,
-    `  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing) > /tmp/assay-verifier-deps.log 2>&1 \\`,
-    `    || { echo "provided-pytest: could not install:$missing"; tail -n 5 /tmp/assay-verifier-deps.log; }`,
+    `  apt-get update -qq > /tmp/assay-verifier-deps.log 2>&1`,
+    `  for p in $missing; do`,
+    `    if DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$p" >> /tmp/assay-verifier-deps.log 2>&1; then installed="$installed $p"; else failed="$failed $p"; fi`,
+    `  done`,
+    `  echo "provided-pytest: installed from Debian:\${installed:- none}; could not install:\${failed:- none}"`,
     `fi`,
-    "if [ -f /tests/test_outputs.py ]; then python3 -m pytest /tests/test_outputs.py -rA; else python3 -m pytest /tests -rA; fi",
-    "if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi"
+    `mkdir -p /tmp/assay-shims "$HOME/.local/bin" && touch "$HOME/.local/bin/env"`,
+    ...writeShims,
+    `PATH="/tmp/assay-shims:$PATH" bash /tests/test.sh`
   ].join("\n")
 }
 
@@ -200,7 +246,11 @@ export const containerHandler = (place: AttemptContainer): WE.Handler => {
           const read = yield* engine.exec(c, { command: "cat /logs/verifier/reward.txt", timeoutSeconds: 30 }).pipe(Effect.mapError(engineFailed))
           const text = read.exitCode === 0 ? read.output.trim() : ""
           const reward = text !== "" && Number.isFinite(Number(text)) ? Number(text) : null
-          const log = r.output.trimEnd().split("\n").slice(-VERIFIER_LOG_LINES).join("\n")
+          const lines = r.output.trimEnd().split("\n")
+          // What the provided-pytest mode installed, kept above the tail however long the log is.
+          const standIns = lines.find((l) => l.startsWith("provided-pytest: installed from Debian:"))
+          const kept = lines.slice(-VERIFIER_LOG_LINES)
+          const log = (standIns !== undefined && !kept.includes(standIns) ? [standIns, "[...]", ...kept] : kept).join("\n")
           return Schema.encodeSync(VerifierResult)({ reward, exitCode: r.exitCode, timedOut: r.timedOut, log })
         }
         default:

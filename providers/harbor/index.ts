@@ -154,7 +154,10 @@ const oracle = (task: HarborTask): Agent.Agent => {
   }
 }
 
-/** What the provided-pytest mode installs from Debian where the image lacks it, in place of what test.sh would install. */
+/**
+ * What test.sh would install that the provided-pytest mode takes from Debian instead, where the
+ * image lacks it (what was installed, and what could not be, is the first line of the verifier's log).
+ */
 const standIns = (task: HarborTask): { readonly verifierStandIns?: ReadonlyArray<string> } => {
   const deps = verifierDependencies(task.testScript)
   const lines = [...deps.apt.map((p) => `${p} (apt)`), ...deps.python.map((d) => `${d.spec} -> Debian ${d.debian}`)]

@@ -144,6 +144,41 @@ describe.skipIf(unable !== null)(`Harbor-format tasks in podman${unable !== null
       expect(replayed.recording).toEqual(live.recording)
     }))
 
+  it.effect("provided-pytest runs test.sh itself (its own setup steps, its reward), with uvx, pip and uv's installer stood in and its PyPI packages taken from Debian", () =>
+    Effect.gen(function*() {
+      const dir = tempDir("assay-harbor-")
+      fs.cpSync(path.join(fixtures, "csv-totals"), path.join(dir, "stand-ins"), { recursive: true })
+      // A setup step of test.sh's own (a helper copied next to the tests), and a package from PyPI (yaml).
+      fs.writeFileSync(path.join(dir, "stand-ins/tests/helper.py"), "EXPECTED = {'ada': 20.0, 'bob': 7.0, 'cy': 10.0}\n")
+      fs.writeFileSync(
+        path.join(dir, "stand-ins/tests/test_outputs.py"),
+        ["import json, sys, yaml", "sys.path.insert(0, '/app')", "from helper import EXPECTED", "", "def test_totals():", "    assert yaml.safe_load(open('/app/totals.json')) == EXPECTED", ""].join("\n")
+      )
+      fs.writeFileSync(
+        path.join(dir, "stand-ins/tests/test.sh"),
+        [
+          "#!/bin/bash",
+          "curl -LsSf https://astral.sh/uv/0.9.5/install.sh | sh",
+          "source $HOME/.local/bin/env",
+          "cp /tests/helper.py /app/helper.py",
+          "pip install pyyaml==6.0.2",
+          "uvx -p 3.13 -w pytest==8.4.1 -w pytest-json-ctrf==0.3.5 -w pyyaml==6.0.2 pytest --ctrf /logs/verifier/ctrf.json /tests/test_outputs.py -rA",
+          "if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi",
+          ""
+        ].join("\n")
+      )
+      const p = harbor.make({ dir, engine: "podman", images })
+      const env = (yield* p.environments)[0]!
+      const a = yield* evaluate(env, { capabilities: p.capabilities, agentDef: Agent.referenceDef("gold"), agent: yield* p.scripted("gold", env), repetition: 0 })
+      const evidence = a.evidence as { readonly verifier: string; readonly verifierStandIns: ReadonlyArray<string> }
+      expect(evidence.verifier).toBe("provided-pytest")
+      expect(evidence.verifierStandIns).toEqual(["pyyaml==6.0.2 -> Debian python3-yaml"])
+      const log = (a.verdict.details as { readonly log: string }).log
+      expect(log, log).toMatch(/provided-pytest: installed from Debian: python3-yaml; could not install: none/)
+      expect(log).toMatch(/provided-pytest: not installing from PyPI: pyyaml==6.0.2/)
+      expect(a.verdict.reward, log).toBe(1)
+    }))
+
   it.effect("a task whose environment does not build is not run: the cell says so with the build's last lines", () =>
     Effect.gen(function*() {
       const dir = tempDir("assay-harbor-")
