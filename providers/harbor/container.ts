@@ -76,7 +76,8 @@ const shellWord = (w: string): string => `'${w.replace(/'/g, `'\\''`)}'`
 /**
  * Stand-ins for what a Terminal-Bench verifier fetches from the internet, put first on test.sh's
  * PATH: `uvx`/`uv run` run their command with the image's Python (pytest as `python3 -m pytest`,
- * without the JSON report plugin's `--ctrf FILE`), `pip install` installs nothing from PyPI, and
+ * without the JSON report plugin's `--ctrf FILE`, as a bare `pytest` is too), `pip install`
+ * installs nothing from PyPI, and
  * `curl` of astral.sh's installer answers an empty script; anything else goes to the real program.
  */
 const shims: Readonly<Record<string, string>> = {
@@ -101,6 +102,12 @@ const shims: Readonly<Record<string, string>> = {
     "# assay's provided-pytest stand-in for pip install: nothing from PyPI (Debian's packages stand in).",
     "if [ \"$1\" = install ]; then echo \"provided-pytest: not installing from PyPI: ${*:2}\"; exit 0; fi",
     "exec python3 -m pip \"$@\""
+  ].join("\n"),
+  pytest: [
+    "#!/bin/bash",
+    "# assay's provided-pytest stand-in for pytest: the image's pytest, without the JSON report plugin's --ctrf FILE.",
+    "args=(); while [ $# -gt 0 ]; do case \"$1\" in --ctrf) shift 2;; --ctrf=*) shift;; *) args+=(\"$1\"); shift;; esac; done",
+    "exec python3 -m pytest \"${args[@]}\""
   ].join("\n"),
   curl: [
     "#!/bin/bash",
