@@ -6,8 +6,9 @@
  * Each command is sent as `eval` of its base64 text (a command with a syntax error or an unclosed
  * quote answers bash's error and leaves the shell as it was), with stdin from /dev/null (a command
  * that reads its input ends rather than swallowing the next command), then a line with a marker
- * and its exit status, which ends its output. At its deadline the shell's descendants are killed
- * (the shell stays, with its directory and variables); a shell that ended (`exit`) or does not
+ * and its exit status, which ends its output. At its deadline the rest of its line is stopped and
+ * what it started is killed (the shell stays, with its directory, variables and the background
+ * processes of earlier commands); a shell that ended (`exit`) or does not
  * answer is started again at the next call, in the image's working directory, and says so.
  */
 import { spawn } from "node:child_process"
@@ -26,22 +27,33 @@ const MAX_OUTPUT_BYTES = 1024 * 1024
 /** After a command's deadline and the kill, how long its marker may take before the shell is given up. */
 const AFTER_KILL_MS = 15_000
 
+/** Where the shell notes when its current command started (clock ticks since boot, as /proc has it). */
+const STARTED_FILE = "/tmp/.assay-terminal-started"
+
 /**
  * bash in the container: stops the command line the shell `pid` runs (USR1 first: its trap returns
  * from the running command once the killed process is reaped, so the rest of the line does not
- * run, as Ctrl-C stops a line in a terminal), then kills every descendant of the shell.
+ * run, as Ctrl-C stops a line in a terminal), then kills what that command started: the shell's
+ * children started since the command did, and all under them. A background process an earlier
+ * command started (a server) is left running, as Ctrl-C leaves it.
  */
-const killDescendants = (pid: number): string =>
+const killCommand = (pid: number): string =>
   [
     `kill -USR1 ${pid} 2>/dev/null`,
-    `victims=""; changed=1; set -- ${pid}`,
-    `while [ "$changed" = 1 ]; do changed=0`,
+    `t0=$(cat ${STARTED_FILE} 2>/dev/null); t0=\${t0:-0}`,
+    `set --`,
+    `for stat in /proc/[0-9]*/stat; do`,
+    `  { read -ra f < "$stat"; } 2>/dev/null || continue`,
+    `  [ "\${f[3]}" = ${pid} ] && [ "\${f[21]}" -ge "$t0" ] && set -- "$@" "\${f[0]}"`,
+    `done`,
+    `changed=1`,
+    `while [ "$changed" = 1 ] && [ $# -gt 0 ]; do changed=0`,
     `  for stat in /proc/[0-9]*/stat; do`,
-    `    read -r p _ _ ppid _ < "$stat" 2>/dev/null || continue`,
-    `    case " $* " in *" $ppid "*) case " $* " in *" $p "*) ;; *) set -- "$@" "$p"; victims="$victims $p"; changed=1;; esac;; esac`,
+    `    { read -ra f < "$stat"; } 2>/dev/null || continue`,
+    `    case " $* " in *" \${f[3]} "*) case " $* " in *" \${f[0]} "*) ;; *) set -- "$@" "\${f[0]}"; changed=1;; esac;; esac`,
     `  done`,
     `done`,
-    `[ -n "$victims" ] && kill -KILL $victims 2>/dev/null; true`
+    `[ $# -gt 0 ] && kill -KILL "$@" 2>/dev/null; true`
   ].join("\n")
 
 interface Answer {
@@ -176,14 +188,16 @@ export const openShell = (engine: Engine, container: string): Shell => {
       }
       const s = live
       const b64 = Buffer.from(command, "utf8").toString("base64")
-      s.write(`__assay_run "$(printf '%s' '${b64}' | base64 -d)" < /dev/null; __assay_status=$?; trap - USR1\nprintf '\\n%s %d\\n' '${marker}' "$__assay_status"\n`)
+      // The command's start (a child's start time: now, in the ticks /proc counts) for killCommand.
+      const started = `cut -d' ' -f22 /proc/self/stat > ${STARTED_FILE}`
+      s.write(`${started}; __assay_run "$(printf '%s' '${b64}' | base64 -d)" < /dev/null; __assay_status=$?; trap - USR1\nprintf '\\n%s %d\\n' '${marker}' "$__assay_status"\n`)
       const first = yield* awaitMarker(s, Math.max(1, timeoutSeconds) * 1000)
       if (first !== "late") {
         if (first === null) return { exitCode: null, timedOut: false, output: `${note}[the shell ended]` }
         return { exitCode: first.status, timedOut: false, output: note + first.output }
       }
       // The deadline: the command and what it started are killed; the shell stays.
-      yield* Effect.ignore(engine.exec(container, { command: killDescendants(s.pid), timeoutSeconds: 30 }))
+      yield* Effect.ignore(engine.exec(container, { command: killCommand(s.pid), timeoutSeconds: 30 }))
       const after = yield* awaitMarker(s, AFTER_KILL_MS)
       if (after === "late" || after === null) {
         s.kill()

@@ -44,7 +44,9 @@ describe.skipIf(unable !== null)(`the terminal's shell${unable !== null ? ` (ski
     inContainer((engine, c) =>
       Effect.gen(function*() {
         const shell = openShell(engine, c)
-        yield* shell.run("cd /tmp", 60)
+        // A background process of an earlier command, as a server would be.
+        yield* shell.run("cd /tmp && (sleep 1234 &)", 60)
+        yield* shell.run("sleep 1235 &", 60)
         const slow = yield* shell.run("echo started; sleep 300; echo never", 2)
         expect(slow.timedOut).toBe(true)
         expect(slow.output).toContain("started")
@@ -53,6 +55,9 @@ describe.skipIf(unable !== null)(`the terminal's shell${unable !== null ? ` (ski
         const running = yield* engine.exec(c, { command: "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done 2>/dev/null", timeoutSeconds: 30 })
         expect(running.output).toContain("sleep infinity")
         expect(running.output).not.toContain("sleep 300")
+        // What earlier commands left running is left running, as Ctrl-C in a terminal leaves it.
+        expect(running.output).toContain("sleep 1234")
+        expect(running.output).toContain("sleep 1235")
         expect((yield* shell.run("pwd", 60)).output).toBe("/tmp\n")
         const ended = yield* shell.run("exit 3", 60)
         expect(ended.exitCode).toBeNull()
