@@ -15,6 +15,7 @@ import * as Model from "../../src/model/Model.ts"
 import type { Attempt } from "../../src/schema/Attempt.ts"
 import * as harbor from "../../providers/harbor/index.ts"
 import { idleModel, runBridged, toolsBin } from "../harness/bridgeSupport.ts"
+import { tempDir } from "../support/tempDirs.ts"
 import { containersOf, fixtures, images, unable } from "./podman.ts"
 
 const provider: Provider = harbor.make({ dir: fixtures, engine: "podman", images })
@@ -65,6 +66,33 @@ describe.skipIf(notHere !== null)(`agent CLIs inside the task's container${notHe
     const replayed = await Effect.runPromise(runBridged(provider, env, "claude", Model.scripted(() => ({ text: "unused" })), live.recording))
     expect(replayed.verdict.reward).toBe(1)
     expect(agentCalls(replayed).length).toBe(agentCalls(live).length)
+    expect(containersOf(process.pid)).toBe("")
+  }, 300_000)
+
+  it("in a task without internet (allow_internet = false): the container has no network, yet the CLI's calls reach the proxy through the relay", async () => {
+    const dir = tempDir("assay-harbor-offline-")
+    fs.cpSync(path.join(fixtures, "fix-failing-test"), path.join(dir, "offline"), { recursive: true })
+    const toml = path.join(dir, "offline/task.toml")
+    fs.writeFileSync(toml, fs.readFileSync(toml, "utf8").replace("[environment]", "[environment]\nallow_internet = false"))
+    const offline = harbor.make({ dir, engine: "podman", images })
+    const env = (await Effect.runPromise(offline.environments))[0]!
+    // The model also has the CLI look at the container's network: only its loopback is there.
+    let calls = 0
+    const model = Model.scripted((request) => {
+      if (!request.tools.some((t) => t.name === "Bash")) return { text: "ok" }
+      calls++
+      return calls === 1
+        ? { toolCalls: [{ id: "call_net", name: "Bash", arguments: { command: `ls /sys/class/net; ${solve}`, description: "Look, then fix" } }] }
+        : { text: "Fixed." }
+    })
+    const live = await Effect.runPromise(runBridged(offline, env, "claude", model))
+    expect(live.verdict.ended, JSON.stringify(live.verdict)).toBeNull()
+    expect(live.verdict.reward).toBe(1)
+    // The tool result the CLI sent back in its next request: the interfaces the container has.
+    const second = agentCalls(live)[1]!.request as { readonly messages: ReadonlyArray<{ readonly role: string; readonly content?: unknown }> }
+    const results = JSON.stringify(second.messages.filter((m) => m.role === "tool"))
+    expect(results).toMatch(/\blo\b/)
+    expect(results).not.toMatch(/eth0|tap0/)
     expect(containersOf(process.pid)).toBe("")
   }, 300_000)
 
