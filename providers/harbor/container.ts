@@ -128,7 +128,7 @@ const shims: Readonly<Record<string, string>> = {
  */
 export const providedPytest = (deps: VerifierDependencies): string => {
   const python = deps.python.map((d) => `${d.module}:${d.debian}`).join(" ")
-  const writeShims = Object.entries(shims).map(([name, text]) =>
+  const writeShims = [...Object.entries(shims), ["pip3", shims["pip"]!] as const].map(([name, text]) =>
     `printf '%s\\n' ${shellWord(text)} > /tmp/assay-shims/${name} && chmod +x /tmp/assay-shims/${name}`
   )
   return [
