@@ -84,7 +84,7 @@ const shims: Readonly<Record<string, string>> = {
   uvx: [
     "#!/bin/bash",
     "# assay's provided-pytest stand-in for uvx: the image's Python, no download.",
-    "while [ $# -gt 0 ]; do case \"$1\" in -p|--python|-w|--with|--from|--index-url) shift 2;; --with=*|--python=*|--from=*) shift;; -*) shift;; *) break;; esac; done",
+    "while [ $# -gt 0 ]; do case \"$1\" in -p|--python|-w|--with|--from|--index|--index-url|--extra-index-url|--default-index|--index-strategy|--with-requirements|--with-editable|--python-preference|--constraints|--overrides) shift 2;; --*=*) shift;; -*) shift;; *) break;; esac; done",
     "tool=\"$1\"; shift",
     "args=(); while [ $# -gt 0 ]; do case \"$1\" in --ctrf) shift 2;; --ctrf=*) shift;; *) args+=(\"$1\"); shift;; esac; done",
     "if [ \"$tool\" = pytest ]; then exec python3 -m pytest \"${args[@]}\"; fi",
@@ -93,7 +93,7 @@ const shims: Readonly<Record<string, string>> = {
   uv: [
     "#!/bin/bash",
     "# assay's provided-pytest stand-in for uv: `uv run CMD` runs CMD with the image's Python; `uv pip install` installs nothing.",
-    "if [ \"$1\" = run ]; then shift; while [ $# -gt 0 ]; do case \"$1\" in -p|--python|-w|--with|--from) shift 2;; -*) shift;; *) break;; esac; done; exec /tmp/assay-shims/uvx \"$@\"; fi",
+    "if [ \"$1\" = run ]; then shift; while [ $# -gt 0 ]; do case \"$1\" in -p|--python|-w|--with|--from|--index|--index-url|--extra-index-url|--default-index|--index-strategy|--with-requirements|--with-editable|--python-preference) shift 2;; -*) shift;; *) break;; esac; done; exec /tmp/assay-shims/uvx \"$@\"; fi",
     "if [ \"$1\" = pip ] && [ \"$2\" = install ]; then echo \"provided-pytest: not installing from PyPI: ${*:3}\"; exit 0; fi",
     "echo \"provided-pytest: uv $1 is not stood in\" >&2; exit 1"
   ].join("\n"),

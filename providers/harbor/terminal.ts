@@ -27,24 +27,24 @@ const MAX_OUTPUT_BYTES = 1024 * 1024
 /** After a command's deadline and the kill, how long its marker may take before the shell is given up. */
 const AFTER_KILL_MS = 15_000
 
-/** Where the shell notes when its current command started (clock ticks since boot, as /proc has it). */
-const STARTED_FILE = "/tmp/.assay-terminal-started"
+/** Where the shell notes, as each command starts, the background jobs earlier commands left running. */
+const JOBS_FILE = "/tmp/.assay-terminal-jobs"
 
 /**
  * bash in the container: stops the command line the shell `pid` runs (USR1 first: its trap returns
  * from the running command once the killed process is reaped, so the rest of the line does not
  * run, as Ctrl-C stops a line in a terminal), then kills what that command started: the shell's
- * children started since the command did, and all under them. A background process an earlier
- * command started (a server) is left running, as Ctrl-C leaves it.
+ * children but the background jobs of earlier commands, and all under them. A background process
+ * an earlier command started (a server) is left running, as Ctrl-C leaves it.
  */
 const killCommand = (pid: number): string =>
   [
     `kill -USR1 ${pid} 2>/dev/null`,
-    `t0=$(cat ${STARTED_FILE} 2>/dev/null); t0=\${t0:-0}`,
+    `spared=" $(tr '\\n' ' ' < ${JOBS_FILE} 2>/dev/null) "`,
     `set --`,
     `for stat in /proc/[0-9]*/stat; do`,
     `  { read -ra f < "$stat"; } 2>/dev/null || continue`,
-    `  [ "\${f[3]}" = ${pid} ] && [ "\${f[21]}" -ge "$t0" ] && set -- "$@" "\${f[0]}"`,
+    `  [ "\${f[3]}" = ${pid} ] && case "$spared" in *" \${f[0]} "*) ;; *) set -- "$@" "\${f[0]}";; esac`,
     `done`,
     `changed=1`,
     `while [ "$changed" = 1 ] && [ $# -gt 0 ]; do changed=0`,
@@ -188,8 +188,8 @@ export const openShell = (engine: Engine, container: string): Shell => {
       }
       const s = live
       const b64 = Buffer.from(command, "utf8").toString("base64")
-      // The command's start (a child's start time: now, in the ticks /proc counts) for killCommand.
-      const started = `cut -d' ' -f22 /proc/self/stat > ${STARTED_FILE}`
+      // The background jobs running as the command starts, which killCommand leaves alone.
+      const started = `jobs -p > ${JOBS_FILE}`
       s.write(`${started}; __assay_run "$(printf '%s' '${b64}' | base64 -d)" < /dev/null; __assay_status=$?; trap - USR1\nprintf '\\n%s %d\\n' '${marker}' "$__assay_status"\n`)
       const first = yield* awaitMarker(s, Math.max(1, timeoutSeconds) * 1000)
       if (first !== "late") {

@@ -162,7 +162,7 @@ describe.skipIf(unable !== null)(`Harbor-format tasks in podman${unable !== null
           "source $HOME/.local/bin/env",
           "cp /tests/helper.py /app/helper.py",
           "pip install pyyaml==6.0.2",
-          "uvx -p 3.13 -w pytest==8.4.1 -w pytest-json-ctrf==0.3.5 -w pyyaml==6.0.2 pytest --ctrf /logs/verifier/ctrf.json /tests/test_outputs.py -rA",
+          "uvx -p 3.13 --index https://download.pytorch.org/whl/cpu --index-strategy unsafe-best-match -w pytest==8.4.1 -w pytest-json-ctrf==0.3.5 -w pyyaml==6.0.2 pytest --ctrf /logs/verifier/ctrf.json /tests/test_outputs.py -rA",
           "if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi",
           ""
         ].join("\n")
