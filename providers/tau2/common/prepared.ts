@@ -71,17 +71,91 @@ const asForm = (v: unknown, byteLength: number): Form | undefined => {
   return f.tables.every((t) => isFormTable(t, byteLength)) ? (v as Form) : undefined
 }
 
+type Spans = Map<string, Map<string, readonly [number, number]>>
+
 /** Where each table's records stand in the text: db.json is an object of tables, each an object of records. */
-const recordSpans = (text: string): Map<string, Map<string, readonly [number, number]>> | undefined => {
+export const recordSpans = (text: string): Spans | undefined => {
   const top = objectMembers(text, 0)
   if (top === undefined || skipWhitespace(text, top.end) !== text.length) return undefined
-  const out = new Map<string, Map<string, readonly [number, number]>>()
+  const out: Spans = new Map()
   for (const table of top.members) {
     const records = objectMembers(text, table.start)
     if (records === undefined || out.has(table.key)) continue // not a table of records, or named twice: not prepared
     const spans = new Map<string, readonly [number, number]>()
     for (const m of records.members) spans.set(m.key, [m.start, m.end])
     if (spans.size === records.members.length) out.set(table.key, spans)
+  }
+  return out
+}
+
+// A member's line in indented JSON: a newline, its indentation, its key's opening quote.
+const MEMBER_LINE = /\r?\n( +)"/y
+// What may follow a member's value: white space, then a comma or the object's end.
+const AFTER_VALUE = /[ \t\r\n]*([,}])/y
+
+/**
+ * The members of the object whose `{` is at `open`, in a text indented as json.dump(indent=N)
+ * writes it (tau2's DBs are): each member on a line of its own, at one indentation, and a value
+ * that spans lines ends on the first later line holding only its closing bracket at that
+ * indentation. No JSON string holds a newline, so the platform's indexOf finds that line without
+ * reading the strings between, which `recordSpans` steps through one by one (most of its time).
+ * Undefined as soon as the text is laid out otherwise. Spans found this way are not trusted
+ * alone: `makeForm` loads every record from its slice and compares it with the full parse's.
+ */
+const indentedMembers = (text: string, open: number): { readonly members: Map<string, readonly [number, number]>; readonly end: number } | undefined => {
+  MEMBER_LINE.lastIndex = open + 1
+  const first = MEMBER_LINE.exec(text)
+  if (first === null) return undefined
+  const indent = first[1]!
+  const members = new Map<string, readonly [number, number]>()
+  let quote = MEMBER_LINE.lastIndex - 1
+  for (;;) {
+    const keyEnd = text.indexOf('"', quote + 1)
+    const key = text.slice(quote + 1, keyEnd)
+    if (keyEnd < 0 || key.includes("\\") || members.has(key)) return undefined
+    const start = skipWhitespace(text, skipWhitespace(text, keyEnd + 1) + 1)
+    if (text.charCodeAt(skipWhitespace(text, keyEnd + 1)) !== 0x3a) return undefined
+    const c = text.charCodeAt(start)
+    let end: number
+    if (c === 0x7b || c === 0x5b) {
+      const close = c === 0x7b ? "}" : "]"
+      if (text[start + 1] === close) end = start + 2
+      else {
+        const line = text.indexOf(`\n${indent}${close}`, start)
+        if (line < 0) return undefined
+        end = line + indent.length + 2
+      }
+    } else {
+      // A scalar: the rest of its line, less the comma after it.
+      const line = text.indexOf("\n", start)
+      end = line < 0 ? text.length : line
+      while (end > start && " \t\r,".includes(text[end - 1]!)) end--
+      if (text.charCodeAt(start) === 0x22 && text.slice(start + 1, end - 1).includes('"')) return undefined
+    }
+    members.set(key, [start, end])
+    AFTER_VALUE.lastIndex = end
+    const after = AFTER_VALUE.exec(text)
+    if (after === null) return undefined
+    if (after[1] === "}") return { members, end: AFTER_VALUE.lastIndex }
+    MEMBER_LINE.lastIndex = AFTER_VALUE.lastIndex
+    const next = MEMBER_LINE.exec(text)
+    if (next === null || next[1] !== indent) return undefined
+    quote = MEMBER_LINE.lastIndex - 1
+  }
+}
+
+/** `recordSpans` for an indented text, found with a few indexOf calls per record; undefined when it is laid out otherwise. */
+export const indentedSpans = (text: string): Spans | undefined => {
+  const open = skipWhitespace(text, 0)
+  if (text.charCodeAt(open) !== 0x7b) return undefined
+  const top = indentedMembers(text, open)
+  if (top === undefined || skipWhitespace(text, top.end) !== text.length) return undefined
+  const out: Spans = new Map()
+  for (const [name, [start, end]] of top.members) {
+    if (text.charCodeAt(start) !== 0x7b) continue // not a table of records
+    const records = indentedMembers(text, start)
+    if (records === undefined || records.end !== end) return undefined
+    out.set(name, records.members)
   }
   return out
 }
@@ -112,8 +186,7 @@ const sameJson = (a: Json, b: Json): boolean => {
  * The form of `world` over `text`, when every record's slice loads to the same record (the same
  * JSON, key order included: no second world to hash); else undefined.
  */
-const makeForm = (domain: PreparedDomain, text: string, world: World.World): ReadonlyArray<FormTable> | undefined => {
-  const spans = recordSpans(text)
+const formOf = (domain: PreparedDomain, text: string, world: World.World, spans: Spans | undefined): ReadonlyArray<FormTable> | undefined => {
   if (spans === undefined) return undefined
   const tables: Array<FormTable> = []
   for (const name of World.tableNames(world)) {
@@ -132,6 +205,10 @@ const makeForm = (domain: PreparedDomain, text: string, world: World.World): Rea
   }
   return tables
 }
+
+/** The form of `world` over `text`: from the spans its indentation gives, else from a scan of every string and bracket. */
+const makeForm = (domain: PreparedDomain, text: string, world: World.World): ReadonlyArray<FormTable> | undefined =>
+  formOf(domain, text, world, indentedSpans(text)) ?? formOf(domain, text, world, recordSpans(text))
 
 /** How World digests records now: a form's table digests hold only while this is unchanged. */
 let hashing: string | undefined

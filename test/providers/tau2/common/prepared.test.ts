@@ -3,9 +3,9 @@ import { createHash } from "node:crypto"
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, Either } from "effect"
-import { DataRoot } from "../../../../src/index.ts"
+import { type Canonical, DataRoot } from "../../../../src/index.ts"
 import * as World from "../../../../src/world/World.ts"
-import { preparedWorld } from "../../../../providers/tau2/common/prepared.ts"
+import { indentedSpans, type PreparedDomain, preparedWorld, recordSpans } from "../../../../providers/tau2/common/prepared.ts"
 import { airlineWorld, pinnedFiles as airlineFiles, readPinned as readAirline } from "../../../../providers/tau2/airline/data.ts"
 import { upstreamDbHash as airlineHash } from "../../../../providers/tau2/airline/hash.ts"
 import { loadRetailData, pinnedFiles, readPinned, readPinnedBytes, retailWorld, worldFromDbText } from "../../../../providers/tau2/retail/data.ts"
@@ -132,6 +132,48 @@ describe("a DB domain's world from its prepared form", () => {
     expect(world.source).toBe("parsed")
     expect(World.digest(world.world)).toBe(World.digest(Either.getOrThrow(worldFromDbText(text))))
     expect(load().source).toBe("prepared")
+  })
+
+  it("any layout of the file: the form's record spans are right however it is indented (or not), so later loads make the full parse's world", () => {
+    // A domain of plain records: its full parse is JSON.parse, each record loads from its slice.
+    const domain: PreparedDomain = {
+      kind: "layout-test",
+      full: (text) => {
+        const db = JSON.parse(text) as Record<string, Record<string, Canonical.Json>>
+        return Either.right(World.fromEntries(Object.entries(db).map(([t, records]) => [t, Object.entries(records)] as const)))
+      },
+      records: { people: (text) => JSON.parse(text) as Canonical.Json, notes: (text) => JSON.parse(text) as Canonical.Json }
+    }
+    const db = {
+      people: { ann: { name: "Ann", tags: ["a", "}"], address: { city: "X\n    }" } }, bob: { name: "Bob \"B\"", tags: [], address: {} }, cy: 3 },
+      notes: { n1: "a, b", n2: [1, 2.5, { deep: [[]] }], n3: false, n4: { "}": "{" } }
+    }
+    const misleading = [
+      "{",
+      '  "people": {',
+      '    "ann": {"name": "Ann", "tags": ["a", "}"], "address": {"city": "X\\n    }"',
+      "    }},",
+      '    "bob": {"name": "Bob \\"B\\"", "tags": [',
+      "    ], \"address\": {}},",
+      '    "cy": 3',
+      "  },",
+      '  "notes": {"n1": "a, b", "n2": [1, 2.5, {"deep": [[]]}], "n3": false, "n4": {"}": "{"}}',
+      "}"
+    ].join("\n")
+    expect(JSON.parse(misleading)).toEqual(db)
+    const layouts = [JSON.stringify(db, null, 4), JSON.stringify(db, null, 2), JSON.stringify(db), JSON.stringify(db, null, 4).replaceAll("\n", "\r\n"), JSON.stringify(db, null, "\t"), misleading]
+    for (const [i, text] of layouts.entries()) {
+      // The spans read from the indentation (a few indexOf per record) are the full scan's, or none.
+      const fast = indentedSpans(text)
+      expect(fast === undefined ? undefined : [...fast]).toEqual(i < 2 || i === 3 ? [...recordSpans(text)!] : undefined)
+      const first = Either.getOrThrow(preparedWorld(domain, text))
+      expect(first.source).toBe("parsed")
+      const next = Either.getOrThrow(preparedWorld(domain, text))
+      expect(next.source).toBe("prepared")
+      expect(World.toJson(next.world)).toEqual(World.toJson(first.world))
+      expect(World.toJson(next.world)).toEqual(db)
+      expect(World.digest(next.world)).toBe(World.digest(first.world))
+    }
   })
 
   it("airline: the world from its form equals the full parse's, upstream's hash included", () => {
