@@ -22,11 +22,11 @@ import { Effect } from "effect"
 import type * as Engine from "../../src/container/Engine.ts"
 import { relayLoopback } from "../../src/container/Relay.ts"
 import { RUN_TOKEN_VARIABLE } from "../../src/harness/Process.ts"
-import { type Bind, SandboxError, type SandboxService, type SandboxSpec } from "../../src/sandbox/Sandbox.ts"
+import { type Bind, bindOf, SandboxError, type SandboxService, type SandboxSpec } from "../../src/sandbox/Sandbox.ts"
 import type { AttemptContainer } from "./container.ts"
 
 const mountsOf = (binds: ReadonlyArray<Bind | string> | undefined, readOnly: boolean): Array<Engine.Mount> =>
-  (binds ?? []).map((b) => (typeof b === "string" ? { source: b, readOnly } : { source: b.source, ...(b.target !== undefined ? { target: b.target } : {}), readOnly }))
+  (binds ?? []).map((b) => ({ ...bindOf(b), readOnly }))
 
 /** Whether a file starts with `#!` (a script: its interpreter must be in the container). */
 const interpreterOf = (file: string): string | null => {

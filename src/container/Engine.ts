@@ -22,6 +22,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Context, Effect, Layer, Schema } from "effect"
+import { procPids, procTree } from "../harness/Proc.ts"
 
 export class EngineError extends Schema.TaggedError<EngineError>()("EngineError", {
   reason: Schema.Literal("unavailable", "build-failed", "start-failed", "exec-failed", "copy-failed", "remove-failed"),
@@ -131,52 +132,6 @@ interface CliResult {
   readonly timedOut: boolean
 }
 
-/** Every process's parent, from /proc (empty where there is none). */
-const parents = (): Map<number, number> => {
-  const out = new Map<number, number>()
-  let names: Array<string>
-  try {
-    names = fs.readdirSync("/proc")
-  } catch {
-    // No /proc: no tree to walk; the caller kills what it knows.
-    return out
-  }
-  for (const name of names) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const stat = fs.readFileSync(`/proc/${name}/stat`, "utf8")
-      // The command name (field 2) may hold spaces and parentheses: fields are read after its last ")".
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
-      out.set(Number(name), ppid)
-    } catch {
-      // Gone while we read: not in the tree any more.
-      continue
-    }
-  }
-  return out
-}
-
-/**
- * Kills a process and every descendant (SIGKILL), e.g. an image build's client and the RUN step
- * it runs, which the client's own death would leave running. Twice over, for what was forked
- * between the walk and the kill.
- */
-/** A process and its descendants, by pid. */
-const treeOf = (root: number): Set<number> => {
-  const tree = parents()
-  const found = new Set([root])
-  for (let grew = true; grew;) {
-    grew = false
-    for (const [pid, ppid] of tree) {
-      if (!found.has(pid) && found.has(ppid)) {
-        found.add(pid)
-        grew = true
-      }
-    }
-  }
-  return found
-}
-
 /**
  * The overlay layers the processes of a tree have as their root (`.../overlay/LAYER/diff` as the
  * upper directory of their "/"): a build's RUN step runs in its working container's layer.
@@ -201,9 +156,14 @@ const rootLayersOf = (pids: Iterable<number>): Set<string> => {
   return layers
 }
 
+/**
+ * Kills a process and every descendant (SIGKILL), e.g. an image build's client and the RUN step
+ * it runs, which the client's own death would leave running. Twice over, for what was forked
+ * between the walk and the kill.
+ */
 export const killTree = (root: number): void => {
   for (let round = 0; round < 2; round++) {
-    const found = treeOf(root)
+    const found = procTree(root)
     for (const pid of found) {
       try {
         process.kill(pid, "SIGKILL")
@@ -217,7 +177,7 @@ export const killTree = (root: number): void => {
 /** The argv of every process whose command line holds `needle` as one argument, by pid. */
 const processesWithArg = (needle: string): Map<number, ReadonlyArray<string>> => {
   const out = new Map<number, ReadonlyArray<string>>()
-  for (const pid of parents().keys()) {
+  for (const pid of procPids()) {
     try {
       const argv = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")
       if (argv.includes(needle) || argv.some((a) => a.startsWith(needle))) out.set(pid, argv)
@@ -371,7 +331,7 @@ export const make = (options: Options = {}): Effect.Effect<Engine, EngineError> 
      * after itself.
      */
     const stopBuild = (client: number): void => {
-      const layers = rootLayersOf(treeOf(client))
+      const layers = rootLayersOf(procTree(client))
       const mounted = name === "podman" && layers.size > 0 ? spawnSync(name, [...global, "mount"], { encoding: "utf8", timeout: 30_000 }).stdout ?? "" : ""
       killTree(client)
       const working = mounted.split("\n").flatMap((line) => {

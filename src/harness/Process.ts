@@ -22,6 +22,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Deferred, Effect, Option, Schema } from "effect"
+import { hasProc, procPids, procStat, type ProcStat } from "./Proc.ts"
 
 export interface ProcessSpec {
   readonly command: string
@@ -82,8 +83,6 @@ const TERM_GRACE_MS = 500
 const SWEEP_LIMIT_MS = 5_000
 const SWEEP_POLL_MS = 20
 
-const hasProc = fs.existsSync("/proc/self/stat")
-
 /**
  * Wall-clock sleep: a real process's deadline is wall time, not the Effect clock (under a
  * TestClock an Effect.sleep would never end, and the child would run forever).
@@ -108,28 +107,10 @@ const signal = (pid: number, sig: NodeJS.Signals): boolean => {
   }
 }
 
-interface Stat {
-  readonly ppid: number
-  readonly pgid: number
-  /** Start time in clock ticks since boot: with the pid, names one process (pids are reused). */
-  readonly start: string
-}
-
 /** /proc/PID/stat of a live process; undefined when it is gone or a zombie (nothing left to kill). */
-const statOf = (pid: number): Stat | undefined => {
-  let text: string
-  try {
-    text = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-  } catch (e) {
-    // Gone between listing /proc and reading it.
-    if (errnoOf(e) === "ENOENT" || errnoOf(e) === "ESRCH") return undefined
-    throw e
-  }
-  // The command name (field 2) may hold spaces and parentheses: fields are counted after the last ')'.
-  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ")
-  const [state, ppid, pgid] = fields
-  if (state === "Z" || state === "X") return undefined
-  return { ppid: Number(ppid), pgid: Number(pgid), start: fields[19] ?? "" }
+const statOf = (pid: number): ProcStat | undefined => {
+  const s = procStat(pid)
+  return s === undefined || s.state === "Z" || s.state === "X" ? undefined : s
 }
 
 const carriesToken = (pid: number, token: string): boolean => {
@@ -157,10 +138,8 @@ const membersOf = (
   token: string,
   known: ReadonlyMap<number, string>
 ): Map<number, string> => {
-  const stats = new Map<number, Stat>()
-  for (const name of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue
-    const pid = Number(name)
+  const stats = new Map<number, ProcStat>()
+  for (const pid of procPids()) {
     if (pid === process.pid) continue
     const s = statOf(pid)
     // Started before the leader: not of this run (and no environ to read, which is what costs).

@@ -194,7 +194,8 @@ export const installFolder = (executable: string): Bind | undefined => {
 
 const errnoOf = (e: unknown): unknown => (e instanceof Error && "code" in e ? e.code : undefined)
 
-const bindOf = (b: Bind | string): Required<Bind> =>
+/** A bind with its target made explicit (a bare path, or a bind without one, shows at its source). */
+export const bindOf = (b: Bind | string): Required<Bind> =>
   typeof b === "string" ? { source: b, target: b } : { source: b.source, target: b.target ?? b.source }
 
 /** System pieces of /etc programs read (the loader, users, names, certificates, time zone). */
