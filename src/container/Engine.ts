@@ -271,6 +271,20 @@ export const substitute = (dockerfile: string, substitutions: Substitutions): { 
 /** Where a process's image builds keep their files. */
 const buildDirOf = (pid: number): string => path.join(os.tmpdir(), `assay-builds-${pid}`)
 
+/**
+ * The builds' folder once its last build is done, so a process that builds and lives on leaves
+ * none (its exit, or the next start's sweep, removes what a killed build left); a folder another
+ * build still uses, or already gone, stays as it is.
+ */
+const removeIfEmpty = (dir: string): void => {
+  try {
+    fs.rmdirSync(dir)
+  } catch (e) {
+    const code = e instanceof Error && "code" in e ? e.code : undefined
+    if (code !== "ENOTEMPTY" && code !== "EEXIST" && code !== "ENOENT") throw e
+  }
+}
+
 /** Whether a process is alive (signal 0: no signal sent, only the check). */
 const alive = (pid: number): boolean => {
   try {
@@ -390,7 +404,10 @@ export const make = (options: Options = {}): Effect.Effect<Engine, EngineError> 
             file,
             spec.context
           ], spec.timeoutSeconds * 1000, 4 * 1024 * 1024, stopBuild, { TMPDIR: dir }).pipe(
-            Effect.ensuring(Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))),
+            Effect.ensuring(Effect.sync(() => {
+              fs.rmSync(dir, { recursive: true, force: true })
+              removeIfEmpty(buildDir)
+            })),
             Effect.mapError(failed("build-failed"))
           )
           if (result.timedOut) {
