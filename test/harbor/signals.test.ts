@@ -34,6 +34,13 @@ const containerStarted = async (child: ChildProcess): Promise<string> => {
   }
 }
 
+/**
+ * A RUN step's sleep, as the marker its process is found by: a number of this run's own, so a
+ * RUN step left by another run on the machine (another checkout's tests, an earlier run killed
+ * mid-way) is never taken for this one's.
+ */
+const markerSeconds = (): number => 7_000 + Math.floor(Math.random() * 7_000)
+
 /** A folder with one task whose image build sleeps in a RUN step (`sleep SECONDS`, a marker), never cached. */
 const slowBuild = (seconds: number): string => {
   const dir = tempDir("assay-harbor-build-")
@@ -123,29 +130,31 @@ describe.skipIf(unable !== null)(`a harbor run stopped by a signal leaves no con
   })
 
   it("Ctrl-C during an image build: the build, its RUN step and its working container are gone when assay exits", async () => {
-    const run = goldRun(slowBuild(6121))
+    const seconds = markerSeconds()
+    const run = goldRun(slowBuild(seconds))
     const done = exited(run.child)
-    const working = await buildStepRunning(run.child, 6121)
+    const working = await buildStepRunning(run.child, seconds)
     expect(buildsOf(run.child.pid!).length).toBe(1)
     expect(containerExists(working)).toBe(true)
     run.child.kill("SIGINT")
     expect(await done, run.stderr()).toBe(130)
     expect(buildsOf(run.child.pid!)).toEqual([])
-    expect(processesRunning(["sleep", "6121"])).toEqual([])
+    expect(processesRunning(["sleep", String(seconds)])).toEqual([])
     expect(containerExists(working)).toBe(false)
   })
 
   it("SIGKILL during an image build: the build goes on without assay, and the next harbor command ends it as it starts", async () => {
-    const run = goldRun(slowBuild(6122))
+    const seconds = markerSeconds()
+    const run = goldRun(slowBuild(seconds))
     const done = exited(run.child)
-    const working = await buildStepRunning(run.child, 6122)
+    const working = await buildStepRunning(run.child, seconds)
     run.child.kill("SIGKILL")
     await done
     expect(buildsOf(run.child.pid!).length).toBe(1)
     const next = await assay(["run", "--benchmark", `harbor:${fixtures}`, "--task", "fix-failing-test", "--candidate", "none", ...image, "--yes", "--home", tempDir("assay-harbor-home-")])
     expect(next.code, next.stderr).toBe(0)
     expect(buildsOf(run.child.pid!)).toEqual([])
-    expect(processesRunning(["sleep", "6122"])).toEqual([])
+    expect(processesRunning(["sleep", String(seconds)])).toEqual([])
     expect(containerExists(working)).toBe(false)
   })
 })
