@@ -3,8 +3,9 @@
  * and opencode (tools/harnesses), bound into the Attempt's container from the host, reach assay's
  * model proxy through the relayed loopback, not through any network of the container's. A scripted
  * model behind the proxy has each fix the failing test with its own shell tool, which runs in the
- * container; the task's verifier grades what it did. gemini and qwen, Node programs, need Node in
- * the task's image, which the test image has not: the Attempt says so.
+ * container; the task's verifier grades what it did. gemini and qwen, Node programs, run there on
+ * the host's Node, bound into the container (the test image has no Node of its own), within the
+ * task's memory.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -30,7 +31,9 @@ const solve = fs.readFileSync(path.join(fixtures, "fix-failing-test/solution/sol
 const shells = {
   claude: { tool: "Bash", args: (command: string) => ({ command, description: "Fix the median and run the tests" }) },
   codex: { tool: "exec_command", args: (cmd: string) => ({ cmd }) },
-  opencode: { tool: "bash", args: (command: string) => ({ command, description: "Fix the median and run the tests" }) }
+  opencode: { tool: "bash", args: (command: string) => ({ command, description: "Fix the median and run the tests" }) },
+  gemini: { tool: "run_shell_command", args: (command: string) => ({ command }) },
+  qwen: { tool: "run_shell_command", args: (command: string) => ({ command, description: "Fix the median and run the tests" }) }
 } as const
 
 /** The model behind the proxy: one call of the CLI's own shell tool with the solution, then words. */
@@ -105,10 +108,29 @@ describe.skipIf(notHere !== null)(`agent CLIs inside the task's container${notHe
     expect(containersOf(process.pid)).toBe("")
   }, 300_000)
 
-  it("gemini, a Node program, in an image without Node: the Attempt ends naming what is missing, and no container is left", async () => {
+  it("gemini, a Node program, in an image without Node: it runs on the host's Node bound into the container, its own shell fixes the task, the verifier grades 1", async () => {
     const env = await Effect.runPromise(envOf("fix-failing-test"))
-    const a = await Effect.runPromise(runBridged(provider, env, "gemini", idleModel))
-    expect(a.verdict.ended?.detail).toMatch(/gemini is a node script and the task's image has no node/)
+    const live = await Effect.runPromise(runBridged(provider, env, "gemini", fixingModel("gemini")))
+    expect(live.verdict.ended, JSON.stringify(live.verdict)).toBeNull()
+    expect(live.verdict.reward).toBe(1)
+    expect(agentCalls(live).length).toBeGreaterThanOrEqual(2)
+    expect(containersOf(process.pid)).toBe("")
+  }, 300_000)
+
+  it("qwen, a Node program, runs on the host's Node too, within the task's memory: given 2 GB, its own shell fixes the task, the verifier grades 1", async () => {
+    // The CLI runs under the task's limits, as Harbor's installed agents do: Node sizes its heap to
+    // the container's memory, and qwen ran out of heap running its shell tool in the fixture's 512 MB.
+    const dir = tempDir("assay-harbor-memory-")
+    // The same task's name and environment: its image, already built, is used again.
+    fs.cpSync(path.join(fixtures, "fix-failing-test"), path.join(dir, "fix-failing-test"), { recursive: true })
+    const toml = path.join(dir, "fix-failing-test/task.toml")
+    fs.writeFileSync(toml, fs.readFileSync(toml, "utf8").replace(/memory_mb = \d+/, "memory_mb = 2048"))
+    const roomy = harbor.make({ dir, engine: "podman", images })
+    const env = (await Effect.runPromise(roomy.environments))[0]!
+    const live = await Effect.runPromise(runBridged(roomy, env, "qwen", fixingModel("qwen")))
+    expect(live.verdict.ended, JSON.stringify(live.verdict)).toBeNull()
+    expect(live.verdict.reward).toBe(1)
+    expect(agentCalls(live).length).toBeGreaterThanOrEqual(2)
     expect(containersOf(process.pid)).toBe("")
   }, 300_000)
 

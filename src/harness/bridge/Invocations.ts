@@ -252,7 +252,7 @@ export const bridged: ReadonlyArray<HarnessName> = ["claude", "codex", "gemini",
  * The program to start for a CLI where no Node runs it: in a task's container, whose image need
  * not have Node. codex's npm entry is a Node launcher of a static (musl) binary shipped beside it,
  * which runs in any image; claude and opencode are native already; gemini and qwen are Node
- * programs and need Node in the image.
+ * programs, which providers/harbor/agent.ts runs on the host's Node bound into the container.
  */
 export const nativeEntry = (harness: HarnessName, binary: string): { readonly command: string; readonly env: Readonly<Record<string, string>> } => {
   if (harness !== "codex") return { command: binary, env: {} }
