@@ -50,6 +50,16 @@ const fixingModel = (harness: keyof typeof shells): Model.Model => {
   })
 }
 
+/** fix-failing-test copied as task `name` with its task.toml edited: a provider of that one task, and its environment. */
+const taskCopy = async (name: string, edit: (toml: string) => string) => {
+  const dir = tempDir("assay-harbor-task-")
+  fs.cpSync(path.join(fixtures, "fix-failing-test"), path.join(dir, name), { recursive: true })
+  const toml = path.join(dir, name, "task.toml")
+  fs.writeFileSync(toml, edit(fs.readFileSync(toml, "utf8")))
+  const copy = harbor.make({ dir, engine: "podman", images })
+  return { provider: copy, env: (await Effect.runPromise(copy.environments))[0]! }
+}
+
 const agentCalls = (a: Attempt) => a.recording.filter((r) => r.kind === "model/generate" && r.key === "agent")
 
 describe.skipIf(notHere !== null)(`agent CLIs inside the task's container${notHere !== null ? ` (skipped: ${notHere})` : ""}`, () => {
@@ -73,12 +83,7 @@ describe.skipIf(notHere !== null)(`agent CLIs inside the task's container${notHe
   }, 300_000)
 
   it("in a task without internet (allow_internet = false): the container has no network, yet the CLI's calls reach the proxy through the relay", async () => {
-    const dir = tempDir("assay-harbor-offline-")
-    fs.cpSync(path.join(fixtures, "fix-failing-test"), path.join(dir, "offline"), { recursive: true })
-    const toml = path.join(dir, "offline/task.toml")
-    fs.writeFileSync(toml, fs.readFileSync(toml, "utf8").replace("[environment]", "[environment]\nallow_internet = false"))
-    const offline = harbor.make({ dir, engine: "podman", images })
-    const env = (await Effect.runPromise(offline.environments))[0]!
+    const { provider: offline, env } = await taskCopy("offline", (toml) => toml.replace("[environment]", "[environment]\nallow_internet = false"))
     // The model also has the CLI look at the container's network: only its loopback is there.
     let calls = 0
     const model = Model.scripted((request) => {
@@ -120,13 +125,8 @@ describe.skipIf(notHere !== null)(`agent CLIs inside the task's container${notHe
   it("qwen, a Node program, runs on the host's Node too, within the task's memory: given 2 GB, its own shell fixes the task, the verifier grades 1", async () => {
     // The CLI runs under the task's limits, as Harbor's installed agents do: Node sizes its heap to
     // the container's memory, and qwen ran out of heap running its shell tool in the fixture's 512 MB.
-    const dir = tempDir("assay-harbor-memory-")
     // The same task's name and environment: its image, already built, is used again.
-    fs.cpSync(path.join(fixtures, "fix-failing-test"), path.join(dir, "fix-failing-test"), { recursive: true })
-    const toml = path.join(dir, "fix-failing-test/task.toml")
-    fs.writeFileSync(toml, fs.readFileSync(toml, "utf8").replace(/memory_mb = \d+/, "memory_mb = 2048"))
-    const roomy = harbor.make({ dir, engine: "podman", images })
-    const env = (await Effect.runPromise(roomy.environments))[0]!
+    const { provider: roomy, env } = await taskCopy("fix-failing-test", (toml) => toml.replace(/memory_mb = \d+/, "memory_mb = 2048"))
     const live = await Effect.runPromise(runBridged(roomy, env, "qwen", fixingModel("qwen")))
     expect(live.verdict.ended, JSON.stringify(live.verdict)).toBeNull()
     expect(live.verdict.reward).toBe(1)
