@@ -62,6 +62,14 @@ const taskCopy = async (name: string, edit: (toml: string) => string) => {
 
 const agentCalls = (a: Attempt) => a.recording.filter((r) => r.kind === "model/generate" && r.key === "agent")
 
+/** The CLI fixed the task: the Attempt ran to its grade, the verifier gave 1, the CLI called the model at least twice (its tool call, then its words), and no container is left. */
+const expectFixed = (live: Attempt): void => {
+  expect(live.verdict.ended, JSON.stringify(live.verdict)).toBeNull()
+  expect(live.verdict.reward).toBe(1)
+  expect(agentCalls(live).length).toBeGreaterThanOrEqual(2)
+  expect(containersOf(process.pid)).toBe("")
+}
+
 describe.skipIf(notHere !== null)(`agent CLIs inside the task's container${notHere !== null ? ` (skipped: ${notHere})` : ""}`, () => {
   it("claude: its model calls reach the proxy as recorded effects, its own Bash runs in the container, the verifier grades 1; the replay needs neither CLI nor container", async () => {
     const env = await Effect.runPromise(envOf("fix-failing-test"))
@@ -107,19 +115,13 @@ describe.skipIf(notHere !== null)(`agent CLIs inside the task's container${notHe
   it.each(["codex", "opencode"] as const)("%s: its native program runs in the container (no Node there), its own shell fixes the task, the verifier grades 1", async (harness) => {
     const env = await Effect.runPromise(envOf("fix-failing-test"))
     const live = await Effect.runPromise(runBridged(provider, env, harness, fixingModel(harness)))
-    expect(live.verdict.ended, JSON.stringify(live.verdict)).toBeNull()
-    expect(live.verdict.reward).toBe(1)
-    expect(agentCalls(live).length).toBeGreaterThanOrEqual(2)
-    expect(containersOf(process.pid)).toBe("")
+    expectFixed(live)
   }, 300_000)
 
   it("gemini, a Node program, in an image without Node: it runs on the host's Node bound into the container, its own shell fixes the task, the verifier grades 1", async () => {
     const env = await Effect.runPromise(envOf("fix-failing-test"))
     const live = await Effect.runPromise(runBridged(provider, env, "gemini", fixingModel("gemini")))
-    expect(live.verdict.ended, JSON.stringify(live.verdict)).toBeNull()
-    expect(live.verdict.reward).toBe(1)
-    expect(agentCalls(live).length).toBeGreaterThanOrEqual(2)
-    expect(containersOf(process.pid)).toBe("")
+    expectFixed(live)
   }, 300_000)
 
   it("qwen, a Node program, runs on the host's Node too, within the task's memory: given 2 GB, its own shell fixes the task, the verifier grades 1", async () => {
@@ -128,10 +130,7 @@ describe.skipIf(notHere !== null)(`agent CLIs inside the task's container${notHe
     // The same task's name and environment: its image, already built, is used again.
     const { provider: roomy, env } = await taskCopy("fix-failing-test", (toml) => toml.replace(/memory_mb = \d+/, "memory_mb = 2048"))
     const live = await Effect.runPromise(runBridged(roomy, env, "qwen", fixingModel("qwen")))
-    expect(live.verdict.ended, JSON.stringify(live.verdict)).toBeNull()
-    expect(live.verdict.reward).toBe(1)
-    expect(agentCalls(live).length).toBeGreaterThanOrEqual(2)
-    expect(containersOf(process.pid)).toBe("")
+    expectFixed(live)
   }, 300_000)
 
   it("a model that does nothing: the CLI answers in words, the verifier grades 0", async () => {
