@@ -16,6 +16,14 @@ import { canonicalUnsafe, type Json } from "../content/Canonical.ts"
 
 const LANES = 8
 
+/**
+ * Names how digests are made (the record hash below and Canonical's text). Anything kept beside a
+ * digest (a prepared form's table digests) is keyed by it, and reading it costs nothing in a
+ * fresh process, where computing a known world's digest to tell would start the hashing code.
+ * Change it with the hashing: test/world/World.test.ts pins a fixed world's digest to it.
+ */
+export const DIGEST_SCHEME = "sha256-lanes8-canonical1"
+
 /** Eight 32-bit lanes of a sha256; sums are taken lane by lane modulo 2^32. */
 type Lanes = Readonly<Uint32Array>
 
@@ -52,9 +60,10 @@ class LazyEntry implements Entry {
   declare private readonly table: string
   declare private readonly key: string
   declare private made: Json | undefined
-  declare private load: (() => Json) | undefined
+  // The table's loader, shared by its entries (one function per table, none per record).
+  declare private load: ((rank: number) => Json) | undefined
   declare private lanes: Lanes | undefined
-  constructor(rank: number, table: string, key: string, load: () => Json) {
+  constructor(rank: number, table: string, key: string, load: (rank: number) => Json) {
     this.rank = rank
     this.table = table
     this.key = key
@@ -64,8 +73,8 @@ class LazyEntry implements Entry {
   }
   get value(): Json {
     if (this.load !== undefined) {
-      this.made = this.load()
-      this.load = undefined // the loader (and what it holds) can go
+      this.made = this.load(this.rank)
+      this.load = undefined // made once; the loader (and what it holds) can go once every entry is
     }
     return this.made as Json
   }
@@ -251,12 +260,14 @@ const hexLanes = (hex: string): Lanes | undefined => {
   return lanes
 }
 
-/** A table of a prepared world: its records' loaders in rank order, and the table's digest as `tableDigest` gave it. */
+/** A table of a prepared world: its keys in rank order, their records' loader, and the table's digest as `tableDigest` gave it. */
 export interface PreparedTable {
   readonly name: string
   readonly digest: string
-  /** Distinct keys; each loader returns the record (never null) and is called at most once. */
-  readonly records: ReadonlyArray<readonly [string, () => Json]>
+  /** Distinct keys. */
+  readonly keys: ReadonlyArray<string>
+  /** The record of `keys[rank]` (never null); called at most once per rank. */
+  readonly load: (rank: number) => Json
 }
 
 /**
@@ -270,16 +281,16 @@ export interface PreparedTable {
 export const fromPrepared = (tables: ReadonlyArray<PreparedTable>): World | undefined => {
   const tableMap = new Map<string, Table>()
   let digest = zeroLanes
-  for (const { digest: hex, name, records } of tables) {
+  for (const { digest: hex, keys, load, name } of tables) {
     const tableDigest = hexLanes(hex)
     if (tableDigest === undefined || tableMap.has(name)) return undefined
     const built = new Map<string, Entry>()
-    for (let rank = 0; rank < records.length; rank++) {
-      const [key, load] = records[rank]!
+    for (let rank = 0; rank < keys.length; rank++) {
+      const key = keys[rank]!
       built.set(key, new LazyEntry(rank, name, key, load))
     }
-    if (built.size !== records.length) return undefined // a key given twice
-    tableMap.set(name, builtTable(built, records.length, tableDigest))
+    if (built.size !== keys.length) return undefined // a key given twice
+    tableMap.set(name, builtTable(built, keys.length, tableDigest))
     digest = addLanes(digest, tableDigest, 1)
   }
   return { tables: tableMap, digest }

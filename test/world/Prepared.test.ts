@@ -13,10 +13,12 @@ const prepared = (from: World.World, calls: Map<string, number>) =>
     tables.map(([name, records]) => ({
       name,
       digest: World.tableDigest(from, name),
-      records: records.map(([key, value]) => [key, () => {
+      keys: records.map(([key]) => key),
+      load: (rank: number) => {
+        const [key, value] = records[rank]!
         calls.set(`${name}/${key}`, (calls.get(`${name}/${key}`) ?? 0) + 1)
         return structuredClone(value)
-      }] as const)
+      }
     }))
   )
 
@@ -56,9 +58,10 @@ describe("prepared worlds (records made on first read)", () => {
 
   it("refuses a malformed digest and a key given twice", () => {
     const eager = World.fromEntries(tables)
-    expect(World.fromPrepared([{ name: "t", digest: "zz", records: [] }])).toBeUndefined()
-    expect(World.fromPrepared([{ name: "t", digest: World.tableDigest(eager, "users"), records: [["k", () => 1], ["k", () => 2]] }])).toBeUndefined()
-    expect(World.fromPrepared([{ name: "t", digest: "0".repeat(64), records: [] }, { name: "t", digest: "0".repeat(64), records: [] }])).toBeUndefined()
+    const none = () => 1
+    expect(World.fromPrepared([{ name: "t", digest: "zz", keys: [], load: none }])).toBeUndefined()
+    expect(World.fromPrepared([{ name: "t", digest: World.tableDigest(eager, "users"), keys: ["k", "k"], load: none }])).toBeUndefined()
+    expect(World.fromPrepared([{ name: "t", digest: "0".repeat(64), keys: [], load: none }, { name: "t", digest: "0".repeat(64), keys: [], load: none }])).toBeUndefined()
     expect(World.digest(World.fromPrepared([])!)).toBe(World.digest(World.empty))
   })
 })

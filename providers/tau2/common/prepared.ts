@@ -210,13 +210,9 @@ const formOf = (domain: PreparedDomain, text: string, world: World.World, spans:
 const makeForm = (domain: PreparedDomain, text: string, world: World.World): ReadonlyArray<FormTable> | undefined =>
   formOf(domain, text, world, indentedSpans(text)) ?? formOf(domain, text, world, recordSpans(text))
 
-/** How World digests records now: a form's table digests hold only while this is unchanged. */
-let hashing: string | undefined
-const hashingFingerprint = (): string =>
-  (hashing ??= World.digest(World.fromEntries([["t", [["k", { a: [1, 2.5, "x", null, true] }]]]])))
-
+// A form's table digests hold only while World digests records as it did: its key names the scheme.
 const keyOf = (domain: PreparedDomain, sha256: string, byteLength: number): string =>
-  `${domain.kind}:v${FORM_VERSION}:${hashingFingerprint()}:${sha256}:${byteLength}`
+  `${domain.kind}:v${FORM_VERSION}:${World.DIGEST_SCHEME}:${sha256}:${byteLength}`
 
 /** db.json as given: its text, or its bytes (UTF-8). */
 export type DbFile = string | Buffer
@@ -238,14 +234,8 @@ const fromForm = (domain: PreparedDomain, db: DbFile, byteLength: number, key: s
   for (const t of form.tables) {
     const load = domain.records[t.name]
     if (load === undefined) return undefined
-    const records: Array<readonly [string, () => Json]> = []
-    for (let i = 0; i < t.keys.length; i++) {
-      const key = t.keys[i]!
-      const start = t.spans[2 * i]!
-      const end = t.spans[2 * i + 1]!
-      records.push([key, () => load(slice(start, end), key)])
-    }
-    tables.push({ name: t.name, digest: t.digest, records })
+    const { keys, spans } = t
+    tables.push({ name: t.name, digest: t.digest, keys, load: (rank) => load(slice(spans[2 * rank]!, spans[2 * rank + 1]!), keys[rank]!) })
   }
   return World.fromPrepared(tables)
 }
