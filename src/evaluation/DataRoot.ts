@@ -6,10 +6,11 @@
  * both through `dataRoot`, so the advice of a missing-data error is the command that fixes it.
  */
 import { isAscii } from "node:buffer"
-import { createHash, randomBytes } from "node:crypto"
-import { type BigIntStats, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { randomBytes } from "node:crypto"
+import { type BigIntStats, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { homedir } from "node:os"
-import { isAbsolute, join, resolve } from "node:path"
+import { dirname, isAbsolute, join, resolve } from "node:path"
+import { crc32 } from "node:zlib"
 import { Config, Option, Record } from "effect"
 
 /** The variables the data folder depends on. */
@@ -83,7 +84,18 @@ export const missingDataMessage = (benchmark: string, kind: PullKind, file: stri
 // key, the noted file's exact state), so a damaged, stale or foreign entry is never used: the
 // caller then does the full work, as if there were none. A lost entry costs that work once.
 
-const sha256 = (text: string | Uint8Array): string => createHash("sha256").update(text).digest("hex")
+// No sha256 on the way to an entry: its first use in a process costs ~0.5 ms, a good part of a
+// load from a prepared form. A CRC-32 catches the damage a cache meets (a truncated or altered
+// file); an entry names its key or path and is checked against it, so names that collide cost a
+// miss, never a wrong entry.
+const hex8 = (n: number): string => (n >>> 0).toString(16).padStart(8, "0")
+const checksum = (body: string | Uint8Array): string => hex8(crc32(body))
+/** A file name for the entry of `text`: 64 bits, a CRC-32 and an FNV-1a of its UTF-16 code units. */
+const entryName = (text: string): string => {
+  let h = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193)
+  return hex8(crc32(text)) + hex8(h)
+}
 
 /** Writes `text` to `target` through a staged file, so a reader sees the old entry or the new one, whole. */
 const writeWhole = (target: string, text: string): void => {
@@ -99,7 +111,7 @@ const writeWhole = (target: string, text: string): void => {
 }
 
 const preparedFile = (kind: string, key: string, env: DataEnv): string =>
-  join(userCacheFolder("prepared", env), `${kind}-${sha256(key).slice(0, 32)}.json`)
+  join(userCacheFolder("prepared", env), `${kind}-${entryName(key)}.json`)
 
 /**
  * The prepared form of kind `kind` stored under `key` (which names everything the form depends
@@ -114,8 +126,8 @@ export const readPrepared = (kind: string, key: string, env: DataEnv = process.e
     return undefined // none yet
   }
   // The checksum is of the body's bytes, so it is checked before the body is decoded.
-  const body = bytes.subarray(65)
-  if (bytes.length < 65 || bytes[64] !== 0x0a || bytes.toString("latin1", 0, 64) !== sha256(body)) return undefined
+  const body = bytes.subarray(9)
+  if (bytes.length < 9 || bytes[8] !== 0x0a || bytes.toString("latin1", 0, 8) !== checksum(body)) return undefined
   try {
     // An ASCII body (as writePrepared writes) decodes as latin1, several times faster than UTF-8
     // for a large form; one with other bytes (an older writer's) is decoded as UTF-8.
@@ -134,10 +146,36 @@ export const readPrepared = (kind: string, key: string, env: DataEnv = process.e
 const asciiJson = (value: unknown): string =>
   JSON.stringify(value).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
 
-/** Stores a prepared form (any JSON value) under `key`; failing to store it is not an error. */
+// Forms of a kind kept besides the one just written: another checkout or version of assay may
+// share the cache and still read its own, and every older one is dead weight (a BFCL form is 5 MB).
+const KEEP_OTHERS = 2
+
+/**
+ * Stores a prepared form (any JSON value) under `key`, and removes the kind's older forms but
+ * the newest `KEEP_OTHERS`: every change to a form's sources or data makes a new key. Failing to
+ * store or to remove is not an error.
+ */
 export const writePrepared = (kind: string, key: string, form: unknown, env: DataEnv = process.env): void => {
   const body = asciiJson({ key, form })
-  writeWhole(preparedFile(kind, key, env), `${sha256(body)}\n${body}`)
+  const target = preparedFile(kind, key, env)
+  writeWhole(target, `${checksum(body)}\n${body}`)
+  pruneForms(kind, target)
+}
+
+const pruneForms = (kind: string, kept: string): void => {
+  const folder = dirname(kept)
+  // This scheme's names (16 hex digits) and the one's before it (32).
+  const name = new RegExp(`^${kind.replace(/[^A-Za-z0-9]/g, "\\$&")}-(?:[0-9a-f]{16}|[0-9a-f]{32})\\.json$`)
+  let others: Array<{ readonly path: string; readonly mtimeMs: number }>
+  try {
+    others = readdirSync(folder)
+      .filter((f) => name.test(f) && join(folder, f) !== kept)
+      .map((f) => ({ path: join(folder, f), mtimeMs: statSync(join(folder, f)).mtimeMs }))
+  } catch {
+    return // the folder cannot be listed (or an entry went meanwhile): left for the next write
+  }
+  others.sort((a, b) => b.mtimeMs - a.mtimeMs)
+  for (const old of others.slice(KEEP_OTHERS)) rmSync(old.path, { force: true })
 }
 
 /** A file's state as a note records it: device, inode, size, modification and change times (ns). */
@@ -151,7 +189,7 @@ const stateOf = (path: string): string | undefined => {
   }
 }
 
-const noteFile = (path: string, env: DataEnv): string => join(userCacheFolder("data-checks", env), `${sha256(path).slice(0, 32)}.json`)
+const noteFile = (path: string, env: DataEnv): string => join(userCacheFolder("data-checks", env), `${entryName(path)}.json`)
 
 /**
  * The sha256 noted for the file at `path` (absolute) when it was last hashed, if the file is in

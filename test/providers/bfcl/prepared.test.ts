@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { isAscii } from "node:buffer"
-import { createHash } from "node:crypto"
-import { appendFileSync, cpSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { appendFileSync, cpSync, existsSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { crc32 } from "node:zlib"
 import { Effect } from "effect"
 import { loadAll } from "../../../providers/bfcl/data.ts"
 import { readPlanned, writePlanned } from "../../../providers/bfcl/prepared.ts"
@@ -56,7 +56,7 @@ describe("bfcl prepared plan form", () => {
     expect(DataRoot.readPrepared("test-kind", "k2")).toBeUndefined() // another key: another file, none there
     // An entry as the older writer made it (its body's UTF-8 bytes, checksum of them) is still read.
     const body = JSON.stringify({ key: "k1", form })
-    writeFileSync(file, `${createHash("sha256").update(body).digest("hex")}\n${body}`)
+    writeFileSync(file, `${crc32(body).toString(16).padStart(8, "0")}\n${body}`)
     expect(isAscii(readFileSync(file))).toBe(false)
     expect(DataRoot.readPrepared("test-kind", "k1")).toEqual(form)
     // One byte changed (a 1 for a 2 in the form's numbers): the checksum fails, the entry is not used.
@@ -64,5 +64,40 @@ describe("bfcl prepared plan form", () => {
     bytes[bytes.lastIndexOf(0x32)] = 0x31
     writeFileSync(file, bytes)
     expect(DataRoot.readPrepared("test-kind", "k1")).toBeUndefined()
+    // Cut short (as a full disk might leave it): not used either.
+    writeFileSync(file, readFileSync(file).subarray(0, 20))
+    expect(DataRoot.readPrepared("test-kind", "k1")).toBeUndefined()
+  })
+
+  it("writing a form removes its kind's older forms but the two newest, and no other kind's", () => {
+    const folder = DataRoot.userCacheFolder("prepared")
+    const files = () => (existsSync(folder) ? readdirSync(folder).sort() : [])
+    // Forms of one kind, given known times (a file's clock is too coarse to order writes).
+    const names: Array<string> = []
+    for (let i = 1; i <= 4; i++) {
+      const before = new Set(files())
+      DataRoot.writePrepared("test-kind", `k${i}`, { i })
+      const [name] = files().filter((f) => !before.has(f))
+      names.push(name!)
+      utimesSync(join(folder, name!), 1_000_000 + i, 1_000_000 + i)
+    }
+    DataRoot.writePrepared("other-kind", "k1", { other: true })
+    DataRoot.writePrepared("test-kind-2", "k1", { longer: true }) // a kind whose name starts with another's
+    const older = join(folder, `test-kind-${"a".repeat(32)}.json`) // a name of the scheme before
+    writeFileSync(older, "x")
+    utimesSync(older, 1, 1)
+    // Writing k1..k4 already pruned k1 (k2 and k3 were the two kept beside k4).
+    expect(files().filter((f) => f.startsWith("test-kind-") && !f.startsWith("test-kind-2-"))).toHaveLength(4)
+    DataRoot.writePrepared("test-kind", "k5", { i: 5 })
+    // k5 and the two newest before it (k4, k3) remain; k2 and the old-scheme form are gone.
+    expect(DataRoot.readPrepared("test-kind", "k5")).toEqual({ i: 5 })
+    expect(DataRoot.readPrepared("test-kind", "k4")).toEqual({ i: 4 })
+    expect(DataRoot.readPrepared("test-kind", "k3")).toEqual({ i: 3 })
+    expect(DataRoot.readPrepared("test-kind", "k2")).toBeUndefined()
+    expect(DataRoot.readPrepared("test-kind", "k1")).toBeUndefined()
+    expect(files()).not.toContain(names[1])
+    expect(files()).not.toContain(`test-kind-${"a".repeat(32)}.json`)
+    expect(DataRoot.readPrepared("other-kind", "k1")).toEqual({ other: true })
+    expect(DataRoot.readPrepared("test-kind-2", "k1")).toEqual({ longer: true })
   })
 })

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { createHash } from "node:crypto"
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { crc32 } from "node:zlib"
 import { Effect, Either } from "effect"
 import { type Canonical, DataRoot } from "../../../../src/index.ts"
 import * as World from "../../../../src/world/World.ts"
@@ -111,10 +111,10 @@ describe("a DB domain's world from its prepared form", () => {
     Either.getOrThrow(preparedWorld(retailWorld, text, pinnedFiles.db.sha256))
     const [file] = formFiles()
     const stored = readFileSync(file!, "utf8")
-    const body = JSON.parse(stored.slice(65)) as { key: string; form: { ascii: boolean; tables: ReadonlyArray<unknown> } }
+    const body = JSON.parse(stored.slice(9)) as { key: string; form: { ascii: boolean; tables: ReadonlyArray<unknown> } }
     const rewrite = (value: unknown) => {
       const b = JSON.stringify(value)
-      writeFileSync(file!, `${createHash("sha256").update(b).digest("hex")}\n${b}`)
+      writeFileSync(file!, `${crc32(b).toString(16).padStart(8, "0")}\n${b}`)
     }
     const load = () => Either.getOrThrow(preparedWorld(retailWorld, text, pinnedFiles.db.sha256))
     // The previous layout (tables alone, no ASCII flag), stored under this key.
