@@ -22,7 +22,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Context, Effect, Layer, Schema } from "effect"
-import { procPids, procTree } from "../harness/Proc.ts"
+import { errnoOf, procPids, procTree } from "../harness/Proc.ts"
 
 export class EngineError extends Schema.TaggedError<EngineError>()("EngineError", {
   reason: Schema.Literal("unavailable", "build-failed", "start-failed", "exec-failed", "copy-failed", "remove-failed"),
@@ -280,7 +280,7 @@ const removeIfEmpty = (dir: string): void => {
   try {
     fs.rmdirSync(dir)
   } catch (e) {
-    const code = e instanceof Error && "code" in e ? e.code : undefined
+    const code = errnoOf(e)
     if (code !== "ENOTEMPTY" && code !== "EEXIST" && code !== "ENOENT") throw e
   }
 }
@@ -292,7 +292,7 @@ const alive = (pid: number): boolean => {
     return true
   } catch (e) {
     // EPERM: alive, but another user's.
-    return e instanceof Error && "code" in e && e.code === "EPERM"
+    return errnoOf(e) === "EPERM"
   }
 }
 

@@ -17,7 +17,8 @@ export interface ProcStat {
   readonly start: string
 }
 
-const errnoOf = (e: unknown): unknown => (e instanceof Error && "code" in e ? e.code : undefined)
+/** The error code of a failed system call (ENOENT, ESRCH, EPERM, ...), else undefined. */
+export const errnoOf = (e: unknown): unknown => (e instanceof Error && "code" in e ? e.code : undefined)
 
 /** The pids /proc lists now (empty without /proc). */
 export const procPids = (): ReadonlyArray<number> => {

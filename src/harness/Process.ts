@@ -22,7 +22,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Deferred, Effect, Option, Schema } from "effect"
-import { hasProc, procPids, procStat, type ProcStat } from "./Proc.ts"
+import { errnoOf, hasProc, procPids, procStat, type ProcStat } from "./Proc.ts"
 
 export interface ProcessSpec {
   readonly command: string
@@ -92,8 +92,6 @@ const wallSleep = (ms: number): Effect.Effect<void> =>
     const t = setTimeout(() => resume(Effect.void), ms)
     return Effect.sync(() => clearTimeout(t))
   })
-
-const errnoOf = (e: unknown): unknown => (e instanceof Error && "code" in e ? e.code : undefined)
 
 /** Sends a signal; false when there is no such process (ESRCH) or it is not ours (EPERM: a reused pid). */
 const signal = (pid: number, sig: NodeJS.Signals): boolean => {

@@ -54,6 +54,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { Context, Deferred, Effect, Layer, Option, Schema } from "effect"
 import { dataRoot } from "../evaluation/DataRoot.ts"
+import { errnoOf } from "../harness/Proc.ts"
 import { runProcess } from "../harness/Process.ts"
 
 export class SandboxError extends Schema.TaggedError<SandboxError>()("SandboxError", {
@@ -192,7 +193,6 @@ export const installFolder = (executable: string): Bind | undefined => {
   return { source: path.basename(dir) === "bin" ? path.dirname(dir) : dir }
 }
 
-const errnoOf = (e: unknown): unknown => (e instanceof Error && "code" in e ? e.code : undefined)
 
 /** A bind with its target made explicit (a bare path, or a bind without one, shows at its source). */
 export const bindOf = (b: Bind | string): Required<Bind> =>
