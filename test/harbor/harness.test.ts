@@ -5,7 +5,7 @@
  * model behind the proxy has each fix the failing test with its own shell tool, which runs in the
  * container; the task's verifier grades what it did. gemini and qwen, Node programs, run there on
  * the host's Node, bound into the container (the test image has no Node of its own), within the
- * task's memory.
+ * task's memory; where neither the host's Node nor one of the image's runs, the cell says so.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -50,12 +50,14 @@ const fixingModel = (harness: keyof typeof shells): Model.Model => {
   })
 }
 
-/** fix-failing-test copied as task `name` with its task.toml edited: a provider of that one task, and its environment. */
-const taskCopy = async (name: string, edit: (toml: string) => string) => {
+/** fix-failing-test copied as task `name` with its task.toml (and Dockerfile) edited: a provider of that one task, and its environment. */
+const taskCopy = async (name: string, edit: (toml: string) => string, editDockerfile: (text: string) => string = (text) => text) => {
   const dir = tempDir("assay-harbor-task-")
   fs.cpSync(path.join(fixtures, "fix-failing-test"), path.join(dir, name), { recursive: true })
   const toml = path.join(dir, name, "task.toml")
   fs.writeFileSync(toml, edit(fs.readFileSync(toml, "utf8")))
+  const dockerfile = path.join(dir, name, "environment", "Dockerfile")
+  fs.writeFileSync(dockerfile, editDockerfile(fs.readFileSync(dockerfile, "utf8")))
   const copy = harbor.make({ dir, engine: "podman", images })
   return { provider: copy, env: (await Effect.runPromise(copy.environments))[0]! }
 }
@@ -131,6 +133,16 @@ describe.skipIf(notHere !== null)(`agent CLIs inside the task's container${notHe
     const { provider: roomy, env } = await taskCopy("fix-failing-test", (toml) => toml.replace(/memory_mb = \d+/, "memory_mb = 2048"))
     const live = await Effect.runPromise(runBridged(roomy, env, "qwen", fixingModel("qwen")))
     expectFixed(live)
+  }, 300_000)
+
+  it("gemini in an image where the host's Node cannot run and none of its own: the cell ends saying why, before the CLI starts, and no container is left", async () => {
+    // Without libstdc++ (which the host's Node links) the bound Node cannot start; the image has no node.
+    const { provider: bare, env } = await taskCopy("fix-failing-test", (toml) => toml, (text) => `${text}RUN rm -f /usr/lib/*-linux-gnu/libstdc++.so.6*\n`)
+    const live = await Effect.runPromise(runBridged(bare, env, "gemini", fixingModel("gemini")))
+    expect(live.verdict.ended?.reason).toBe("protocol-failed")
+    expect(live.verdict.ended?.detail).toMatch(/gemini is a Node program; the host's Node does not run in the task's image \(.*libstdc\+\+.*\) and the image has no node of its own/)
+    expect(agentCalls(live)).toHaveLength(0)
+    expect(containersOf(process.pid)).toBe("")
   }, 300_000)
 
   it("a model that does nothing: the CLI answers in words, the verifier grades 0", async () => {
