@@ -7,7 +7,7 @@
  */
 import { isAscii } from "node:buffer"
 import { randomBytes } from "node:crypto"
-import { type BigIntStats, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { type BigIntStats, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { homedir } from "node:os"
 import { dirname, isAbsolute, join, resolve } from "node:path"
 import { crc32 } from "node:zlib"
@@ -229,7 +229,41 @@ export const notedSha256 = (path: string, env: DataEnv = process.env): string | 
  */
 export const noteSha256 = (path: string, hash: string, stateBefore: string | undefined, env: DataEnv = process.env): void => {
   if (stateBefore === undefined || stateOf(path) !== stateBefore) return
-  writeWhole(noteFile(path, env), JSON.stringify({ path, state: stateBefore, sha256: hash }))
+  const note = noteFile(path, env)
+  writeWhole(note, JSON.stringify({ path, state: stateBefore, sha256: hash }))
+  sweepNotes(dirname(note))
+}
+
+// A note is named by its file's path, so a file hashed again replaces its note; only the notes of
+// files that are gone (a removed clone's data folder, a test's copy) pile up, ~1,000 per data folder.
+// Past this many notes, writing one removes those.
+const NOTES_SWEPT_ABOVE = 4000
+
+const sweepNotes = (folder: string): void => {
+  let names: Array<string>
+  try {
+    names = readdirSync(folder)
+  } catch {
+    return // cannot be listed: left for the next note
+  }
+  if (names.length <= NOTES_SWEPT_ABOVE) return
+  for (const name of names) {
+    const note = join(folder, name)
+    // The scheme before this one named notes by 32 hex digits: never read now. A staged note
+    // (another process's, about to be renamed into place) is left alone.
+    if (/^[0-9a-f]{32}\.json$/.test(name)) {
+      rmSync(note, { force: true })
+      continue
+    }
+    if (!/^[0-9a-f]{16}\.json$/.test(name)) continue
+    let path: unknown
+    try {
+      path = (JSON.parse(readFileSync(note, "utf8")) as { path?: unknown }).path
+    } catch {
+      path = undefined // unreadable (or being replaced): such a note is never used either
+    }
+    if (typeof path !== "string" || !existsSync(path)) rmSync(note, { force: true })
+  }
 }
 
 /** The state `noteSha256` is given: take it before reading the file. */

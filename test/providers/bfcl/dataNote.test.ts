@@ -90,4 +90,30 @@ describe("bfcl pinned files: a verified file's sha256 noted by its state", () =>
       expect(DataRoot.notedSha256(path)).toBeUndefined()
       expect((yield* readPinned(FILE, { dataDir: root })).length).toBeGreaterThan(0)
     }))
+
+  it.effect("once the notes are many, writing one removes those of files that are gone and the older scheme's, keeping the others", () =>
+    Effect.gen(function*() {
+      const notes = join(cache, "assay", "data-checks")
+      const kept = rootWithFile()
+      yield* readPinned(FILE, { dataDir: kept.root })
+      const keptNote = readdirSync(notes)[0]!
+      // 4,000 notes of files that no longer exist (a removed clone's data folder), two of the older
+      // naming (32 hex digits), and a note another process is staging (about to be renamed in place).
+      for (let i = 0; i < 4000; i++) {
+        writeFileSync(join(notes, `${i.toString(16).padStart(16, "0")}.json`), JSON.stringify({ path: join(cache, "gone", `f${i}.json`), state: "0:0:0:0:0", sha256: "0".repeat(64) }))
+      }
+      writeFileSync(join(notes, `${"a".repeat(32)}.json`), JSON.stringify({ path: kept.path, state: "x", sha256: "0".repeat(64) }))
+      writeFileSync(join(notes, `${"b".repeat(32)}.json`), "{ not json")
+      const staged = `${"c".repeat(16)}.json.123-abcd1234`
+      writeFileSync(join(notes, staged), "{")
+      expect(readdirSync(notes)).toHaveLength(4004)
+      // A note written now (another data folder's file, hashed for the first time) sweeps.
+      const other = rootWithFile()
+      yield* readPinned(FILE, { dataDir: other.root })
+      const left = readdirSync(notes)
+      expect(left).toHaveLength(3) // the kept file's note, the new one, the staged one
+      expect(left).toEqual(expect.arrayContaining([keptNote, staged]))
+      expect(DataRoot.notedSha256(kept.path)).toMatch(/^[0-9a-f]{64}$/)
+      expect(DataRoot.notedSha256(other.path)).toMatch(/^[0-9a-f]{64}$/)
+    }))
 })
