@@ -110,6 +110,15 @@ const writeWhole = (target: string, text: string): void => {
   }
 }
 
+/** Removes a cache entry; one that cannot be removed (its folder read-only) stays, taking only room. */
+const removeEntry = (path: string): void => {
+  try {
+    rmSync(path, { force: true })
+  } catch {
+    // Left in place: a cache entry never has to go for the work to go on.
+  }
+}
+
 const preparedFile = (kind: string, key: string, env: DataEnv): string =>
   join(userCacheFolder("prepared", env), `${kind}-${entryName(key)}.json`)
 
@@ -175,7 +184,7 @@ const pruneForms = (kind: string, kept: string): void => {
     return // the folder cannot be listed (or an entry went meanwhile): left for the next write
   }
   others.sort((a, b) => b.mtimeMs - a.mtimeMs)
-  for (const old of others.slice(KEEP_OTHERS)) rmSync(old.path, { force: true })
+  for (const old of others.slice(KEEP_OTHERS)) removeEntry(old.path)
 }
 
 /** A file's state as a note records it: device, inode, size, modification and change times (ns). */
@@ -252,7 +261,7 @@ const sweepNotes = (folder: string): void => {
     // The scheme before this one named notes by 32 hex digits: never read now. A staged note
     // (another process's, about to be renamed into place) is left alone.
     if (/^[0-9a-f]{32}\.json$/.test(name)) {
-      rmSync(note, { force: true })
+      removeEntry(note)
       continue
     }
     if (!/^[0-9a-f]{16}\.json$/.test(name)) continue
@@ -262,7 +271,7 @@ const sweepNotes = (folder: string): void => {
     } catch {
       path = undefined // unreadable (or being replaced): such a note is never used either
     }
-    if (typeof path !== "string" || !existsSync(path)) rmSync(note, { force: true })
+    if (typeof path !== "string" || !existsSync(path)) removeEntry(note)
   }
 }
 
