@@ -8,10 +8,15 @@
 import { readdirSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 
+// The later of the modification and change times: Deno reports the change time in whole seconds
+// (the modification time in ms), so the change time alone could be long past while the file's
+// modification time is still the clock's present tick, and a note written then would be racy.
+const changedAt = (stats: { readonly mtimeNs: bigint; readonly ctimeNs: bigint }): bigint => (stats.mtimeNs > stats.ctimeNs ? stats.mtimeNs : stats.ctimeNs)
+
 const lastChange = (path: string): bigint => {
   const stats = statSync(path, { bigint: true })
-  if (!stats.isDirectory()) return stats.ctimeNs
-  let last = stats.ctimeNs
+  if (!stats.isDirectory()) return changedAt(stats)
+  let last = changedAt(stats)
   for (const name of readdirSync(path)) {
     const t = lastChange(join(path, name))
     if (t > last) last = t
