@@ -5,7 +5,7 @@
  * model behind the proxy has each fix the failing test with its own shell tool, which runs in the
  * container; the task's verifier grades what it did. gemini and qwen, Node programs, run there on
  * the host's Node, bound into the container (the test image has no Node of its own), within the
- * task's memory; where neither the host's Node nor one of the image's runs, the cell says so.
+ * task's memory; on the image's own node where the host's cannot run; and where neither runs, the cell says so.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -143,6 +143,17 @@ describe.skipIf(notHere !== null)(`agent CLIs inside the task's container${notHe
     expect(live.verdict.ended?.detail).toMatch(/gemini is a Node program; the host's Node does not run in the task's image \(.*libstdc\+\+.*\) and the image has no node of its own/)
     expect(agentCalls(live)).toHaveLength(0)
     expect(containersOf(process.pid)).toBe("")
+  }, 300_000)
+
+  it("gemini in an image where the host's Node cannot run but the image has a node of its own: it runs on that node, its own shell fixes the task, the verifier grades 1", async () => {
+    // The image's node stands in for one an image would install: the host's Node, given the
+    // libstdc++ moved out of the default path, by a wrapper on the PATH that names where it went.
+    // Bound Node alone cannot start there (the test above), so a fixed task means the wrapper ran it.
+    const { provider: own, env } = await taskCopy("fix-failing-test", (toml) => toml, (text) =>
+      `${text}RUN mkdir -p /opt/assay-test-lib && mv /usr/lib/*-linux-gnu/libstdc++.so.6* /opt/assay-test-lib/ && ` +
+      `printf '#!/bin/sh\\nLD_LIBRARY_PATH=/opt/assay-test-lib exec /.assay/node "$@"\\n' > /usr/local/bin/node && chmod 755 /usr/local/bin/node\n`)
+    const live = await Effect.runPromise(runBridged(own, env, "gemini", fixingModel("gemini")))
+    expectFixed(live)
   }, 300_000)
 
   it("a model that does nothing: the CLI answers in words, the verifier grades 0", async () => {
