@@ -96,6 +96,9 @@ const entryName = (text: string): string => {
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193)
   return hex8(crc32(text)) + hex8(h)
 }
+// Entry names as `entryName` makes them (16 hex digits), and as the scheme before it did (32).
+const ENTRY_NAME = "[0-9a-f]{16}"
+const OLD_ENTRY_NAME = "[0-9a-f]{32}"
 
 /** Writes `text` to `target` through a staged file, so a reader sees the old entry or the new one, whole. */
 const writeWhole = (target: string, text: string): void => {
@@ -106,7 +109,7 @@ const writeWhole = (target: string, text: string): void => {
     renameSync(staged, target)
   } catch {
     // A cache that cannot be written (read-only, full, a race) only means the next load does the full work.
-    rmSync(staged, { force: true })
+    removeEntry(staged)
   }
 }
 
@@ -173,8 +176,7 @@ export const writePrepared = (kind: string, key: string, form: unknown, env: Dat
 
 const pruneForms = (kind: string, kept: string): void => {
   const folder = dirname(kept)
-  // This scheme's names (16 hex digits) and the one's before it (32).
-  const name = new RegExp(`^${kind.replace(/[^A-Za-z0-9]/g, "\\$&")}-(?:[0-9a-f]{16}|[0-9a-f]{32})\\.json$`)
+  const name = new RegExp(`^${kind.replace(/[^A-Za-z0-9]/g, "\\$&")}-(?:${ENTRY_NAME}|${OLD_ENTRY_NAME})\\.json$`)
   let others: Array<{ readonly path: string; readonly mtimeMs: number }>
   try {
     others = readdirSync(folder)
@@ -248,6 +250,9 @@ export const noteSha256 = (path: string, hash: string, stateBefore: string | und
 // Past this many notes, writing one removes those.
 const NOTES_SWEPT_ABOVE = 4000
 
+const NOTE = new RegExp(`^${ENTRY_NAME}\\.json$`)
+const OLD_NOTE = new RegExp(`^${OLD_ENTRY_NAME}\\.json$`)
+
 const sweepNotes = (folder: string): void => {
   let names: Array<string>
   try {
@@ -258,13 +263,13 @@ const sweepNotes = (folder: string): void => {
   if (names.length <= NOTES_SWEPT_ABOVE) return
   for (const name of names) {
     const note = join(folder, name)
-    // The scheme before this one named notes by 32 hex digits: never read now. A staged note
-    // (another process's, about to be renamed into place) is left alone.
-    if (/^[0-9a-f]{32}\.json$/.test(name)) {
+    // A note of the naming before this one is never read now. A staged note (another process's,
+    // about to be renamed into place) is left alone.
+    if (OLD_NOTE.test(name)) {
       removeEntry(note)
       continue
     }
-    if (!/^[0-9a-f]{16}\.json$/.test(name)) continue
+    if (!NOTE.test(name)) continue
     let path: unknown
     try {
       path = (JSON.parse(readFileSync(note, "utf8")) as { path?: unknown }).path
