@@ -202,8 +202,10 @@ describe.skipIf(unable !== null)(`Harbor-format tasks in podman${unable !== null
       const leftover = started.stdout.trim()
       const engine = yield* Engine.make({ engine: "podman" })
       const mine = yield* engine.start({ image: baseTag, cpus: 1, memoryMb: 256, network: false })
-      const swept = yield* Engine.make({ engine: "podman" }).pipe(Effect.flatMap((e) => e.sweep))
-      expect(swept).toBeGreaterThanOrEqual(1)
+      yield* Engine.make({ engine: "podman" }).pipe(Effect.flatMap((e) => e.sweep))
+      // Gone once the sweep returns. Not asserted: that this sweep was the one to remove it. Every
+      // engine sweeps as it starts (the harbor provider's too), so another test file running
+      // meanwhile may have removed it first; the sweep's count then was 0 (seen once in CI).
       expect(podman("container", "exists", leftover).status).not.toBe(0)
       // This process is alive: its container stays until it removes it.
       expect(podman("container", "exists", mine).status).toBe(0)
