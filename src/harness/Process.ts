@@ -232,21 +232,7 @@ const spawnTree = (spec: ProcessSpec, token: string, tmpDir: string): Effect.Eff
         }),
       catch: (e) => failed(String(e))
     })
-    const limit = spec.maxOutputBytes ?? 8 * 1024 * 1024
-    let truncated = false
-    const out: Array<Buffer> = []
-    const err: Array<Buffer> = []
-    const sizes = { out: 0, err: 0 }
-    const collect = (into: Array<Buffer>, key: "out" | "err") => (chunk: Buffer) => {
-      if (sizes[key] >= limit) {
-        truncated = true
-        return
-      }
-      sizes[key] += chunk.length
-      into.push(chunk)
-    }
-    child.stdout.on("data", collect(out, "out"))
-    child.stderr.on("data", collect(err, "err"))
+    const output = keptOutput(child, spec.maxOutputBytes ?? 8 * 1024 * 1024)
     child.on("exit", (code, sig) => Deferred.unsafeDone(exited, Effect.succeed({ code, signal: sig })))
     child.on("close", () => Deferred.unsafeDone(closed, Effect.void))
     // Started (a pid) or not (ENOENT, EACCES): an error before the spawn event is a failed spawn.
@@ -270,11 +256,7 @@ const spawnTree = (spec: ProcessSpec, token: string, tmpDir: string): Effect.Eff
       start: hasProc ? Number(statOf(pid)?.start ?? statOf(process.pid)?.start ?? 0) : 0,
       exited,
       closed,
-      output: () => ({
-        stdout: Buffer.concat(out).toString("utf8"),
-        stderr: Buffer.concat(err).toString("utf8"),
-        truncated
-      }),
+      output,
       closePipes: () => {
         child.stdout.destroy()
         child.stderr.destroy()
@@ -282,6 +264,33 @@ const spawnTree = (spec: ProcessSpec, token: string, tmpDir: string): Effect.Eff
       swept: undefined
     }
   })
+
+/**
+ * A child's stdout and stderr as it writes them, each kept up to `limit` bytes (the rest dropped
+ * and counted as `truncated`): the reader of Process's and Sandbox's spawns.
+ */
+export const keptOutput = (
+  child: { readonly stdout: NodeJS.ReadableStream; readonly stderr: NodeJS.ReadableStream },
+  limit: number
+): () => { readonly stdout: string; readonly stderr: string; readonly truncated: boolean } => {
+  let truncated = false
+  const keep = (stream: NodeJS.ReadableStream): Array<Buffer> => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    stream.on("data", (chunk: Buffer) => {
+      const room = limit - size
+      if (chunk.length > room) truncated = true
+      if (room <= 0) return
+      const kept = chunk.length > room ? chunk.subarray(0, room) : chunk
+      size += kept.length
+      chunks.push(kept)
+    })
+    return chunks
+  }
+  const out = keep(child.stdout)
+  const err = keep(child.stderr)
+  return () => ({ stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8"), truncated })
+}
 
 const sweep = (tree: Tree, token: string): Effect.Effect<Termination> =>
   tree.swept !== undefined

@@ -55,7 +55,7 @@ import { fileURLToPath } from "node:url"
 import { Context, Deferred, Effect, Layer, Option, Schema } from "effect"
 import { dataRoot } from "../evaluation/DataRoot.ts"
 import { errnoOf } from "../harness/Proc.ts"
-import { runProcess } from "../harness/Process.ts"
+import { keptOutput, runProcess } from "../harness/Process.ts"
 
 export class SandboxError extends Schema.TaggedError<SandboxError>()("SandboxError", {
   reason: Schema.Literal("unavailable", "spawn-failed", "bind"),
@@ -492,20 +492,7 @@ const start = (command: string, args: ReadonlyArray<string>, maxOutput: number):
       try: () => spawn(command, [...args], { env: {}, cwd: "/", detached: true, stdio: ["ignore", "pipe", "pipe"] }),
       catch: (e) => failed(String(e))
     })
-    let truncated = false
-    const out: Array<Buffer> = []
-    const err: Array<Buffer> = []
-    const sizes = { out: 0, err: 0 }
-    const collect = (into: Array<Buffer>, key: "out" | "err") => (chunk: Buffer) => {
-      if (sizes[key] >= maxOutput) {
-        truncated = true
-        return
-      }
-      sizes[key] += chunk.length
-      into.push(chunk)
-    }
-    child.stdout.on("data", collect(out, "out"))
-    child.stderr.on("data", collect(err, "err"))
+    const output = keptOutput(child, maxOutput)
     child.on("exit", (code, sig) => Deferred.unsafeDone(exited, Effect.succeed({ code, signal: sig })))
     child.on("close", () => Deferred.unsafeDone(closed, Effect.void))
     const pid = yield* Effect.async<number, SandboxError>((resume) => {
@@ -516,7 +503,7 @@ const start = (command: string, args: ReadonlyArray<string>, maxOutput: number):
       pid,
       exited,
       closed,
-      output: () => ({ stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8"), truncated }),
+      output,
       closePipes: () => {
         child.stdout.destroy()
         child.stderr.destroy()

@@ -31,6 +31,21 @@ const scatter = [
   "while :; do sleep 1; done"
 ].join("\n")
 
+describe("output", () => {
+  it.live("each stream is kept up to maxOutputBytes exactly, and the rest is said to be dropped", () =>
+    Effect.gen(function* () {
+      // 200,000 bytes on stdout (several pipe chunks), 10 on stderr.
+      const script = "head -c 200000 /dev/zero | tr '\\0' a; printf 0123456789 >&2"
+      const cut = yield* runProcess({ command: "sh", args: ["-c", script], cwd: "/", env, timeoutMs: 10_000, maxOutputBytes: 100_001 })
+      expect(cut.stdout).toBe("a".repeat(100_001))
+      expect(cut.stderr).toBe("0123456789")
+      expect(cut.truncated).toBe(true)
+      const whole = yield* runProcess({ command: "sh", args: ["-c", script], cwd: "/", env, timeoutMs: 10_000, maxOutputBytes: 200_000 })
+      expect(whole.stdout.length).toBe(200_000)
+      expect(whole.truncated).toBe(false)
+    }))
+})
+
 describe("process groups", () => {
   it.live("stdin is closed: a child reading stdin sees end of input at once", () =>
     Effect.gen(function* () {
