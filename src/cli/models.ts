@@ -111,6 +111,12 @@ const providerText = (registry: Registry.Registry, provider: Registry.ProviderEn
             m.tool_call ? "yes" : "no"
           ])
         ]),
+        ...models.flatMap((m) =>
+          (m.cost?.tiers ?? []).map((t) =>
+            `  ${m.id} over ${t.tier.size.toLocaleString("en-US")} prompt tokens: input ${price(t.input)}, output ${price(t.output)}` +
+            `, cache read ${price(t.cache_read)}, cache write ${price(t.cache_write)} (every token of such a call)`
+          )
+        ),
         "  prices: USD per million tokens at list price; - none listed (a model without a price has an unknown cost, never 0)"
       ])
   ].join("\n")

@@ -13,11 +13,28 @@ export const ApiType = Schema.Literal("openai-responses", "openai-chat", "anthro
 export type ApiType = typeof ApiType.Type
 
 /** USD per million tokens. An absent cache price means that kind of token is billed as input. */
-export const Cost = Schema.Struct({
+export const Rates = Schema.Struct({
   input: Schema.Number,
   output: Schema.Number,
   cache_read: Schema.optional(Schema.Number),
   cache_write: Schema.optional(Schema.Number)
+})
+export type Rates = typeof Rates.Type
+
+/**
+ * A price that rises with the prompt (models.dev's `tiers`): a call whose prompt (input, cache read
+ * and cache write tokens) is over `tier.size` tokens pays these rates for all of its tokens.
+ */
+export const ContextTier = Schema.Struct({
+  tier: Schema.Struct({ type: Schema.Literal("context"), size: Schema.NonNegativeInt }),
+  ...Rates.fields
+})
+export type ContextTier = typeof ContextTier.Type
+
+/** A model's list price: its base rates and, for some (Gemini 2.5 Pro), dearer rates for long prompts. */
+export const Cost = Schema.Struct({
+  ...Rates.fields,
+  tiers: Schema.optional(Schema.Array(ContextTier))
 })
 export type Cost = typeof Cost.Type
 
@@ -325,7 +342,22 @@ const CatalogueModel = Schema.Struct({
     input: Price,
     output: Price,
     cache_read: Schema.optional(Price),
-    cache_write: Schema.optional(Price)
+    cache_write: Schema.optional(Price),
+    // Dearer rates for long prompts: `tiers` (newer), or `context_over_200k` (one tier over 200,000
+    // tokens). A tier of another type fails the model's read, so it is skipped, never under-priced.
+    tiers: Schema.optional(Schema.Array(Schema.Struct({
+      tier: Schema.Struct({ type: Schema.Literal("context"), size: Schema.NonNegativeInt }),
+      input: Price,
+      output: Price,
+      cache_read: Schema.optional(Price),
+      cache_write: Schema.optional(Price)
+    }))),
+    context_over_200k: Schema.optional(Schema.Struct({
+      input: Price,
+      output: Price,
+      cache_read: Schema.optional(Price),
+      cache_write: Schema.optional(Price)
+    }))
   })),
   /** a model served by another package (and so perhaps another wire API) than its provider's */
   provider: Schema.optional(Schema.Struct({ npm: Schema.optional(Schema.String), api: Schema.optional(Schema.String) }))
@@ -403,6 +435,14 @@ const firstLine = (error: ParseResult.ParseError): string => ParseResult.TreeFor
 const statusOf = (status: string | undefined): ModelEntry["status"] =>
   status === "alpha" || status === "beta" || status === "deprecated" || status === "retired" ? status : undefined
 
+// A catalogue price as the registry keeps it: `context_over_200k` becomes a tier over 200,000
+// prompt tokens when the newer `tiers` is absent (both describe the same premium where both are given).
+const costOfCatalogue = (cost: NonNullable<typeof CatalogueModel.Type["cost"]>): Cost => {
+  const { context_over_200k, tiers, ...rates } = cost
+  const kept = tiers ?? (context_over_200k !== undefined ? [{ tier: { type: "context" as const, size: 200_000 }, ...context_over_200k }] : undefined)
+  return kept !== undefined && kept.length > 0 ? { ...rates, tiers: kept } : rates
+}
+
 /**
  * The registry `assay models refresh` writes: the shipped snapshot with every provider of a
  * models.dev-shaped catalogue that assay can reach. A provider in both keeps the snapshot's way of
@@ -474,7 +514,7 @@ export const fromCatalogue = (
           tool_call: typeof m.tool_call === "object" ? m.tool_call.supported : m.tool_call ?? false,
           reasoning: m.reasoning ?? false,
           limit: { context: m.limit.context, output: m.limit.output },
-          ...(m.cost !== undefined ? { cost: m.cost } : {})
+          ...(m.cost !== undefined ? { cost: costOfCatalogue(m.cost) } : {})
         }
       }
       providers[id] = shipped !== undefined

@@ -111,6 +111,25 @@ describe("a models.dev catalogue over the shipped snapshot", () => {
       expect(Either.getOrThrow(Registry.resolveIn(file, "acme:acme-large"))).toMatchObject({ ref: "acme:acme-large", provider: "acme", api: "openai-chat" })
     }))
 
+  it.effect("keeps a model's dearer rates for long prompts: models.dev's `tiers`, or `context_over_200k` as one tier", () =>
+    Effect.gen(function*() {
+      const over = { input: 4, output: 9, cache_read: 1 }
+      const tiers = [{ tier: { type: "context", size: 128000 }, input: 3, output: 8 }, { tier: { type: "context", size: 200000 }, ...over }]
+      const withTiers = yield* refreshed(catalogue({ cost: { input: 2, output: 6, cache_read: 0.5, tiers } }))
+      expect(withTiers.file.providers["acme"]?.models["acme-large"]?.cost).toEqual({ input: 2, output: 6, cache_read: 0.5, tiers })
+      const withOld = yield* refreshed(catalogue({ cost: { input: 2, output: 6, cache_read: 0.5, context_over_200k: over } }))
+      expect(withOld.file.providers["acme"]?.models["acme-large"]?.cost).toEqual({
+        input: 2,
+        output: 6,
+        cache_read: 0.5,
+        tiers: [{ tier: { type: "context", size: 200000 }, ...over }]
+      })
+      // A tier of a kind assay cannot price (not by prompt size) leaves the model out, never under-priced.
+      const other = yield* refreshed(catalogue({ cost: { input: 2, output: 6, tiers: [{ tier: { type: "time-of-day", size: 0 }, input: 1, output: 1 }] } }))
+      expect(other.file.providers["acme"]?.models["acme-large"]).toBeUndefined()
+      expect(other.skipped.map((s) => s.name)).toContain("acme:acme-large")
+    }))
+
   it.effect("refuses a catalogue it cannot read (nothing to write)", () =>
     Effect.gen(function*() {
       const notObject = yield* Effect.flip(refreshed([1, 2]))

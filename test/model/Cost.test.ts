@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
-import { costOf, sumCosts } from "../../src/model/Cost.ts"
+import { costOf, dearestRates, sumCosts } from "../../src/model/Cost.ts"
 import * as Registry from "../../src/model/Registry.ts"
 
 const entry = (ref: string) => {
@@ -36,6 +36,26 @@ describe("Cost", () => {
   it("a model without a price has unknown cost, never 0", () => {
     expect(costOf(entry("ollama:llama3.1:8b"), { inputTokens: 10, outputTokens: 10 })).toBeNull()
     expect(costOf(entry("ollama:llama3.1:8b"), { inputTokens: 0, outputTokens: 0 })).toBeNull()
+  })
+
+  it("Gemini 2.5 Pro bills a prompt over 200,000 tokens at its long-context rates, every token of the call", () => {
+    const pro = entry("google:gemini-2.5-pro")
+    // At 200,000 prompt tokens: the base rates ($1.25 in, $10 out, $0.125 cache read per million).
+    expect(costOf(pro, { inputTokens: 200_000, outputTokens: 1000 })).toBeCloseTo(200_000 * 1.25e-6 + 1000 * 10e-6, 12)
+    // Over it: $2.50 in, $15 out, $0.25 cache read, for all of the call's tokens.
+    expect(costOf(pro, { inputTokens: 250_000, outputTokens: 8192 })).toBeCloseTo(250_000 * 2.5e-6 + 8192 * 15e-6, 12)
+    // Cached prompt tokens count towards the prompt's size.
+    expect(costOf(pro, { inputTokens: 150_000, outputTokens: 0, cacheReadTokens: 60_000 })).toBeCloseTo(150_000 * 2.5e-6 + 60_000 * 0.25e-6, 12)
+    // A model without tiers is billed at one rate whatever the prompt.
+    expect(costOf(entry("google:gemini-2.5-flash"), { inputTokens: 500_000, outputTokens: 0 })).toBeCloseTo(500_000 * 0.3e-6, 12)
+  })
+
+  it("a reservation's rates are the dearest of every tier a prompt bound can reach", () => {
+    const price = entry("google:gemini-2.5-pro").cost!
+    expect(dearestRates(price, 1000)).toEqual({ input: 1.25, output: 10 })
+    expect(dearestRates(price, 300_000)).toEqual({ input: 2.5, output: 15 })
+    // A cache write dearer than input (Claude) is the input rate a reservation takes.
+    expect(dearestRates(entry("sonnet").cost!, 1000)).toEqual({ input: 3.75, output: 15 })
   })
 
   it("a sum of call costs is unknown when any call's cost is unknown", () => {
