@@ -114,7 +114,13 @@ const settled = (s: CapState, reservedUsd: number, costUsd: number | null, call:
 export interface SpendCap {
   /** Whether there is a cap: without one a reservation holds nothing, and a call need not price its worst case. */
   readonly bounded: boolean
-  /** Reserve `usd`; fails, reserving nothing, when spent + reserved + usd would pass the cap. */
+  /**
+   * Reserve `usd`; fails, reserving nothing, when spent + reserved + usd would pass the cap. Run it
+   * uninterruptibly, with what settles the reservation installed in the same region (as
+   * `wrapModel` does): it can then be interrupted only while it waits, holding nothing, and once
+   * it returns the reservation is held. (Interrupted as it returns, a reservation it had taken
+   * would be lost with its result, and held for the rest of the run.)
+   */
   readonly reserve: (usd: number) => Effect.Effect<void, SpendCapReached>
   /**
    * Settle a reservation with what the call cost (null: unknown), charged in full even past its
@@ -136,29 +142,53 @@ export const make = (capUsd: number | null, spentBefore = 0, learned?: { readonl
   capUsd === null ? Effect.sync(() => uncapped(spentBefore)) : Effect.map(
     // What an earlier run of the experiment learned of the server: its calls are held at that factor from the start.
     TRef.make<CapState>({ ...initialState(capUsd, spentBefore), overshootFactor: Math.max(1, learned?.overshootFactor ?? 1) }).pipe(STM.commit),
-    (state): SpendCap => ({
-      bounded: true,
-      reserve: (usd) =>
+    (state): SpendCap => {
+      // Taking the reservation never waits, so it commits with no async boundary after which an
+      // interruption could drop its result; the wait is a transaction of its own that takes nothing.
+      const take = (usd: number) =>
         STM.gen(function*() {
           const s = yield* TRef.get(state)
-          if (s.capUsd === null) return null
-          // A server seen to overshoot its bounds by k is expected to again: every hold counts k times.
-          const k = s.overshootFactor
-          if (s.spentUsd + usd * k > s.capUsd) {
+          const fit = fitOf(s, usd)
+          if (fit === "never") {
             yield* TRef.set(state, { ...s, refused: s.refused + 1 })
-            return new SpendCapReached({ capUsd: s.capUsd, spentUsd: s.spentUsd, reservedUsd: s.reservedUsd * k, neededUsd: usd * k })
+            const k = s.overshootFactor
+            return new SpendCapReached({ capUsd: s.capUsd ?? 0, spentUsd: s.spentUsd, reservedUsd: s.reservedUsd * k, neededUsd: usd * k })
           }
-          // The first call goes alone: its answer shows whether the server keeps to its bounds.
-          if (s.settled === 0 && s.reservedUsd > 0) return yield* STM.retry
-          if (s.spentUsd + (s.reservedUsd + usd) * k > s.capUsd) return yield* STM.retry
+          if (fit === "wait") return "wait" as const
           yield* TRef.set(state, { ...s, reservedUsd: s.reservedUsd + usd })
           return null
-        }).pipe(STM.commit, Effect.flatMap((refusal) => (refusal === null ? Effect.void : Effect.fail(refusal)))),
-      settle: (reservedUsd, costUsd, call) => TRef.update(state, (s) => settled(s, reservedUsd, costUsd, call)).pipe(STM.commit),
-      charge: (usd) => TRef.update(state, (s) => ({ ...s, spentUsd: s.spentUsd + usd })).pipe(STM.commit),
-      state: TRef.get(state).pipe(STM.commit)
-    })
+        }).pipe(STM.commit)
+      // Wakes when the state changes so that the call fits (or never can); reserves nothing.
+      const waitFor = (usd: number) => STM.flatMap(TRef.get(state), (s) => (fitOf(s, usd) === "wait" ? STM.retry : STM.void)).pipe(STM.commit)
+      const reserve = (usd: number): Effect.Effect<void, SpendCapReached> =>
+        Effect.flatMap(take(usd), (outcome) =>
+          outcome === null
+            ? Effect.void
+            : outcome === "wait"
+            ? Effect.zipRight(Effect.interruptible(waitFor(usd)), Effect.suspend(() => reserve(usd)))
+            : Effect.fail(outcome))
+      return {
+        bounded: true,
+        reserve,
+        settle: (reservedUsd, costUsd, call) => TRef.update(state, (s) => settled(s, reservedUsd, costUsd, call)).pipe(STM.commit),
+        charge: (usd) => TRef.update(state, (s) => ({ ...s, spentUsd: s.spentUsd + usd })).pipe(STM.commit),
+        state: TRef.get(state).pipe(STM.commit)
+      }
+    }
   )
+
+/**
+ * Whether a call of `usd` fits the cap now, must wait for calls in flight to settle, or can never
+ * fit. A server seen to overshoot its bounds by k is expected to again: every hold counts k times.
+ * The first call goes alone: its answer shows whether the server keeps to its bounds.
+ */
+const fitOf = (s: CapState, usd: number): "fits" | "wait" | "never" => {
+  if (s.capUsd === null) return "fits"
+  const k = s.overshootFactor
+  if (s.spentUsd + usd * k > s.capUsd) return "never"
+  if (s.settled === 0 && s.reservedUsd > 0) return "wait"
+  return s.spentUsd + (s.reservedUsd + usd) * k > s.capUsd ? "wait" : "fits"
+}
 
 /**
  * No cap: nothing to reserve or wait for, so no transaction either; the same state as the
@@ -252,27 +282,27 @@ export const refusedCall = (request: ModelRequest, refusal: SpendCapReached): Mo
 
 /**
  * The Model service under the cap: reserve the call's worst case, send it, settle what it cost
- * (from the server's usage at list price) and release the rest. A call that was interrupted or
- * failed settles at 0: providers do not bill a failed request. A call that cannot reserve is not
+ * (from the server's usage at list price) and release the rest. A call interrupted once handed
+ * to the model is charged its reservation (it may have been answered and billed); one that failed
+ * settles at 0: providers do not bill a failed request. A call that cannot reserve is not
  * sent: it fails with a ModelError of reason `spend-cap` (`refusedCall`).
+ *
+ * The reservation and what settles it are taken in one uninterruptible region (only the wait
+ * to reserve, holding nothing, and the call itself can be interrupted): a call interrupted as
+ * its reservation is taken never leaves it held for the rest of the run.
  */
 export const wrapModel = (cap: SpendCap, inner: Model, options: WrapOptions): Model => ({
   generate: (request) =>
-    Effect.gen(function*() {
+    Effect.suspend(() => {
       const entry = options.priceOf(request.provider, request.model)
       const ledger = options.ledger
       // Without a cap or a ledger nothing is reserved: the worst case (the request's whole text measured) is not needed.
       const worst = cap.bounded || ledger !== undefined ? worstCaseUsd(request, entry) : null
       const reserved = cap.bounded ? worst ?? 0 : 0
-      if (reserved > 0) {
-        yield* Effect.mapError(cap.reserve(reserved), (refusal) => {
-          const refused = refusedCall(request, refusal)
-          options.onRefused?.(refused)
-          return refused
-        })
-      }
       // The ledger's reservation, once written (an interruption before then leaves none).
       let written: string | undefined
+      // Whether the request was handed to the model: an interruption before then cannot have been billed.
+      let handed = false
       const spendOf = (response: ModelResponse): CallSpend => ({
         provider: request.provider,
         model: request.model,
@@ -283,7 +313,10 @@ export const wrapModel = (cap: SpendCap, inner: Model, options: WrapOptions): Mo
         costUsd: entry === undefined ? null : costOf(entry, response.usage),
         ...(written !== undefined ? { reservation: written } : {})
       })
-      const send = inner.generate(request).pipe(
+      const send = Effect.suspend(() => {
+        handed = true
+        return inner.generate(request)
+      }).pipe(
         Effect.tap((response) => {
           const spend = spendOf(response)
           return Effect.zipRight(cap.settle(reserved, spend.costUsd, request), options.onSpend ? options.onSpend(spend) : Effect.void).pipe(
@@ -298,13 +331,23 @@ export const wrapModel = (cap: SpendCap, inner: Model, options: WrapOptions): Mo
         send
       )
       // Settling nothing reserved at no cost changes nothing: without a reservation the call needs
-      // no handler for its failure (an uninterruptible region on every call). A call interrupted in
-      // flight may have been answered and billed: it is charged its reservation, and its ledger
-      // row stays; a call that failed was not billed.
-      return yield* (reserved === 0 && ledger === undefined ? call : Effect.onError(call, (cause) =>
-        Cause.isInterruptedOnly(cause)
-          ? cap.settle(reserved, reserved)
-          : Effect.zipRight(cap.settle(reserved, 0), written !== undefined && ledger !== undefined ? ledger.release(written) : Effect.void)))
+      // no handler for its failure (an uninterruptible region on every call).
+      if (reserved === 0 && ledger === undefined) return call
+      // A call interrupted once handed to the model may have been answered and billed: it is
+      // charged its reservation, and its ledger row stays. One interrupted before, or that failed,
+      // was not billed.
+      const onFailure = (cause: Cause.Cause<ModelError>) =>
+        Effect.suspend(() =>
+          Cause.isInterruptedOnly(cause) && handed
+            ? cap.settle(reserved, reserved)
+            : Effect.zipRight(cap.settle(reserved, 0), written !== undefined && ledger !== undefined ? ledger.release(written) : Effect.void)
+        )
+      const reserve = reserved === 0 ? Effect.void : Effect.mapError(cap.reserve(reserved), (refusal) => {
+        const refused = refusedCall(request, refusal)
+        options.onRefused?.(refused)
+        return refused
+      })
+      return Effect.uninterruptibleMask((restore) => Effect.zipRight(reserve, Effect.onError(restore(call), onFailure)))
     })
 })
 
@@ -473,7 +516,8 @@ export const makeShared = (
             return
           }
           if (outcome._tag === "refused") return yield* outcome.error
-          yield* Effect.sleep("100 millis")
+          // Only the wait may be interrupted (see SpendCap.reserve): a transaction that took a hold always returns it.
+          yield* Effect.interruptible(Effect.sleep("100 millis"))
         }
       })
     return {

@@ -3,7 +3,7 @@
  * its worst case before it is sent.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Fiber, Ref } from "effect"
+import { Deferred, Duration, Effect, Fiber, Ref } from "effect"
 import * as SpendCap from "../../src/budget/SpendCap.ts"
 import type { Model, ModelRequest, ModelResponse } from "../../src/model/Model.ts"
 
@@ -18,6 +18,10 @@ const request: ModelRequest = {
   maxOutputTokens: 100
 }
 const worst = SpendCap.worstCaseUsd(request, entry)!
+
+/** Waits (yielding, never sleeping) until `fiber` is suspended: a call waiting to reserve. */
+const untilSuspended = <A, E>(fiber: Fiber.RuntimeFiber<A, E>) =>
+  Effect.repeat(Effect.zipRight(Effect.yieldNow(), Fiber.status(fiber)), { until: (status) => status._tag === "Suspended" })
 
 /** A model whose every call costs exactly its worst case, counting what reached it. */
 const exactModel = (sent: Ref.Ref<number>, latency = Duration.millis(5)): Model => ({
@@ -115,6 +119,50 @@ describe("the spend cap", () => {
       yield* Fiber.interrupt(fiber)
       expect((yield* cap.state).reservedUsd).toBe(0)
       expect((yield* cap.state).spentUsd).toBeCloseTo(worst, 12)
+    }))
+
+  it.live("calls interrupted as another's settling wakes their reservations hold nothing, and a call that fits what is left is then sent", () =>
+    Effect.gen(function*() {
+      // The first call goes alone (the cap waits for its answer), so the others wait to reserve
+      // until it settles; its settling wakes them, and they are interrupted then (a cell's time
+      // limit, the run ending), whether or not they have taken their reservation or been sent yet.
+      const answer = yield* Deferred.make<void>()
+      const firstReached = yield* Deferred.make<void>()
+      const sent = yield* Ref.make(0)
+      const usage = { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 }
+      const inner: Model = {
+        generate: (r) =>
+          Effect.gen(function*() {
+            const n = yield* Ref.getAndUpdate(sent, (k) => k + 1)
+            // The later calls stay in flight until interrupted: each sent one is charged its reservation.
+            if (n > 0) return yield* Effect.never
+            yield* Deferred.succeed(firstReached, undefined)
+            yield* Deferred.await(answer)
+            return { text: "ok", toolCalls: [], usage, finishReason: "stop", model: r.model } satisfies ModelResponse
+          })
+      }
+      const cap = yield* SpendCap.make(worst * 3)
+      const model = SpendCap.wrapModel(cap, inner, { priceOf: () => entry })
+      const first = yield* Effect.fork(model.generate(request))
+      yield* Deferred.await(firstReached)
+      const waiting = yield* Effect.forEach(Array.from({ length: 20 }), () => Effect.fork(model.generate(request)))
+      yield* Effect.forEach(waiting, untilSuspended)
+      expect((yield* cap.state).reservedUsd).toBe(worst)
+      yield* Deferred.succeed(answer, undefined)
+      yield* Fiber.join(first)
+      yield* Effect.forEach(waiting, Fiber.interrupt)
+      const state = yield* cap.state
+      expect(state.reservedUsd).toBe(0)
+      const inFlight = (yield* Ref.get(sent)) - 1
+      expect(inFlight).toBeLessThanOrEqual(2)
+      expect(state.spentUsd).toBeCloseTo(2e-6 + inFlight * worst, 12)
+      // A call whose worst case is what is left fits only if nothing is still held.
+      const left = worst * 3 - state.spentUsd
+      const last = { ...request, maxOutputTokens: Math.floor(left * 1e6) - SpendCap.inputTokenBound(request) }
+      expect(SpendCap.worstCaseUsd(last, entry)!).toBeLessThanOrEqual(left)
+      expect(SpendCap.worstCaseUsd(last, entry)!).toBeGreaterThan(left - worst)
+      const answering = SpendCap.wrapModel(cap, exactModel(sent, Duration.zero), { priceOf: () => entry })
+      expect((yield* answering.generate(last)).text).toBe("ok")
     }))
 
   it.live("without a cap every call is sent at once, and what they cost (known and unknown) is still counted", () =>
