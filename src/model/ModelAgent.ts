@@ -25,11 +25,17 @@ import type { ResolvedModel } from "./Registry.ts"
  */
 export const DEFAULT_MAX_OUTPUT_TOKENS = 8192
 
+/**
+ * The retry rule of a model call, whoever makes it (the built-in agent, or a harness CLI's request
+ * at the bridge's proxy): a fault is retried this often, then the call fails with it.
+ */
+export const MODEL_CALL_RETRIES = 3
+
 export interface CallOptions {
   /** Who is calling: `agent`, `user` (the simulated user), `judge`. */
   readonly role: string
   readonly model: ResolvedModel
-  /** Attempts after the first on a rate limit or server error. */
+  /** Attempts after the first on a rate limit or server error; default MODEL_CALL_RETRIES. */
   readonly retries?: number
 }
 
@@ -48,7 +54,7 @@ export const call = (
   request: ModelRequest,
   options: CallOptions
 ): Effect.Effect<ModelResponse, WE.EffectError | BudgetExceeded, WE.WorldEffects | Wallet> => {
-  const maxRetries = options.retries ?? 3
+  const maxRetries = options.retries ?? MODEL_CALL_RETRIES
   const effect: WE.EffectRequest = {
     kind: "model/generate",
     key: options.role,

@@ -8,10 +8,12 @@
  *
  * - a model request of the CLI is read into assay's request shape and made as a
  *   `model/generate:agent` effect through the Attempt's stack (admission, paired faults,
- *   recording, the spend cap, the Model service), once: a fault goes back to the CLI as the status
- *   a vendor would send, and the CLI's own retry is the next occurrence, as the built-in agent's
- *   retry is. The answer goes back to the CLI in its wire format, and becomes the agent's reply to
- *   the protocol: its tool calls (under the protocol's names), or its text;
+ *   recording, the spend cap, the Model service) by the built-in agent's own call
+ *   (`ModelAgent.call`): a fault is retried by its rule, and the tries are one metered call. The
+ *   CLI sees only the outcome: the answer, in its wire format, which becomes the agent's reply to
+ *   the protocol (its tool calls under the protocol's names, or its text); or, once the retries are
+ *   spent, the fault (as the status a vendor would send), which ends the Attempt as it ends the
+ *   built-in agent's: the CLI is stopped, and a request it makes after is answered so, never made;
  * - the protocol runs those tool calls as the built-in agent's would be run (`tool/*` effects, in
  *   the transcript); the CLI's MCP `tools/call`s are answered with the results the protocol got;
  * - when the CLI has answered in text and the protocol comes back with a user's message (tau2),
@@ -19,12 +21,12 @@
  *
  * So the transcript is the built-in agent's form, the evaluator grades a harness like a model,
  * and a replay needs no CLI: the recorded `model/generate:agent` requests are made again, in order,
- * and answered from the recording.
+ * by the same call (the faults drawn again, the retries alike), and answered from the recording.
  *
  * Model requests the CLI makes besides its turns (a title, a router, a memory note: a request that
- * offers none of the protocol's tools while the protocol has some) are made as
- * `model/generate:agent-aux` effects: capped, faulted and recorded on a site of their own, so the
- * agent's own occurrences pair with the built-in agent's.
+ * offers none of the protocol's tools while the protocol has some) are made by the same call as
+ * `model/generate:agent-aux` effects: metered, capped, faulted, retried and recorded on a site of
+ * their own, so the agent's own occurrences pair with the built-in agent's.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes, randomUUID } from "node:crypto"
@@ -36,11 +38,11 @@ import * as path from "node:path"
 import { Config, ConfigProvider, Effect, Either, Option, Queue, Ref, Runtime, Schema } from "effect"
 import type { Json } from "../../content/Canonical.ts"
 import { canonicalUnsafe } from "../../content/Canonical.ts"
-import type { Wallet } from "../../budget/Wallet.ts"
+import type { BudgetExceeded, Wallet } from "../../budget/Wallet.ts"
 import { AgentError, type Agent, type AgentFailure } from "../../evaluation/Agent.ts"
 import type { AgentInput, AgentReply, Message, ToolCall } from "../../evaluation/Conversation.ts"
 import { ModelResponse, type ModelRequest } from "../../model/Model.ts"
-import { call as modelCall, DEFAULT_MAX_OUTPUT_TOKENS } from "../../model/ModelAgent.ts"
+import { call as modelCall, DEFAULT_MAX_OUTPUT_TOKENS, MODEL_CALL_RETRIES, requestOf as builtInRequestOf } from "../../model/ModelAgent.ts"
 import type { ResolvedModel } from "../../model/Registry.ts"
 import {
   type Answer,
@@ -55,6 +57,7 @@ import {
   tokensOf
 } from "../../model/WireServe.ts"
 import type { CliUsage, RecordedEffect, TokenCounts } from "../../schema/Attempt.ts"
+import type { EffectKind, FaultSpec } from "../../schema/EnvironmentDef.ts"
 import * as World from "../../world/World.ts"
 import * as WE from "../../world/WorldEffects.ts"
 import type { HarnessName } from "../Harness.ts"
@@ -84,6 +87,13 @@ export interface BridgeOptions {
    * model requests again instead of running the CLI.
    */
   readonly replay?: ReadonlyArray<RecordedEffect> | undefined
+  /**
+   * The Attempt's fault draws (its environment's fault spec, and `benchmark/task`), read by a
+   * replay whose recording has no more calls of the agent: it tells a live Attempt that a call's
+   * faults ended (its tries all faulted, so none was recorded) from a CLI that stopped on its own.
+   * Without them the replay makes that call and lets the faults layer decide.
+   */
+  readonly draws?: { readonly spec: FaultSpec | null; readonly task: string } | undefined
   /** How long the CLI may take to list the MCP tools before its first model call; default 120 s. */
   readonly readinessMs?: number
   /** The CLI's own tools stay on; default off. */
@@ -127,7 +137,7 @@ const SYNC_KEY = "workspace-sync"
 /** A write back the run injected a fault into is made again (the CLI's own write happened): at most this often. */
 const SYNC_TRIES = 8
 
-/** The statuses a vendor sends for what a fault stands for; the CLI retries them as it would the vendor's. */
+/** The statuses a vendor sends for what a fault stands for (the CLI sees one only once assay's retries are spent). */
 const faultStatus = (reason: WE.EffectFault["reason"]): number =>
   reason === "rate-limit" ? 429 : reason === "timeout" ? 504 : reason === "unreachable" ? 502 : 500
 
@@ -145,7 +155,30 @@ interface ExitEvent {
   readonly code: number | null
   readonly signal: string | null
 }
-type Event = ModelEvent | ExitEvent
+/** A side request's faults outlasted the retries: the Attempt ends with the fault. */
+interface GaveUpEvent {
+  readonly _tag: "gave-up"
+  readonly fault: WE.EffectFault
+}
+type Event = ModelEvent | ExitEvent | GaveUpEvent
+
+const faultReasons: ReadonlySet<string> = new Set<WE.EffectFault["reason"]>(["rate-limit", "server-error", "timeout", "unreachable"])
+
+/**
+ * The calls of one site (kind and key) in a recording, each as its first try and where it was made:
+ * an entry after a recorded fault (one met at the handler) is that call's retry, which the replay's
+ * retry rule makes again, not a call of its own.
+ */
+const callsOf = (recording: ReadonlyArray<RecordedEffect>, kind: string, key: string): Array<{ readonly entry: RecordedEffect; readonly at: number }> => {
+  const calls: Array<{ readonly entry: RecordedEffect; readonly at: number }> = []
+  let retrying = false
+  recording.forEach((r, at) => {
+    if (r.kind !== kind || r.key !== key) return
+    if (!retrying) calls.push({ entry: r, at })
+    retrying = "error" in r.outcome && faultReasons.has(r.outcome.error.reason)
+  })
+  return calls
+}
 
 /** The request assay makes for a CLI's request: the candidate's model, the protocol's tool names. */
 const requestOf = (wire: WireRequest, model: ResolvedModel, names: ToolNames): ModelRequest => {
@@ -333,7 +366,11 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
   let turns = 0
   let started = false
   const sessionId = randomUUID()
-  let lastFault: WE.EffectFault | undefined
+  /**
+   * The fault a model call of the CLI met on every try: the Attempt ends with it, and a request the
+   * CLI makes after (its own retry, before it is stopped) is answered with it, never made.
+   */
+  let gaveUp: WE.EffectFault | undefined
   let listed = false
   /** Requests of the CLI's turns (with the tools) received so far. */
   let mainRequests = 0
@@ -432,10 +469,17 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
       const token = `assay-${randomBytes(12).toString("hex")}`
       const proxy = { url: "", token }
       const runAux = (wire: WireRequest, login: Record<string, string> | undefined) =>
-        new Promise<Either.Either<ModelResponse, WE.EffectError>>((done) => {
+        new Promise<Either.Either<ModelResponse, WE.EffectError | BudgetExceeded>>((done) => {
           const request = requestOf(wire, model, n)
           Runtime.runCallback(runtime)(
-            Effect.either(viaLogin(proxy, login, WE.perform({ kind: "model/generate", key: AUX_KEY, request: request as unknown as Json }, ModelResponse))),
+            Effect.either(viaLogin(proxy, login, auxCall(request, model))).pipe(Effect.tap((outcome) =>
+              Effect.sync(() => {
+                if (Either.isRight(outcome) || outcome.left._tag !== "EffectFault") return
+                // Its faults outlasted the retries: the Attempt ends, as on a turn's (set before the CLI hears of it).
+                gaveUp = outcome.left
+                Queue.unsafeOffer(events, { _tag: "gave-up", fault: outcome.left })
+              })
+            )),
             { onExit: (exit) => done(exit._tag === "Success" ? exit.value : Either.left(new WE.EffectFailed({ kind: "model/generate", key: AUX_KEY, reason: "handler", detail: "interrupted" }))) }
           )
         })
@@ -565,6 +609,11 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
         // A call of none of the protocol's tools is one of the CLI's own (a folder task's): named as the CLI names it.
         const theirs = (ours: string) => seenNames.get(ours) ?? (protocolTools.has(ours) ? n.theirs(ours) : ours)
         const answer = answerWith(res, wire, body, theirs)
+        if (gaveUp !== undefined) {
+          // The Attempt ended on a fault; the CLI retried before it was stopped: no try of its own.
+          answer(Either.left(gaveUp))
+          return
+        }
         const login = options.subscription === undefined ? undefined : loginOf(req.headers, options.subscription.vendor)
         if (offered > 0 && seenNames.size === 0) {
           if (mainRequests === 0) {
@@ -730,7 +779,11 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
       return new Map(World.entries(current, folder.table).flatMap(([p, text]) => (typeof text === "string" ? [[p, text] as const] : [])))
     })
 
-  /** One file the CLI changed written into the world, as the protocol's write tool writes it. */
+  /**
+   * One file the CLI changed written into the world, as the protocol's write tool writes it; a
+   * fault is written again, up to SYNC_TRIES tries. A replay writes each recorded one back through
+   * this too, so it meets the same draws and retries them alike.
+   */
   const writeBack = (request: Json): Effect.Effect<void, AgentFailure, WE.WorldEffects> =>
     Effect.gen(function*() {
       for (let tries = 1; ; tries++) {
@@ -764,13 +817,14 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
     Effect.gen(function*() {
       for (;;) {
         const event = yield* Queue.take(s.events)
+        if (event._tag === "gave-up") return yield* event.fault
         if (event._tag === "exit") {
           // The end of an earlier start of the CLI (before a resume) says nothing of this one.
           if (event.generation !== -1 && event.generation !== s.generation) continue
           if (event.signal === "not-ready") {
             return yield* new WE.EffectFault({ kind: "process/spawn", key: `harness:${options.harness}`, occurrence: 0, reason: "unreachable", injected: false })
           }
-          if (lastFault !== undefined) return yield* lastFault
+          if (gaveUp !== undefined) return yield* gaveUp
           if (turns === 0) {
             // It never asked the model anything: the CLI did not start, which is no verdict on a model.
             return yield* new WE.EffectFault({ kind: "process/spawn", key: `harness:${options.harness}`, occurrence: 0, reason: "unreachable", injected: false })
@@ -785,11 +839,21 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
         const reply = yield* modelTurn(event.wire, model, n, event.answer, event.login === undefined ? undefined : { proxy: s, headers: event.login })
         if (reply !== undefined) return reply
       }
-    })
+    }).pipe(
+      // A fault ends the Attempt whatever the CLI would do next (retry, give up, carry on): it is stopped now.
+      Effect.tapError((e) => (e._tag === "EffectFault" ? Effect.zipRight(Effect.sync(() => { answeredInWords = false }), stopChild(s)) : Effect.void))
+    )
 
   /**
-   * One CLI (or recorded) request made as the agent's model call; undefined when it faulted (the
-   * CLI retries) or called only its own tools (a folder task).
+   * A side request of the CLI (a title, a router) made by the agent's own call on a site of its
+   * own: metered, faulted and retried alike.
+   */
+  const auxCall = (request: ModelRequest, model: ResolvedModel) => modelCall(request, { role: AUX_KEY, model })
+
+  /**
+   * One CLI (or recorded) request made as the agent's model call, by the built-in agent's rule
+   * (retried, one metered call); undefined when it called only the CLI's own tools (a folder task).
+   * A fault that outlasts the retries fails it: the Attempt ends with it.
    */
   const modelTurn = (
     wire: WireRequest | ModelRequest,
@@ -801,11 +865,12 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
     Effect.gen(function*() {
       const request = "api" in wire ? requestOf(wire, model, n) : wire
       turns++
-      const call = modelCall(request, { role: AGENT_KEY, model, retries: 0 })
+      const call = modelCall(request, { role: AGENT_KEY, model })
       const outcome = Either.map(yield* Effect.either(login === undefined ? call : viaLogin(login.proxy, login.headers, call)), uniqueIds)
+      // Set before the CLI hears of the fault, so a retry of its own is never made.
+      if (Either.isLeft(outcome) && outcome.left._tag === "EffectFault") gaveUp = outcome.left
       answer?.(outcome)
       if (Either.isRight(outcome)) {
-        lastFault = undefined
         const response = outcome.right
         answeredInWords = response.toolCalls.length === 0
         if (options.folder !== undefined && response.toolCalls.length > 0) {
@@ -817,10 +882,6 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
         return { text: response.text, toolCalls: response.toolCalls as ReadonlyArray<ToolCall> }
       }
       const e = outcome.left
-      if (e._tag === "EffectFault") {
-        lastFault = e
-        return undefined
-      }
       if (e._tag === "EffectFailed" && e.reason === "handler") return yield* new AgentError({ agent: name, reason: "model-failed", detail: e.detail })
       return yield* e
     })
@@ -845,30 +906,71 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
     }
   }
 
-  // Replay: the recorded requests of the agent's turns, made again in order.
+  // Replay: the recorded calls of the agent's turns, made again in order by the same call.
   const recording = options.replay ?? []
-  const recorded = recording.flatMap((r, at) => (r.kind === "model/generate" && r.key === AGENT_KEY ? [{ entry: r, at }] : []))
-    .sort((a, b) => a.entry.occurrence - b.entry.occurrence)
+  const recorded = callsOf(recording, "model/generate", AGENT_KEY)
   let next = 0
-  /** A folder task's write backs, made again where they were made: before the agent's model call that followed them. */
-  const syncs = recording.flatMap((r, at) => (r.kind === "tool/write" && r.key === SYNC_KEY ? [{ entry: r, at }] : []))
-  let nextSync = 0
-  const replayTurn = (model: ResolvedModel, n: ToolNames): Effect.Effect<AgentReply, AgentFailure, WE.WorldEffects | Wallet> =>
+  /**
+   * What the CLI did besides its turns (a folder task's write backs, its side requests), made again
+   * where it was made, before the agent's call that followed it, by the same retry rules as live.
+   */
+  const sides = [...callsOf(recording, "tool/write", SYNC_KEY), ...callsOf(recording, "model/generate", AUX_KEY)].sort((a, b) => a.at - b.at)
+  let nextSide = 0
+  const replaySide = (kind: string, request: Json, model: ResolvedModel): Effect.Effect<void, AgentFailure, WE.WorldEffects | Wallet> =>
+    kind === "tool/write" ? writeBack(request) : Effect.gen(function*() {
+      const outcome = yield* Effect.either(auxCall(request as unknown as ModelRequest, model))
+      // As live: its faults outlasting the retries end the Attempt. Any other failure the CLI was
+      // answered with and went on (a replay's missing effect is noted by the recording layer).
+      if (Either.isLeft(outcome) && outcome.left._tag === "EffectFault") return yield* outcome.left
+    })
+
+  /**
+   * Whether the next call of a site meets a fault on every try the retry rule makes: the live
+   * Attempt ended on that call, which left nothing in the recording. Its tries so far are those the
+   * faults layer faulted and those that reached the recording.
+   */
+  const faultsOutlast = (kind: EffectKind, key: string, draws: NonNullable<BridgeOptions["draws"]>) =>
+    Effect.gen(function*() {
+      const spec = draws.spec
+      if (spec === null || (spec.only !== null && !spec.only.includes(kind))) return false
+      const site = `${kind}:${key}`
+      const log = yield* Effect.serviceOption(WE.FaultLog)
+      const recorder = yield* Effect.serviceOption(WE.Recorder)
+      const injected = Option.isSome(log) ? (yield* Ref.get(log.value.entries)).filter((e) => e.key === site).length : 0
+      const reached = Option.isSome(recorder) ? (yield* Ref.get(recorder.value.entries)).filter((e) => e.kind === kind && e.key === key).length : 0
+      const done = injected + reached
+      return Array.from({ length: MODEL_CALL_RETRIES + 1 }, (_, i) => WE.drawFault(spec, site, done + i + 1, draws.task)).every((r) => r !== null)
+    })
+
+  /**
+   * The recording has no more calls of the agent. Live, either the CLI stopped on its own, or a
+   * call's faults outlasted the retries (none of its tries reached the recording): that call is made
+   * again, its content unknown and never reaching the recording, so the faults layer ends it alike.
+   */
+  const replayEnd = (model: ResolvedModel, n: ToolNames, input: AgentInput): Effect.Effect<AgentReply, AgentFailure, WE.WorldEffects | Wallet> =>
+    Effect.gen(function*() {
+      const request = builtInRequestOf(model, input)
+      const draws = options.draws
+      if (draws === undefined || (yield* faultsOutlast("model/generate", AGENT_KEY, draws))) {
+        const reply = yield* modelTurn(request, model, n, undefined)
+        if (reply !== undefined) return reply
+      } else if (yield* faultsOutlast("model/generate", AUX_KEY, draws)) {
+        yield* replaySide("model/generate", { ...request, tools: [] } as unknown as Json, model)
+      }
+      return yield* new AgentError({ agent: name, reason: "script-exhausted", detail: "the recording has no more model calls of the agent" })
+    })
+
+  const replayTurn = (model: ResolvedModel, n: ToolNames, input: AgentInput): Effect.Effect<AgentReply, AgentFailure, WE.WorldEffects | Wallet> =>
     Effect.gen(function*() {
       for (;;) {
         const found = recorded[next]
-        if (found === undefined) {
-          if (lastFault !== undefined) return yield* lastFault
-          return yield* new AgentError({ agent: name, reason: "script-exhausted", detail: "the recording has no more model calls of the agent" })
+        for (; nextSide < sides.length && sides[nextSide]!.at < (found?.at ?? Infinity); nextSide++) {
+          const side = sides[nextSide]!.entry
+          yield* replaySide(side.kind, side.request as Json, model)
         }
-        for (; nextSync < syncs.length && syncs[nextSync]!.at < found.at; nextSync++) {
-          // As recorded, a fault and its retry included: the outcome is the recording's.
-          yield* Effect.either(WE.perform({ kind: "tool/write", key: SYNC_KEY, request: syncs[nextSync]!.entry.request as Json }, Schema.Unknown))
-        }
-        const reply = yield* modelTurn(found.entry.request as ModelRequest, model, n, undefined)
-        // An injected fault is drawn again at the same occurrence: the CLI retried the same request.
-        if (reply === undefined && lastFault?.injected === true) continue
+        if (found === undefined) return yield* replayEnd(model, n, input)
         next++
+        const reply = yield* modelTurn(found.entry.request as ModelRequest, model, n, undefined)
         if (reply !== undefined) return reply
       }
     })
@@ -885,7 +987,7 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
         }
         const n = names
         const { userText } = take(input)
-        if (options.replay !== undefined) return yield* replayTurn(billed, n)
+        if (options.replay !== undefined) return yield* replayTurn(billed, n, input)
         if (live === undefined) {
           const runtime = yield* Effect.runtime<WE.WorldEffects | Wallet>()
           const events = yield* Queue.unbounded<Event>()

@@ -131,6 +131,7 @@ export const bridgedCandidate = (
               model: resolved,
               cliModel: resolved.model.id,
               replay: context.recording,
+              draws: { spec: env.world.effects.faults, task: `${env.benchmark}/${env.task}` },
               ...(allowance !== null ? { billing: "subscription" as const } : {}),
               ...(folder !== undefined ? { folder } : {})
             }))

@@ -88,7 +88,9 @@ const codex = (i: BridgedInput): Invocation => {
     // On the user's ChatGPT login codex sends its own token (and account id) to this provider.
     i.subscription === true ? `requires_openai_auth = true` : `env_key = "ASSAY_PROXY_KEY"`,
     `wire_api = "responses"`,
-    `request_max_retries = 4`,
+    // assay's proxy retries a fault by the built-in agent's rule and answers only its outcome:
+    // codex's own retries would be tries of its own, counted and faulted unlike the built-in's.
+    `request_max_retries = 0`,
     `stream_max_retries = 0`,
     ``,
     `[mcp_servers.assay]`,
