@@ -255,7 +255,10 @@ export interface CallSpend {
 export interface Ledger {
   /** Writes a call's worst case; its id, once committed. */
   readonly reserve: (call: { readonly provider: string; readonly model: string; readonly usd: number }) => Effect.Effect<string>
-  /** Removes a reservation whose call failed (not billed). An interrupted call's stays: it may have been answered. */
+  /**
+   * Removes a reservation whose call was not billed (never sent, or answered with an HTTP error).
+   * One that may have been answered (interrupted in flight, timed out after it was sent) stays.
+   */
   readonly release: (id: string) => Effect.Effect<void>
 }
 
@@ -278,13 +281,15 @@ export interface WrapOptions {
  * (the model module names no budget), its detail the refusal's message.
  */
 export const refusedCall = (request: ModelRequest, refusal: SpendCapReached): ModelError =>
-  new ModelError({ provider: request.provider, model: request.model, reason: "spend-cap", status: null, detail: refusal.message })
+  new ModelError({ provider: request.provider, model: request.model, reason: "spend-cap", status: null, sent: false, detail: refusal.message })
 
 /**
  * The Model service under the cap: reserve the call's worst case, send it, settle what it cost
  * (from the server's usage at list price) and release the rest. A call interrupted once handed
- * to the model is charged its reservation (it may have been answered and billed); one that failed
- * settles at 0: providers do not bill a failed request. A call that cannot reserve is not
+ * to the model, or that failed after its request was sent with no HTTP error status (a timeout, a
+ * connection lost before the answer was read), is charged its reservation: the vendor may have
+ * answered and billed it. One never sent, or answered with an HTTP error status, settles at 0:
+ * providers do not bill those. A call that cannot reserve is not
  * sent: it fails with a ModelError of reason `spend-cap` (`refusedCall`).
  *
  * The reservation and what settles it are taken in one uninterruptible region (only the wait
@@ -313,11 +318,14 @@ export const wrapModel = (cap: SpendCap, inner: Model, options: WrapOptions): Mo
         costUsd: entry === undefined ? null : costOf(entry, response.usage),
         ...(written !== undefined ? { reservation: written } : {})
       })
+      // Once settled, a failure after (writing the spend row) settles nothing again.
+      let settledOnce = false
       const send = Effect.suspend(() => {
         handed = true
         return inner.generate(request)
       }).pipe(
         Effect.tap((response) => {
+          settledOnce = true
           const spend = spendOf(response)
           return Effect.zipRight(cap.settle(reserved, spend.costUsd, request), options.onSpend ? options.onSpend(spend) : Effect.void).pipe(
             Effect.zipRight(Tracing.annotateModelCost(spend.costUsd))
@@ -333,12 +341,13 @@ export const wrapModel = (cap: SpendCap, inner: Model, options: WrapOptions): Mo
       // Settling nothing reserved at no cost changes nothing: without a reservation the call needs
       // no handler for its failure (an uninterruptible region on every call).
       if (reserved === 0 && ledger === undefined) return call
-      // A call interrupted once handed to the model may have been answered and billed: it is
-      // charged its reservation, and its ledger row stays. One interrupted before, or that failed,
-      // was not billed.
+      // A call that may have been answered and billed (see `mayBeBilled`) is charged its
+      // reservation, and its ledger row stays (a resume counts it); any other was not billed.
       const onFailure = (cause: Cause.Cause<ModelError>) =>
         Effect.suspend(() =>
-          Cause.isInterruptedOnly(cause) && handed
+          settledOnce
+            ? Effect.void
+            : mayBeBilled(cause, handed)
             ? cap.settle(reserved, reserved)
             : Effect.zipRight(cap.settle(reserved, 0), written !== undefined && ledger !== undefined ? ledger.release(written) : Effect.void)
         )
@@ -350,6 +359,23 @@ export const wrapModel = (cap: SpendCap, inner: Model, options: WrapOptions): Mo
       return Effect.uninterruptibleMask((restore) => Effect.zipRight(reserve, Effect.onError(restore(call), onFailure)))
     })
 })
+
+/**
+ * Whether a call that ended with `cause` may have been billed. A vendor finishes (and bills) a
+ * request it received whatever the client does: a call interrupted once handed to the model, or
+ * that failed after its request was sent (a timeout, a connection lost while waiting for or
+ * reading the answer) may have been. One never sent, or answered with an HTTP error status, was not.
+ */
+const mayBeBilled = (cause: Cause.Cause<ModelError>, handed: boolean): boolean => {
+  if (!handed) return false
+  if (Cause.isInterruptedOnly(cause)) return true
+  const failure = Cause.failureOption(cause)
+  // A defect is no answer of the server's: billed or not is unknown, so counted.
+  if (failure._tag === "None") return true
+  const error = failure.value
+  if (error.status !== null && (error.status < 200 || error.status >= 300)) return false
+  return error.sent === true
+}
 
 /** The cap as a wrapping layer: the Model below it, under the cap. */
 export const layer = (cap: SpendCap, options: WrapOptions): Layer.Layer<Model, never, Model> =>

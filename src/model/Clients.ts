@@ -99,10 +99,10 @@ const makeWith = (defaults: LiveOptions, registry: Option.Option<Registry>): Eff
         const endpoint = options.endpoint ??
           Option.getOrUndefined(Option.isSome(registry) ? endpointIn(registry, request.provider) : yield* endpointFor(request.provider))
         if (endpoint === undefined) {
-          return yield* modelError(base, "bad-request", null, `unknown provider "${request.provider}": not in the registry and no endpoint given`)
+          return yield* modelError(base, "bad-request", null, `unknown provider "${request.provider}": not in the registry and no endpoint given`, { sent: false })
         }
         const connected = yield* connectionFor(request.provider, endpoint)
-        if (Either.isLeft(connected)) return yield* modelError(base, connected.left.reason, null, notConnectedDetail(request.provider, connected.left))
+        if (Either.isLeft(connected)) return yield* modelError(base, connected.left.reason, null, notConnectedDetail(request.provider, connected.left), { sent: false })
         const connection = connected.right
         const ctx: CallContext = { ...base, secrets: Option.isSome(connection.key) ? [connection.key.value.key] : [] }
         const stream = options.stream ?? defaults.stream ?? false

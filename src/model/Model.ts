@@ -70,7 +70,15 @@ export class ModelError extends Schema.TaggedError<ModelError>()("ModelError", {
   /** what the server or client said, with anything key-like removed */
   detail: Schema.String,
   /** from a `retry-after` header, when the server sent one */
-  retryAfterSeconds: Schema.optional(Schema.Number)
+  retryAfterSeconds: Schema.optional(Schema.Number),
+  /**
+   * Whether the request's body was sent, where the client knows: `false` when it never left (no
+   * connection made, a request the client could not make, a call not sent at all), `true` once it
+   * was written, whatever came back. A vendor finishes and bills a request it received whether or
+   * not the client waited: the spend cap charges a failure sent with no HTTP error status its
+   * reservation. Absent: not said (read as not sent).
+   */
+  sent: Schema.optional(Schema.Boolean)
 }) {
   override get message() {
     const status = this.status === null ? "" : ` (HTTP ${this.status})`
@@ -106,6 +114,7 @@ export const generateInContext = (request: ModelRequest): Effect.Effect<ModelRes
           model: request.model,
           reason: "bad-request",
           status: null,
+          sent: false,
           detail: "no Model service in context: provide one (Live.layerNode, Live.layerLive, Model.layerScripted)"
         })
       ))
@@ -184,7 +193,15 @@ const parseObject = (text: string): Record<string, unknown> => {
 /** A scripted failure: what a server or the network would have made of a call. */
 export const scriptedError = (
   reason: ModelErrorReason,
-  options: { readonly detail?: string; readonly status?: number | null; readonly retryAfterSeconds?: number; readonly provider?: string; readonly model?: string } = {}
+  options: {
+    readonly detail?: string
+    readonly status?: number | null
+    readonly retryAfterSeconds?: number
+    readonly provider?: string
+    readonly model?: string
+    /** whether the request had been sent (see ModelError) */
+    readonly sent?: boolean
+  } = {}
 ): ModelError =>
   new ModelError({
     provider: options.provider ?? "scripted",
@@ -192,7 +209,8 @@ export const scriptedError = (
     reason,
     status: options.status ?? null,
     detail: options.detail ?? `scripted ${reason}`,
-    ...(options.retryAfterSeconds !== undefined ? { retryAfterSeconds: options.retryAfterSeconds } : {})
+    ...(options.retryAfterSeconds !== undefined ? { retryAfterSeconds: options.retryAfterSeconds } : {}),
+    ...(options.sent !== undefined ? { sent: options.sent } : {})
   })
 
 /** A scripted model, with the requests it was sent (in order) for a test to look at. */

@@ -73,12 +73,18 @@ export interface CallContext {
   readonly secrets: ReadonlyArray<Redacted.Redacted>
 }
 
+/** What a client knows of a failure beyond its reason and status (see ModelError). */
+export interface FailureFacts {
+  readonly retryAfterSeconds?: number | undefined
+  readonly sent?: boolean | undefined
+}
+
 export const modelError = (
   ctx: CallContext,
   reason: ModelErrorReason,
   status: number | null,
   detail: string,
-  retryAfterSeconds?: number
+  facts: FailureFacts = {}
 ): ModelError =>
   new ModelError({
     provider: ctx.provider,
@@ -86,7 +92,8 @@ export const modelError = (
     reason,
     status,
     detail: scrub(detail, ctx.secrets),
-    ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {})
+    ...(facts.retryAfterSeconds !== undefined ? { retryAfterSeconds: facts.retryAfterSeconds } : {}),
+    ...(facts.sent !== undefined ? { sent: facts.sent } : {})
   })
 
 // ---------------------------------------------------------------------------------------------
@@ -115,19 +122,40 @@ export const transportFailureOf = (error: unknown): string | undefined => {
   return undefined
 }
 
-/** A request that got no response: the network unless the request itself could not be made. */
+// Codes of a connection that was never made (refused, unresolved, unroutable, a failed TLS
+// handshake): no request body can have left.
+const unconnectedCode = /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EAI_NONAME|EHOSTUNREACH|ENETUNREACH|EADDRNOTAVAIL|ERR_TLS_[A-Z_]+|ERR_SSL_[A-Z0-9_]+|CERT_[A-Z_]+|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_[A-Z_]+|HOSTNAME_MISMATCH)$/
+
+/** Whether an error (or one of its causes) carries the code of a connection that was never made. */
+const neverConnected = (error: unknown): boolean => {
+  let current: unknown = error
+  for (let depth = 0; depth < 8 && typeof current === "object" && current !== null; depth++) {
+    const code = "code" in current ? (current as { code: unknown }).code : undefined
+    if (typeof code === "string") return unconnectedCode.test(code)
+    current = "cause" in current ? (current as { cause: unknown }).cause : undefined
+  }
+  return false
+}
+
+/**
+ * A request that got no response: the network unless the request itself could not be made. An
+ * HttpClient does not say whether the body had left when the transport failed: it counts as sent
+ * unless the connection was never made.
+ */
 export const requestFailure = (ctx: CallContext, error: HttpClientError.HttpClientError): ModelError => {
   if (error._tag === "RequestError") {
     const where = `${error.request.method} ${error.request.url}`
     if (error.reason === "Transport") {
-      return modelError(ctx, "network", null, `cannot reach ${where}: ${transportFailureOf(error.cause) ?? error.description ?? "transport failure"}`)
+      return modelError(ctx, "network", null, `cannot reach ${where}: ${transportFailureOf(error.cause) ?? error.description ?? "transport failure"}`, {
+        sent: !neverConnected(error.cause)
+      })
     }
-    return modelError(ctx, "bad-request", null, `${where}: ${error.message}`)
+    return modelError(ctx, "bad-request", null, `${where}: ${error.message}`, { sent: false })
   }
   const transport = transportFailureOf(error)
   return transport !== undefined
-    ? modelError(ctx, "network", error.response.status, `the connection failed while reading the response: ${transport}`)
-    : modelError(ctx, "decode", error.response.status, error.message)
+    ? modelError(ctx, "network", error.response.status, `the connection failed while reading the response: ${transport}`, { sent: true })
+    : modelError(ctx, "decode", error.response.status, error.message, { sent: true })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -204,8 +232,9 @@ export interface Reply {
  */
 export type Send = (ctx: CallContext, post: Post, timeout: Duration.Duration) => Effect.Effect<Reply, ModelError>
 
-export const timedOut = (ctx: CallContext, timeout: Duration.Duration): ModelError =>
-  modelError(ctx, "timeout", null, `no answer within ${Duration.format(timeout)}`)
+/** No answer in time; `sent`: whether the request's body had been written by then. */
+export const timedOut = (ctx: CallContext, timeout: Duration.Duration, sent: boolean): ModelError =>
+  modelError(ctx, "timeout", null, `no answer within ${Duration.format(timeout)}`, { sent })
 
 /** A Send over an HttpClient of the caller's (any platform's). */
 export const sendOver = (client: HttpClient.HttpClient): Send => (ctx, post, timeout) => {
@@ -217,7 +246,10 @@ export const sendOver = (client: HttpClient.HttpClient): Send => (ctx, post, tim
     const response = yield* client.execute(httpRequest).pipe(Effect.mapError((e) => requestFailure(ctx, e)))
     const body = yield* response.text.pipe(Effect.mapError((e) => requestFailure(ctx, e)))
     return { status: response.status, headers: response.headers, body } satisfies Reply
-  }).pipe(Effect.timeoutFail({ duration: timeout, onTimeout: () => timedOut(ctx, timeout) }))
+  }).pipe(
+    // Whether the body had left is not known here: a timeout counts as sent.
+    Effect.timeoutFail({ duration: timeout, onTimeout: () => timedOut(ctx, timeout, true) })
+  )
 }
 
 /** The http and https agents the command's calls go through. */
@@ -249,7 +281,7 @@ export const sendNode = (agents: Agents): Send => (ctx, post, timeout) =>
       url = new URL(post.url)
     } catch (e) {
       settled = true
-      resume(Effect.fail(modelError(ctx, "bad-request", null, `${where}: ${String(e)}`)))
+      resume(Effect.fail(modelError(ctx, "bad-request", null, `${where}: ${String(e)}`, { sent: false })))
       return
     }
     const body = Buffer.from(post.body)
@@ -257,7 +289,7 @@ export const sendNode = (agents: Agents): Send => (ctx, post, timeout) =>
     const https = url.protocol === "https:"
     if (!https && url.protocol !== "http:") {
       settled = true
-      resume(Effect.fail(modelError(ctx, "bad-request", null, `${where}: unsupported protocol ${url.protocol}`)))
+      resume(Effect.fail(modelError(ctx, "bad-request", null, `${where}: unsupported protocol ${url.protocol}`, { sent: false })))
       return
     }
     const onResponse = (res: Http.IncomingMessage) => {
@@ -267,8 +299,8 @@ export const sendNode = (agents: Agents): Send => (ctx, post, timeout) =>
         const transport = transportFailureOf(e)
         settle(Effect.fail(
           transport !== undefined
-            ? modelError(ctx, "network", status, `the connection failed while reading the response: ${transport}`)
-            : modelError(ctx, "decode", status, String(e))
+            ? modelError(ctx, "network", status, `the connection failed while reading the response: ${transport}`, { sent: true })
+            : modelError(ctx, "decode", status, String(e), { sent: true })
         ))
       }
       res.on("data", (chunk: Buffer) => chunks.push(chunk))
@@ -293,15 +325,32 @@ export const sendNode = (agents: Agents): Send => (ctx, post, timeout) =>
     } catch (e) {
       // Node refuses a request it cannot write (a header value with a newline) before sending it.
       settled = true
-      resume(Effect.fail(modelError(ctx, "bad-request", null, `${where}: ${String(e)}`)))
+      resume(Effect.fail(modelError(ctx, "bad-request", null, `${where}: ${String(e)}`, { sent: false })))
       return
     }
-    req.on("error", (e) => settle(Effect.fail(modelError(ctx, "network", null, `cannot reach ${where}: ${transportFailureOf(e) ?? "transport failure"}`))))
+    // Sent: the whole body handed to a connection that was made (TLS accepts a write before its
+    // handshake, which may then fail). From then on the server may have the request, and bill it,
+    // whatever becomes of the answer. A kept-alive connection reused was made before.
+    let connected = false
+    let finished = false
+    req.on("socket", (socket) => {
+      if (req.reusedSocket) connected = true
+      else {
+        socket.once(https ? "secureConnect" : "connect", () => {
+          connected = true
+        })
+      }
+    })
+    req.on("finish", () => {
+      finished = true
+    })
+    const sent = () => connected && finished
+    req.on("error", (e) => settle(Effect.fail(modelError(ctx, "network", null, `cannot reach ${where}: ${transportFailureOf(e) ?? "transport failure"}`, { sent: sent() }))))
     // setTimeout fires at once for a delay past 2^31 - 1 ms (or an infinite one): no timer then.
     const ms = Duration.toMillis(timeout)
     timer = ms <= 2 ** 31 - 1
       ? setTimeout(() => {
-        settle(Effect.fail(timedOut(ctx, timeout)))
+        settle(Effect.fail(timedOut(ctx, timeout, sent())))
         req.destroy()
       }, ms)
       : undefined
@@ -332,7 +381,7 @@ export const bodyOfSuccess = (ctx: CallContext, send: Send, post: Post, timeout:
       reasonOfStatus(reply.status),
       reply.status,
       `HTTP ${reply.status} from POST ${post.url}: ${said}`,
-      retryAfterOf(reply.headers)
+      { retryAfterSeconds: retryAfterOf(reply.headers), sent: true }
     ))
   })
 

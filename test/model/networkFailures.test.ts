@@ -35,7 +35,8 @@ describe("network failures are the network's, never the model's", () => {
       Effect.gen(function*() {
         const port = yield* closedPort
         const error = yield* failureOf(api, `http://127.0.0.1:${port}`)
-        expect(error).toMatchObject({ _tag: "ModelError", reason: "network", status: null })
+        // Never sent: the spend cap knows it was not billed.
+        expect(error).toMatchObject({ _tag: "ModelError", reason: "network", status: null, sent: false })
         expect(error.detail).toContain("ECONNREFUSED")
         expect(error.retryable).toBe(true)
       }))
@@ -43,7 +44,7 @@ describe("network failures are the network's, never the model's", () => {
     it.live(`${api}: a host name that does not resolve is a network ModelError`, () =>
       Effect.gen(function*() {
         const error = yield* failureOf(api, "http://assay-no-such-host.invalid")
-        expect(error).toMatchObject({ reason: "network", status: null })
+        expect(error).toMatchObject({ reason: "network", status: null, sent: false })
         expect(error.detail).toMatch(/ENOTFOUND|EAI_AGAIN/)
       }))
 
@@ -51,7 +52,7 @@ describe("network failures are the network's, never the model's", () => {
       Effect.gen(function*() {
         const port = yield* httpServer((_req, res) => json(res, 200, {}))
         const error = yield* failureOf(api, `https://127.0.0.1:${port}`)
-        expect(error).toMatchObject({ reason: "network", status: null })
+        expect(error).toMatchObject({ reason: "network", status: null, sent: false })
       }))
 
     for (const stream of [false, true]) {
@@ -59,7 +60,8 @@ describe("network failures are the network's, never the model's", () => {
         Effect.gen(function*() {
           const port = yield* tcpServer((socket) => socket.resetAndDestroy())
           const error = yield* failureOf(api, `http://127.0.0.1:${port}`, { stream })
-          expect(error).toMatchObject({ reason: "network", status: null })
+          // The server had the request when it reset the connection: sent (it may have been billed).
+          expect(error).toMatchObject({ reason: "network", status: null, sent: true })
           expect(error.detail).toMatch(/ECONNRESET|socket hang up/)
         }))
 
@@ -71,7 +73,7 @@ describe("network failures are the network's, never the model's", () => {
             setTimeout(() => res.socket?.resetAndDestroy(), 20)
           })
           const error = yield* failureOf(api, `http://127.0.0.1:${port}`, { stream })
-          expect(error.reason).toBe("network")
+          expect(error).toMatchObject({ reason: "network", sent: true })
         }))
     }
 
@@ -92,7 +94,7 @@ describe("network failures are the network's, never the model's", () => {
         for (const [code, reason] of [[400, "bad-request"], [401, "auth"], [404, "bad-request"]] as const) {
           status = code
           const error = yield* failureOf(api, `http://127.0.0.1:${port}`)
-          expect(error, `${api} ${code}`).toMatchObject({ reason, status: code })
+          expect(error, `${api} ${code}`).toMatchObject({ reason, status: code, sent: true })
           expect(error.message).toContain(said[code])
           expect(error.retryable).toBe(false)
         }
