@@ -20,7 +20,7 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { Cause, Duration, Effect, Layer, Schedule, Schema, STM, TRef } from "effect"
 import { costOf } from "../model/Cost.ts"
-import { Model, ModelError, type ModelRequest, type ModelResponse } from "../model/Model.ts"
+import { Model, ModelError, type ModelRequest, type Usage } from "../model/Model.ts"
 import type { ModelEntry } from "../model/Registry.ts"
 import * as Tracing from "../observability/Tracing.ts"
 
@@ -288,8 +288,10 @@ export const refusedCall = (request: ModelRequest, refusal: SpendCapReached): Mo
  * (from the server's usage at list price) and release the rest. A call interrupted once handed
  * to the model, or that failed after its request was sent with no HTTP error status (a timeout, a
  * connection lost before the answer was read), is charged its reservation: the vendor may have
- * answered and billed it. One never sent, or answered with an HTTP error status, settles at 0:
- * providers do not bill those. A call that cannot reserve is not
+ * answered and billed it. A 2xx answer whose content could not be used (tool-call arguments cut
+ * off at the output limit) settles at the usage it reported, its spend written as a success's;
+ * one whose usage could not be read is charged its reservation. One never sent, or answered with
+ * an HTTP error status, settles at 0: providers do not bill those. A call that cannot reserve is not
  * sent: it fails with a ModelError of reason `spend-cap` (`refusedCall`).
  *
  * The reservation and what settles it are taken in one uninterruptible region (only the wait
@@ -306,32 +308,32 @@ export const wrapModel = (cap: SpendCap, inner: Model, options: WrapOptions): Mo
       const reserved = cap.bounded ? worst ?? 0 : 0
       // The ledger's reservation, once written (an interruption before then leaves none).
       let written: string | undefined
-      // Whether the request was handed to the model: an interruption before then cannot have been billed.
-      let handed = false
-      const spendOf = (response: ModelResponse): CallSpend => ({
-        provider: request.provider,
-        model: request.model,
-        inputTokens: response.usage.inputTokens,
-        outputTokens: response.usage.outputTokens,
-        cacheReadTokens: response.usage.cacheReadTokens,
-        cacheWriteTokens: response.usage.cacheWriteTokens,
-        costUsd: entry === undefined ? null : costOf(entry, response.usage),
-        ...(written !== undefined ? { reservation: written } : {})
-      })
       // Once settled, a failure after (writing the spend row) settles nothing again.
       let settledOnce = false
+      // Whether the request was handed to the model: an interruption before then cannot have been billed.
+      let handed = false
+      const spendOf = (usage: Usage): CallSpend => ({
+        provider: request.provider,
+        model: request.model,
+        inputTokens: usage.inputTokens,
+        outputTokens: usage.outputTokens,
+        cacheReadTokens: usage.cacheReadTokens,
+        cacheWriteTokens: usage.cacheWriteTokens,
+        costUsd: entry === undefined ? null : costOf(entry, usage),
+        ...(written !== undefined ? { reservation: written } : {})
+      })
+      // What the call cost, settled and written to the store (its spend row replaces its ledger row).
+      const settleAt = (usage: Usage) => {
+        settledOnce = true
+        const spend = spendOf(usage)
+        return Effect.zipRight(cap.settle(reserved, spend.costUsd, request), options.onSpend ? options.onSpend(spend) : Effect.void).pipe(
+          Effect.zipRight(Tracing.annotateModelCost(spend.costUsd))
+        )
+      }
       const send = Effect.suspend(() => {
         handed = true
         return inner.generate(request)
-      }).pipe(
-        Effect.tap((response) => {
-          settledOnce = true
-          const spend = spendOf(response)
-          return Effect.zipRight(cap.settle(reserved, spend.costUsd, request), options.onSpend ? options.onSpend(spend) : Effect.void).pipe(
-            Effect.zipRight(Tracing.annotateModelCost(spend.costUsd))
-          )
-        })
-      )
+      }).pipe(Effect.tap((response) => settleAt(response.usage)))
       const call = ledger === undefined || worst === null ? send : Effect.zipRight(
         Effect.map(ledger.reserve({ provider: request.provider, model: request.model, usd: worst }), (id) => {
           written = id
@@ -339,18 +341,24 @@ export const wrapModel = (cap: SpendCap, inner: Model, options: WrapOptions): Mo
         send
       )
       // Settling nothing reserved at no cost changes nothing: without a reservation the call needs
-      // no handler for its failure (an uninterruptible region on every call).
-      if (reserved === 0 && ledger === undefined) return call
-      // A call that may have been answered and billed (see `mayBeBilled`) is charged its
+      // no handler for its interruption (an uninterruptible region on every call); only a failure
+      // whose answer reported its usage (it was billed) is settled, and its spend written.
+      if (reserved === 0 && ledger === undefined) {
+        return Effect.tapError(call, (e) => (e.usage !== undefined && !settledOnce ? settleAt(e.usage) : Effect.void))
+      }
+      // A failure whose answer reported its usage settles at that cost, its spend written; one
+      // that may have been answered and billed otherwise (see `billingOf`) is charged its
       // reservation, and its ledger row stays (a resume counts it); any other was not billed.
       const onFailure = (cause: Cause.Cause<ModelError>) =>
-        Effect.suspend(() =>
-          settledOnce
-            ? Effect.void
-            : mayBeBilled(cause, handed)
+        Effect.suspend(() => {
+          if (settledOnce) return Effect.void
+          const billing = billingOf(cause, handed)
+          return billing === "none"
+            ? Effect.zipRight(cap.settle(reserved, 0), written !== undefined && ledger !== undefined ? ledger.release(written) : Effect.void)
+            : billing === "reservation"
             ? cap.settle(reserved, reserved)
-            : Effect.zipRight(cap.settle(reserved, 0), written !== undefined && ledger !== undefined ? ledger.release(written) : Effect.void)
-        )
+            : settleAt(billing)
+        })
       const reserve = reserved === 0 ? Effect.void : Effect.mapError(cap.reserve(reserved), (refusal) => {
         const refused = refusedCall(request, refusal)
         options.onRefused?.(refused)
@@ -361,20 +369,23 @@ export const wrapModel = (cap: SpendCap, inner: Model, options: WrapOptions): Mo
 })
 
 /**
- * Whether a call that ended with `cause` may have been billed. A vendor finishes (and bills) a
- * request it received whatever the client does: a call interrupted once handed to the model, or
- * that failed after its request was sent (a timeout, a connection lost while waiting for or
- * reading the answer) may have been. One never sent, or answered with an HTTP error status, was not.
+ * What a call that ended with `cause` was billed: the usage its answer reported (a 2xx whose
+ * content could not be used), nothing, or an unknown amount up to its reservation. A vendor
+ * finishes (and bills) a request it received whatever the client does: a call interrupted once
+ * handed to the model, or that failed after its request was sent (a timeout, a connection lost
+ * while waiting for or reading the answer, a 2xx body that could not be read) may have been. One
+ * never sent, or answered with an HTTP error status, was not.
  */
-const mayBeBilled = (cause: Cause.Cause<ModelError>, handed: boolean): boolean => {
-  if (!handed) return false
-  if (Cause.isInterruptedOnly(cause)) return true
+const billingOf = (cause: Cause.Cause<ModelError>, handed: boolean): Usage | "none" | "reservation" => {
+  if (!handed) return "none"
+  if (Cause.isInterruptedOnly(cause)) return "reservation"
   const failure = Cause.failureOption(cause)
   // A defect is no answer of the server's: billed or not is unknown, so counted.
-  if (failure._tag === "None") return true
+  if (failure._tag === "None") return "reservation"
   const error = failure.value
-  if (error.status !== null && (error.status < 200 || error.status >= 300)) return false
-  return error.sent === true
+  if (error.usage !== undefined) return error.usage
+  if (error.status !== null && (error.status < 200 || error.status >= 300)) return "none"
+  return error.sent === true ? "reservation" : "none"
 }
 
 /** The cap as a wrapping layer: the Model below it, under the cap. */

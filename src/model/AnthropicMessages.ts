@@ -3,7 +3,7 @@
  */
 import { Effect, Option, Redacted, Schema } from "effect"
 import type { FinishReason, ModelError, ModelRequest, ToolCall, Usage } from "./Model.ts"
-import { bodyOfSuccess, type CallContext, decodeJson, modelError, opt, postJson, sseData, toolCallOf, type Via } from "./Wire.ts"
+import { answeredFailure, bodyOfSuccess, type CallContext, decodeJson, modelError, noAnswer, opt, postJson, sseData, toolCallOf, type Via } from "./Wire.ts"
 import * as JsonText from "./JsonText.ts"
 
 const AnthropicUsage = Schema.Struct({
@@ -141,15 +141,22 @@ const toolUseInputTexts = (body: string): Map<string, string> => {
   return out
 }
 
-export const via: Via = (ctx, send, request, connection, stream, timeout) =>
-  Effect.gen(function*() {
+/** A body's usage, when it reports its token counts (an answer that cannot be used was billed for them). */
+const reportedUsage = (usage: AnthropicUsage | null | undefined): Usage | undefined =>
+  typeof usage?.input_tokens === "number" && typeof usage.output_tokens === "number" ? anthropicUsageOf(usage) : undefined
+
+export const via: Via = (ctx, send, request, connection, stream, timeout) => {
+  const answer = noAnswer()
+  return Effect.gen(function*() {
     const headers: Record<string, string> = {
       "anthropic-version": ANTHROPIC_VERSION,
       ...(Option.isSome(connection.key) ? { "x-api-key": Redacted.value(connection.key.value.key) } : {})
     }
     const body = yield* bodyOfSuccess(ctx, send, postJson(`${withoutVersion(connection.baseUrl)}/v1/messages`, anthropicBody(request, stream), headers), timeout)
+    answer.body = true
     if (!stream) {
       const message = yield* decodeJson(ctx, decodeAnthropicMessage, body)
+      answer.usage = reportedUsage(message.usage)
       const inputTexts = toolUseInputTexts(body)
       const text: Array<string> = []
       const toolCalls: Array<ToolCall> = []
@@ -201,6 +208,8 @@ export const via: Via = (ctx, send, request, connection, stream, timeout) =>
           stop = event.delta?.stop_reason ?? stop
           // message_delta's counts are cumulative: they replace message_start's where given.
           usage = { ...usage, ...withoutNulls(event.usage) }
+          // Only the final counts are what the call was billed (message_start's output is a start).
+          answer.usage = reportedUsage(usage)
           break
         case "error":
           return yield* anthropicFailure(ctx, event.error?.type, event.error?.message)
@@ -223,7 +232,8 @@ export const via: Via = (ctx, send, request, connection, stream, timeout) =>
       finishReason: anthropicFinish(stop, toolCalls.length > 0),
       model: model ?? request.model
     }
-  })
+  }).pipe(Effect.mapError(answeredFailure(answer)))
+}
 
 const withoutNulls = (usage: AnthropicUsage | null | undefined): AnthropicUsage =>
   Object.fromEntries(Object.entries(usage ?? {}).filter(([, v]) => v !== null && v !== undefined)) as AnthropicUsage

@@ -4,7 +4,7 @@
  */
 import { Effect, Schema } from "effect"
 import type { FinishReason, ModelRequest, ToolCall, Usage } from "./Model.ts"
-import { bearer, bodyOfSuccess, decodeJson, openAiUsage, opt, postJson, sseData, toolCallOf, type Via } from "./Wire.ts"
+import { answeredFailure, bearer, bodyOfSuccess, decodeJson, noAnswer, openAiUsage, opt, postJson, sseData, toolCallOf, type Via } from "./Wire.ts"
 
 const ChatUsage = Schema.Struct({
   prompt_tokens: opt(Schema.Number),
@@ -119,11 +119,18 @@ const chatFinish = (reason: string | null | undefined, hasToolCalls: boolean): F
 const chatUsageOf = (usage: typeof ChatUsage.Type | null | undefined): Usage =>
   openAiUsage(usage?.prompt_tokens ?? 0, usage?.completion_tokens ?? 0, usage?.prompt_tokens_details?.cached_tokens ?? 0)
 
-export const via: Via = (ctx, send, request, connection, stream, timeout) =>
-  Effect.gen(function*() {
+/** A body's usage, when it reports its token counts (an answer that cannot be used was billed for them). */
+const reportedUsage = (usage: typeof ChatUsage.Type | null | undefined): Usage | undefined =>
+  typeof usage?.prompt_tokens === "number" && typeof usage.completion_tokens === "number" ? chatUsageOf(usage) : undefined
+
+export const via: Via = (ctx, send, request, connection, stream, timeout) => {
+  const answer = noAnswer()
+  return Effect.gen(function*() {
     const body = yield* bodyOfSuccess(ctx, send, postJson(`${connection.baseUrl}/chat/completions`, chatBody(request, stream), bearer(connection)), timeout)
+    answer.body = true
     if (!stream) {
       const completion = yield* decodeJson(ctx, decodeChatCompletion, body)
+      answer.usage = reportedUsage(completion.usage)
       const choice = completion.choices[0]
       const toolCalls: Array<ToolCall> = []
       for (const [i, call] of (choice?.message.tool_calls ?? []).entries()) {
@@ -147,7 +154,10 @@ export const via: Via = (ctx, send, request, connection, stream, timeout) =>
     for (const data of sseData(body)) {
       const chunk = yield* decodeJson(ctx, decodeChatChunk, data)
       model = chunk.model ?? model
-      if (chunk.usage !== undefined && chunk.usage !== null) usage = chunk.usage
+      if (chunk.usage !== undefined && chunk.usage !== null) {
+        usage = chunk.usage
+        answer.usage = reportedUsage(usage)
+      }
       for (const choice of chunk.choices ?? []) {
         if (choice.finish_reason !== undefined && choice.finish_reason !== null) finish = choice.finish_reason
         const delta = choice.delta
@@ -175,5 +185,6 @@ export const via: Via = (ctx, send, request, connection, stream, timeout) =>
       finishReason: chatFinish(finish, toolCalls.length > 0),
       model: model ?? request.model
     }
-  })
+  }).pipe(Effect.mapError(answeredFailure(answer)))
+}
 

@@ -10,7 +10,7 @@
 import { Effect, Option, Redacted, Schema } from "effect"
 import * as JsonText from "./JsonText.ts"
 import type { FinishReason, Message, ModelRequest, ModelResponse, ToolCall, Usage } from "./Model.ts"
-import { bodyOfSuccess, decodeJson, postJson, sseData, type Via } from "./Wire.ts"
+import { answeredFailure, bodyOfSuccess, decodeJson, noAnswer, postJson, sseData, type Via } from "./Wire.ts"
 
 export const FunctionCall = Schema.Struct({
   name: Schema.String,
@@ -210,15 +210,19 @@ const geminiArgumentTexts = (text: string): Array<string | undefined> => {
   return out
 }
 
-export const via: Via = (ctx, send, request, connection, stream, timeout) =>
-  Effect.gen(function*() {
+export const via: Via = (ctx, send, request, connection, stream, timeout) => {
+  // A body that does not decode was still answered (and billed): its usage cannot be read.
+  const answer = noAnswer()
+  return Effect.gen(function*() {
     const method = stream ? "streamGenerateContent?alt=sse" : "generateContent"
     const key: Record<string, string> = Option.isSome(connection.key) ? { "x-goog-api-key": Redacted.value(connection.key.value.key) } : {}
     const body = yield* bodyOfSuccess(ctx, send, postJson(`${connection.baseUrl}/models/${encodeURIComponent(request.model)}:${method}`, bodyOf(request), key), timeout)
+    answer.body = true
     // Function calls come whole (never split across chunks): their args' text is in one chunk.
     const texts = stream ? sseData(body) : [body]
     const chunks = yield* Effect.forEach(texts, (t) => decodeJson(ctx, decodeGemini, t))
     const argumentTexts = texts.flatMap(geminiArgumentTexts)
     return responseFrom(chunks, request.model, (n) => argumentTexts[n])
-  })
+  }).pipe(Effect.mapError(answeredFailure(answer)))
+}
 

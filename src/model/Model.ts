@@ -78,7 +78,13 @@ export class ModelError extends Schema.TaggedError<ModelError>()("ModelError", {
    * not the client waited: the spend cap charges a failure sent with no HTTP error status its
    * reservation. Absent: not said (read as not sent).
    */
-  sent: Schema.optional(Schema.Boolean)
+  sent: Schema.optional(Schema.Boolean),
+  /**
+   * The usage a 2xx answer reported, when the body was read that far though its content could not
+   * be used (tool-call arguments cut off at the output limit, a response that says it failed): the
+   * call was billed for it, and the spend cap settles it at that cost.
+   */
+  usage: Schema.optional(Usage)
 }) {
   override get message() {
     const status = this.status === null ? "" : ` (HTTP ${this.status})`
@@ -201,6 +207,8 @@ export const scriptedError = (
     readonly model?: string
     /** whether the request had been sent (see ModelError) */
     readonly sent?: boolean
+    /** the usage the answer reported (see ModelError) */
+    readonly usage?: Usage
   } = {}
 ): ModelError =>
   new ModelError({
@@ -210,7 +218,8 @@ export const scriptedError = (
     status: options.status ?? null,
     detail: options.detail ?? `scripted ${reason}`,
     ...(options.retryAfterSeconds !== undefined ? { retryAfterSeconds: options.retryAfterSeconds } : {}),
-    ...(options.sent !== undefined ? { sent: options.sent } : {})
+    ...(options.sent !== undefined ? { sent: options.sent } : {}),
+    ...(options.usage !== undefined ? { usage: options.usage } : {})
   })
 
 /** A scripted model, with the requests it was sent (in order) for a test to look at. */

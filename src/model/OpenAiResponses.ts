@@ -5,7 +5,21 @@
  */
 import { Effect, Either, Schema } from "effect"
 import type { FinishReason, ModelError, ModelRequest, ToolCall } from "./Model.ts"
-import { bearer, bodyOfSuccess, type CallContext, decodeJson, modelError, openAiUsage, opt, postJson, sseData, toolCallOf, type Via } from "./Wire.ts"
+import {
+  answeredFailure,
+  bearer,
+  bodyOfSuccess,
+  type CallContext,
+  decodeJson,
+  modelError,
+  noAnswer,
+  openAiUsage,
+  opt,
+  postJson,
+  sseData,
+  toolCallOf,
+  type Via
+} from "./Wire.ts"
 
 const ResponsesItem = Schema.Struct({
   type: Schema.String,
@@ -149,11 +163,20 @@ const callsOfItems = (ctx: CallContext, items: ReadonlyArray<ResponsesItem>): Ef
     (item, i) => toolCallOf(ctx, item.call_id ?? item.id ?? `call_${i}`, item.name ?? "", item.arguments ?? "")
   )
 
-export const via: Via = (ctx, send, request, connection, stream, timeout) =>
-  Effect.gen(function*() {
+/** A body's usage, when it reports its token counts (an answer that cannot be used was billed for them). */
+const reportedUsage = (usage: ResponsesBody["usage"]) =>
+  typeof usage?.input_tokens === "number" && typeof usage.output_tokens === "number"
+    ? openAiUsage(usage.input_tokens, usage.output_tokens, usage.input_tokens_details?.cached_tokens ?? 0)
+    : undefined
+
+export const via: Via = (ctx, send, request, connection, stream, timeout) => {
+  const answer = noAnswer()
+  return Effect.gen(function*() {
     const body = yield* bodyOfSuccess(ctx, send, postJson(`${connection.baseUrl}/responses`, responsesBody(request, stream), bearer(connection)), timeout)
+    answer.body = true
     if (!stream) {
       const response = yield* decodeJson(ctx, decodeResponsesBody, body)
+      answer.usage = reportedUsage(response.usage)
       if (response.status === "failed" || (response.error !== undefined && response.error !== null)) {
         return yield* responsesFailure(ctx, response.error?.code, response.error?.message)
       }
@@ -196,8 +219,10 @@ export const via: Via = (ctx, send, request, connection, stream, timeout) =>
         case "response.completed":
         case "response.incomplete":
           final = event.response ?? undefined
+          answer.usage = reportedUsage(final?.usage)
           break
         case "response.failed":
+          answer.usage = reportedUsage(event.response?.usage)
           return yield* responsesFailure(ctx, event.response?.error?.code, event.response?.error?.message)
         case "error":
           return yield* responsesFailure(ctx, event.code, event.message)
@@ -222,5 +247,6 @@ export const via: Via = (ctx, send, request, connection, stream, timeout) =>
       finishReason: final === undefined ? (toolCalls.length > 0 ? "tool-calls" : "unknown") : responsesFinish(final, toolCalls.length > 0),
       model: model ?? request.model
     }
-  })
+  }).pipe(Effect.mapError(answeredFailure(answer)))
+}
 

@@ -162,6 +162,32 @@ export const requestFailure = (ctx: CallContext, error: HttpClientError.HttpClie
 // Shared by our own clients
 // ---------------------------------------------------------------------------------------------
 
+/** What one call has read of its answer: whether a 2xx body came back, and the usage it reported. */
+export interface Answer {
+  body: boolean
+  usage: Usage | undefined
+}
+
+export const noAnswer = (): Answer => ({ body: false, usage: undefined })
+
+/**
+ * A failure once a 2xx body came back (it does not decode, a tool call's arguments are cut off at
+ * the output limit, the response says it failed): the server answered the call, and billed it. It
+ * was sent, and carries the usage the body reported when that could be read (the spend cap
+ * settles it at that cost; without it, at its reservation).
+ */
+export const answeredFailure = (answer: Answer) => (e: ModelError): ModelError =>
+  !answer.body ? e : new ModelError({
+    provider: e.provider,
+    model: e.model,
+    reason: e.reason,
+    status: e.status,
+    detail: e.detail,
+    ...(e.retryAfterSeconds !== undefined ? { retryAfterSeconds: e.retryAfterSeconds } : {}),
+    sent: true,
+    ...(answer.usage !== undefined ? { usage: answer.usage } : {})
+  })
+
 export const parseArguments = (ctx: CallContext, name: string, text: string): Effect.Effect<Record<string, unknown>, ModelError> =>
   Effect.try({
     try: () => {

@@ -9,6 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Context, Effect, Either, Layer, Ref } from "effect"
 import * as SpendCap from "../../src/budget/SpendCap.ts"
 import * as Wallet from "../../src/budget/Wallet.ts"
+import { costOf } from "../../src/model/Cost.ts"
 import * as Live from "../../src/model/Live.ts"
 import { Model, type ModelError, type ModelRequest, scripted, scriptedError } from "../../src/model/Model.ts"
 import * as ModelAgent from "../../src/model/ModelAgent.ts"
@@ -85,6 +86,45 @@ describe("a call that failed under the cap", () => {
       }
     }))
 
+  it.effect("answered with a 2xx whose content could not be used, with its usage: settled at that cost, its spend row written in place of its ledger row", () =>
+    Effect.gen(function*() {
+      const usage = { inputTokens: 2000, outputTokens: 1000, cacheReadTokens: 0, cacheWriteTokens: 0 }
+      const { held, ledger } = memoryLedger()
+      const spends: Array<SpendCap.CallSpend> = []
+      const cap = yield* SpendCap.make(worst * 10)
+      const error = scriptedError("decode", { status: 200, sent: true, usage })
+      const model = SpendCap.wrapModel(cap, scripted([error]), {
+        priceOf: () => entry,
+        ledger,
+        // As the run's store does: the spend row replaces the call's reservation.
+        onSpend: (s) => Effect.sync(() => void (spends.push(s), held.delete(s.reservation!)))
+      })
+      expect(yield* Effect.flip(model.generate(request))).toBe(error)
+      const cost = costOf(entry, usage)!
+      expect(spends).toEqual([{ provider: "openai", model: entry.id, ...usage, costUsd: cost, reservation: "r1" }])
+      expect(held.size).toBe(0)
+      expect(yield* cap.state).toMatchObject({ spentUsd: cost, reservedUsd: 0 })
+    }))
+
+  it.effect("answered with a 2xx whose usage could not be read: charged its reservation, its ledger row kept", () =>
+    Effect.gen(function*() {
+      expect(yield* failWith(scriptedError("decode", { status: 200, sent: true }))).toEqual({ spentUsd: worst, ledgerRows: [worst] })
+    }))
+
+  it.effect("without a cap, an answered failure's usage is still counted and written", () =>
+    Effect.gen(function*() {
+      const usage = { inputTokens: 20, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0 }
+      const spends: Array<SpendCap.CallSpend> = []
+      const cap = yield* SpendCap.make(null)
+      const model = SpendCap.wrapModel(cap, scripted([scriptedError("decode", { status: 200, sent: true, usage })]), {
+        priceOf: () => entry,
+        onSpend: (s) => Effect.sync(() => void spends.push(s))
+      })
+      yield* Effect.flip(model.generate(request))
+      expect(spends).toHaveLength(1)
+      expect((yield* cap.state).spentUsd).toBe(costOf(entry, usage))
+    }))
+
   it.live("the built-in agent's retries of a timed-out call are each charged: once the cap cannot cover another, it is not sent", () =>
     Effect.gen(function*() {
       const model = scripted(() => scriptedError("timeout", { sent: true }))
@@ -138,6 +178,27 @@ describe("through the live client against a loopback server", () => {
       expect(state.spentUsd).toBeCloseTo(spentFirst + worst, 12)
       expect(state.reservedUsd).toBe(0)
       expect([...held.values()]).toEqual([worst])
+    }))
+
+  it.scopedLive("a Responses answer cut off at the output limit mid tool call is settled at the usage it reported, and its spend written", () =>
+    Effect.gen(function*() {
+      const port = yield* httpServer((_req, res, body) =>
+        json(res, 200, {
+          model: (JSON.parse(body) as { model: string }).model,
+          status: "incomplete",
+          incomplete_details: { reason: "max_output_tokens" },
+          output: [{ type: "function_call", id: "fc_1", call_id: "call_1", name: "lookup", arguments: "{\"city\": \"Par", status: "incomplete" }],
+          usage: { input_tokens: 200, output_tokens: 1000 }
+        })
+      )
+      const inner = Context.get(yield* Layer.build(Live.layerNode.pipe(Layer.provide(Registry.layer))), Model)
+      const spends: Array<SpendCap.CallSpend> = []
+      const cap = yield* SpendCap.make(worst * 10)
+      const model = SpendCap.wrapModel(cap, inner, { priceOf: () => entry, onSpend: (s) => Effect.sync(() => void spends.push(s)) })
+      expect(yield* Effect.flip(model.generate(request)).pipe(withEnv(port))).toMatchObject({ reason: "decode" })
+      const cost = costOf(entry, { inputTokens: 200, outputTokens: 1000 })!
+      expect(spends.map((s) => [s.inputTokens, s.outputTokens, s.costUsd])).toEqual([[200, 1000, cost]])
+      expect(yield* cap.state).toMatchObject({ spentUsd: cost, reservedUsd: 0 })
     }))
 
   it.scopedLive("a request the server answered with 500 settles at 0", () =>
