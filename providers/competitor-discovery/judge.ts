@@ -25,22 +25,24 @@ const system = [
   "with one result per entry, in the order given."
 ].join("\n")
 
-export const judgeRequest = (model: Registry.ResolvedModel, task: DiscoveryTask, listed: ReadonlyArray<Listed>): Model.ModelRequest => ({
-  provider: model.provider,
-  model: model.model.id,
-  system,
-  messages: [{
-    role: "user",
-    content: `<product>${task.product} (${task.productSite}): ${task.market}</product>\n\n<entries>\n${
-      listed.map((l, i) =>
-        l.ok
-          ? `${i + 1}. ${l.entry.name} (${l.entry.site})\n   claim: ${l.entry.claim}\n   quote: "${l.entry.quote}"`
-          : `${i + 1}. (not a well-formed entry) ${JSON.stringify(l.raw)}`
-      ).join("\n")
-    }\n</entries>`
-  }],
-  tools: []
-})
+export const judgeRequest = (model: Registry.ResolvedModel, task: DiscoveryTask, listed: ReadonlyArray<Listed>): Model.ModelRequest =>
+  // Bounded as every request is (Model.boundedRequest): the spend cap reserves what is sent.
+  Model.boundedRequest({
+    provider: model.provider,
+    model: model.model.id,
+    system,
+    messages: [{
+      role: "user",
+      content: `<product>${task.product} (${task.productSite}): ${task.market}</product>\n\n<entries>\n${
+        listed.map((l, i) =>
+          l.ok
+            ? `${i + 1}. ${l.entry.name} (${l.entry.site})\n   claim: ${l.entry.claim}\n   quote: "${l.entry.quote}"`
+            : `${i + 1}. (not a well-formed entry) ${JSON.stringify(l.raw)}`
+        ).join("\n")
+      }\n</entries>`
+    }],
+    tools: []
+  }, model.model)
 
 const Reply = Schema.Struct({
   results: Schema.Array(Schema.Struct({ entry: Schema.optional(Schema.Number), competitor: Schema.Boolean }))

@@ -25,6 +25,7 @@ import {
   type Conversation,
   Cost,
   EnvironmentDef,
+  Model,
   ModelAgent,
   type Provider,
   Registry,
@@ -319,7 +320,8 @@ const judge = (ref: string, task: CorpusTask, result: SpawnResult, prices: Regis
     // The judge's wallet is its own: judging never spends the candidate's budget.
     const wallet = yield* Wallet.make(EnvironmentDef.noLimits)
     const response = yield* ModelAgent.call(
-      { provider: resolved.provider, model: resolved.model.id, system: "", messages: [{ role: "user", content: prompt }], tools: [] },
+      // Bounded as every request is: the spend cap reserves what is sent.
+      Model.boundedRequest({ provider: resolved.provider, model: resolved.model.id, system: "", messages: [{ role: "user", content: prompt }], tools: [] }, resolved.model),
       { role: "judge", model: resolved }
     ).pipe(Effect.provideService(Wallet.Wallet, wallet))
     const reply = response.text ?? ""

@@ -20,7 +20,7 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { Cause, Duration, Effect, Layer, Schedule, Schema, STM, TRef } from "effect"
 import { costOf } from "../model/Cost.ts"
-import { Model, ModelError, type ModelRequest, type Usage } from "../model/Model.ts"
+import { boundedRequest, defaultOutputBound, Model, ModelError, type ModelRequest, type Usage } from "../model/Model.ts"
 import type { ModelEntry } from "../model/Registry.ts"
 import * as Tracing from "../observability/Tracing.ts"
 
@@ -230,7 +230,8 @@ export const worstCaseUsd = (request: ModelRequest, entry: Pick<ModelEntry, "cos
   const price = entry.cost
   // Every input token at the dearest input rate (a cache write may cost more than plain input).
   const inputRate = Math.max(price.input, price.cache_write ?? price.input, price.cache_read ?? price.input)
-  const output = request.maxOutputTokens ?? entry.limit.output
+  // What the request is sent with (wrapModel sends `boundedRequest`): the same rule, in one place.
+  const output = request.maxOutputTokens ?? defaultOutputBound(entry.limit.output)
   return (inputTokenBound(request) * inputRate + output * price.output) / 1_000_000
 }
 
@@ -299,9 +300,11 @@ export const refusedCall = (request: ModelRequest, refusal: SpendCapReached): Mo
  * its reservation is taken never leaves it held for the rest of the run.
  */
 export const wrapModel = (cap: SpendCap, inner: Model, options: WrapOptions): Model => ({
-  generate: (request) =>
+  generate: (asked) =>
     Effect.suspend(() => {
-      const entry = options.priceOf(request.provider, request.model)
+      const entry = options.priceOf(asked.provider, asked.model)
+      // Sent with the output bound its worst case is reserved for, whoever built it.
+      const request = boundedRequest(asked, entry)
       const ledger = options.ledger
       // Without a cap or a ledger nothing is reserved: the worst case (the request's whole text measured) is not needed.
       const worst = cap.bounded || ledger !== undefined ? worstCaseUsd(request, entry) : null

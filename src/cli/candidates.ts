@@ -7,7 +7,7 @@ import { Effect } from "effect"
 import type { Json } from "../content/Canonical.ts"
 import type { Provider } from "../evaluation/Provider.ts"
 import type { Candidate } from "../experiment/Runner.ts"
-import { DEFAULT_MAX_OUTPUT_TOKENS } from "../model/ModelAgent.ts"
+import { defaultOutputBound } from "../model/Model.ts"
 import { presented, Registry, type ResolvedModel } from "../model/Registry.ts"
 import { noLimits } from "../schema/EnvironmentDef.ts"
 import { harnessNames, isHarnessName } from "../harness/Harness.ts"
@@ -74,7 +74,7 @@ export interface CandidateOptions {
 
 /** What a priced model's request asks for at most today (ModelAgent.requestOf); null when unbounded. */
 const requestBound = (resolved: ResolvedModel): number | null =>
-  resolved.model.cost === undefined ? null : resolved.model.limit.output > 0 ? Math.min(resolved.model.limit.output, DEFAULT_MAX_OUTPUT_TOKENS) : DEFAULT_MAX_OUTPUT_TOKENS
+  resolved.model.cost === undefined ? null : defaultOutputBound(resolved.model.limit.output)
 
 /**
  * The model as the candidate calls it under `--max-output-tokens N`: its output limit lowered to N

@@ -2,7 +2,7 @@
  * Anthropic's Messages API (`POST {base}/v1/messages`, streaming or not), read leniently.
  */
 import { Effect, Option, Redacted, Schema } from "effect"
-import type { FinishReason, ModelError, ModelRequest, ToolCall, Usage } from "./Model.ts"
+import { DEFAULT_MAX_OUTPUT_TOKENS, type FinishReason, type ModelError, type ModelRequest, type ToolCall, type Usage } from "./Model.ts"
 import { answeredFailure, bodyOfSuccess, type CallContext, decodeJson, modelError, noAnswer, opt, postJson, sseData, toolCallOf, type Via } from "./Wire.ts"
 import * as JsonText from "./JsonText.ts"
 
@@ -78,7 +78,8 @@ export const anthropicBody = (request: ModelRequest, stream: boolean): Record<st
   }
   return {
     model: request.model,
-    max_tokens: request.maxOutputTokens ?? 4096,
+    // Required here: a request that names no bound (to a model of unknown limit) gets the default one.
+    max_tokens: request.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
     ...(request.system.length > 0 ? { system: [{ type: "text", text: request.system }] } : {}),
     messages,
     ...(request.tools.length > 0

@@ -30,6 +30,34 @@ export const ModelRequest = Schema.Struct({
 })
 export type ModelRequest = typeof ModelRequest.Type
 
+/**
+ * What a request to a priced model asks for at most when it names no bound of its own (the
+ * built-in agent's, a judge's, a simulated user's): it bounds the call's worst case, which the
+ * spend cap reserves before the call is sent.
+ */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 8192
+
+/**
+ * The output bound of a request that names none, to a model whose registry output limit is
+ * `limitOutput`: that limit, at most DEFAULT_MAX_OUTPUT_TOKENS. A limit of 0 or less is unknown
+ * (the registry's schema allows 0): the default then.
+ */
+export const defaultOutputBound = (limitOutput: number): number =>
+  limitOutput > 0 ? Math.min(limitOutput, DEFAULT_MAX_OUTPUT_TOKENS) : DEFAULT_MAX_OUTPUT_TOKENS
+
+/**
+ * `request` as it is sent, and reserved for, to a model of this registry entry: bounded by
+ * `defaultOutputBound` when it names no bound and the model is priced. A model of unknown price
+ * (any id on a local server) keeps the server's default, which a small context may need.
+ */
+export const boundedRequest = (
+  request: ModelRequest,
+  entry: { readonly cost?: unknown; readonly limit: { readonly output: number } } | undefined
+): ModelRequest =>
+  request.maxOutputTokens !== undefined || entry === undefined || entry.cost === undefined
+    ? request
+    : { ...request, maxOutputTokens: defaultOutputBound(entry.limit.output) }
+
 /** Disjoint counts: `inputTokens` excludes prompt tokens read from or written to a cache. */
 export const Usage = Schema.Struct({
   inputTokens: Schema.Number,

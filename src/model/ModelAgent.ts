@@ -15,7 +15,7 @@ import { type BudgetExceeded, metered, type Wallet } from "../budget/Wallet.ts"
 import { AgentError, type Agent, type AgentFailure } from "../evaluation/Agent.ts"
 import type { AgentInput, AgentReply, Message } from "../evaluation/Conversation.ts"
 import * as WE from "../world/WorldEffects.ts"
-import { type ModelRequest, ModelResponse } from "./Model.ts"
+import { DEFAULT_MAX_OUTPUT_TOKENS, type ModelRequest, ModelResponse } from "./Model.ts"
 import { costOf } from "./Cost.ts"
 import type { ResolvedModel } from "./Registry.ts"
 
@@ -23,7 +23,7 @@ import type { ResolvedModel } from "./Registry.ts"
  * What the built-in agent asks for at most per reply on a priced model, when the registry allows
  * more: it bounds a call's worst case, which the spend cap reserves before the call is sent.
  */
-export const DEFAULT_MAX_OUTPUT_TOKENS = 8192
+export { DEFAULT_MAX_OUTPUT_TOKENS }
 
 /**
  * The retry rule of a model call, whoever makes it (the built-in agent, or a harness CLI's request

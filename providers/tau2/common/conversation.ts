@@ -11,7 +11,7 @@
  * `agentStopTools` is empty unless a domain asks for it.
  */
 import { Effect, Ref } from "effect"
-import { Agent, type Canonical, type Capabilities, type Clients, type Conversation, type Registry, type Tool, ToolLoop, type Wallet, type WorldEffects as WE } from "../../../src/index.ts"
+import { Agent, type Canonical, type Capabilities, type Clients, type Conversation, Model, type Registry, type Tool, ToolLoop, type Wallet, type WorldEffects as WE } from "../../../src/index.ts"
 
 export const STOP = "###STOP###"
 export const TRANSFER = "###TRANSFER###"
@@ -107,22 +107,24 @@ export const agentSystemPrompt = (template: string, instruction: string, policy:
  * The user model's request: upstream's `UserState.flip_roles`: the agent's texts become user
  * messages, the user's own messages assistant messages, its tools' answers tool messages.
  */
-export const userRequest = (model: Registry.ResolvedModel, system: string, view: ReadonlyArray<Tau2Message>, tools: ReadonlyArray<Tool.ToolSpec>): Clients.ModelRequest => ({
-  provider: model.provider,
-  model: model.model.id,
-  system,
-  messages: view.map((m): Clients.ModelRequest["messages"][number] => {
-    switch (m.role) {
-      case "assistant":
-        return { role: "user", content: m.content ?? "" }
-      case "user":
-        return { role: "assistant", content: m.content, toolCalls: m.toolCalls }
-      case "tool":
-        return { role: "tool", toolCallId: m.id, name: m.name, content: m.content, isError: m.error }
-    }
-  }),
-  tools: tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))
-})
+export const userRequest = (model: Registry.ResolvedModel, system: string, view: ReadonlyArray<Tau2Message>, tools: ReadonlyArray<Tool.ToolSpec>): Clients.ModelRequest =>
+  // Bounded as every request is (Model.boundedRequest): the spend cap reserves what is sent.
+  Model.boundedRequest({
+    provider: model.provider,
+    model: model.model.id,
+    system,
+    messages: view.map((m): Clients.ModelRequest["messages"][number] => {
+      switch (m.role) {
+        case "assistant":
+          return { role: "user", content: m.content ?? "" }
+        case "user":
+          return { role: "assistant", content: m.content, toolCalls: m.toolCalls }
+        case "tool":
+          return { role: "tool", toolCallId: m.id, name: m.name, content: m.content, isError: m.error }
+      }
+    }),
+    tools: tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))
+  }, model.model)
 
 /**
  * The simulated user: one model call per user turn through `ModelAgent.call` with role `user`,

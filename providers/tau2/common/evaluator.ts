@@ -90,20 +90,22 @@ const judgeSystem = [
 ].join("\n")
 
 /** The judge's request for a conversation and its assertions. */
-export const judgeRequest = (model: Registry.ResolvedModel, messages: ReadonlyArray<Tau2Message>, assertions: ReadonlyArray<string>): Clients.ModelRequest => ({
-  provider: model.provider,
-  model: model.model.id,
-  system: judgeSystem,
-  messages: [
-    {
-      role: "user",
-      content: `<conversation>\n${conversationText(messages)}\n</conversation>\n\n<expected_outcomes>\n${
-        assertions.map((a, i) => `${i + 1}. ${a}`).join("\n")
-      }\n</expected_outcomes>`
-    }
-  ],
-  tools: []
-})
+export const judgeRequest = (model: Registry.ResolvedModel, messages: ReadonlyArray<Tau2Message>, assertions: ReadonlyArray<string>): Clients.ModelRequest =>
+  // Bounded as every request is (Model.boundedRequest): the spend cap reserves what is sent.
+  Model.boundedRequest({
+    provider: model.provider,
+    model: model.model.id,
+    system: judgeSystem,
+    messages: [
+      {
+        role: "user",
+        content: `<conversation>\n${conversationText(messages)}\n</conversation>\n\n<expected_outcomes>\n${
+          assertions.map((a, i) => `${i + 1}. ${a}`).join("\n")
+        }\n</expected_outcomes>`
+      }
+    ],
+    tools: []
+  }, model.model)
 
 const JudgeReply = Schema.Struct({
   results: Schema.Array(Schema.Struct({ expectedOutcome: Schema.optional(Schema.String), reasoning: Schema.optional(Schema.String), metExpectation: Schema.Boolean }))
