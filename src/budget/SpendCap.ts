@@ -19,7 +19,7 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { Cause, Duration, Effect, Layer, Schedule, Schema, STM, TRef } from "effect"
-import { costOf } from "../model/Cost.ts"
+import { costOf, dearestRates } from "../model/Cost.ts"
 import { boundedRequest, defaultOutputBound, Model, ModelError, type ModelRequest, type Usage } from "../model/Model.ts"
 import type { ModelEntry } from "../model/Registry.ts"
 import * as Tracing from "../observability/Tracing.ts"
@@ -227,12 +227,13 @@ export const inputTokenBound = (request: ModelRequest): number =>
 /** The most a request can cost at list price; null when the model's price is unknown. */
 export const worstCaseUsd = (request: ModelRequest, entry: Pick<ModelEntry, "cost" | "limit"> | undefined): number | null => {
   if (entry?.cost === undefined) return null
-  const price = entry.cost
-  // Every input token at the dearest input rate (a cache write may cost more than plain input).
-  const inputRate = Math.max(price.input, price.cache_write ?? price.input, price.cache_read ?? price.input)
+  const prompt = inputTokenBound(request)
+  // Every input token at the dearest input rate (a cache write may cost more than plain input), of
+  // every context tier the prompt can reach (a long prompt is billed at its tier's rates).
+  const rates = dearestRates(entry.cost, prompt)
   // What the request is sent with (wrapModel sends `boundedRequest`): the same rule, in one place.
   const output = request.maxOutputTokens ?? defaultOutputBound(entry.limit.output)
-  return (inputTokenBound(request) * inputRate + output * price.output) / 1_000_000
+  return (prompt * rates.input + output * rates.output) / 1_000_000
 }
 
 /** What one call through the cap cost, for the store (written as each call completes). */

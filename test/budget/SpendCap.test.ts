@@ -180,3 +180,25 @@ describe("the spend cap", () => {
       expect(state.spentUsd).toBeCloseTo(0.5 + 20 * worst + 0.25, 12)
     }))
 })
+
+describe("a price with a long-context tier", () => {
+  // Gemini 2.5 Pro's shape: $1.25 / $10 per million, $2.50 / $15 for a prompt over 200,000 tokens.
+  const tiered = {
+    cost: { input: 1.25, output: 10, tiers: [{ tier: { type: "context" as const, size: 200_000 }, input: 2.5, output: 15 }] },
+    limit: { context: 1_048_576, output: 65_536 }
+  }
+  const withPrompt = (bytes: number): ModelRequest => ({ ...request, messages: [{ role: "user", content: "x".repeat(bytes) }], maxOutputTokens: 8192 })
+
+  it("a prompt that can pass the tier's size is reserved at the tier's rates, so its reservation covers what it is billed", () => {
+    const long = withPrompt(300_000)
+    const bound = SpendCap.inputTokenBound(long)
+    expect(bound).toBeGreaterThan(200_000)
+    // The most such a call is billed: all of its bound of prompt and output at the tier's rates.
+    expect(SpendCap.worstCaseUsd(long, tiered)).toBeCloseTo((bound * 2.5 + 8192 * 15) / 1e6, 12)
+  })
+
+  it("a prompt that cannot reach the tier is reserved at the base rates", () => {
+    const short = withPrompt(1000)
+    expect(SpendCap.worstCaseUsd(short, tiered)).toBeCloseTo((SpendCap.inputTokenBound(short) * 1.25 + 8192 * 10) / 1e6, 12)
+  })
+})
