@@ -17,6 +17,7 @@ import {
   faultSummaryOfCells,
   judgesOfCells,
   outagesOfCells,
+  providerFailedOfCells,
   scorecardsOfCells,
   summaryOf
 } from "./Scorecards.ts"
@@ -86,10 +87,16 @@ export const reportOf = (data: RunData): Effect.Effect<{ readonly report: Report
     ]
     const figures = yield* figuresOf(current, impassable)
     const outages = outagesOfCells(cells)
+    const providerFailed = providerFailedOfCells(cells)
     const cliUsage = cliUsageOfCells(cells)
     if (outages.length > 0) {
       notes.unshift(
         `${outages.length} cells ended in an outage (an endpoint unreachable, or failing past retries): not scored, left out of n, means, intervals, pass rates and comparisons; running the experiment again runs them`
+      )
+    }
+    if (providerFailed.length > 0) {
+      notes.unshift(
+        `${providerFailed.length} cells failed in the benchmark's own code (not the candidates'): not scored, left out of n, means, intervals, pass rates and comparisons; running the experiment again runs them`
       )
     }
     const cards = figures.scorecards
@@ -128,6 +135,7 @@ export const reportOf = (data: RunData): Effect.Effect<{ readonly report: Report
       ...(data.harnesses !== undefined && Object.keys(data.harnesses).length > 0 ? { harnesses: data.harnesses } : {}),
       skipped: skippedCells,
       ...(outages.length > 0 ? { outages } : {}),
+      ...(providerFailed.length > 0 ? { providerFailed } : {}),
       cellResults: cellResultsOfCells(cells),
       // Harness candidates' tokens as their CLIs reported them, beside assay's.
       ...(cliUsage.length > 0 ? { cliUsage } : {}),
@@ -155,7 +163,7 @@ export interface Current {
  * Bump when scorecards or comparisons compute something else from the same cells: figures stored
  * under an older version are not read back.
  */
-const FIGURES_VERSION = 2 // 2: intervals clustered by task, outages left out, noise floor, Holm
+const FIGURES_VERSION = 3 // 2: intervals clustered by task, outages left out, noise floor, Holm; 3: Wilson on n_eff, sign-flip comparisons, provider failures left out
 
 const Figures = Schema.parseJson(Schema.Struct({ scorecards: Schema.Array(Scorecard), comparisons: Schema.Array(Comparison) }))
 const decodeFigures = Schema.decodeUnknownOption(Figures)

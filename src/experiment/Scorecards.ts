@@ -12,10 +12,11 @@ import { failuresOf } from "../schema/Verdict.ts"
 import type { FaultSpec } from "../schema/EnvironmentDef.ts"
 import { PanelRecord, recordOf } from "../evaluation/JudgePanel.ts"
 import { agreement, type PairedDecision, selfConsistency } from "./Agreement.ts"
-import type { CandidateCliUsage, CandidateFaults, CellFault, CellResult, Comparison, Faults, JudgeAgreement, JudgeConsistency, Judges, OutageCell, Scorecard } from "../schema/Report.ts"
+import type { CandidateCliUsage, CandidateFaults, CellFault, CellResult, Comparison, Faults, JudgeAgreement, JudgeConsistency, Judges, OutageCell, ProviderFailedCell, Scorecard } from "../schema/Report.ts"
 import {
   clusteredMean,
   holm,
+  taskMeanInterval,
   minimumDetectable,
   noiseFloor,
   type NoiseFloor,
@@ -24,7 +25,6 @@ import {
   passHatK,
   type Repetitions,
   tasksNeeded,
-  wilson,
   z80,
   z95
 } from "./Statistics.ts"
@@ -51,6 +51,11 @@ export const CellSummary = Schema.Struct({
    * in summaries stored before it was written; `isOutage` reads those from `injected`.
    */
   outage: Schema.optionalWith(Schema.Boolean, { exact: true }),
+  /**
+   * The benchmark's own code failed (setup, protocol, grade: `verdict.ended.provider`): not the
+   * candidate's result, so never scored, and the next run runs it again. Absent otherwise.
+   */
+  providerFailed: Schema.optionalWith(Schema.Boolean, { exact: true }),
   /** Faults injected into the Attempt's effects (its `faults`). */
   injected: Schema.Int,
   /** Every fault the Attempt met, injected and live. */
@@ -83,6 +88,7 @@ export const summaryOf = (a: Attempt): CellSummary => ({
   ...(a.verdict.ended?.reason === "fault"
     ? { outage: a.verdict.ended.injected === false || (a.verdict.ended.injected === undefined && a.faults.length === 0) }
     : {}),
+  ...(a.verdict.ended?.provider !== undefined ? { providerFailed: true } : {}),
   injected: a.faults.length,
   faults: faultsOfAttempt(a),
   usage: { inputTokens: a.usage.inputTokens, outputTokens: a.usage.outputTokens, costUsd: a.usage.costUsd, wallSeconds: a.usage.wallSeconds },
@@ -123,6 +129,15 @@ export const isReference = (candidate: string): boolean => ["gold", "echo", "non
  */
 export const isOutage = (cell: CellSummary): boolean => cell.ended === "fault" && (cell.outage ?? cell.injected === 0)
 
+/**
+ * A cell the benchmark's own code failed (provider-failed): the store runs it again and it is not
+ * the candidate's score, so, as an outage, it is left out of every figure and counted apart.
+ */
+export const isProviderFailed = (cell: CellSummary): boolean => cell.providerFailed === true
+
+/** A cell that says nothing of the candidate: an outage or the provider's failure. */
+export const isUnscored = (cell: CellSummary): boolean => isOutage(cell) || isProviderFailed(cell)
+
 /** Each task's rewards (all its repetitions) with the repetition numbers, in first-seen order. */
 const byTaskOf = (cells: ReadonlyArray<CellSummary>): ReadonlyArray<Repetitions> =>
   Array.from(groupBy(cells, (a) => a.environmentId).values(), (group) => group.map((a) => [a.repetition, a.reward] as const))
@@ -132,10 +147,10 @@ const scorecardOf = (
   benchmark: string,
   stratum: string | null,
   cells: ReadonlyArray<CellSummary>,
-  outages: number
+  outages: number,
+  providerFailed: number
 ): Scorecard => {
   const rewards = cells.map((a) => a.reward)
-  const passes = rewards.filter((r) => r >= 1).length
   const failures: Record<string, number> = {}
   for (const a of cells) for (const check of a.failures) failures[check] = (failures[check] ?? 0) + 1
   let cost: number | null = 0
@@ -166,6 +181,10 @@ const scorecardOf = (
     : []
   const n = rewards.length
   const clustered = clusteredMean(tasks.map((t) => t.map(([, r]) => r)), { seed: SEED })
+  // The pass rate as the mean: over tasks of each task's share of full-reward repetitions, its
+  // interval clustered by task the same way (repetitions of a task are not independent trials).
+  const passShares = tasks.map((t) => t.map(([, r]) => (r >= 1 ? 1 : 0)))
+  const passRate = clusteredMean(passShares, { seed: SEED }).mean
   const noise = noiseFloor(tasks)
   return {
     candidate,
@@ -174,12 +193,13 @@ const scorecardOf = (
     n,
     tasks: clustered.tasks,
     meanReward: n > 0 ? clustered.mean : 0,
-    interval: n > 0 ? clustered.interval : [0, 0],
-    passRate: n > 0 ? passes / n : 0,
-    passRateInterval: n > 0 ? wilson(passes, n) : [0, 1],
+    interval: clustered.interval,
+    passRate: n > 0 ? passRate : 0,
+    passRateInterval: taskMeanInterval(passShares),
     ...(passHat.length > 0 ? { passHatK: passHat } : {}),
     ...(noise !== null ? { noise } : {}),
     ...(outages > 0 ? { outages } : {}),
+    ...(providerFailed > 0 ? { providerFailed } : {}),
     failures,
     tokens: { input, output },
     costUsd: cost,
@@ -223,21 +243,27 @@ export const scorecardsOfCells = (
   const out: Array<Scorecard> = []
   for (const [, every] of groupBy(cells, (a) => `${a.benchmark}\u0000${a.candidate}`)) {
     const first = every[0]!
-    // Outages are counted on the scorecard and listed in the report, never scored (isOutage).
-    const all = every.filter((a) => !isOutage(a))
-    const outages = every.filter(isOutage)
-    const outagesIn = (stratum: string | null, apartToo: boolean) =>
-      outages.filter((a) => impassable(a) === apartToo && (stratum === null || a.stratum === stratum)).length
+    // Outages and the provider's failures are counted on the scorecard and listed in the report,
+    // never scored (isOutage, isProviderFailed).
+    const all = every.filter((a) => !isUnscored(a))
+    const countIn = (which: (c: CellSummary) => boolean) => (stratum: string | null, apartToo: boolean) =>
+      every.filter((a) => which(a) && impassable(a) === apartToo && (stratum === null || a.stratum === stratum)).length
+    const outagesIn = countIn(isOutage)
+    const failedIn = countIn((a) => !isOutage(a) && isProviderFailed(a))
     const apart = all.filter(impassable)
     const group = apart.length > 0 ? all.filter((a) => !impassable(a)) : all
-    if (group.length > 0) out.push(scorecardOf(first.candidate, first.benchmark, null, group, outagesIn(null, false)))
+    if (group.length > 0) {
+      out.push(scorecardOf(first.candidate, first.benchmark, null, group, outagesIn(null, false), failedIn(null, false)))
+    }
     const strata = groupBy(group.filter((a) => a.stratum !== null), (a) => a.stratum ?? "")
     if (strata.size > 1) {
       for (const [stratum, members] of [...strata].sort(([a], [b]) => a.localeCompare(b))) {
-        out.push(scorecardOf(first.candidate, first.benchmark, stratum, members, outagesIn(stratum, false)))
+        out.push(scorecardOf(first.candidate, first.benchmark, stratum, members, outagesIn(stratum, false), failedIn(stratum, false)))
       }
     }
-    if (apart.length > 0) out.push(scorecardOf(first.candidate, first.benchmark, IMPASSABLE, apart, outagesIn(null, true)))
+    if (apart.length > 0) {
+      out.push(scorecardOf(first.candidate, first.benchmark, IMPASSABLE, apart, outagesIn(null, true), failedIn(null, true)))
+    }
   }
   return out
 }
@@ -257,7 +283,7 @@ export const comparisonsOfCells = (
   impassable: (c: CellSummary) => boolean = () => false
 ): ReadonlyArray<Comparison> => {
   const out: Array<Comparison> = []
-  for (const [benchmark, group] of groupBy(cells.filter((a) => !impassable(a) && !isOutage(a)), (a) => a.benchmark)) {
+  for (const [benchmark, group] of groupBy(cells.filter((a) => !impassable(a) && !isUnscored(a)), (a) => a.benchmark)) {
     const byCandidate = groupBy(group, (a) => a.candidate)
     const names = [...byCandidate.keys()]
     const family: Array<Comparison> = []
@@ -280,8 +306,11 @@ export const comparisonsOfCells = (
           difference: d.difference,
           interval: d.interval,
           benchmark,
-          // One task says nothing of the spread: no p, nothing detectable (and not in Holm's family as significant).
-          ...(d.tasks >= 2 ? { p: d.p, minimumDetectable: minimumDetectable(d.standardError) } : {})
+          // One task says nothing of the spread: no p, nothing detectable (and not in Holm's family as
+          // significant). Nothing is detectable either when the differences do not vary (SE 0: the
+          // formula would say ±0) or when no p this many tasks can give reaches 5% (≤ 5 tasks).
+          ...(d.tasks >= 2 ? { p: d.p } : {}),
+          ...(d.tasks >= 2 && d.standardError > 0 && d.smallestP < 0.05 ? { minimumDetectable: minimumDetectable(d.standardError) } : {})
         })
       }
     }
@@ -305,6 +334,19 @@ export const outagesOfCells = (cells: ReadonlyArray<CellSummary>): ReadonlyArray
     reasons: [...new Set(a.faults.filter((f) => !f.injected).map((f) => f.reason))]
   }))
 
+/**
+ * The cells the benchmark's own code failed, each with how it ended: the report lists them apart
+ * from the scores, and the next run of the experiment runs them again.
+ */
+export const providerFailedOfCells = (cells: ReadonlyArray<CellSummary>): ReadonlyArray<ProviderFailedCell> =>
+  cells.filter((a) => !isOutage(a) && isProviderFailed(a)).map((a) => ({
+    benchmark: a.benchmark,
+    task: a.task,
+    candidate: a.candidate,
+    repetition: a.repetition,
+    reason: a.ended ?? "failed"
+  }))
+
 // ---------------------------------------------------------------------------------------------
 // The noise floor and power, from any list of graded cells (a run's summaries, a stored report's
 // cell list): `assay noise` and `assay plan --detect` read them.
@@ -325,8 +367,8 @@ export interface GradedCell {
 export const gradedOfResults = (cells: ReadonlyArray<CellResult>): ReadonlyArray<GradedCell> =>
   cells.filter((c) => !(c.ended === "fault" && !c.faults.some((f) => f.injected)))
 
-/** The graded cells of summaries: outages left out (isOutage). */
-export const gradedOfSummaries = (cells: ReadonlyArray<CellSummary>): ReadonlyArray<GradedCell> => cells.filter((c) => !isOutage(c))
+/** The graded cells of summaries: outages and the provider's failures left out (isUnscored). */
+export const gradedOfSummaries = (cells: ReadonlyArray<CellSummary>): ReadonlyArray<GradedCell> => cells.filter((c) => !isUnscored(c))
 
 export interface CandidateNoise extends NoiseFloor {
   readonly benchmark: string
@@ -520,7 +562,7 @@ export const cliUsageOfCells = (
  * by task: the same task's inputs share its conversation.
  */
 export const judgesOfCells = (cells: ReadonlyArray<CellSummary>): Judges | undefined => {
-  const judged = cells.filter((c): c is CellSummary & { readonly judges: PanelRecord } => c.judges !== undefined && !isOutage(c))
+  const judged = cells.filter((c): c is CellSummary & { readonly judges: PanelRecord } => c.judges !== undefined && !isUnscored(c))
   if (judged.length === 0) return undefined
   const agreements: Array<JudgeAgreement> = []
   const consistency: Array<JudgeConsistency> = []

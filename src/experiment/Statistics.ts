@@ -225,47 +225,184 @@ const meanOf = (values: Float64Array): number => {
 }
 
 /**
- * Hesterberg's expanded percentile interval ("What teachers should know about the bootstrap",
- * 2015): the percentile interval of the resampled means, widened about the estimate by
- * √(n/(n−1)) · t(n−1)/z. The plain percentile interval is too narrow with few units (its
- * resamples' variance is (n−1)/n of the unbiased one, and it ignores that the spread is itself
- * estimated); at 50 tasks it covered 93.7% in the coverage test, the expanded one 95%. Kept
- * within the values' own range, which a mean of them cannot leave.
+ * A 95% (by default) interval for the mean over tasks of each task's mean reward, rewards in
+ * [0, 1]: Wilson's score interval on an effective number of tasks, with Student's t at n − 1
+ * degrees of freedom in place of z. null for fewer than two tasks: one task says nothing of how
+ * tasks vary.
+ *
+ * A value in [0, 1] with mean m has variance at most m(1 − m), so the task means' sample variance
+ * s² gives a design effect: n_eff = m(1 − m) · n / s² tasks' worth of Bernoulli trials. It is
+ * capped so that the mean is never taken as more precise than its N cells as independent draws,
+ * each of variance v = max(the cells' sample variance, m(1 − m) × the share of cells scored
+ * exactly 0 or 1: a pass/fail cell is a Bernoulli trial): n_eff ≤ N · m(1 − m) / v (N for
+ * pass/fail rewards). With s² = 0 (every task alike, as at all-0 or all-1) n_eff = n. In the middle
+ * of the scale this is as wide as a t interval; unlike any interval built from the observed spread
+ * alone it does not collapse near 0 or 1: 0 of 10 tasks passing says the mean is below about 0.34,
+ * not that it is 0. It stays within [0, 1], the scale, never within the range of the values seen.
  */
-const expandedPercentile = (values: Float64Array, estimate: number, sorted: Float64Array, confidence: number): Interval => {
-  const n = values.length
-  const [lo, hi] = percentileInterval(sorted as unknown as Arr.NonEmptyReadonlyArray<number>, confidence)
-  if (n < 2) return [lo, hi]
-  const tail = (1 + confidence) / 2
-  const z = confidence === 0.95 ? z95 : normalQuantile(tail)
-  const factor = Math.sqrt(n / (n - 1)) * (studentTQuantile(tail, n - 1) / z)
-  let min = Number.POSITIVE_INFINITY
-  let max = Number.NEGATIVE_INFINITY
-  for (let i = 0; i < n; i++) {
-    if (values[i]! < min) min = values[i]!
-    if (values[i]! > max) max = values[i]!
+export const taskMeanInterval = (tasks: ReadonlyArray<TaskRewards>, confidence = 0.95): Interval | null => {
+  const means = taskMeans(tasks)
+  const n = means.length
+  if (n < 2) return null
+  // Clamped: a mean of values in [0, 1] rounded by summation stays in [0, 1].
+  const m = Math.min(1, Math.max(0, meanOf(means)))
+  const s2 = sampleVariance(means)
+  let effective = n
+  if (s2 > 0) {
+    const cells: Array<number> = []
+    for (const t of tasks) for (const r of t) cells.push(r)
+    let bernoulli = 0
+    for (const r of cells) if (r === 0 || r === 1) bernoulli++
+    const perCell = Math.max(sampleVariance(cells) / (m * (1 - m)), bernoulli / cells.length)
+    const cap = cells.length / Math.min(1, perCell)
+    effective = Math.min(cap, (m * (1 - m) * n) / s2)
   }
-  return [Math.max(min, estimate - factor * (estimate - lo)), Math.min(max, estimate + factor * (hi - estimate))]
+  return wilsonFractional(m, effective, studentTQuantile((1 + confidence) / 2, n - 1))
 }
 
-/** The `p` quantile of the standard normal distribution: Student's t at 10⁷ degrees of freedom (equal to 7 digits). */
-const normalQuantile = (p: number): number => studentTQuantile(p, 1e7)
+/** Wilson's interval at proportion p over n (n may be fractional: an effective size). */
+const wilsonFractional = (p: number, n: number, z: number): Interval => {
+  const z2 = z * z
+  const denominator = 1 + z2 / n
+  const center = (p + z2 / (2 * n)) / denominator
+  const half = (z / denominator) * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n))
+  return [p <= 0 ? 0 : Math.max(0, center - half), p >= 1 ? 1 : Math.min(1, center + half)]
+}
 
 export interface ClusteredMean {
   /** Tasks with at least one reward. */
   readonly tasks: number
   /** The mean over tasks of each task's mean reward. */
   readonly mean: number
-  /** Expanded percentile bootstrap interval resampling tasks (each with all its repetitions). */
-  readonly interval: Interval
+  /** Wilson on the effective number of tasks (taskMeanInterval); null with fewer than two tasks. */
+  readonly interval: Interval | null
 }
 
-/** The mean reward over tasks with a 95% (by default) interval clustered by task. */
+/**
+ * The mean reward over tasks with a 95% (by default) interval clustered by task: each task's
+ * rewards (all its repetitions, each in [0, 1]) enter as their mean. The interval is a closed
+ * form (taskMeanInterval), so it needs no seed; `options.seed` is kept for the callers' sake.
+ */
 export const clusteredMean = (tasks: ReadonlyArray<TaskRewards>, options: BootstrapOptions): ClusteredMean => {
   const means = taskMeans(tasks)
-  if (means.length === 0) return { tasks: 0, mean: Number.NaN, interval: [Number.NaN, Number.NaN] }
-  const estimate = meanOf(means)
-  return { tasks: means.length, mean: estimate, interval: expandedPercentile(means, estimate, resampledMeansOf(means, options), options.confidence ?? 0.95) }
+  if (means.length === 0) return { tasks: 0, mean: Number.NaN, interval: null }
+  return { tasks: means.length, mean: meanOf(means), interval: taskMeanInterval(tasks, options.confidence ?? 0.95) }
+}
+
+/** Up to this many tasks the sign-flip test enumerates every flip (2^(n−1) of them); above, it draws. */
+export const EXACT_FLIP_TASKS = 14
+
+/**
+ * Random flips drawn above EXACT_FLIP_TASKS. With the observed one, 9,999 in all: p is a multiple
+ * of 1/9,999, never exactly 0.05, so "p < 0.05" and "p ≤ 0.05" are the same test.
+ */
+export const SIGN_FLIPS = 9998
+
+export interface SignFlip {
+  /** Two-sided p-value of "the differences are symmetric about 0"; never 0. */
+  readonly p: number
+  /** Every δ the same test does not reject at the confidence level (never empty: it holds the mean). */
+  readonly interval: Interval
+  /** The smallest p this many tasks can give (2^(1−n) enumerated, 1/9,999 drawn). */
+  readonly smallestP: number
+  /** Whether every flip was enumerated (else SIGN_FLIPS were drawn, seeded). */
+  readonly exact: boolean
+}
+
+/** Subset means on a grid of 2^-40 so that ties (a subset whose mean is exactly 0) survive rounding in sums. */
+const snap = (x: number): number => Math.round(x * 1099511627776) / 1099511627776
+
+/**
+ * The sign-flip (randomization) test of the mean of paired differences d, and the interval that
+ * inverts it. Under "no difference" each task's difference is as likely to be d as −d (the two
+ * candidates are exchangeable on it), so the mean's distribution is that of Σ ±dₜ / n over the 2ⁿ
+ * sign flips: p is the share of flips whose |Σ εₜ dₜ| reaches the observed |Σ dₜ| (the observed
+ * one and its mirror included, so p ≥ 2^(1−n)). Exact for any distribution of the differences.
+ *
+ * The interval is the set of δ whose test (on dₜ − δ) is not rejected. A flip that changes the
+ * sign of the tasks in F reaches the observed statistic exactly when δ lies between the mean of d
+ * over F and the mean over the rest (the factors of (A − δS)² − (D − nδ)²), an interval that
+ * holds the estimate; so the accepted set is one interval, read off sorted ends, and p < α exactly
+ * when it leaves out 0. Clamped to [lower, upper], the scale (with ≤ 5 tasks no δ is rejected at
+ * 5%: the interval is the whole scale).
+ */
+export const signFlip = (
+  d: ArrayLike<number>,
+  options: { readonly seed: number; readonly confidence?: number; readonly lower?: number; readonly upper?: number; readonly flips?: number }
+): SignFlip => {
+  const n = d.length
+  const alpha = 1 - (options.confidence ?? 0.95)
+  const lower = options.lower ?? -1
+  const upper = options.upper ?? 1
+  let total = 0
+  for (let i = 0; i < n; i++) total += d[i]!
+  const estimate = snap(total / n)
+  const exact = n <= EXACT_FLIP_TASKS
+  const flips = exact ? 2 ** Math.max(0, n - 1) : Math.max(1, Math.floor(options.flips ?? SIGN_FLIPS))
+  // Each flip's range of δ: typed arrays, as a simulation runs many of these.
+  const lows = new Float64Array(flips)
+  const highs = new Float64Array(flips)
+  let ranges = 0
+  let always = 0
+  const add = (flippedSum: number, flipped: number): void => {
+    // No task flipped, or all: the observed statistic itself (or its mirror), reached for every δ.
+    if (flipped === 0 || flipped === n) {
+      always++
+      return
+    }
+    const f = snap(flippedSum / flipped)
+    const u = snap((total - flippedSum) / (n - flipped))
+    lows[ranges] = Math.min(f, u, estimate)
+    highs[ranges] = Math.max(f, u, estimate)
+    ranges++
+  }
+  let partitions: number
+  if (exact) {
+    // A flip and its mirror give the same partition of the tasks: task 0 is never flipped here.
+    partitions = flips
+    for (let mask = 0; mask < partitions; mask++) {
+      let s = 0
+      let c = 0
+      for (let i = 1; i < n; i++) {
+        if (mask & (1 << (i - 1))) {
+          s += d[i]!
+          c++
+        }
+      }
+      add(s, c)
+    }
+  } else {
+    const u = seededUniform(options.seed)
+    partitions = flips + 1
+    always = 1 // the observed flip
+    for (let b = 0; b < flips; b++) {
+      let s = 0
+      let c = 0
+      let word = 0
+      for (let i = 0; i < n; i++) {
+        if ((i & 31) === 0) word = (u() * 4294967296) >>> 0
+        if (word & 1) {
+          s += d[i]!
+          c++
+        }
+        word >>>= 1
+      }
+      add(s, c)
+    }
+  }
+  let reaching = always
+  for (let b = 0; b < ranges; b++) if (lows[b]! <= 0 && 0 <= highs[b]!) reaching++
+  // δ is accepted when always + #{flips whose range holds δ} > α · partitions: `need` of the ranges.
+  const need = Math.floor(alpha * partitions - always) + 1
+  let lo = lower
+  let hi = upper
+  if (need > 0 && need <= ranges) {
+    const sortedLows = lows.subarray(0, ranges).sort()
+    const sortedHighs = highs.subarray(0, ranges).sort()
+    lo = Math.max(lower, sortedLows[need - 1]!)
+    hi = Math.min(upper, sortedHighs[ranges - need]!)
+  }
+  return { p: Math.min(1, reaching / partitions), interval: [lo, hi], smallestP: 1 / partitions, exact }
 }
 
 export interface ClusteredDifference {
@@ -273,21 +410,25 @@ export interface ClusteredDifference {
   readonly tasks: number
   /** Mean over those tasks of (a's mean on the task − b's mean on the task). */
   readonly difference: number
-  /** Expanded percentile bootstrap interval of the difference, resampling tasks. */
-  readonly interval: Interval
+  /** The sign-flip test's interval over tasks (signFlip), within [−1, 1]; null with one task. */
+  readonly interval: Interval | null
   /** Standard error of the difference from the per-task differences' spread (sd / √tasks). */
   readonly standardError: number
   /**
-   * Two-sided bootstrap p-value of "no difference": twice the smaller share of resamples on either
-   * side of 0. NaN with one task: its resamples are all the same, which says nothing.
+   * Two-sided sign-flip p-value of "no difference" over tasks, from the same test as the
+   * interval: below 0.05 exactly when the 95% interval leaves out 0. Never 0. NaN with one task.
    */
   readonly p: number
+  /** The smallest p this many tasks can give; NaN with one task. */
+  readonly smallestP: number
 }
 
 /**
  * A paired comparison on the tasks both candidates have: per task, a's mean reward minus b's (all
  * repetitions of each; repetition i of a and repetition i of b share nothing more than any other
- * two repetitions, so they are not paired cell by cell). The tasks are resampled.
+ * two repetitions, so they are not paired cell by cell). The tasks' differences are tested and
+ * bounded by the sign-flip test (signFlip), seeded where it draws; `options.resamples`, when
+ * given, is the number of flips drawn (a simulation's economy; the report uses SIGN_FLIPS).
  */
 export const pairedClustered = (
   tasks: ReadonlyArray<{ readonly a: TaskRewards; readonly b: TaskRewards }>,
@@ -298,21 +439,21 @@ export const pairedClustered = (
   const b = taskMeans(both.map((t) => t.b))
   const d = new Float64Array(both.length)
   for (let i = 0; i < d.length; i++) d[i] = a[i]! - b[i]!
-  if (d.length === 0) return { tasks: 0, difference: Number.NaN, interval: [Number.NaN, Number.NaN], standardError: Number.NaN, p: Number.NaN }
-  const sorted = resampledMeansOf(d, options)
-  let below = 0
-  let above = 0
-  for (let i = 0; i < sorted.length; i++) {
-    if (sorted[i]! <= 0) below++
-    if (sorted[i]! >= 0) above++
-  }
+  if (d.length === 0) return { tasks: 0, difference: Number.NaN, interval: null, standardError: Number.NaN, p: Number.NaN, smallestP: Number.NaN }
   const difference = meanOf(d)
+  if (d.length === 1) return { tasks: 1, difference, interval: null, standardError: Number.NaN, p: Number.NaN, smallestP: Number.NaN }
+  const test = signFlip(d, {
+    seed: options.seed,
+    confidence: options.confidence ?? 0.95,
+    ...(options.resamples !== undefined ? { flips: options.resamples } : {})
+  })
   return {
     tasks: d.length,
     difference,
-    interval: expandedPercentile(d, difference, sorted, options.confidence ?? 0.95),
-    standardError: d.length < 2 ? Number.NaN : Math.sqrt(sampleVariance(d) / d.length),
-    p: d.length < 2 ? Number.NaN : Math.min(1, (2 * Math.min(below, above)) / sorted.length)
+    interval: test.interval,
+    standardError: Math.sqrt(sampleVariance(d) / d.length),
+    p: test.p,
+    smallestP: test.smallestP
   }
 }
 

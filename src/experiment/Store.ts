@@ -555,8 +555,10 @@ const make = (home: string, readOnly: boolean) =>
             try: () => {
               const out = new Map<string, StoredCell>()
               for (const [cell, row] of rows) {
-                const summary = parseSummary(row.summary)
-                if (summary === null) throw new Error(`the index row of cell ${cell} is not a cell summary`)
+                const parsed = parseSummary(row.summary)
+                if (parsed === null) throw new Error(`the index row of cell ${cell} is not a cell summary`)
+                // Summaries stored before `providerFailed` was written: the index's ending says it.
+                const summary = row.ended === "provider-failed" && parsed.providerFailed === undefined ? { ...parsed, providerFailed: true } : parsed
                 out.set(cell, { id: row.attempt_id, runId: row.run_id, inputsId: row.inputs_id, ended: row.ended, summary })
               }
               return out

@@ -59,16 +59,21 @@ export const Scorecard = Schema.Struct({
   tasks: Schema.optionalWith(Count, { exact: true }),
   /** Mean over tasks of each task's mean reward over its repetitions (each task weighs the same). */
   meanReward: Schema.Finite,
-  /** 95% interval of the mean reward: seeded bootstrap resampling tasks, each with all its repetitions. */
-  interval: Interval,
+  /**
+   * 95% interval of the mean reward clustered by task (Wilson on the effective number of tasks,
+   * within [0, 1]); null with one task, which says nothing of how tasks vary.
+   */
+  interval: Schema.NullOr(Interval),
   /** With repetitions: the flip rate, the spread across repetitions, the within-task share. */
   noise: Schema.optionalWith(NoiseFloor, { exact: true }),
   /** Cells that ended in an outage (met live, not injected): left out of every figure here, run again next time. */
   outages: Schema.optionalWith(Count, { exact: true }),
-  /** Share of cells with full reward. */
+  /** Cells the benchmark's own code failed (setup, protocol, grader): left out of every figure here, run again next time. */
+  providerFailed: Schema.optionalWith(Count, { exact: true }),
+  /** Mean over tasks of each task's share of repetitions with full reward (the share of cells, with even repetitions). */
   passRate: Schema.Finite,
-  /** 95% Wilson interval of the pass rate. */
-  passRateInterval: Schema.optionalWith(Interval, { exact: true }),
+  /** 95% interval of the pass rate, clustered by task as `interval` is; null with one task. */
+  passRateInterval: Schema.optionalWith(Schema.NullOr(Interval), { exact: true }),
   /** pass^k for the k the repetitions allow. */
   passHatK: Schema.optionalWith(Schema.Array(PassHatK), { exact: true }),
   /** Cells failing each check. */
@@ -92,7 +97,7 @@ export type Scorecard = typeof Scorecard.Type
 
 /**
  * `a` against `b` on the tasks both have: the mean over tasks of (a's mean on the task − b's),
- * with a paired bootstrap interval resampling tasks.
+ * with the interval and p of a sign-flip test over tasks (Statistics.signFlip).
  */
 export const Comparison = Schema.Struct({
   a: Schema.String,
@@ -100,8 +105,9 @@ export const Comparison = Schema.Struct({
   /** Tasks both candidates have (graded cells on); reports stored before clustering counted cell pairs. */
   n: Count,
   difference: Schema.Finite,
-  interval: Interval,
-  /** Two-sided bootstrap p-value of no difference. */
+  /** 95% interval of the difference, within [−1, 1]: below 0.05 `p` exactly when it leaves out 0; null with one task. */
+  interval: Schema.NullOr(Interval),
+  /** Two-sided sign-flip p-value of no difference over tasks; never 0; absent with one task. */
   p: Schema.optionalWith(Schema.Finite, { exact: true }),
   /** The smallest true difference this comparison detects with 80% power at 95% confidence. */
   minimumDetectable: Schema.optionalWith(Schema.Finite, { exact: true }),
@@ -270,6 +276,17 @@ export const OutageCell = Schema.Struct({
 })
 export type OutageCell = typeof OutageCell.Type
 
+/** A cell the benchmark's own code failed: listed, not scored, run again by the next run. */
+export const ProviderFailedCell = Schema.Struct({
+  benchmark: Schema.String,
+  task: Schema.String,
+  candidate: Schema.String,
+  repetition: Schema.Int,
+  /** How the Attempt ended (`setup-failed`, `protocol-failed`, `evaluator-failed`, ...). */
+  reason: Schema.String
+})
+export type ProviderFailedCell = typeof ProviderFailedCell.Type
+
 /** A cell the run did not run, and why (the spend cap, an admission refusal, no agent). */
 export const SkippedCell = Schema.Struct({
   environmentId: Schema.String,
@@ -334,6 +351,8 @@ export const Report = Schema.Struct({
   skipped: Schema.optionalWith(Schema.Array(SkippedCell), { exact: true }),
   /** Cells that ended in an outage: left out of every figure, run again by the next run. */
   outages: Schema.optionalWith(Schema.Array(OutageCell), { exact: true }),
+  /** Cells the benchmark's own code failed: left out of every figure, run again by the next run. */
+  providerFailed: Schema.optionalWith(Schema.Array(ProviderFailedCell), { exact: true }),
   /**
    * Every cell the report counts, with its faults. Stored with the run so that `report` lists
    * exactly the cells it scored (kept ones too); printed only when asked (`--json --cells`).

@@ -293,7 +293,7 @@ const progressSection = (progress: Progress) => {
 const headline = (report: Report) =>
   `<table class="headline"><thead><tr><th class="left">benchmark</th><th class="left">candidate</th><th class="right">n</th><th class="right">mean reward</th><th class="right">95% interval</th><th class="right">pass rate</th><th class="right">cost</th></tr></thead><tbody>${
     report.scorecards.filter((s) => s.stratum === null).map((s) =>
-      `<tr class="scorecard" data-candidate="${h(s.candidate)}" data-mean="${s.meanReward}" data-lo="${s.interval[0]}" data-hi="${s.interval[1]}"><td class="left">${
+      `<tr class="scorecard" data-candidate="${h(s.candidate)}" data-mean="${s.meanReward}" data-lo="${s.interval?.[0] ?? ""}" data-hi="${s.interval?.[1] ?? ""}"><td class="left">${
         h(s.benchmark)
       }</td><td class="left">${h(s.candidate)}</td><td class="right">${formatCount(s.n)}</td><td class="right">${formatScore(s.meanReward)}</td><td class="right">${
         formatInterval(s.interval)

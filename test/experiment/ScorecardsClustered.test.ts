@@ -37,7 +37,7 @@ describe("outages", () => {
       cell("b", "t1", 0, 0), cell("b", "t2", 0, 1), cell("b", "t3", 0, 1), cell("b", "t4", 0, 0)
     ]
     const a = scorecardsOfCells(cells).find((c) => c.candidate === "a")
-    expect(a).toMatchObject({ n: 2, tasks: 2, meanReward: 1, interval: [1, 1], passRate: 1, outages: 2 })
+    expect(a).toMatchObject({ n: 2, tasks: 2, meanReward: 1, interval: clusteredMean([[1], [1]], { seed: 0 }).interval, passRate: 1, outages: 2 })
     expect(a?.failures).toEqual({})
     const [comparison] = comparisonsOfCells(cells)
     // Only t1 and t2 are paired: a − b = (1 − 0 + 1 − 1) / 2.
@@ -81,7 +81,9 @@ describe("intervals clustered by task", () => {
     ]
     const cards = scorecardsOfCells(cells)
     expect(cards.map((c) => [c.stratum, c.tasks, c.meanReward])).toEqual([[null, 6, 4 / 6], ["easy", 3, 1], ["hard", 3, 1 / 3]])
-    expect(cards.find((c) => c.stratum === "easy")?.interval).toEqual([1, 1])
+    // Each stratum's interval is of its own tasks: the easy one's three passes, not the whole's six tasks.
+    expect(cards.find((c) => c.stratum === "easy")?.interval).toEqual(clusteredMean([[1], [1], [1]], { seed: 0 }).interval)
+    expect(cards.find((c) => c.stratum === null)?.interval).toEqual(clusteredMean([[1], [1], [1], [1], [0], [0]], { seed: 0 }).interval)
   })
 })
 
@@ -90,7 +92,8 @@ describe("comparisons", () => {
     // a passes t1 on its first repetition, b on its second: per task they are equal.
     const cells = [cell("a", "t1", 0, 1), cell("a", "t1", 1, 0), cell("b", "t1", 0, 0), cell("b", "t1", 1, 1), cell("a", "t2", 0, 1), cell("b", "t2", 0, 1)]
     const [c] = comparisonsOfCells(cells)
-    expect(c).toMatchObject({ n: 2, difference: 0, interval: [0, 0] })
+    // Two tasks: no difference is rejected at 5% (the smallest p is 0.5), so the interval is the whole scale.
+    expect(c).toMatchObject({ n: 2, difference: 0, interval: [-1, 1], p: 1 })
   })
 
   it("with more than two candidates, mark which stay significant after Holm's correction", () => {

@@ -40,7 +40,7 @@ const svgText = (x: number, y: number, text: string, attrs = ""): string =>
 /** Dot-and-whisker rows: a value with its interval per row, on a shared axis. */
 const intervalPlot = (
   title: string,
-  rows: ReadonlyArray<{ readonly label: string; readonly value: number; readonly interval: Interval; readonly color: string; readonly note: string }>,
+  rows: ReadonlyArray<{ readonly label: string; readonly value: number; readonly interval: Interval | null; readonly color: string; readonly note: string }>,
   domain: readonly [number, number],
   axisLabel: string,
   zeroLine: boolean,
@@ -70,11 +70,14 @@ const intervalPlot = (
     const cy = top + i * rowHeight + rowHeight / 2
     parts.push(`<g class="row">`)
     parts.push(svgText(left - 10, cy + 4, truncate(row.label, maxLabel), `class="label" text-anchor="end"`))
-    parts.push(
-      `<line class="whisker" x1="${num(x(row.interval[0]))}" y1="${num(cy)}" x2="${num(x(row.interval[1]))}" y2="${num(cy)}" stroke="${row.color}"/>`
-    )
-    for (const end of row.interval) {
-      parts.push(`<line class="whisker" x1="${num(x(end))}" y1="${num(cy - 6)}" x2="${num(x(end))}" y2="${num(cy + 6)}" stroke="${row.color}"/>`)
+    // No interval (one task): the dot alone.
+    if (row.interval !== null) {
+      parts.push(
+        `<line class="whisker" x1="${num(x(row.interval[0]))}" y1="${num(cy)}" x2="${num(x(row.interval[1]))}" y2="${num(cy)}" stroke="${row.color}"/>`
+      )
+      for (const end of row.interval) {
+        parts.push(`<line class="whisker" x1="${num(x(end))}" y1="${num(cy - 6)}" x2="${num(x(end))}" y2="${num(cy + 6)}" stroke="${row.color}"/>`)
+      }
     }
     parts.push(`<circle cx="${num(x(row.value))}" cy="${num(cy)}" r="5" fill="${row.color}"><title>${escapeHtml(`${row.label}: ${row.note}`)}</title></circle>`)
     parts.push(svgText(left + plotWidth + 12, cy + 4, row.note, `class="value"`))
@@ -380,8 +383,8 @@ export const renderHtmlBody = (report: Report, options: { readonly header?: bool
   }
   if (report.comparisons.length > 0) {
     const all = report.comparisons
-    const lo = Math.min(-0.25, ...all.map((x) => x.interval[0]))
-    const hi = Math.max(0.25, ...all.map((x) => x.interval[1]))
+    const lo = Math.min(-0.25, ...all.map((x) => x.interval?.[0] ?? x.difference))
+    const hi = Math.max(0.25, ...all.map((x) => x.interval?.[1] ?? x.difference))
     const bound = Math.min(1, Math.ceil(Math.max(-lo, hi) * 4) / 4)
     body.push(`<section class="comparisons"><h2>Paired comparisons</h2>`)
     body.push(
@@ -395,7 +398,7 @@ export const renderHtmlBody = (report: Report, options: { readonly header?: bool
           note: `${formatSigned(x.difference)} ${formatInterval(x.interval, true)}`
         })),
         [-bound, bound],
-        "a − b (95% paired bootstrap interval)",
+        "a − b (95% sign-flip interval over tasks)",
         true,
         64
       )}</figure>`

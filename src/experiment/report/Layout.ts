@@ -67,8 +67,11 @@ export const dash = "—"
 
 export const formatScore = (x: number): string => (isNumber(x) ? x.toFixed(3) : dash)
 
-export const formatInterval = ([lo, hi]: Interval, signed = false): string =>
-  `[${signed ? formatSigned(lo) : formatScore(lo)}, ${signed ? formatSigned(hi) : formatScore(hi)}]`
+/** An interval as "[lo, hi]"; "—" when there is none (one task says nothing of the spread). */
+export const formatInterval = (interval: Interval | null, signed = false): string =>
+  interval === null
+    ? dash
+    : `[${signed ? formatSigned(interval[0]) : formatScore(interval[0])}, ${signed ? formatSigned(interval[1]) : formatScore(interval[1])}]`
 
 export const formatSigned = (x: number): string => (isNumber(x) ? `${x > 0 ? "+" : x < 0 ? "−" : ""}${Math.abs(x).toFixed(3)}` : dash)
 
@@ -239,7 +242,7 @@ export const comparisonLines = (comparisons: ReadonlyArray<Comparison>): Readonl
   const families = new Map<string, number>()
   for (const c of comparisons) if (c.holm !== undefined) families.set(c.benchmark ?? "all", (families.get(c.benchmark ?? "all") ?? 0) + 1)
   return [
-    "paired by task (each candidate's mean over its repetitions of the task), tasks resampled; detectable: the smallest true difference found with 80% power at 95% confidence at this many tasks",
+    "paired by task (each candidate's mean over its repetitions of the task); p and interval from one sign-flip test over tasks, so p < 0.05 exactly when the interval leaves out 0 (with 5 tasks or fewer no difference can reach 5%); detectable: the smallest true difference found with 80% power at 95% confidence at this many tasks",
     ...Array.from(
       families,
       ([benchmark, m]) =>
