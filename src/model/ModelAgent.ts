@@ -15,7 +15,7 @@ import { type BudgetExceeded, metered, type Wallet } from "../budget/Wallet.ts"
 import { AgentError, type Agent, type AgentFailure } from "../evaluation/Agent.ts"
 import type { AgentInput, AgentReply, Message } from "../evaluation/Conversation.ts"
 import * as WE from "../world/WorldEffects.ts"
-import { DEFAULT_MAX_OUTPUT_TOKENS, type ModelRequest, ModelResponse } from "./Model.ts"
+import { DEFAULT_MAX_OUTPUT_TOKENS, defaultOutputBound, type ModelRequest, ModelResponse } from "./Model.ts"
 import { costOf } from "./Cost.ts"
 import type { ResolvedModel } from "./Registry.ts"
 
@@ -121,9 +121,7 @@ export const requestOf = (model: ResolvedModel, input: AgentInput): ModelRequest
   tools: input.tools.map(requestToolOf),
   // Bounded where a price makes it matter (the spend cap reserves it); a model of unknown price
   // (any id on a local server) gets the server's default, which a small context may need.
-  ...(model.model.cost !== undefined
-    ? { maxOutputTokens: model.model.limit.output > 0 ? Math.min(model.model.limit.output, DEFAULT_MAX_OUTPUT_TOKENS) : DEFAULT_MAX_OUTPUT_TOKENS }
-    : {})
+  ...(model.model.cost !== undefined ? { maxOutputTokens: defaultOutputBound(model.model.limit.output) } : {})
 })
 
 /**

@@ -41,8 +41,8 @@ import { canonicalUnsafe } from "../../content/Canonical.ts"
 import type { BudgetExceeded, Wallet } from "../../budget/Wallet.ts"
 import { AgentError, type Agent, type AgentFailure } from "../../evaluation/Agent.ts"
 import type { AgentInput, AgentReply, Message, ToolCall } from "../../evaluation/Conversation.ts"
-import { ModelResponse, type ModelRequest } from "../../model/Model.ts"
-import { call as modelCall, DEFAULT_MAX_OUTPUT_TOKENS, MODEL_CALL_RETRIES, requestOf as builtInRequestOf } from "../../model/ModelAgent.ts"
+import { defaultOutputBound, ModelResponse, type ModelRequest } from "../../model/Model.ts"
+import { call as modelCall, MODEL_CALL_RETRIES, requestOf as builtInRequestOf } from "../../model/ModelAgent.ts"
 import type { ResolvedModel } from "../../model/Registry.ts"
 import {
   type Answer,
@@ -185,7 +185,7 @@ const requestOf = (wire: WireRequest, model: ResolvedModel, names: ToolNames): M
   const rename = (name: string) => names.ours(name) ?? name
   // At most what the built-in agent asks for (the worst case the spend cap reserves), the
   // registry's limit, and what the CLI asked for.
-  const bound = Math.min(DEFAULT_MAX_OUTPUT_TOKENS, model.model.limit.output > 0 ? model.model.limit.output : Infinity, wire.maxOutputTokens ?? Infinity)
+  const bound = Math.min(defaultOutputBound(model.model.limit.output), wire.maxOutputTokens ?? Infinity)
   return {
     provider: model.provider,
     model: model.model.id,
