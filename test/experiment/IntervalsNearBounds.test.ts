@@ -5,25 +5,11 @@
  * time. Seeded simulations, so every figure is the same on every run.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { type CellSummary, comparisonsOfCells, scorecardsOfCells } from "../../src/experiment/Scorecards.ts"
+import { comparisonsOfCells, scorecardsOfCells } from "../../src/experiment/Scorecards.ts"
 import { clusteredMean, pairedClustered, seededUniform, wilson } from "../../src/experiment/Statistics.ts"
 import { renderText } from "../../src/experiment/report/Text.ts"
+import { cell } from "./cellSummaries.ts"
 
-const cell = (candidate: string, task: string, repetition: number, reward: number, extra: Partial<CellSummary> = {}): CellSummary => ({
-  environmentId: `env-${task}`,
-  benchmark: "ledger",
-  task,
-  stratum: null,
-  candidate,
-  repetition,
-  reward,
-  failures: reward >= 1 ? [] : ["answer"],
-  ended: null,
-  injected: 0,
-  faults: [],
-  usage: { inputTokens: 10, outputTokens: 1, costUsd: 0.001, wallSeconds: 0.1 },
-  ...extra
-})
 const tasksOf = (n: number) => Array.from({ length: n }, (_, t) => `t${t}`)
 
 describe("the score's interval near 0 and 1", () => {

@@ -5,22 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { type CellSummary, comparisonsOfCells, isOutage, outagesOfCells, scorecardsOfCells } from "../../src/experiment/Scorecards.ts"
 import { clusteredMean } from "../../src/experiment/Statistics.ts"
-
-const cell = (candidate: string, task: string, repetition: number, reward: number, extra: Partial<CellSummary> = {}): CellSummary => ({
-  environmentId: `env-${task}`,
-  benchmark: "ledger",
-  task,
-  stratum: null,
-  candidate,
-  repetition,
-  reward,
-  failures: reward >= 1 ? [] : ["answer"],
-  ended: null,
-  injected: 0,
-  faults: [],
-  usage: { inputTokens: 10, outputTokens: 1, costUsd: 0.001, wallSeconds: 0.1 },
-  ...extra
-})
+import { cell } from "./cellSummaries.ts"
 
 const outage = (candidate: string, task: string, repetition: number): CellSummary =>
   cell(candidate, task, repetition, 0, {

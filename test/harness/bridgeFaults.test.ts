@@ -14,7 +14,6 @@ import { provider as ledger } from "../../providers/ledger/index.ts"
 import type { AgentReply } from "../../src/evaluation/Conversation.ts"
 import { evaluate } from "../../src/evaluation/evaluate.ts"
 import type { Provider } from "../../src/evaluation/Provider.ts"
-import { bridgedCandidate } from "../../src/harness/bridge/Candidate.ts"
 import { bridgedInvocation } from "../../src/harness/bridge/Invocations.ts"
 import * as Model from "../../src/model/Model.ts"
 import { MODEL_CALL_RETRIES, modelAgent } from "../../src/model/ModelAgent.ts"
@@ -23,7 +22,7 @@ import type { Attempt } from "../../src/schema/Attempt.ts"
 import { type EnvironmentDef, type FaultSpec, type Limits, noLimits } from "../../src/schema/EnvironmentDef.ts"
 import * as WE from "../../src/world/WorldEffects.ts"
 import { tempDir } from "../support/tempDirs.ts"
-import { noWorld } from "./bridgeSupport.ts"
+import { noWorld, runBridged } from "./bridgeSupport.ts"
 
 const MODEL = "openai:gpt-4o-mini"
 const gpt = await Effect.runPromise(Effect.flatMap(Registry.Registry, (r) => r.resolve(MODEL)).pipe(Effect.provide(Registry.layer)))
@@ -116,20 +115,12 @@ const harness = (
   model: Model.Model,
   options: { readonly dir?: string; readonly replay?: Attempt["recording"]; readonly stderr?: Array<string> } = {}
 ): Promise<Attempt> =>
-  Effect.runPromise(Effect.gen(function*() {
-    const candidate = yield* bridgedCandidate("codex", MODEL, { binDirs: [options.dir ?? standinDir()], onStderr: (line) => options.stderr?.push(line) })
-    const agent = yield* candidate.agentFor(env, options.replay !== undefined ? { recording: options.replay } : undefined)
-    return yield* evaluate(env, {
-      capabilities: provider.capabilities,
-      agentDef: candidate.def,
-      agent,
-      repetition: 0,
-      registryEntry: candidate.registryEntry,
-      timeoutSeconds: 100,
-      model,
-      ...(options.replay !== undefined ? { replay: options.replay } : {})
-    })
-  }).pipe(Effect.provide(Registry.layer)))
+  Effect.runPromise(runBridged(provider, env, "codex", model, options.replay, {
+    modelName: MODEL,
+    binDirs: [options.dir ?? standinDir()],
+    onStderr: (line) => options.stderr?.push(line),
+    timeoutSeconds: 100
+  }))
 
 const ending = (a: Attempt) => ({ ended: a.verdict.ended?.reason ?? null, reward: a.verdict.reward, faults: a.faults })
 const statusesOf = (lines: ReadonlyArray<string>) => lines.flatMap((l) => /^status (\d+)$/.exec(l)?.[1] ?? [])

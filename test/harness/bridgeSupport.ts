@@ -56,15 +56,28 @@ export const idleModel: Model.Model = Model.scripted((request) => ({
   text: request.system.includes(USER_PROMPT) ? "###STOP###" : "I am sorry, I cannot help with that."
 }))
 
+/**
+ * One bridged Attempt of `harness` as the runner makes it (bridgedCandidate), the CLI found in
+ * `binDirs` (the pinned CLIs by default); given a recording, its replay.
+ */
 export const runBridged = (
   provider: Provider,
   env: EnvironmentDef,
   harness: HarnessName,
   model: Model.Model,
-  recording?: Attempt["recording"]
+  recording?: Attempt["recording"],
+  options: {
+    readonly modelName?: string
+    readonly binDirs?: ReadonlyArray<string>
+    readonly onStderr?: (line: string) => void
+    readonly timeoutSeconds?: number
+  } = {}
 ): Effect.Effect<Attempt, unknown> =>
   Effect.gen(function*() {
-    const candidate = yield* bridgedCandidate(harness, null, { binDirs: [toolsBin] })
+    const candidate = yield* bridgedCandidate(harness, options.modelName ?? null, {
+      binDirs: options.binDirs ?? [toolsBin],
+      ...(options.onStderr !== undefined ? { onStderr: options.onStderr } : {})
+    })
     // Given a recording, the Attempt is replayed from it (the CLI makes its recorded calls again).
     const agent = yield* candidate.agentFor(env, recording !== undefined ? { recording } : undefined)
     return yield* evaluate(env, {
@@ -73,7 +86,7 @@ export const runBridged = (
       agent,
       repetition: 0,
       registryEntry: candidate.registryEntry,
-      timeoutSeconds: 240,
+      timeoutSeconds: options.timeoutSeconds ?? 240,
       model,
       ...(recording !== undefined ? { replay: recording } : {})
     })
