@@ -5,6 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { decodeJson, encodeJson, renderHtml, renderMarkdown, renderText, type Report } from "../../src/experiment/Report.ts"
+import { formatP } from "../../src/experiment/report/Layout.ts"
 import { sampleReport } from "./sampleReport.ts"
 
 const report: Report = {
@@ -56,4 +57,16 @@ describe("the report's numbers", () => {
       expect(back.comparisons).toEqual(report.comparisons)
       expect(back.scorecards.find((c) => c.noise !== undefined)).toMatchObject({ tasks: 40, outages: 3, noise: { flipRate: 0.175 } })
     }).pipe(Effect.runPromise))
+})
+
+describe("a comparison's p as printed", () => {
+  it("keeps three decimals, and a p just under 0.05 is never printed as 0.050", () => {
+    expect(formatP(0.0004)).toBe("<0.001")
+    expect(formatP(0.004)).toBe("0.004")
+    expect(formatP(0.0499)).toBe("0.0499")
+    expect(formatP(0.04999)).toBe("0.0499")
+    expect(formatP(0.05)).toBe("0.050")
+    expect(formatP(0.0504)).toBe("0.050")
+    expect(formatP(0.5)).toBe("0.500")
+  })
 })

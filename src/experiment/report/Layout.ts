@@ -214,6 +214,16 @@ export const failureTable = (failures: ReturnType<typeof failuresOf>): Table => 
   ])
 })
 
+/**
+ * A p-value in three decimals, but never rounded up to 0.05 from below it: 0.0499 prints as such,
+ * not as 0.050 beside an interval that leaves out 0.
+ */
+export const formatP = (p: number): string => {
+  if (p < 0.001) return "<0.001"
+  const text = p.toFixed(3)
+  return p < 0.05 && text === "0.050" ? (Math.floor(p * 10_000) / 10_000).toFixed(4) : text
+}
+
 export const comparisonTable = (comparisons: ReadonlyArray<Comparison>): Table => {
   const holmed = comparisons.some((c) => c.holm !== undefined)
   return {
@@ -226,7 +236,7 @@ export const comparisonTable = (comparisons: ReadonlyArray<Comparison>): Table =
       formatCount(c.n),
       formatSigned(c.difference),
       formatInterval(c.interval, true),
-      c.p === undefined ? dash : c.p < 0.001 ? "<0.001" : c.p.toFixed(3),
+      c.p === undefined ? dash : formatP(c.p),
       c.minimumDetectable === undefined ? dash : `±${c.minimumDetectable.toFixed(3)}`,
       ...(holmed ? [c.holm === undefined ? "" : c.holm ? "significant" : "not significant"] : [])
     ])
