@@ -29,7 +29,7 @@ import * as Registry from "../model/Registry.ts"
 import * as Live from "../model/Live.ts"
 import { countedIfAsked } from "../observability/OpCount.ts"
 import * as Tracing from "../observability/Tracing.ts"
-import { type EffectsSpec, type EnvironmentDef, FaultReason, withEffects } from "../schema/EnvironmentDef.ts"
+import { type EffectsSpec, type EnvironmentDef, FaultReason, withFaults } from "../schema/EnvironmentDef.ts"
 import { benchmarkNames, benchmarkRef, loadBenchmark, UsageError } from "./benchmarks.ts"
 import { pullArchive, pullData } from "./pull.ts"
 import { progressLine } from "./pullArchive.ts"
@@ -448,7 +448,7 @@ const lanesOf = (sel: Selection, faults: Option.Option<EffectsSpec>) =>
         for (const m of chosen.matched) matched.add(m)
         environments = chosen.selected
       }
-      if (Option.isSome(faults)) environments = environments.map((e) => withEffects(e, faults.value))
+      if (Option.isSome(faults)) environments = environments.map((e) => withFaults(e, faults.value.faults))
       // The judge is part of what a score means: it goes into each EnvironmentDef that uses one.
       environments = yield* withJudges(provider, environments, yield* judgesOf(sel), sel.judgeReps, "--judge")
       const names = [...sel.candidate, ...sel.model]

@@ -12,7 +12,7 @@ import type { Candidate, Lane } from "../experiment/Runner.ts"
 import * as Store from "../experiment/Store.ts"
 import { checkedLocation, storeExists, storeOption } from "./storeFlag.ts"
 import type { ExperimentDef } from "../schema/ExperimentDef.ts"
-import { type EffectsSpec, FaultReason, withEffects } from "../schema/EnvironmentDef.ts"
+import { type EffectsSpec, FaultReason, withFaults } from "../schema/EnvironmentDef.ts"
 import { loadBenchmark, UsageError } from "./benchmarks.ts"
 import { resolveCandidate } from "./candidates.ts"
 import { withJudges } from "./judges.ts"
@@ -81,7 +81,7 @@ export const lanesOfRun = (settings: unknown, experiment: ExperimentDef) =>
       const provider = yield* loadBenchmark(name, { engine: sel.engine, images: sel.images })
       let environments = yield* provider.environments.pipe(Effect.mapError((e) => new UsageError({ detail: `${name}: ${e.message}` })))
       if (sel.tasks.length > 0) environments = selectTasks(name, environments, sel.tasks).selected
-      if (faults !== null) environments = environments.map((e) => withEffects(e, faults))
+      if (faults !== null) environments = environments.map((e) => withFaults(e, faults.faults))
       // The judge is named in each EnvironmentDef that uses one, as `run` does; it is never called here.
       const judges = sel.judges.length > 0 ? sel.judges : sel.judge === null ? [] : [sel.judge]
       environments = yield* withJudges(provider, environments, judges, sel.judgeReps, "the run's judge")

@@ -129,9 +129,19 @@ export const idOf = (env: EnvironmentDef): ContentId.ContentId => {
   return id
 }
 
+/** The environment with its effects spec (admission and faults) replaced. */
 export const withEffects = (env: EnvironmentDef, effects: EffectsSpec): EnvironmentDef => ({
   ...env,
   world: { ...env.world, effects }
+})
+
+/**
+ * The environment with `faults` injected (`--faults`), its admission kept: a provider's read-only
+ * world stays read-only under faults.
+ */
+export const withFaults = (env: EnvironmentDef, faults: FaultSpec | null): EnvironmentDef => ({
+  ...env,
+  world: { ...env.world, effects: { ...env.world.effects, faults } }
 })
 
 export const defaultEffects: EffectsSpec = { admission: "all", faults: null }

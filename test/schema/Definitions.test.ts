@@ -164,6 +164,13 @@ describe("content ids of definitions", () => {
     }
   )
 
+  it("faults injected by --faults keep the environment's admission: a read-only world stays read-only", () => {
+    const readOnly = EnvironmentDefs.withEffects(env, { admission: "read-only", faults: null })
+    const faults: EnvironmentDefs.FaultSpec = { seed: 7, rate: 0.3, only: null, kinds: ["rate-limit"] }
+    expect(EnvironmentDefs.withFaults(readOnly, faults).world.effects).toEqual({ admission: "read-only", faults })
+    expect(EnvironmentDefs.withFaults(EnvironmentDefs.withFaults(readOnly, faults), null).world.effects).toEqual(readOnly.world.effects)
+  })
+
   const agentChanges: ReadonlyArray<readonly [string, AgentDefs.AgentDef]> = [
     ["its name", { ...agent, name: "openai:gpt-4o" }],
     ["its model", { ...agent, model: "openai:gpt-4o-2024-08-06" }],
