@@ -410,13 +410,17 @@ export interface ClusteredDifference {
   readonly tasks: number
   /** Mean over those tasks of (a's mean on the task − b's mean on the task). */
   readonly difference: number
-  /** The sign-flip test's interval over tasks (signFlip), within [−1, 1]; null with one task. */
+  /**
+   * The sign-flip test's interval over tasks (signFlip), widened where it collapses near ±1 or at
+   * ties (boundedDifference), within [−1, 1]; null with one task.
+   */
   readonly interval: Interval | null
   /** Standard error of the difference from the per-task differences' spread (sd / √tasks). */
   readonly standardError: number
   /**
-   * Two-sided sign-flip p-value of "no difference" over tasks, from the same test as the
-   * interval: below 0.05 exactly when the 95% interval leaves out 0. Never 0. NaN with one task.
+   * Two-sided p-value of "no difference" over tasks: the larger of the sign-flip test's and the
+   * bound's score test's, the tests the interval inverts, so below 0.05 exactly when the 95%
+   * interval leaves out 0. Never 0. NaN with one task.
    */
   readonly p: number
   /** The smallest p this many tasks can give; NaN with one task. */
@@ -442,19 +446,43 @@ export const pairedClustered = (
   if (d.length === 0) return { tasks: 0, difference: Number.NaN, interval: null, standardError: Number.NaN, p: Number.NaN, smallestP: Number.NaN }
   const difference = meanOf(d)
   if (d.length === 1) return { tasks: 1, difference, interval: null, standardError: Number.NaN, p: Number.NaN, smallestP: Number.NaN }
+  const confidence = options.confidence ?? 0.95
   const test = signFlip(d, {
     seed: options.seed,
-    confidence: options.confidence ?? 0.95,
+    confidence,
     ...(options.resamples !== undefined ? { flips: options.resamples } : {})
   })
+  const bounded = boundedDifference(d, difference, confidence)
   return {
     tasks: d.length,
     difference,
-    interval: test.interval,
+    // Each holds the estimate, so the hull leaves out 0 exactly when both do: when both p < α.
+    interval: [Math.min(test.interval[0], bounded.interval[0]), Math.max(test.interval[1], bounded.interval[1])],
     standardError: Math.sqrt(sampleVariance(d) / d.length),
-    p: test.p,
+    p: Math.max(test.p, bounded.p),
     smallestP: test.smallestP
   }
+}
+
+/**
+ * The bound the sign-flip test lacks near ±1 and at ties. When every task's difference is the
+ * same (a candidate that wins every task, or two that tie on every one) no flip of signs can reach
+ * another mean, and the test's interval is that one point: 20 of 20 tasks won would say the
+ * difference is exactly 1. On the scale x = (d + 1) / 2, in [0, 1], a difference is a mean like
+ * any other: Wilson's score interval on an effective number of tasks (as `taskMeanInterval`: n
+ * when the differences do not vary) and its score test of "no difference" (x = ½), whose p is
+ * below α exactly when the interval leaves out 0. Normal quantiles, not t: where the differences
+ * vary the sign-flip test is the exact one, and the bound matters only where they barely do.
+ */
+const boundedDifference = (d: Float64Array, difference: number, confidence: number): { readonly interval: Interval; readonly p: number } => {
+  const n = d.length
+  const x = Math.min(1, Math.max(0, (difference + 1) / 2))
+  const s2 = sampleVariance(d) / 4
+  const effective = s2 > 0 ? Math.max(1, (x * (1 - x) * n) / s2) : n
+  const z = normalQuantile((1 + confidence) / 2)
+  const [lo, hi] = wilsonFractional(x, effective, z)
+  const score = Math.abs(x - 0.5) / Math.sqrt(0.25 / effective)
+  return { interval: [2 * lo - 1, 2 * hi - 1], p: Math.min(1, 2 * normalUpperTail(score)) }
 }
 
 /** The sample variance (n − 1 divisor); 0 for fewer than two values. */
@@ -704,6 +732,33 @@ export const regularizedIncompleteBeta = (x: number, a: number, b: number): numb
   return x < (a + 1) / (a + b + 2)
     ? (front * betaContinuedFraction(x, a, b)) / a
     : 1 - (front * betaContinuedFraction(1 - x, b, a)) / b
+}
+
+/**
+ * P(Z > z) for a standard normal Z: ½ erfc(z / √2), erfc by the Chebyshev-fitted formula of
+ * Numerical Recipes (fractional error below 1.2e-7 everywhere), ample for a printed p.
+ */
+export const normalUpperTail = (z: number): number => {
+  const x = Math.abs(z) / Math.SQRT2
+  const t = 1 / (1 + 0.5 * x)
+  const erfc = t * Math.exp(
+    -x * x - 1.26551223 +
+      t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))
+  )
+  return z >= 0 ? erfc / 2 : 1 - erfc / 2
+}
+
+/** The `p` quantile of the standard normal (0 < p < 1), by bisection on normalUpperTail. */
+export const normalQuantile = (p: number): number => {
+  if (!(p > 0 && p < 1)) return Number.NaN
+  let lo = -40
+  let hi = 40
+  for (let i = 0; i < 100; i++) {
+    const mid = (lo + hi) / 2
+    if (1 - normalUpperTail(mid) < p) lo = mid
+    else hi = mid
+  }
+  return (lo + hi) / 2
 }
 
 /** P(T > t) for Student's t with `df` degrees of freedom, t >= 0. */

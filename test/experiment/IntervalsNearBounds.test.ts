@@ -101,6 +101,30 @@ describe("comparisons' p and interval", () => {
     }
   })
 
+  it("do not collapse when every task's difference is the same: 20 of 20 won says the difference is above about 0.68, not that it is 1; 20 ties leave room either side", () => {
+    const won = comparisonsOfCells(tasksOf(20).flatMap((t) => [cell("a", t, 0, 1), cell("b", t, 0, 0)]))[0]!
+    // Wilson's 20 of 20 on the scale (d + 1) / 2: a lower bound of 0.839, so 2 × 0.839 − 1.
+    expect(won.interval![0]).toBeGreaterThan(0.6)
+    expect(won.interval![0]).toBeLessThan(0.75)
+    expect(won.interval![1]).toBe(1)
+    expect(won.p).toBeLessThan(0.001)
+    const tied = comparisonsOfCells(tasksOf(20).flatMap((t) => [cell("a", t, 0, 1), cell("b", t, 0, 1)]))[0]!
+    expect(tied.interval![0]).toBeLessThan(-0.3)
+    expect(tied.interval![1]).toBeGreaterThan(0.3)
+    expect(tied.p).toBe(1)
+  })
+
+  it("cover a true difference of 0.94 (a wins 97% of tasks, b 3%) in at least 93% of 500 experiments of 20 tasks (the sign-flip interval alone covered 68%)", () => {
+    const u = seededUniform(5)
+    let covered = 0
+    for (let e = 0; e < 500; e++) {
+      const pairs = Array.from({ length: 20 }, () => ({ a: [u() < 0.97 ? 1 : 0], b: [u() < 0.03 ? 1 : 0] }))
+      const d = pairedClustered(pairs, { seed: e, resamples: 999 })
+      if (d.interval![0] <= 0.94 && 0.94 <= d.interval![1]) covered++
+    }
+    expect(covered / 500).toBeGreaterThanOrEqual(0.93)
+  })
+
   it("give no interval and no p with one task", () => {
     const [c] = comparisonsOfCells([cell("a", "t1", 0, 1), cell("b", "t1", 0, 0)])
     expect(c).toMatchObject({ n: 1, difference: 1, interval: null })
