@@ -162,7 +162,8 @@ interface GaveUpEvent {
 }
 type Event = ModelEvent | ExitEvent | GaveUpEvent
 
-const faultReasons: ReadonlySet<string> = new Set<WE.EffectFault["reason"]>(["rate-limit", "server-error", "timeout", "unreachable"])
+// The reasons of a fault, as EffectFault declares them: a recorded error of one is a try to retry.
+const faultReasons: ReadonlySet<string> = new Set(WE.EffectFault.fields.reason.literals)
 
 /**
  * The calls of one site (kind and key) in a recording, each as its first try and where it was made:
