@@ -234,5 +234,8 @@ export const viewScript = `"use strict";
     };
     setTimeout(tick, every);
   }
+
+  // Every handler is attached: the script is deferred, so a page can be shown (and clicked) before this.
+  document.documentElement.setAttribute("data-script", "ready");
 })();
 `

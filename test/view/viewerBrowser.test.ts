@@ -165,6 +165,8 @@ describe("assay view driven in headless Chromium", { timeout: 300_000 }, () => {
     expect(await cellsShown(page)).toBe(1)
     await page.click(`#cells tbody a.attempt`)
     await page.waitFor(`document.querySelector("h1") && document.querySelector("h1").textContent === "Attempt: openai:gpt-4o-mini on ledger-01#0"`)
+    // "collapse all" below is the deferred script's: the page can show before it has run.
+    await page.waitFor(`document.documentElement.dataset.script === "ready"`)
     expect(await page.evaluate(`[...document.querySelectorAll("tr.check.failed")].map((tr) => tr.dataset.check)`)).toEqual(["world"])
     // The tool result of find_accounts is JSON: folded at first, a tree once opened.
     const result = `[...document.querySelectorAll("details.msg.tool")].find((d) => d.querySelector("summary").textContent.includes("find_accounts"))`
