@@ -12,7 +12,7 @@ import { Console, Effect, Option } from "effect"
 import * as ContentId from "../content/ContentId.ts"
 import { fromNote, renderEstimate, runPilot } from "../experiment/Preflight.ts"
 import type { Lane, RunOutcome } from "../experiment/Runner.ts"
-import { classify, countStates, makePlan, run as runExperiment } from "../experiment/Runner.ts"
+import { classify, countStates, makePlan, run as runExperiment, spentSoFar } from "../experiment/Runner.ts"
 import { encodeJson, renderText, type Report } from "../experiment/Report.ts"
 import * as Store from "../experiment/Store.ts"
 import * as Allowance from "../harness/Allowance.ts"
@@ -279,6 +279,8 @@ const runInStore = (sel: HarnessRunSelection, p: Prepared, limits: RunPolicy.Lim
     const policy = yield* RunPolicy.make({
       limits,
       baseline: yield* store.latestNote(p.runnerPlan.experimentId, "quota-baseline"),
+      // The cap is the experiment's: what its earlier runs spent counts, as for a model run.
+      spentUsd: yield* spentSoFar(p.runnerPlan.experimentId),
       judge: RunPolicy.judgeOf(p.plan, p.judgeRef)
     })
     // The run is finished once, by the runner, with the policy's report (the recommendation, its
@@ -289,6 +291,12 @@ const runInStore = (sel: HarnessRunSelection, p: Prepared, limits: RunPolicy.Lim
         if (baseline !== null) yield* store.putNote(outcome.report.runId, "quota-baseline", baseline)
         return yield* policy.finish(outcome)
       })
+    // The exit code, said on stderr when the spend cap let none of this command's cells run.
+    const ending = Effect.gen(function*() {
+      const overBudget = yield* policy.overBudget
+      if (overBudget !== null) yield* Console.error(`assay: ${overBudget}`)
+      return yield* policy.exitCode
+    })
     const progress = stderrProgress()
     const settings = (pilot: boolean) => ({
       ...policy.settings({
@@ -315,7 +323,7 @@ const runInStore = (sel: HarnessRunSelection, p: Prepared, limits: RunPolicy.Lim
       const pilotReport = pilotRun.report
       if ((yield* policy.stopped) !== null) {
         yield* printReport(pilotReport, sel.json)
-        return yield* policy.exitCode
+        return yield* ending
       }
       if (gate.verdict !== "within-budget") {
         const hint = gate.verdict === "over-allowance" ? "a larger --preflight-share" : "a larger --preflight-usd"
@@ -327,10 +335,13 @@ const runInStore = (sel: HarnessRunSelection, p: Prepared, limits: RunPolicy.Lim
     }
     const report = (yield* runExperiment(p.runnerPlan, settings(false))).report
     yield* printReport(report, sel.json)
-    return yield* policy.exitCode
+    return yield* ending
   })
 
-/** `run --harness ...`: returns the exit code (2: plan printed without --yes; 3: stopped by the allowance or the preflight). */
+/**
+ * `run --harness ...`: returns the exit code (2: plan printed without --yes; 3: stopped by the
+ * allowance or the preflight, or by budget: the spend cap let none of its cells run).
+ */
 export const runHarnesses = (sel: HarnessRunSelection) =>
   Effect.gen(function*() {
     const limits = yield* limitsOf(sel)

@@ -1,10 +1,10 @@
 /**
  * The policy of a harness run, plugged into the experiment runner through its settings like any
  * candidate kind's: one cell at a time (runs share the machine, their wall time is measured, and
- * each cell's quota readings follow the previous cell's); before each cell, the spend cap (the
- * runs and their judging) and the subscription allowance; after each, its quota readings metered;
- * at the end, the report with the orchestrator/worker recommendation, its Scorecards withheld
- * when the allowance stopped the run. The command parses options into `Limits`, builds the plan,
+ * each cell's quota readings follow the previous cell's); before each cell, the experiment's spend
+ * cap (its runs and their judging, earlier commands' included) and the subscription allowance;
+ * after each, its quota readings metered; at the end, the report with the orchestrator/worker
+ * recommendation, its Scorecards withheld when the allowance stopped the run. The command parses options into `Limits`, builds the plan,
  * stores and prints; nothing here opens a store or prints.
  */
 import { Effect, Ref } from "effect"
@@ -22,7 +22,10 @@ export const DEFAULT_MAX_USD = 10
 export const DEFAULT_TIMEOUT_SECS = 600
 
 export interface Limits {
-  /** No new cell starts once the known dollars of this command's runs and their judging reach this. */
+  /**
+   * The experiment's spend cap: no new cell starts once the known dollars of its runs and their
+   * judging, in this command and the earlier ones in this home, reach this.
+   */
   readonly maxUsd: number
   /** Each harness run (and a harness judge's) is killed after this. */
   readonly timeoutSecs: number
@@ -150,7 +153,12 @@ export interface RunPolicy {
   readonly gate: (budgetUsd: number | null) => Gate
   /** The first refusal by the allowance, if the allowance refused a cell: the run stopped. */
   readonly stopped: Effect.Effect<string | null>
-  /** 0, or 3 when the allowance stopped the run. */
+  /**
+   * Said when the spend cap refused every cell this command tried and none ran (the experiment
+   * had already spent its cap): stopped by budget, not done. null otherwise.
+   */
+  readonly overBudget: Effect.Effect<string | null>
+  /** 0, or 3 when the allowance stopped the run or the spend cap let none of its cells run. */
   readonly exitCode: Effect.Effect<0 | 3>
   /** Each window's first reading, to keep with the run so that a resumed run counts from it; null before any. */
   readonly baseline: Effect.Effect<{ readonly [window: string]: number } | null>
@@ -161,25 +169,35 @@ export interface RunPolicy {
 /**
  * The policy of a harness command. `baseline` is the experiment's stored `quota-baseline` note
  * (null on its first run): "since the experiment started" counts from each window's first reading
- * ever, while its newest reading is taken afresh (windows reset).
+ * ever, while its newest reading is taken afresh (windows reset). `spentUsd` is what the
+ * experiment's earlier runs and their judging spent (the store's ledger): the spend cap counts
+ * from it, so running again with the same cap after it stopped a run starts nothing.
  */
 export const make = (options: {
   readonly limits: Limits
   readonly baseline: unknown
+  readonly spentUsd: number
   readonly judge: Recommendation["judge"]
 }): Effect.Effect<RunPolicy> =>
   Effect.gen(function*() {
     const { limits } = options
     const meter = yield* Ref.make<Allowance.Meter>({ ...Allowance.emptyMeter, baseline: baselineOf(options.baseline) })
-    // Known dollars spent by this command's runs: the runs' and their judging (the judge is paid too).
-    const spent = yield* Ref.make(0)
+    // Known dollars spent by the experiment: its runs' and their judging (the judge is paid too),
+    // from the earlier commands' ledger on, as a model run's cap counts.
+    const spent = yield* Ref.make(options.spentUsd)
     const refused = yield* Ref.make<string | null>(null)
+    // Cells the spend cap refused, and cells let through, by this command.
+    const cells = yield* Ref.make({ capped: 0, admitted: 0 })
 
     const admit = Effect.gen(function*() {
       const usd = yield* Ref.get(spent)
-      if (usd >= limits.maxUsd) return `spend cap: $${usd.toFixed(4)} of $${limits.maxUsd} spent (runs and their judging)`
+      if (usd >= limits.maxUsd) {
+        yield* Ref.update(cells, (c) => ({ ...c, capped: c.capped + 1 }))
+        return `spend cap: $${usd.toFixed(4)} of $${limits.maxUsd} spent by the experiment (runs and their judging)`
+      }
       const why = Allowance.refusal(yield* Ref.get(meter), limits.allowance)
       if (why !== null) yield* Ref.update(refused, (r) => r ?? why)
+      else yield* Ref.update(cells, (c) => ({ ...c, admitted: c.admitted + 1 }))
       return why
     })
 
@@ -214,6 +232,12 @@ export const make = (options: {
     })
 
     const stopped = Ref.get(refused)
+    const overBudget = Effect.gen(function*() {
+      const { admitted, capped } = yield* Ref.get(cells)
+      if (admitted > 0 || capped === 0) return null
+      return `stopped by budget: the spend cap ($${limits.maxUsd}, $${(yield* Ref.get(spent)).toFixed(4)} spent by the experiment) ` +
+        `skipped all ${capped} cells to run and none ran; raise --max-usd to run them`
+    })
     return {
       limits,
       settings,
@@ -224,8 +248,14 @@ export const make = (options: {
         allowance: Effect.map(Ref.get(meter), (m) => Allowance.standing(m, limits.allowance))
       }),
       stopped,
-      exitCode: Effect.map(stopped, (s) => (s === null ? 0 : 3)),
+      overBudget,
+      exitCode: Effect.map(Effect.all([stopped, overBudget]), ([s, b]) => (s === null && b === null ? 0 : 3)),
       baseline: Effect.map(Ref.get(meter), ({ baseline }) => (baseline.size > 0 ? Object.fromEntries(baseline) : null)),
-      finish: (outcome) => Effect.map(stopped, (s) => finishedReport(outcome, options.judge, s))
+      finish: (outcome) =>
+        Effect.map(stopped, (s) => {
+          const report = finishedReport(outcome, options.judge, s)
+          // The runner checks no cap of its own here (its maxUsd is null): the report's is this one.
+          return report.spend === undefined ? report : { ...report, spend: { ...report.spend, capUsd: limits.maxUsd } }
+        })
     } satisfies RunPolicy
   })
