@@ -335,7 +335,7 @@ const docs = {
         about: "The experiment's spend cap: what all its runs in this home spend on model calls (candidate, simulated user, judge) at list price " +
           "never passes USD, a number 0 or more. Each call reserves its worst case before it is sent; a cell whose call cannot is skipped, " +
           "to run again with a larger cap. Calls of unknown price are not bounded by it. " +
-          `Default: no cap; harness runs: ${DEFAULT_MAX_USD} (counting this command's runs and their judging)`
+          `Default: no cap; harness runs: ${DEFAULT_MAX_USD} (the experiment's runs and their judging, earlier runs included; a run's cost is known once it ends, so the run that reaches the cap finishes)`
       },
       "--timeout-secs": { value: "S", about: `Wall-time limit of each Attempt, in seconds, more than 0. Default: none; harness runs: ${DEFAULT_TIMEOUT_SECS}` },
       "--parallel": { value: "N", fallback: String(DEFAULT_PARALLEL), about: "Slots: model calls in flight at once (a model candidate's cell holds one only while a call is out; up to N + min(N, 64) cells conversing and 2N more being graded, N in all under --max-usd); a cell of any other candidate holds one for its whole run. A whole number 1 or more (harness runs run one at a time)" },
