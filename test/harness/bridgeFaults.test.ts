@@ -14,6 +14,7 @@ import { provider as ledger } from "../../providers/ledger/index.ts"
 import type { AgentReply } from "../../src/evaluation/Conversation.ts"
 import { evaluate } from "../../src/evaluation/evaluate.ts"
 import type { Provider } from "../../src/evaluation/Provider.ts"
+import { ENDED_KIND, SYNC_TRIES } from "../../src/harness/bridge/Bridge.ts"
 import { bridgedInvocation } from "../../src/harness/bridge/Invocations.ts"
 import * as Model from "../../src/model/Model.ts"
 import { MODEL_CALL_RETRIES, modelAgent } from "../../src/model/ModelAgent.ts"
@@ -181,6 +182,12 @@ describe("a harness Attempt replays to its live verdict", { timeout: 120_000 }, 
     expect(ending(live)).toMatchObject({ ended: "fault", reward: 0 })
     expect(ending(again)).toEqual(ending(live))
     expect(again.recording.filter((r) => "error" in r.outcome)).toEqual([])
+    // The recording says which call ended the session; the replay's recording is the live one.
+    expect(live.recording.filter((r) => r.kind === ENDED_KIND).map((r) => r.key)).toEqual([AGENT])
+    expect(again.recording).toEqual(live.recording)
+    // A recording made before the bridge said how a session ended replays as it did then (its end worked out from the draws).
+    const older = await harness(ledger, env, Model.scripted(() => Effect.die("a replay asks no model")), { replay: live.recording.filter((r) => r.kind !== ENDED_KIND) })
+    expect(ending(older)).toEqual(ending(live))
   })
 
   it("one whose CLI stopped without replying replays as protocol-failed, asking the recording for nothing it lacks", async () => {
@@ -207,6 +214,44 @@ describe("a harness Attempt replays to its live verdict", { timeout: 120_000 }, 
     expect(live.verdict.reward).toBe(1)
     expect(live.faults.map((f) => f.key)).toEqual(["tool/write:workspace-sync"])
     expect({ reward: again.verdict.reward, world: again.finalWorld, faults: again.faults }).toEqual({ reward: live.verdict.reward, world: live.finalWorld, faults: live.faults })
+  })
+
+  it("one whose CLI stopped on its own replays as that, even where its next turn's tries would all have faulted", async () => {
+    // The CLI makes one turn and exits; had it asked again, every try of that turn would fault.
+    const spec = faultsFor({ rate: 0.5, only: ["model/generate"], kinds: ["timeout"] }, ledgerEnv, { [AGENT]: "." + "F".repeat(TRIES) })
+    const env = withFaults(ledgerEnv, spec)
+    const live = await harness(ledger, env, goldModel(ledgerGold), { dir: standinDir({ turns: 1 }) })
+    const again = await harness(ledger, env, Model.scripted(() => Effect.die("a replay asks no model")), { replay: live.recording })
+    expect(ending(live)).toEqual({ ended: "protocol-failed", reward: 0, faults: [] })
+    expect(ending(again)).toEqual(ending(live))
+    expect(again.recording).toEqual(live.recording)
+  })
+
+  it("a folder task whose write back faults on every try ends as that fault, and replays as that fault", async () => {
+    const env0 = (await Effect.runPromise(repair.environments)).find((e) => e.task.startsWith("js-"))!
+    const files = Object.fromEntries((await goldReplies(repair, env0))[0]!.toolCalls
+      .filter((c) => c.name === "write_file")
+      .map((c) => [String(c.arguments["path"]), String(c.arguments["content"])]))
+    // Every try of the first file's write back faults.
+    const spec = faultsFor({ rate: 0.5, only: ["tool/write"], kinds: ["server-error"] }, env0, { "tool/write:workspace-sync": "F".repeat(SYNC_TRIES) })
+    const env = withFaults(env0, spec)
+    const fixed = Model.scripted(() => ({ text: "Fixed.", usage: { inputTokens: 10, outputTokens: 2 } }))
+    const live = await harness(repair, env, fixed, { dir: standinDir({ files }) })
+    const again = await harness(repair, env, Model.scripted(() => Effect.die("a replay asks no model")), { replay: live.recording })
+    expect(ending(live)).toMatchObject({ ended: "fault", reward: 0 })
+    expect(live.faults.map((f) => f.key)).toEqual(Array(SYNC_TRIES).fill("tool/write:workspace-sync"))
+    expect({ ...ending(again), world: again.finalWorld }).toEqual({ ...ending(live), world: live.finalWorld })
+    expect(again.recording).toEqual(live.recording)
+  })
+
+  it("one that ended at its calls limit replays as that", async () => {
+    const env = { ...ledgerEnv, limits: { ...ledgerEnv.limits, calls: 1 } }
+    const a = await builtIn(ledger, env, goldModel(ledgerGold))
+    const live = await harness(ledger, env, goldModel(ledgerGold))
+    const again = await harness(ledger, env, Model.scripted(() => Effect.die("a replay asks no model")), { replay: live.recording })
+    expect(ending(a)).toMatchObject({ ended: "budget-exceeded", reward: 0 })
+    expect(ending(live)).toEqual(ending(a))
+    expect(ending(again)).toEqual(ending(live))
   })
 })
 
@@ -235,5 +280,29 @@ describe("a harness's side requests are its model calls", { timeout: 120_000 }, 
     expect(live.faults.map((f) => f.key)).toEqual(Array(TRIES).fill(AUX))
     const again = await harness(ledger, env, Model.scripted(() => Effect.die("a replay asks no model")), { replay: live.recording })
     expect(ending(again)).toEqual(ending(live))
+  })
+
+  it("a side request the spend cap refuses ends the cell there, as the built-in agent's refused call does: the CLI asks nothing more", async () => {
+    // The cap covers the first call and refuses every call after it (a run whose cap ran out).
+    const capped = () => {
+      let refused = 0
+      const gold = goldModel(ledgerGold)
+      const model = Model.scripted((request, n) => {
+        if (n === 0) return gold.generate(request)
+        refused++
+        return Model.scriptedError("spend-cap", { detail: "spend cap: not sent", sent: false })
+      })
+      return { model, refused: () => refused }
+    }
+    const a = capped()
+    const builtInAttempt = await builtIn(ledger, ledgerEnv, a.model)
+    const h = capped()
+    const live = await harness(ledger, ledgerEnv, h.model, { dir: standinDir({ aux: true }) })
+    expect(ending(builtInAttempt)).toMatchObject({ ended: "spend-cap", reward: 0 })
+    expect(a.refused()).toBe(1)
+    // The side request (the CLI's second call) is refused: the cell ends on it, its turn after is never asked.
+    expect(ending(live)).toEqual(ending(builtInAttempt))
+    expect(h.model.requests().map((r) => r.tools.length === 0 ? "aux" : "turn")).toEqual(["turn", "aux"])
+    expect(h.refused()).toBe(1)
   })
 })

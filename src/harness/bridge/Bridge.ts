@@ -23,6 +23,12 @@
  * and a replay needs no CLI: the recorded `model/generate:agent` requests are made again, in order,
  * by the same call (the faults drawn again, the retries alike), and answered from the recording.
  *
+ * A call that ends the Attempt (its faults outlast the retries, the spend cap or the Attempt's
+ * wallet refuses it: a side request's as a turn's, as the built-in agent's call would) stops the
+ * CLI at once. How the session ended is added to the recording as one entry of kind
+ * `harness/ended` (not an effect: which call ended it, with what), so that a replay whose
+ * recording runs out ends the same way, reading it rather than working it out.
+ *
  * Model requests the CLI makes besides its turns (a title, a router, a memory note: a request that
  * offers none of the protocol's tools while the protocol has some) are made by the same call as
  * `model/generate:agent-aux` effects: metered, capped, faulted, retried and recorded on a site of
@@ -38,7 +44,7 @@ import * as path from "node:path"
 import { Config, ConfigProvider, Effect, Either, Option, Queue, Ref, Runtime, Schema } from "effect"
 import type { Json } from "../../content/Canonical.ts"
 import { canonicalUnsafe } from "../../content/Canonical.ts"
-import type { BudgetExceeded, Wallet } from "../../budget/Wallet.ts"
+import { BudgetExceeded, type Wallet } from "../../budget/Wallet.ts"
 import { AgentError, type Agent, type AgentFailure } from "../../evaluation/Agent.ts"
 import type { AgentInput, AgentReply, Message, ToolCall } from "../../evaluation/Conversation.ts"
 import { defaultOutputBound, ModelResponse, type ModelRequest } from "../../model/Model.ts"
@@ -88,10 +94,11 @@ export interface BridgeOptions {
    */
   readonly replay?: ReadonlyArray<RecordedEffect> | undefined
   /**
-   * The Attempt's fault draws (its environment's fault spec, and `benchmark/task`), read by a
-   * replay whose recording has no more calls of the agent: it tells a live Attempt that a call's
-   * faults ended (its tries all faulted, so none was recorded) from a CLI that stopped on its own.
-   * Without them the replay makes that call and lets the faults layer decide.
+   * The Attempt's fault draws (its environment's fault spec, and `benchmark/task`), read only by
+   * the replay of a recording made before the bridge recorded how a session ended (no
+   * `harness/ended` entry): when it has no more calls of the agent, they tell a call whose faults
+   * ended the Attempt (its tries all faulted, so none was recorded) from a CLI that stopped on its
+   * own. Without them that replay makes the call and lets the faults layer decide.
    */
   readonly draws?: { readonly spec: FaultSpec | null; readonly task: string } | undefined
   /** How long the CLI may take to list the MCP tools before its first model call; default 120 s. */
@@ -135,7 +142,53 @@ const AUX_KEY = "agent-aux"
 /** The effect key of a folder task's file written back from the CLI's folder into the world. */
 const SYNC_KEY = "workspace-sync"
 /** A write back the run injected a fault into is made again (the CLI's own write happened): at most this often. */
-const SYNC_TRIES = 8
+export const SYNC_TRIES = 8
+
+/**
+ * The kind of the entry a bridged Attempt's recording ends with when its session ended it: its key
+ * is the site of the call that ended it (`model/generate:agent`, `tool/write:workspace-sync`, …)
+ * or `cli` (the CLI stopped, or never started), its request that call's, its outcome the failure.
+ */
+export const ENDED_KIND = "harness/ended"
+
+/** A call of the session, as made through the Attempt's stack. */
+interface SessionCall {
+  readonly kind: string
+  readonly key: string
+  readonly request: Json
+}
+
+/** The failures of a call that end the Attempt, as they end the built-in agent's. */
+type CallEnding = WE.EffectFault | WE.EffectRefused | BudgetExceeded
+const endsAttempt = (e: WE.EffectError | AgentFailure): e is CallEnding =>
+  e._tag === "EffectFault" || e._tag === "EffectRefused" || e._tag === "BudgetExceeded"
+
+/** What ends a bridged agent's reply, as the recording keeps it. */
+const Failure = Schema.Union(AgentError, WE.EffectFault, WE.EffectRefused, WE.EffectFailed, BudgetExceeded)
+const EndedOutcome = Schema.Struct({
+  call: Schema.NullOr(Schema.Struct({ kind: Schema.String, key: Schema.String })),
+  failure: Failure
+})
+
+/** The recording's entry for a session that ended with `failure`, at `call` when a call ended it. */
+const endedEntry = (call: SessionCall | null, failure: AgentFailure): RecordedEffect => ({
+  kind: ENDED_KIND,
+  key: call === null ? "cli" : `${call.kind}:${call.key}`,
+  occurrence: 1,
+  request: call?.request ?? null,
+  outcome: { ok: Schema.encodeSync(EndedOutcome)({ call: call === null ? null : { kind: call.kind, key: call.key }, failure }) }
+})
+
+/** How a recorded session ended; undefined for a recording made before the bridge recorded it. */
+const endedOf = (recording: ReadonlyArray<RecordedEffect>): { readonly entry: RecordedEffect; readonly call: SessionCall | null; readonly failure: AgentFailure } | undefined => {
+  const entry = recording.find((r) => r.kind === ENDED_KIND)
+  if (entry === undefined || !("ok" in entry.outcome)) return undefined
+  const decoded = Schema.decodeUnknownEither(EndedOutcome)(entry.outcome.ok)
+  // An entry this version cannot read is as none: the replay falls back to what it did without one.
+  if (Either.isLeft(decoded)) return undefined
+  const { call, failure } = decoded.right
+  return { entry, call: call === null ? null : { ...call, request: entry.request as Json }, failure }
+}
 
 /** The statuses a vendor sends for what a fault stands for (the CLI sees one only once assay's retries are spent). */
 const faultStatus = (reason: WE.EffectFault["reason"]): number =>
@@ -155,10 +208,10 @@ interface ExitEvent {
   readonly code: number | null
   readonly signal: string | null
 }
-/** A side request's faults outlasted the retries: the Attempt ends with the fault. */
+/** A side request ended the Attempt (its faults outlasted the retries, or it was refused). */
 interface GaveUpEvent {
   readonly _tag: "gave-up"
-  readonly fault: WE.EffectFault
+  readonly failure: CallEnding
 }
 type Event = ModelEvent | ExitEvent | GaveUpEvent
 
@@ -368,10 +421,13 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
   let started = false
   const sessionId = randomUUID()
   /**
-   * The fault a model call of the CLI met on every try: the Attempt ends with it, and a request the
-   * CLI makes after (its own retry, before it is stopped) is answered with it, never made.
+   * The call of the session that ended the Attempt, and how (the fault it met on every try, the
+   * refusal of the spend cap or of the wallet): a request the CLI makes after (its own retry, a
+   * side request, before it is stopped) is answered with it, never made.
    */
-  let gaveUp: WE.EffectFault | undefined
+  let ended: { readonly failure: CallEnding; readonly call: SessionCall } | undefined
+  /** The session's end is in the recording. */
+  let endNoted = false
   let listed = false
   /** Requests of the CLI's turns (with the tools) received so far. */
   let mainRequests = 0
@@ -475,10 +531,10 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
           Runtime.runCallback(runtime)(
             Effect.either(viaLogin(proxy, login, auxCall(request, model))).pipe(Effect.tap((outcome) =>
               Effect.sync(() => {
-                if (Either.isRight(outcome) || outcome.left._tag !== "EffectFault") return
-                // Its faults outlasted the retries: the Attempt ends, as on a turn's (set before the CLI hears of it).
-                gaveUp = outcome.left
-                Queue.unsafeOffer(events, { _tag: "gave-up", fault: outcome.left })
+                if (Either.isRight(outcome) || !endsAttempt(outcome.left)) return
+                // The Attempt ends, as on a turn's (set before the CLI hears of it).
+                ended ??= { failure: outcome.left, call: { kind: "model/generate", key: AUX_KEY, request: request as unknown as Json } }
+                Queue.unsafeOffer(events, { _tag: "gave-up", failure: outcome.left })
               })
             )),
             { onExit: (exit) => done(exit._tag === "Success" ? exit.value : Either.left(new WE.EffectFailed({ kind: "model/generate", key: AUX_KEY, reason: "handler", detail: "interrupted" }))) }
@@ -610,9 +666,9 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
         // A call of none of the protocol's tools is one of the CLI's own (a folder task's): named as the CLI names it.
         const theirs = (ours: string) => seenNames.get(ours) ?? (protocolTools.has(ours) ? n.theirs(ours) : ours)
         const answer = answerWith(res, wire, body, theirs)
-        if (gaveUp !== undefined) {
-          // The Attempt ended on a fault; the CLI retried before it was stopped: no try of its own.
-          answer(Either.left(gaveUp))
+        if (ended !== undefined) {
+          // The Attempt ended on a call; the CLI asked again before it was stopped: never made.
+          answer(Either.left(ended.failure))
           return
         }
         const login = options.subscription === undefined ? undefined : loginOf(req.headers, options.subscription.vendor)
@@ -790,6 +846,7 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
       for (let tries = 1; ; tries++) {
         const done = yield* Effect.either(WE.perform({ kind: "tool/write", key: SYNC_KEY, request }, Schema.Unknown))
         if (Either.isRight(done) || done.left._tag === "EffectRefused") return
+        if (done.left._tag === "EffectFault" && tries >= SYNC_TRIES) ended ??= { failure: done.left, call: { kind: "tool/write", key: SYNC_KEY, request } }
         if (done.left._tag !== "EffectFault" || tries >= SYNC_TRIES) return yield* done.left
       }
     })
@@ -818,14 +875,14 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
     Effect.gen(function*() {
       for (;;) {
         const event = yield* Queue.take(s.events)
-        if (event._tag === "gave-up") return yield* event.fault
+        if (event._tag === "gave-up") return yield* event.failure
         if (event._tag === "exit") {
           // The end of an earlier start of the CLI (before a resume) says nothing of this one.
           if (event.generation !== -1 && event.generation !== s.generation) continue
           if (event.signal === "not-ready") {
             return yield* new WE.EffectFault({ kind: "process/spawn", key: `harness:${options.harness}`, occurrence: 0, reason: "unreachable", injected: false })
           }
-          if (gaveUp !== undefined) return yield* gaveUp
+          if (ended !== undefined) return yield* ended.failure
           if (turns === 0) {
             // It never asked the model anything: the CLI did not start, which is no verdict on a model.
             return yield* new WE.EffectFault({ kind: "process/spawn", key: `harness:${options.harness}`, occurrence: 0, reason: "unreachable", injected: false })
@@ -841,8 +898,8 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
         if (reply !== undefined) return reply
       }
     }).pipe(
-      // A fault ends the Attempt whatever the CLI would do next (retry, give up, carry on): it is stopped now.
-      Effect.tapError((e) => (e._tag === "EffectFault" ? Effect.zipRight(Effect.sync(() => { answeredInWords = false }), stopChild(s)) : Effect.void))
+      // A failure ends the Attempt whatever the CLI would do next (retry, give up, carry on): it is stopped now.
+      Effect.tapError(() => Effect.zipRight(Effect.sync(() => { answeredInWords = false }), stopChild(s)))
     )
 
   /**
@@ -868,8 +925,10 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
       turns++
       const call = modelCall(request, { role: AGENT_KEY, model })
       const outcome = Either.map(yield* Effect.either(login === undefined ? call : viaLogin(login.proxy, login.headers, call)), uniqueIds)
-      // Set before the CLI hears of the fault, so a retry of its own is never made.
-      if (Either.isLeft(outcome) && outcome.left._tag === "EffectFault") gaveUp = outcome.left
+      // Set before the CLI hears of it, so a retry of its own is never made.
+      if (Either.isLeft(outcome) && endsAttempt(outcome.left)) {
+        ended ??= { failure: outcome.left, call: { kind: "model/generate", key: AGENT_KEY, request: request as unknown as Json } }
+      }
       answer?.(outcome)
       if (Either.isRight(outcome)) {
         const response = outcome.right
@@ -920,15 +979,20 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
   const replaySide = (kind: string, request: Json, model: ResolvedModel): Effect.Effect<void, AgentFailure, WE.WorldEffects | Wallet> =>
     kind === "tool/write" ? writeBack(request) : Effect.gen(function*() {
       const outcome = yield* Effect.either(auxCall(request as unknown as ModelRequest, model))
-      // As live: its faults outlasting the retries end the Attempt. Any other failure the CLI was
-      // answered with and went on (a replay's missing effect is noted by the recording layer).
-      if (Either.isLeft(outcome) && outcome.left._tag === "EffectFault") return yield* outcome.left
+      // As live: its faults outlasting the retries, or a refusal, end the Attempt. Any other failure
+      // the CLI was answered with and went on (a replay's missing effect is noted by the recording layer).
+      if (Either.isLeft(outcome) && endsAttempt(outcome.left)) return yield* outcome.left
     })
 
+  /** How the live session ended, as its recording says; undefined for a recording made before it said. */
+  const recordedEnd = endedOf(recording)
+
   /**
-   * Whether the next call of a site meets a fault on every try the retry rule makes: the live
-   * Attempt ended on that call, which left nothing in the recording. Its tries so far are those the
-   * faults layer faulted and those that reached the recording.
+   * For a recording that does not say how the session ended (made before it did): whether the next
+   * call of a site meets a fault on every try the retry rule makes, in which case the live Attempt
+   * is taken to have ended on that call, which left nothing in the recording. Its tries so far are
+   * those the faults layer faulted and those that reached the recording. A guess: a CLI that
+   * stopped on its own where the next draws happen all to fault is taken for a fault ending.
    */
   const faultsOutlast = (kind: EffectKind, key: string, draws: NonNullable<BridgeOptions["draws"]>) =>
     Effect.gen(function*() {
@@ -943,13 +1007,33 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
       return Array.from({ length: MODEL_CALL_RETRIES + 1 }, (_, i) => WE.drawFault(spec, site, done + i + 1, draws.task)).every((r) => r !== null)
     })
 
+  /** A call of the session made again, as it was made live. */
+  const callAgain = (call: SessionCall, model: ResolvedModel, n: ToolNames): Effect.Effect<unknown, AgentFailure, WE.WorldEffects | Wallet> =>
+    call.kind === "tool/write"
+      ? writeBack(call.request)
+      : call.key === AUX_KEY
+      ? auxCall(call.request as unknown as ModelRequest, model)
+      : modelTurn(call.request as unknown as ModelRequest, model, n, undefined)
+
   /**
-   * The recording has no more calls of the agent. Live, either the CLI stopped on its own, or a
-   * call's faults outlasted the retries (none of its tries reached the recording): that call is made
-   * again, its content unknown and never reaching the recording, so the faults layer ends it alike.
+   * The recording has no more calls of the agent: the live session ended here, as its recording
+   * says. A call that ended it (its tries all faulted, or the wallet refused it: none of it reached
+   * the recording) is made again, so the faults layer and the wallet end it alike (the same faults
+   * met, the same retries counted); a CLI that stopped ends the replay with what it ended live.
    */
   const replayEnd = (model: ResolvedModel, n: ToolNames, input: AgentInput): Effect.Effect<AgentReply, AgentFailure, WE.WorldEffects | Wallet> =>
     Effect.gen(function*() {
+      if (recordedEnd !== undefined) {
+        const { call, failure } = recordedEnd
+        // The spend cap's refusal is not asked again: a replay has no cap (it spends nothing), and
+        // the refused call was never sent, so the recording cannot answer it.
+        const again = call === null || (failure._tag === "EffectRefused" && failure.reason === "spend-cap")
+          ? Either.right(undefined)
+          : yield* Effect.either(callAgain(call, model, n))
+        return yield* (Either.isLeft(again) ? again.left : failure)
+      }
+      // A recording made before the bridge recorded how a session ended: its end is worked out
+      // from the fault draws, as it was when it was made (see faultsOutlast).
       const request = builtInRequestOf(model, input)
       const draws = options.draws
       if (draws === undefined || (yield* faultsOutlast("model/generate", AGENT_KEY, draws))) {
@@ -988,7 +1072,7 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
         }
         const n = names
         const { userText } = take(input)
-        if (options.replay !== undefined) return yield* replayTurn(billed, n, input)
+        if (options.replay !== undefined) return yield* replayTurn(billed, n, input).pipe(Effect.tapError(() => noteEnd(recordedEnd?.entry)))
         if (live === undefined) {
           const runtime = yield* Effect.runtime<WE.WorldEffects | Wallet>()
           const events = yield* Queue.unbounded<Event>()
@@ -1010,7 +1094,10 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
           yield* spawnCli(s, sandbox, userText.join("\n\n"), true)
         }
         return yield* nextTurn(s, billed, n)
-      }),
+      }).pipe(Effect.tapError((failure) =>
+        // A replay's own end is noted above, as its recording had it.
+        options.replay !== undefined || closed ? Effect.void : noteEnd(endedEntry(ended?.failure === failure ? ended.call : null, failure))
+      )),
     close: Effect.suspend(() => {
       closed = true
       const s = live
@@ -1039,6 +1126,18 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
     }),
     cliUsage: Effect.sync(() => cliUsage)
   }
+
+  /**
+   * How the session ended, added to the Attempt's recording once. A replay adds the entry of the
+   * recording it replays (none for one made before there was one), so its recording is that one.
+   */
+  const noteEnd = (entry: RecordedEffect | undefined) =>
+    Effect.gen(function*() {
+      if (entry === undefined || endNoted) return
+      endNoted = true
+      const recorder = yield* Effect.serviceOption(WE.Recorder)
+      if (Option.isSome(recorder)) yield* Ref.update(recorder.value.entries, (es) => [...es, entry])
+    })
 
   /** The CLI's exit after its text answer (its session written), bounded: a CLI that lingers is ended. */
   const waitExit = (s: Live, ms = 30_000) =>
