@@ -272,16 +272,18 @@ export const checkAst = (task: Task, decoded: PyValue, options?: CheckOptions): 
 // ---------------------------------------------------------------------------------------------
 // The transcription
 
-interface Result {
-  valid: boolean
-  error: Array<ErrorItem>
-  errorType: string
-  isVariable?: boolean
+// A class, not literals: literals written with their fields in different orders, or without
+// isVariable, or frozen, each had a hidden class of its own, so every `.valid` read in the
+// checker met several shapes (bigger optimised code, and each shape first met late a deopt).
+class Result {
+  constructor(public valid: boolean, public error: Array<ErrorItem>, public errorType: string, public isVariable: boolean) {}
 }
+const fail = (errorType: string, error: Array<ErrorItem>): Result => new Result(false, error, errorType, false)
 
-// Passing results are never changed by callers, so two shared ones serve every check.
-const OK: Result = Object.freeze({ valid: true, error: [], errorType: "", isVariable: false }) as Result
-const OK_VARIABLE: Result = Object.freeze({ valid: true, error: [], errorType: "", isVariable: true }) as Result
+// Passing results are never changed by callers (only results a checker made itself are), so two
+// shared ones serve every check. Not frozen: a frozen one would have a shape of its own.
+const OK: Result = new Result(true, [], "", false)
+const OK_VARIABLE: Result = new Result(true, [], "", true)
 const ok = (): Result => OK
 
 const PYTHON_TYPE_MAPPING: Readonly<Record<string, PyTypeName>> = {
@@ -333,7 +335,7 @@ const astChecker = (
 ): Result => {
   if (category.includes("parallel")) return parallelFunctionCheckerNoOrder(functions, modelOutput, possibleAnswer, underscoreToDot)
   if (category.includes("multiple")) return multipleFunctionChecker(functions, modelOutput, possibleAnswer, underscoreToDot)
-  if (modelOutput.length !== 1) return { valid: false, error: ["Wrong number of functions."], errorType: "simple_function_checker:wrong_count" }
+  if (modelOutput.length !== 1) return fail("simple_function_checker:wrong_count", ["Wrong number of functions."])
   return simpleFunctionChecker(
     functions[0] ?? raise("IndexError: list index out of range"),
     modelOutput[0] as PyDict,
@@ -342,8 +344,13 @@ const astChecker = (
   )
 }
 
+// Python's `==` of any value with a str is true only for an equal str, so `===` is the same
+// test; pyEq, inlined here, had made this one of the larger functions V8 compiles.
 const findDescription = (functions: ReadonlyArray<PyDict>, name: string): PyDict | null => {
-  for (const f of functions) if (pyEq(f.get("name") ?? null, name)) return f
+  for (let i = 0; i < functions.length; i++) {
+    const f = functions[i] as PyDict
+    if (f.get("name") === name) return f
+  }
   return null
 }
 
@@ -357,7 +364,9 @@ const possibleAnswerType = (possibleAnswer: PyValue): PyTypeName | null => {
     if (hit !== undefined) return hit
   }
   let t: PyTypeName | null = null
-  for (const a of iter(possibleAnswer)) {
+  const xs = iter(possibleAnswer)
+  for (let i = 0; i < xs.length; i++) {
+    const a = xs[i] as PyValue
     if (a !== "") {
       t = pyType(a)
       break
@@ -402,13 +411,16 @@ const typeChecker = (
   const valueType = pyType(value)
   if (valueType === expectedTypeConverted && nestedTypeConverted === null) return isVariable ? OK_VARIABLE : OK
 
-  const result: Result = { valid: true, error: [], isVariable: false, errorType: "type_error:simple" }
+  const result = new Result(true, [], "type_error:simple", false)
   if (valueType === expectedTypeConverted && nestedTypeConverted !== null) {
-    for (const paItem of iter(possibleAnswer)) {
+    const paItems = iter(possibleAnswer)
+    for (let i = 0; i < paItems.length; i++) {
+      const paItem = paItems[i] as PyValue
       let flag = true
       if (Array.isArray(paItem)) {
-        for (const valueItem of iter(value)) {
-          const r = typeChecker(param, valueItem, paItem, classRepr(nestedTypeConverted), nestedTypeConverted, null, possibleAnswerType(paItem))
+        const valueItems = iter(value)
+        for (let j = 0; j < valueItems.length; j++) {
+          const r = typeChecker(param, valueItems[j] as PyValue, paItem, classRepr(nestedTypeConverted), nestedTypeConverted, null, possibleAnswerType(paItem))
           if (!r.valid) {
             flag = false
             break
@@ -448,18 +460,18 @@ const standardStrings = (possibleAnswer: PyValue): ReadonlyArray<string> => {
   }
   // Born with the general elements kind, by no literal (see ParamExpect and newList).
   const standardized: Array<string> = EMPTY_STRINGS.slice()
-  for (const a of iter(possibleAnswer)) if (typeof a === "string") standardized.push(standardizeString(a))
+  const xs = iter(possibleAnswer)
+  for (let i = 0; i < xs.length; i++) {
+    const a = xs[i] as PyValue
+    if (typeof a === "string") standardized.push(standardizeString(a))
+  }
   if (cacheable) standardStringsCache.set(possibleAnswer, standardized)
   return standardized
 }
 
 const stringChecker = (param: string, modelOutput: string, possibleAnswer: PyValue): Result => {
   if (!standardStrings(possibleAnswer).includes(standardizeString(modelOutput))) {
-    return {
-      valid: false,
-      error: [invalidValueMessage(param, modelOutput, possibleAnswer, " Case insensitive.")],
-      errorType: "value_error:string"
-    }
+    return fail("value_error:string", [invalidValueMessage(param, modelOutput, possibleAnswer, " Case insensitive.")])
   }
   return ok()
 }
@@ -488,28 +500,25 @@ const standardTaskList = (a: PyValue): ReadonlyArray<PyValue> => {
 const listChecker = (param: string, modelOutput: PyList, possibleAnswer: PyValue): Result => {
   const standardizedOutput = standardizeItems(modelOutput)
   let found = false
-  for (const a of iter(possibleAnswer)) {
-    if (pyEq(standardizedOutput, standardTaskList(a))) {
+  const xs = iter(possibleAnswer)
+  for (let i = 0; i < xs.length; i++) {
+    if (pyEq(standardizedOutput, standardTaskList(xs[i] as PyValue))) {
       found = true
       break
     }
   }
   if (!found) {
-    return {
-      valid: false,
-      error: [invalidValueMessage(param, modelOutput, possibleAnswer, "")],
-      errorType: "value_error:list/tuple"
-    }
+    return fail("value_error:list/tuple", [invalidValueMessage(param, modelOutput, possibleAnswer, "")])
   }
   return ok()
 }
 
 const dictChecker = (modelOutput: PyValue, possibleAnswers: ReadonlyArray<PyValue>): Result => {
   if (!isDict(modelOutput)) return raise(`AttributeError: '${pyType(modelOutput)}' object has no attribute 'items'`)
-  let result: Result = { valid: false, error: [], errorType: "dict_checker:unclear" }
+  let result: Result = fail("dict_checker:unclear", [])
   for (const possibleAnswer of possibleAnswers) {
     if (possibleAnswer === "") continue
-    result = { valid: false, error: [], errorType: "dict_checker:unclear" }
+    result = fail("dict_checker:unclear", [])
     let flag = true
     for (const key of modelOutput.keys()) {
       const value = modelOutput.get(key) as PyValue
@@ -546,11 +555,11 @@ const dictChecker = (modelOutput: PyValue, possibleAnswers: ReadonlyArray<PyValu
 }
 
 const listDictChecker = (modelOutput: PyList, possibleAnswers: PyValue): Result => {
-  let result: Result = { valid: false, error: [], errorType: "list_dict_checker:unclear" }
+  let result: Result = fail("list_dict_checker:unclear", [])
   for (const answer of iter(possibleAnswers)) {
     let flag = true
     if (modelOutput.length !== len(answer)) {
-      result = { valid: false, error: ["Wrong number of dictionaries in the list."], errorType: "value_error:list_dict_count" }
+      result = fail("value_error:list_dict_count", ["Wrong number of dictionaries in the list."])
       continue
     }
     const answerItems = iter(answer)
@@ -586,9 +595,37 @@ const docView = (funcDescription: PyDict): DocView => {
   return view
 }
 
+// What one parameter's value goes through, chosen once per parameter from the doc's type: the
+// conversion before the type check (a tuple's items, an int as a float) and the check of the
+// value after it. Called through these fields, from one place each, rather than branched on:
+// a call site that has met two functions is compiled as a plain call, so the first tuple or list
+// of dicts of a corpus (met late) costs no deoptimisation of the checker that inlined the branch.
 class ParamView {
-  constructor(readonly typeDescription: string, readonly expectedType: PyTypeName, readonly nestedType: PyTypeName | null) {}
+  readonly convert: (value: PyValue) => PyValue
+  readonly checkValue: ValueCheck
+  constructor(readonly typeDescription: string, readonly expectedType: PyTypeName, readonly nestedType: PyTypeName | null) {
+    this.convert = typeDescription === "tuple" ? tupleAsList : typeDescription === "float" ? intAsFloat : asIs
+    this.checkValue =
+      expectedType === "dict"
+        ? checkDictValue
+        : expectedType === "list"
+          ? nestedType === "dict" ? checkListDictValue : checkListValue
+          : expectedType === "str"
+            ? checkStrValue
+            : checkOtherValue
+  }
 }
+type ValueCheck = (param: string, value: PyValue, acceptable: PyValue) => Result
+const asIs = (value: PyValue): PyValue => value
+const tupleAsList = (value: PyValue): PyValue => (value instanceof PyTuple ? value.items : value)
+const intAsFloat = (value: PyValue): PyValue => (typeof value === "number" || typeof value === "bigint" ? new PyFloat(Number(value)) : value)
+const checkDictValue: ValueCheck = (_param, value, acceptable) => dictChecker(value, iter(acceptable))
+const checkListDictValue: ValueCheck = (_param, value, acceptable) => listDictChecker(value as PyList, acceptable)
+const checkStrValue: ValueCheck = (param, value, acceptable) => stringChecker(param, value as string, acceptable)
+const checkListValue: ValueCheck = (param, value, acceptable) => listChecker(param, value as PyList, acceptable)
+const checkOtherValue: ValueCheck = (param, value, acceptable) =>
+  contains(acceptable, value) ? OK : fail("value_error:others", [invalidValueMessage(param, value, acceptable, "")])
+
 const paramCache = new WeakMap<object, ParamView>()
 const paramView = (details: PyValue): ParamView => {
   const cacheable = details instanceof Map
@@ -644,7 +681,7 @@ const simpleFunctionChecker = (funcDescription: PyDict | null, modelOutput: PyDi
   if (underscoreToDot && funcName.includes(".")) funcName = funcName.replace(/\./g, "_")
 
   if (!modelOutput.has(funcName)) {
-    return { valid: false, error: [paramMessage("Function name ", funcName, " not found in model output.")], errorType: "simple_function_checker:wrong_func_name" }
+    return fail("simple_function_checker:wrong_func_name", [paramMessage("Function name ", funcName, " not found in model output.")])
   }
   const modelParams = modelOutput.get(funcName) as PyDict
 
@@ -652,7 +689,7 @@ const simpleFunctionChecker = (funcDescription: PyDict | null, modelOutput: PyDi
   for (let i = 0; i < required.length; i++) {
     const param = required[i] as PyValue
     if (!contains(modelParams, param)) {
-      return { valid: false, error: [paramMessage("Missing required parameter: ", param, ".")], errorType: "simple_function_checker:missing_required" }
+      return fail("simple_function_checker:missing_required", [paramMessage("Missing required parameter: ", param, ".")])
     }
   }
 
@@ -666,7 +703,7 @@ const simpleFunctionChecker = (funcDescription: PyDict | null, modelOutput: PyDi
     let pe = ce?.params.get(param)
     if (pe === undefined) {
       if (!contains(paramDetails, param) || !contains(possibleAnswer, param)) {
-        return { valid: false, error: [paramMessage("Unexpected parameter: ", param, ".")], errorType: "simple_function_checker:unexpected_param" }
+        return fail("simple_function_checker:unexpected_param", [paramMessage("Unexpected parameter: ", param, ".")])
       }
       // Upstream reads these in this order, with the value's conversion (which never raises)
       // between the doc's reading and the acceptable values.
@@ -695,45 +732,23 @@ const simpleFunctionChecker = (funcDescription: PyDict | null, modelOutput: PyDi
   return ok()
 }
 
-// One parameter's value against its expectation. A function of its own, apart from the loop: the
-// rarer branches here (tuple values, lists of dicts) are met late in a corpus, and each first
-// meeting throws away the optimised code that holds it; kept apart, only this is compiled again.
+// One parameter's value against its expectation, as upstream: converted, its type checked, then
+// its value (a variable's, whose acceptable values are of another type than the doc's, is looked
+// up as it is).
 const checkParam = (param: string, rawValue: PyValue, pe: ParamExpect): Result => {
-  const { typeDescription, expectedType, nestedType } = pe.view
+  const view = pe.view
   const acceptable = pe.acceptable
-
-  let value = rawValue
-  if (typeDescription === "tuple" && value instanceof PyTuple) value = value.items
-  if (typeDescription === "float" && (typeof value === "number" || typeof value === "bigint")) value = new PyFloat(Number(value))
-
-  const typeResult = typeChecker(param, value, acceptable, typeDescription, expectedType, nestedType, pe.answerType)
+  const value = view.convert(rawValue)
+  const typeResult = typeChecker(param, value, acceptable, view.typeDescription, view.expectedType, view.nestedType, pe.answerType)
   if (!typeResult.valid) return typeResult
-
-  if (typeResult.isVariable !== true) {
-    if (expectedType === "dict") return dictChecker(value, iter(acceptable))
-    if (expectedType === "list" && nestedType === "dict") return listDictChecker(value as PyList, acceptable)
-    if (expectedType === "str") return stringChecker(param, value as string, acceptable)
-    if (expectedType === "list") return listChecker(param, value as PyList, acceptable)
-  }
-
-  if (!contains(acceptable, value)) {
-    return {
-      valid: false,
-      error: [invalidValueMessage(param, value, acceptable, "")],
-      errorType: "value_error:others"
-    }
-  }
-  return OK
+  const checkValue = typeResult.isVariable ? checkOtherValue : view.checkValue
+  return checkValue(param, value, acceptable)
 }
 
 // A parameter of the possible answer: provided by the model, or optional.
 const checkProvided = (ce: CallExpect | null, modelParams: PyDict, possibleAnswer: PyValue, param: PyValue): Result => {
   if (!contains(modelParams, param) && !optional(ce, possibleAnswer, param)) {
-    return {
-      valid: false,
-      error: [paramMessage("Optional parameter ", param, " not provided and not marked as optional.")],
-      errorType: "simple_function_checker:missing_optional"
-    }
+    return fail("simple_function_checker:missing_optional", [paramMessage("Optional parameter ", param, " not provided and not marked as optional.")])
   }
   return OK
 }
@@ -749,7 +764,7 @@ const optional = (ce: CallExpect | null, possibleAnswer: PyValue, param: PyValue
 
 const parallelFunctionCheckerNoOrder = (functions: ReadonlyArray<PyDict>, modelOutput: PyList, possibleAnswers: PyList, underscoreToDot: boolean): Result => {
   if (modelOutput.length !== possibleAnswers.length) {
-    return { valid: false, error: ["Wrong number of functions."], errorType: "parallel_function_checker_no_order:wrong_count" }
+    return fail("parallel_function_checker_no_order:wrong_count", ["Wrong number of functions."])
   }
   const matched = new Set<number>()
   let result: Result = ok()
@@ -784,7 +799,7 @@ const parallelFunctionCheckerNoOrder = (functions: ReadonlyArray<PyDict>, modelO
       allErrors.unshift(
         unmatchedMessage(considered, i)
       )
-      return { valid: false, error: allErrors, errorType: "parallel_function_checker_no_order:cannot_find_match" }
+      return fail("parallel_function_checker_no_order:cannot_find_match", allErrors)
     }
   }
   return ok()
@@ -792,7 +807,7 @@ const parallelFunctionCheckerNoOrder = (functions: ReadonlyArray<PyDict>, modelO
 
 const multipleFunctionChecker = (functions: ReadonlyArray<PyDict>, modelOutput: PyList, possibleAnswers: PyList, underscoreToDot: boolean): Result => {
   if (modelOutput.length !== possibleAnswers.length) {
-    return { valid: false, error: ["Wrong number of functions."], errorType: "multiple_function_checker:wrong_count" }
+    return fail("multiple_function_checker:wrong_count", ["Wrong number of functions."])
   }
   const expected = possibleAnswers[0] ?? raise("IndexError: list index out of range")
   const description = findDescription(functions, firstKey(expected))
