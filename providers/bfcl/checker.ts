@@ -103,7 +103,14 @@ const LOST_BY: ReadonlyMap<CheckName, Readonly<Record<CheckName, boolean>>> = ne
   CHECK_NAMES.map((c) => [c, Object.freeze({ ...NO_LOSS, [c]: true })])
 )
 
-const VALID: Verdict = Object.freeze({ valid: true, errorType: null, errors: [], upstreamErrors: [], lost: NO_LOSS })
+// Every list of error texts is born with the general elements kind (as pyjson's newList), the
+// shared empty one too: a caller's loop over verdicts' errors then meets one array shape, where
+// a [] literal's and a map's results had two, and the second, met late, a deopt of that loop.
+const EMPTY_STRINGS: Array<string> = Array.of("")
+EMPTY_STRINGS.pop()
+const strings = (): Array<string> => EMPTY_STRINGS.slice()
+
+const VALID: Verdict = Object.freeze({ valid: true, errorType: null, errors: strings(), upstreamErrors: newList(), lost: NO_LOSS })
 
 // An error message built only when read: most callers want the verdict, not the prose, and
 // the prose (Python reprs of values and possible answers) costs more than the check itself.
@@ -154,7 +161,14 @@ class InvalidVerdict implements Verdict {
     return (this.upstream ??= this.items.map(materialize))
   }
   get errors(): ReadonlyArray<string> {
-    return (this.text ??= this.upstream !== undefined ? this.upstream.map(strOf) : this.items.map(itemStr))
+    if (this.text === undefined) {
+      const text = strings()
+      const upstream = this.upstream
+      if (upstream !== undefined) for (let i = 0; i < upstream.length; i++) text.push(strOf(upstream[i] as PyValue))
+      else for (let i = 0; i < this.items.length; i++) text.push(itemStr(this.items[i] as ErrorItem))
+      this.text = text
+    }
+    return this.text
   }
   toJSON(): { valid: false; errorType: string; errors: ReadonlyArray<string>; lost: Readonly<Record<CheckName, boolean>> } {
     return { valid: false, errorType: this.errorType, errors: this.errors, lost: this.lost }
@@ -449,8 +463,6 @@ const typeChecker = (
   return result
 }
 
-const EMPTY_STRINGS: Array<string> = Array.of("")
-EMPTY_STRINGS.pop()
 const standardStringsCache = new WeakMap<object, ReadonlyArray<string>>()
 const standardStrings = (possibleAnswer: PyValue): ReadonlyArray<string> => {
   const cacheable = Array.isArray(possibleAnswer)
@@ -459,7 +471,7 @@ const standardStrings = (possibleAnswer: PyValue): ReadonlyArray<string> => {
     if (hit !== undefined) return hit
   }
   // Born with the general elements kind, by no literal (see ParamExpect and newList).
-  const standardized: Array<string> = EMPTY_STRINGS.slice()
+  const standardized = strings()
   const xs = iter(possibleAnswer)
   for (let i = 0; i < xs.length; i++) {
     const a = xs[i] as PyValue
