@@ -35,6 +35,7 @@ interface StandinOptions {
   readonly aux?: boolean
   readonly retries?: number
   readonly turns?: number
+  readonly after?: boolean
 }
 
 const standin = fileURLToPath(new URL("./codex-standin.mjs", import.meta.url))
@@ -252,6 +253,18 @@ describe("a harness Attempt replays to its live verdict", { timeout: 120_000 }, 
     expect(ending(a)).toMatchObject({ ended: "budget-exceeded", reward: 0 })
     expect(ending(live)).toEqual(ending(a))
     expect(ending(again)).toEqual(ending(live))
+  })
+})
+
+describe("a CLI that has answered", { timeout: 120_000 }, () => {
+  it("is refused a request it makes after its answer, never made, so it ends then rather than wait on it (qwen waited 120 s on a task with no tools)", async () => {
+    const stderr: Array<string> = []
+    const model = goldModel(ledgerGold)
+    const live = await harness(ledger, ledgerEnv, model, { dir: standinDir({ after: true }), stderr })
+    expect(ending(live)).toEqual({ ended: null, reward: 1, faults: [] })
+    // Its turns reached the model; the request after its answer did not, and it heard a refusal.
+    expect(model.requests()).toHaveLength(ledgerGold.length)
+    expect(statusesOf(stderr)).toEqual([...Array(ledgerGold.length).fill("200"), "400"])
   })
 })
 

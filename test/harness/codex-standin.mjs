@@ -8,6 +8,8 @@
 //   aux:     true: one side request (no tools) after its first turn's answer, as a CLI's title request;
 //   retries: N: retries of its own whatever the config says (a CLI whose retries are fixed);
 //   turns:   N: exits (code 3) without replying once it has made N turns.
+//   after:   true: once it has answered in words, one more request with the tools (as qwen's memory
+//            note on a task with no tools, which nothing tells from a turn), waited on before it exits.
 // Each answer's status is printed on stderr as `status N` (a test reads what the CLI saw).
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -82,6 +84,14 @@ for (let turn = 0; turn < 50; turn++) {
     const text = body.output.filter((o) => o.type === "message").flatMap((m) => m.content).map((c) => c.text ?? "").join("")
     process.stdout.write(JSON.stringify({ type: "item.completed", item: { id: "item_1", type: "agent_message", text } }) + "\n")
     process.stdout.write(JSON.stringify({ type: "turn.completed", usage: { input_tokens: usage.input, cached_input_tokens: 0, output_tokens: usage.output } }) + "\n")
+    if (options.after === true) {
+      const res = await fetch(`${baseUrl}/responses`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+        body: JSON.stringify({ model: "standin", instructions: "Note what to remember.", input, tools: offered, stream: false })
+      })
+      log(`status ${res.status}`)
+    }
     process.exit(0)
   }
   for (const c of calls) input.push({ type: "function_call", call_id: c.call_id, name: c.name, arguments: c.arguments })

@@ -1144,10 +1144,18 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
     Effect.gen(function*() {
       const deadline = Date.now() + ms
       while (s.running) {
-        const event = yield* Queue.take(s.events).pipe(Effect.timeout(Math.max(1, deadline - Date.now())), Effect.option)
+        // Interruptible: `close` runs as a finalizer, where an uninterruptible take outlasted its
+        // deadline until the CLI's next request (qwen: 120 s on a task with no tools).
+        const event = yield* Queue.take(s.events).pipe(Effect.interruptible, Effect.timeout(Math.max(1, deadline - Date.now())), Effect.option)
         if (event._tag === "None") {
           yield* stopChild(s)
           return
+        }
+        // A request made once the CLI has answered is no turn of the Attempt (qwen's memory note on a
+        // task with no tools, where nothing tells it from a turn): refused, so the CLI ends now
+        // rather than wait on it.
+        if (event.value._tag === "model") {
+          event.value.answer(Either.left(new AgentError({ agent: name, reason: "model-failed", detail: "the Attempt is over: no more model calls" })))
         }
       }
     })
