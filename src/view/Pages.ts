@@ -619,6 +619,9 @@ const timelineHtml = (stored: StoredAttempt) => {
     const request = e.outcome === null ? `<span class="notes">not sent: the faults layer answered</span>` : `<details><summary>request</summary>${json(e.request)}</details>`
     const outcome = e.outcome === null
       ? `<span class="bad">${h(e.fault?.reason ?? "")}</span> (injected)`
+      : e.kind === "harness/ended" && "ok" in e.outcome
+      // How a bridged CLI's session ended (src/harness/bridge/Bridge.ts): a note kept for replay, not an effect that succeeded.
+      ? `<details><summary><span class="bad">the session ended</span></summary>${json(e.outcome.ok)}</details>`
       : "error" in e.outcome
       ? `<span class="bad">${h(e.outcome.error.reason)}</span>: ${h(e.outcome.error.message)}`
       : `<details><summary>ok</summary>${json(e.outcome.ok)}</details>`
