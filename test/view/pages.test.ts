@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { renderHtml, type Report } from "../../src/experiment/Report.ts"
 import { type Attempt, noUsage, type RecordedEffect } from "../../src/schema/Attempt.ts"
 import { callsOf, firstDifference, timelineOf } from "../../src/view/Data.ts"
-import { expectedActual, redact, reportSections } from "../../src/view/Pages.ts"
+import { attemptPage, expectedActual, redact, reportSections } from "../../src/view/Pages.ts"
 import { isLoopback } from "../../src/view/Server.ts"
 import { sampleReport } from "../experiment/sampleReport.ts"
 
@@ -131,6 +131,15 @@ describe("an Attempt's timeline", () => {
       ended: { reason: "fault", detail: "server-error", injected: false }
     })
     expect(timelineOf(attempt).map((s) => s.fault)).toEqual([{ injected: false, reason: "server-error", then: "the Attempt ended in this fault" }])
+  })
+
+  it("shows how a bridged CLI's session ended as that, never as an ok outcome", () => {
+    const ended = effect("harness/ended", "model/generate:agent", 1, { ok: { call: { kind: "model/generate", key: "agent" }, failure: { _tag: "EffectFault", reason: "rate-limit" } } })
+    const attempt = attemptWith({ output: null, faults: [], recording: [effect("model/generate", "agent", 1), ended], ended: { reason: "fault", detail: "rate-limit", injected: true } })
+    const rows = attemptPage({ id: "a", runId: "r", attempt }).split("<tr").filter((row) => row.includes(">harness/ended<"))
+    expect(rows).toHaveLength(1)
+    expect(rows[0]).toContain("the session ended")
+    expect(rows[0]).not.toContain("<summary>ok</summary>")
   })
 })
 
