@@ -4,8 +4,8 @@
  * each cell's quota readings follow the previous cell's); before each cell, the experiment's spend
  * cap (its runs and their judging, earlier commands' included) and the subscription allowance;
  * after each, its quota readings metered; at the end, the report with the orchestrator/worker
- * recommendation, its Scorecards withheld when the allowance stopped the run. The command parses options into `Limits`, builds the plan,
- * stores and prints; nothing here opens a store or prints.
+ * recommendation, its Scorecards withheld when the allowance stopped the run. The command parses
+ * options into `Limits`, builds the plan, stores and prints; nothing here opens a store or prints.
  */
 import { Effect, Ref } from "effect"
 import type { Json } from "../content/Canonical.ts"
