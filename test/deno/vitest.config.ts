@@ -20,6 +20,7 @@ export const notUnderDeno: ReadonlyArray<readonly [string, string]> = [
   // script. A harness run under Deno is covered by test/deno/commands.test.ts (the fake run by node).
   ["test/cli/harness.test.ts", "starts the fake agent CLI with process.execPath (deno without permissions)"],
   ["test/cli/harnessPreflight.test.ts", "starts the fake agent CLI with process.execPath (deno without permissions)"],
+  ["test/cli/harnessSpendCap.test.ts", "starts the fake agent CLI with process.execPath (deno without permissions)"],
   ["test/harness/Run.test.ts", "starts the fake agent CLI with process.execPath (deno without permissions)"],
   ["test/harness/Detect.test.ts", "starts the fake agent CLI with process.execPath (deno without permissions)"],
   ["test/harness/Plan.test.ts", "starts the fake agent CLI with process.execPath (deno without permissions)"],
