@@ -35,10 +35,11 @@ export default defineConfig({
           ...shared,
           name: "assay",
           include: ["test/**/*.test.ts"],
-          exclude: ["test/harness/**"],
-          // These files share a worker's module cache: Effect and the providers load once per
-          // worker rather than once per file, which saves minutes on two cores.
-          isolate: false
+          exclude: ["test/harness/**"]
+          // Every file runs in a fork of its own. `isolate: false` here had no effect under vitest
+          // 3.2 (a probe module saw a new process per file); at the root (`--no-isolate`) forks are
+          // reused and modules cached across files, which would save start-up and import time, once
+          // every file is known not to leave state (env, caches, globals) for the next.
         }
       }
     ]
