@@ -81,6 +81,13 @@ export const RecordedEffect = Schema.Struct({
 })
 export type RecordedEffect = typeof RecordedEffect.Type
 
+/**
+ * The kind of the entry a bridged agent CLI's recording ends with when a failure ended its session
+ * (src/harness/bridge/Bridge.ts): not an effect but a note kept for replay, so every reader of a
+ * recording (replay, the viewer) tells it from the effects by this kind.
+ */
+export const SESSION_ENDED_KIND = "harness/ended"
+
 export const Attempt = Schema.Struct({
   environmentId: Schema.String,
   agentId: Schema.String,

@@ -18,6 +18,7 @@ import {
   type Report
 } from "../experiment/Report.ts"
 import type { StoredAttempt } from "../experiment/Store.ts"
+import { SESSION_ENDED_KIND } from "../schema/Attempt.ts"
 import { type CallStep, type CellRow, type Comparison, type Pair, type Progress, type RunBrief, timelineOf, transcriptOf } from "./Data.ts"
 
 const h = escapeHtml
@@ -619,8 +620,8 @@ const timelineHtml = (stored: StoredAttempt) => {
     const request = e.outcome === null ? `<span class="notes">not sent: the faults layer answered</span>` : `<details><summary>request</summary>${json(e.request)}</details>`
     const outcome = e.outcome === null
       ? `<span class="bad">${h(e.fault?.reason ?? "")}</span> (injected)`
-      : e.kind === "harness/ended" && "ok" in e.outcome
-      // How a bridged CLI's session ended (src/harness/bridge/Bridge.ts): a note kept for replay, not an effect that succeeded.
+      : e.kind === SESSION_ENDED_KIND && "ok" in e.outcome
+      // How a bridged CLI's session ended: a note kept for replay, not an effect that succeeded.
       ? `<details><summary><span class="bad">the session ended</span></summary>${json(e.outcome.ok)}</details>`
       : "error" in e.outcome
       ? `<span class="bad">${h(e.outcome.error.reason)}</span>: ${h(e.outcome.error.message)}`

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { renderHtml, type Report } from "../../src/experiment/Report.ts"
-import { type Attempt, noUsage, type RecordedEffect } from "../../src/schema/Attempt.ts"
+import { type Attempt, noUsage, type RecordedEffect, SESSION_ENDED_KIND } from "../../src/schema/Attempt.ts"
 import { callsOf, firstDifference, timelineOf } from "../../src/view/Data.ts"
 import { attemptPage, expectedActual, redact, reportSections } from "../../src/view/Pages.ts"
 import { isLoopback } from "../../src/view/Server.ts"
@@ -134,7 +134,7 @@ describe("an Attempt's timeline", () => {
   })
 
   it("shows how a bridged CLI's session ended as that, never as an ok outcome", () => {
-    const ended = effect("harness/ended", "model/generate:agent", 1, { ok: { call: { kind: "model/generate", key: "agent" }, failure: { _tag: "EffectFault", reason: "rate-limit" } } })
+    const ended = effect(SESSION_ENDED_KIND, "model/generate:agent", 1, { ok: { call: { kind: "model/generate", key: "agent" }, failure: { _tag: "EffectFault", reason: "rate-limit" } } })
     const attempt = attemptWith({ output: null, faults: [], recording: [effect("model/generate", "agent", 1), ended], ended: { reason: "fault", detail: "rate-limit", injected: true } })
     const rows = attemptPage({ id: "a", runId: "r", attempt }).split("<tr").filter((row) => row.includes(">harness/ended<"))
     expect(rows).toHaveLength(1)

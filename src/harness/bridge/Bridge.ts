@@ -62,7 +62,7 @@ import {
   sendJson,
   tokensOf
 } from "../../model/WireServe.ts"
-import type { CliUsage, RecordedEffect, TokenCounts } from "../../schema/Attempt.ts"
+import { type CliUsage, type RecordedEffect, SESSION_ENDED_KIND, type TokenCounts } from "../../schema/Attempt.ts"
 import type { EffectKind, FaultSpec } from "../../schema/EnvironmentDef.ts"
 import * as World from "../../world/World.ts"
 import * as WE from "../../world/WorldEffects.ts"
@@ -145,11 +145,11 @@ const SYNC_KEY = "workspace-sync"
 export const SYNC_TRIES = 8
 
 /**
- * The kind of the entry a bridged Attempt's recording ends with when its session ended it: its key
+ * A bridged Attempt's recording ends with an entry of this kind when its session ended it: its key
  * is the site of the call that ended it (`model/generate:agent`, `tool/write:workspace-sync`, …)
  * or `cli` (the CLI stopped, or never started), its request that call's, its outcome the failure.
  */
-export const ENDED_KIND = "harness/ended"
+const ENDED_KIND = SESSION_ENDED_KIND
 
 /** A call of the session, as made through the Attempt's stack. */
 interface SessionCall {
