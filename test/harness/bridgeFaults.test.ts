@@ -229,6 +229,17 @@ describe("a harness Attempt replays to its live verdict", { timeout: 120_000 }, 
     expect(again.recording).toEqual(live.recording)
   })
 
+  it("one whose CLI never asked the model (it did not start) ends as an unreachable CLI, no verdict on the model, and replays as that", async () => {
+    const live = await harness(ledger, ledgerEnv, goldModel(ledgerGold), { dir: standinDir({ turns: 0 }) })
+    const again = await harness(ledger, ledgerEnv, Model.scripted(() => Effect.die("a replay asks no model")), { replay: live.recording })
+    // A fault, so the cell is not counted against the candidate; its site is the CLI's start.
+    expect(live.verdict.ended).toMatchObject({ reason: "fault", fault: "unreachable", injected: false })
+    expect(live.recording.filter((r) => r.kind === ENDED_KIND).map((r) => r.key)).toEqual(["cli"])
+    expect(ending(again)).toEqual(ending(live))
+    expect(again.verdict.ended).toEqual(live.verdict.ended)
+    expect(again.recording).toEqual(live.recording)
+  })
+
   it("a folder task whose write back faults on every try ends as that fault, and replays as that fault", async () => {
     const env0 = (await Effect.runPromise(repair.environments)).find((e) => e.task.startsWith("js-"))!
     const files = Object.fromEntries((await goldReplies(repair, env0))[0]!.toolCalls
