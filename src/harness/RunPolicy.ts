@@ -213,8 +213,10 @@ export const make = (options: {
 
     const settings: RunPolicy["settings"] = (run) => ({
       parallel: 1,
-      // The spend cap is checked in `admit`: a harness run's cost is known only once it ends, and
-      // the judge's spending is counted with it.
+      // The spend cap is checked in `admit`, settled after each cell: a harness run's cost is known
+      // only once it ends, and the judge's spending is counted with it. The runner's cap would
+      // reserve each judge call's worst case and, refusing it after the run had been paid for,
+      // skip the cell to run (and pay for) again later.
       maxUsd: null,
       // A backstop: the harness and judge runs are killed at their own limit first.
       timeoutSeconds: limits.timeoutSecs * 2 + 120,
