@@ -65,7 +65,10 @@ export interface PyJsonSyntaxError {
 export type ParseResult = { readonly ok: true; readonly value: PyValue } | { readonly ok: false; readonly error: PyJsonSyntaxError }
 
 // A hand-written scanner: one pass, no intermediate tokens, so parsing a corpus line costs little
-// next to checking it.
+// next to checking it. Containers are read by one loop that keeps the open ones on a stack, not by
+// a function per kind of value calling the others: V8 inlined those mutually recursive functions
+// into one another, so each one's optimised code held copies of the rest, and compiling them was a
+// large part of a fresh process's first pass over a corpus.
 const CONTROL = /[\x00-\x1f]/
 class Scanner {
   pos = 0
@@ -74,20 +77,32 @@ class Scanner {
   // moves on; and whether the text has a control character at all (one in a string is an error).
   backslashFrom = Infinity
   backslashAt = -1
-  // Above 0 inside a value whose members are never read (parsePyJsonFields): it is checked as
-  // the full parse checks it, and nothing of it is built.
-  skipping = 0
+  // The containers open around the value being read, innermost last, and for each dict the key
+  // its next value goes under (see `value`). The scanner's own, not each value's: `fields` reads
+  // every member of a corpus line by a call of its own.
+  readonly open: Array<Array<PyValue> | Map<string, PyValue>> = []
+  readonly keys: Array<string> = []
   readonly controls: boolean
   constructor(readonly text: string) {
     this.controls = CONTROL.test(text)
   }
 
-  fail(message: string): null {
+  fail(message: string): undefined {
     if (this.failure === null) this.failure = { _tag: "PyJsonSyntaxError", offset: this.pos, message }
-    return null
+    return undefined
   }
 
+  // Python's json writes at most one space between tokens (without indent): that one is skipped
+  // here, any more by a loop apart, so what V8 inlines at each of the six places whitespace may
+  // stand in `value` is straight code, not six loops to compile.
   skipWs(): void {
+    const t = this.text
+    let c = t.charCodeAt(this.pos)
+    if (c === 32) c = t.charCodeAt(++this.pos)
+    if (c === 32 || c === 10 || c === 13 || c === 9) this.skipMoreWs()
+  }
+
+  skipMoreWs(): void {
     const t = this.text
     let p = this.pos
     for (;;) {
@@ -98,44 +113,165 @@ class Scanner {
     this.pos = p
   }
 
-  // Returns undefined on failure (null is a legal value).
-  value(): PyValue | undefined {
-    this.skipWs()
+  /**
+   * The value at `pos`, or undefined on failure (null is a legal value). With `skip` (a value the
+   * caller never reads), the value is checked as any other, and nothing of it is built.
+   */
+  value(skip: boolean): PyValue | undefined {
     const t = this.text
-    const c = t.charCodeAt(this.pos)
-    switch (c) {
-      case 34: // "
-        return this.string()
-      case 123: // {
-        return this.object()
-      case 91: // [
-        return this.array()
-      case 116: // t
-        if (t.startsWith("true", this.pos)) {
-          this.pos += 4
-          return true
+    // Empty when a value starts (a failed one ends the scan). A container of a skipped value is
+    // SKIPPED_LIST or SKIPPED_DICT.
+    const open = this.open
+    const keys = this.keys
+    // A dict was just opened, or continued by ',': a key and ':' come before the next value.
+    let key = false
+    for (;;) {
+      if (key) {
+        key = false
+        this.skipWs()
+        if (t.charCodeAt(this.pos) !== 34) return this.fail("expected a string key")
+        const k = this.string(skip)
+        if (k === undefined) return undefined
+        this.skipWs()
+        if (t.charCodeAt(this.pos) !== 58) return this.fail("expected ':'")
+        this.pos++
+        keys[open.length - 1] = k
+      }
+      this.skipWs()
+      const c = t.charCodeAt(this.pos)
+      let v: PyValue | undefined = undefined
+      switch (c) {
+        case 34: // "
+          v = this.string(skip)
+          if (v === undefined) return undefined
+          break
+        case 123: {
+          // {
+          this.pos++
+          const map = skip ? SKIPPED_DICT : new Map<string, PyValue>()
+          this.skipWs()
+          if (t.charCodeAt(this.pos) === 125) {
+            this.pos++
+            v = map
+            break
+          }
+          open.push(map)
+          keys.push("")
+          key = true
+          continue
         }
-        break
-      case 102: // f
-        if (t.startsWith("false", this.pos)) {
-          this.pos += 5
-          return false
+        case 91: {
+          // [
+          this.pos++
+          // newList, not a [] literal: V8 pretenures a literal's allocation site once most of its
+          // arrays survive (as the task files' do, parsed at load), and a process that then parses
+          // answers by the thousand would allocate each short-lived list in the old generation: heap
+          // growing ~4 MB per scavenge and every scavenge slowed (~60-100 ms more in the bench's line pass).
+          const items = skip ? SKIPPED_LIST : newList()
+          this.skipWs()
+          if (t.charCodeAt(this.pos) === 93) {
+            this.pos++
+            v = items
+            break
+          }
+          open.push(items)
+          keys.push("")
+          continue
         }
-        break
-      case 110: // n
-        if (t.startsWith("null", this.pos)) {
-          this.pos += 4
-          return null
+        case 116: // t
+          if (t.startsWith("true", this.pos)) {
+            this.pos += 4
+            v = true
+          }
+          break
+        case 102: // f
+          if (t.startsWith("false", this.pos)) {
+            this.pos += 5
+            v = false
+          }
+          break
+        case 110: // n
+          if (t.startsWith("null", this.pos)) {
+            this.pos += 4
+            v = null
+          }
+          break
+        default:
+          if (c === 45 || (c >= 48 && c <= 57)) {
+            v = this.number(skip)
+            if (v === undefined) return undefined
+          }
+      }
+      if (v === undefined) return this.fail(Number.isNaN(c) ? "unexpected end of input" : `unexpected character ${JSON.stringify(t[this.pos])}`)
+      // A value read: it goes into the innermost open container, and closes those it ends.
+      for (;;) {
+        const depth = open.length
+        if (depth === 0) return v
+        const container = open[depth - 1] as Array<PyValue> | Map<string, PyValue>
+        const isList = Array.isArray(container)
+        // Python's json keeps the last of duplicate keys, in the first one's position; Map.set does too.
+        if (!skip) {
+          if (isList) container.push(v)
+          else container.set(keys[depth - 1] as string, v)
         }
-        break
-      default:
-        if (c === 45 || (c >= 48 && c <= 57)) return this.number()
+        this.skipWs()
+        const d = t.charCodeAt(this.pos)
+        if (d === 44) {
+          this.pos++
+          key = !isList
+          break
+        }
+        if (d !== (isList ? 93 : 125)) return this.fail(isList ? "expected ',' or ']'" : "expected ',' or '}'")
+        this.pos++
+        open.pop()
+        keys.pop()
+        v = skip ? container : (CLOSE[isList ? 0 : 1] as Close)(container)
+      }
     }
-    this.fail(Number.isNaN(c) ? "unexpected end of input" : `unexpected character ${JSON.stringify(t[this.pos])}`)
-    return undefined
   }
 
-  number(): PyValue | undefined {
+  /**
+   * The object at `pos` (as `value` reads it), building only the members named in `wanted`. Apart
+   * from `value`, so that the code V8 optimised for `value` while the task files loaded is still
+   * the code that reads each corpus line's answer: with this choice inside it, first met at the
+   * first line, V8 threw that code away there and compiled `value` again.
+   */
+  fields(wanted: ReadonlySet<string>): PyDict | undefined {
+    const t = this.text
+    this.pos++
+    const map = new Map<string, PyValue>()
+    this.skipWs()
+    if (t.charCodeAt(this.pos) === 125) {
+      this.pos++
+      return map
+    }
+    for (;;) {
+      this.skipWs()
+      if (t.charCodeAt(this.pos) !== 34) return this.fail("expected a string key")
+      const key = this.string(false)
+      if (key === undefined) return undefined
+      this.skipWs()
+      if (t.charCodeAt(this.pos) !== 58) return this.fail("expected ':'")
+      this.pos++
+      const read = wanted.has(key)
+      const v = this.value(!read)
+      if (v === undefined) return undefined
+      if (read) map.set(key, v)
+      this.skipWs()
+      const c = t.charCodeAt(this.pos)
+      if (c === 44) {
+        this.pos++
+        continue
+      }
+      if (c === 125) {
+        this.pos++
+        return map
+      }
+      return this.fail("expected ',' or '}'")
+    }
+  }
+
+  number(skip: boolean): PyValue | undefined {
     const t = this.text
     const start = this.pos
     let p = start
@@ -178,14 +314,14 @@ class Scanner {
       }
     }
     this.pos = p
-    if (this.skipping > 0) return 0
+    if (skip) return 0
     const literal = t.slice(start, p)
     if (isFloat) return new PyFloat(Number(literal))
     const n = Number(literal)
     return Number.isSafeInteger(n) ? n : BigInt(literal)
   }
 
-  string(): string | undefined {
+  string(skip: boolean): string | undefined {
     const t = this.text
     const start = this.pos + 1
     // Fastest path, by the platform's indexOf (a loop per character is slow in cold code): the
@@ -199,7 +335,7 @@ class Scanner {
         }
         if (this.backslashAt === -1 || this.backslashAt > quote) {
           this.pos = quote + 1
-          return this.skipping > 0 ? "" : t.slice(start, quote)
+          return skip ? "" : t.slice(start, quote)
         }
       }
     }
@@ -298,125 +434,6 @@ class Scanner {
       p += 2
     }
   }
-
-  array(): PyList | undefined {
-    this.pos++
-    // newList, not a [] literal: V8 pretenures a literal's allocation site once most of its
-    // arrays survive (as the task files' do, parsed at load), and a process that then parses
-    // answers by the thousand would allocate each short-lived list in the old generation: heap
-    // growing ~4 MB per scavenge and every scavenge slowed (~60-100 ms more in the bench's line pass).
-    const items: Array<PyValue> = this.skipping > 0 ? SKIPPED_LIST : newList()
-    this.skipWs()
-    if (this.text.charCodeAt(this.pos) === 93) {
-      this.pos++
-      return items
-    }
-    for (;;) {
-      const v = this.value()
-      if (v === undefined) return undefined
-      if (this.skipping === 0) items.push(v)
-      this.skipWs()
-      const c = this.text.charCodeAt(this.pos)
-      if (c === 44) {
-        this.pos++
-        continue
-      }
-      if (c === 93) {
-        this.pos++
-        return items
-      }
-      this.fail("expected ',' or ']'")
-      return undefined
-    }
-  }
-
-  object(): PyValue | undefined {
-    this.pos++
-    const map = this.skipping > 0 ? SKIPPED_DICT : new Map<string, PyValue>()
-    this.skipWs()
-    if (this.text.charCodeAt(this.pos) === 125) {
-      this.pos++
-      return map
-    }
-    for (;;) {
-      this.skipWs()
-      if (this.text.charCodeAt(this.pos) !== 34) {
-        this.fail("expected a string key")
-        return undefined
-      }
-      const key = this.string()
-      if (key === undefined) return undefined
-      this.skipWs()
-      if (this.text.charCodeAt(this.pos) !== 58) {
-        this.fail("expected ':'")
-        return undefined
-      }
-      this.pos++
-      const v = this.value()
-      if (v === undefined) return undefined
-      // Python's json keeps the last of duplicate keys, in the first one's position; Map.set does too.
-      if (this.skipping === 0) map.set(key, v)
-      this.skipWs()
-      const c = this.text.charCodeAt(this.pos)
-      if (c === 44) {
-        this.pos++
-        continue
-      }
-      if (c === 125) {
-        this.pos++
-        if (this.skipping === 0 && map.size === 1) {
-          const inner = map.get("__tuple__")
-          if (inner !== undefined && Array.isArray(inner)) return new PyTuple(inner)
-        }
-        return map
-      }
-      this.fail("expected ',' or '}'")
-      return undefined
-    }
-  }
-  /** The object at `pos` (as `object`), building only the members named in `wanted`. */
-  fields(wanted: ReadonlySet<string>): PyDict | undefined {
-    this.pos++
-    const map = new Map<string, PyValue>()
-    this.skipWs()
-    if (this.text.charCodeAt(this.pos) === 125) {
-      this.pos++
-      return map
-    }
-    for (;;) {
-      this.skipWs()
-      if (this.text.charCodeAt(this.pos) !== 34) {
-        this.fail("expected a string key")
-        return undefined
-      }
-      const key = this.string()
-      if (key === undefined) return undefined
-      this.skipWs()
-      if (this.text.charCodeAt(this.pos) !== 58) {
-        this.fail("expected ':'")
-        return undefined
-      }
-      this.pos++
-      const read = wanted.has(key)
-      if (!read) this.skipping++
-      const v = this.value()
-      if (!read) this.skipping--
-      if (v === undefined) return undefined
-      if (read) map.set(key, v)
-      this.skipWs()
-      const c = this.text.charCodeAt(this.pos)
-      if (c === 44) {
-        this.pos++
-        continue
-      }
-      if (c === 125) {
-        this.pos++
-        return map
-      }
-      this.fail("expected ',' or '}'")
-      return undefined
-    }
-  }
 }
 
 /**
@@ -428,7 +445,7 @@ class Scanner {
  */
 export const newList = (): Array<PyValue> => EMPTY_LIST.slice()
 // Copies of it have its kind; slice of an empty list is also far cheaper than Array.of (a generic
-// builtin), and no literal's allocation site is involved (see `array`).
+// builtin), and no literal's allocation site is involved (see Scanner.value).
 const EMPTY_LIST: Array<PyValue> = Array.of(null)
 EMPTY_LIST.pop()
 
@@ -436,13 +453,28 @@ EMPTY_LIST.pop()
 const SKIPPED_LIST: Array<PyValue> = []
 const SKIPPED_DICT = new Map<string, PyValue>()
 
+// What a closed container stands for: a list itself, a dict itself unless it is
+// `{"__tuple__": [...]}`, a tuple. Called through one site that meets both, which V8 compiles as
+// a plain call (see pyRepr): inlined into the scanner, the tuple's construction, never met while
+// the task files load, had thrown the scanner's optimised code away at a corpus's first tuple.
+type Close = (container: Array<PyValue> | Map<string, PyValue>) => PyValue
+const CLOSE: ReadonlyArray<Close> = [
+  (list) => list,
+  (container) => {
+    const map = container as Map<string, PyValue>
+    if (map.size !== 1) return map
+    const inner = map.get("__tuple__")
+    return inner !== undefined && Array.isArray(inner) ? new PyTuple(inner) : map
+  }
+]
+
 /**
  * Parses one JSON text into Python values: a number literal with `.`, `e` or `E` is a float, any
  * other is an int; `{"__tuple__": [...]}` is a tuple.
  */
 export const parsePyJson = (text: string): ParseResult => {
   const s = new Scanner(text)
-  const value = s.value()
+  const value = s.value(false)
   if (value === undefined) return { ok: false, error: s.failure ?? { _tag: "PyJsonSyntaxError", offset: s.pos, message: "invalid JSON" } }
   s.skipWs()
   if (s.pos !== text.length) {
@@ -635,24 +667,45 @@ export const pyStrRepr = (s: string): string => {
 }
 
 /** Python's `repr(v)` (which is also `str(v)` for every container). */
-export const pyRepr = (v: PyValue): string => {
+export const pyRepr = (v: PyValue): string => (typeof v === "string" ? pyStrRepr(v) : (REPRS[reprKind(v)] as Repr)(v))
+
+// Any other kind's repr is a function of its own, called from pyRepr's one site: V8 compiles a
+// call site that has met more than one function as a plain call, and inlines the callee of one
+// that has met one. pyRepr, every kind in one body, was inlined whole into each of the error
+// texts' callers, and each of their first compiles (most of a fresh process's first pass is
+// compiling) carried a copy.
+type Repr = (v: PyValue) => string
+const reprKind = (v: PyValue): number => {
   switch (typeof v) {
-    case "string":
-      return pyStrRepr(v)
     case "number":
     case "bigint":
-      return String(v)
+      return 0
     case "boolean":
-      return v ? "True" : "False"
+      return 1
   }
-  if (v === null) return "None"
-  if (v instanceof PyFloat) return pyFloatRepr(v.value)
-  if (Array.isArray(v)) return `[${reprItems(v)}]`
-  if (v instanceof PyTuple) return v.items.length === 1 ? `(${pyRepr(v.items[0] as PyValue)},)` : `(${reprItems(v.items)})`
-  let out = "{"
-  for (const k of (v as PyDict).keys()) out += (out.length === 1 ? "" : ", ") + pyStrRepr(k) + ": " + pyRepr((v as PyDict).get(k) as PyValue)
-  return out + "}"
+  if (v === null) return 2
+  if (v instanceof PyFloat) return 3
+  if (Array.isArray(v)) return 4
+  if (v instanceof PyTuple) return 5
+  return 6
 }
+const REPRS: ReadonlyArray<Repr> = [
+  (v) => String(v),
+  (v) => (v ? "True" : "False"),
+  () => "None",
+  (v) => pyFloatRepr((v as PyFloat).value),
+  (v) => `[${reprItems(v as PyList)}]`,
+  (v) => {
+    const items = (v as PyTuple).items
+    return items.length === 1 ? `(${pyRepr(items[0] as PyValue)},)` : `(${reprItems(items)})`
+  },
+  (v) => {
+    const d = v as PyDict
+    let out = "{"
+    for (const k of d.keys()) out += (out.length === 1 ? "" : ", ") + pyStrRepr(k) + ": " + pyRepr(d.get(k) as PyValue)
+    return out + "}"
+  }
+]
 
 // The items' reprs joined by ", ", by concatenation: no array of parts (`map` makes one per list,
 // of its own elements kind, which also costs the optimised repr a recompile when a new kind comes).
