@@ -37,9 +37,11 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           exclude: ["test/harness/**"]
           // Every file runs in a fork of its own. `isolate: false` here had no effect under vitest
-          // 3.2 (a probe module saw a new process per file); at the root (`--no-isolate`) forks are
-          // reused and modules cached across files, which would save start-up and import time, once
-          // every file is known not to leave state (env, caches, globals) for the next.
+          // 3.2 (a probe module saw a new process per file). At the root (`--no-isolate`) forks are
+          // reused and modules cached across files, but tried on test/budget, test/evaluation and
+          // test/world (2026-12-07) it broke: it.effect tests run after another file in the same
+          // fork failed with "testClock.adjust is not a function", and with several forks the pool's
+          // recycling failed ("Terminating worker thread") and left its workers running.
         }
       }
     ]
