@@ -15,7 +15,7 @@ import type { AgentReply } from "../../src/evaluation/Conversation.ts"
 import { evaluate } from "../../src/evaluation/evaluate.ts"
 import type { Provider } from "../../src/evaluation/Provider.ts"
 import { SYNC_TRIES } from "../../src/harness/bridge/Bridge.ts"
-import { SESSION_ENDED_KIND as ENDED_KIND } from "../../src/schema/Attempt.ts"
+import { SESSION_ENDED_KIND } from "../../src/schema/Attempt.ts"
 import { bridgedInvocation } from "../../src/harness/bridge/Invocations.ts"
 import * as Model from "../../src/model/Model.ts"
 import { MODEL_CALL_RETRIES, modelAgent } from "../../src/model/ModelAgent.ts"
@@ -185,10 +185,10 @@ describe("a harness Attempt replays to its live verdict", { timeout: 120_000 }, 
     expect(ending(again)).toEqual(ending(live))
     expect(again.recording.filter((r) => "error" in r.outcome)).toEqual([])
     // The recording says which call ended the session; the replay's recording is the live one.
-    expect(live.recording.filter((r) => r.kind === ENDED_KIND).map((r) => r.key)).toEqual([AGENT])
+    expect(live.recording.filter((r) => r.kind === SESSION_ENDED_KIND).map((r) => r.key)).toEqual([AGENT])
     expect(again.recording).toEqual(live.recording)
     // A recording made before the bridge said how a session ended replays as it did then (its end worked out from the draws).
-    const older = await harness(ledger, env, Model.scripted(() => Effect.die("a replay asks no model")), { replay: live.recording.filter((r) => r.kind !== ENDED_KIND) })
+    const older = await harness(ledger, env, Model.scripted(() => Effect.die("a replay asks no model")), { replay: live.recording.filter((r) => r.kind !== SESSION_ENDED_KIND) })
     expect(ending(older)).toEqual(ending(live))
   })
 
@@ -234,7 +234,7 @@ describe("a harness Attempt replays to its live verdict", { timeout: 120_000 }, 
     const again = await harness(ledger, ledgerEnv, Model.scripted(() => Effect.die("a replay asks no model")), { replay: live.recording })
     // A fault, so the cell is not counted against the candidate; its site is the CLI's start.
     expect(live.verdict.ended).toMatchObject({ reason: "fault", fault: "unreachable", injected: false })
-    expect(live.recording.filter((r) => r.kind === ENDED_KIND).map((r) => r.key)).toEqual(["cli"])
+    expect(live.recording.filter((r) => r.kind === SESSION_ENDED_KIND).map((r) => r.key)).toEqual(["cli"])
     expect(ending(again)).toEqual(ending(live))
     expect(again.verdict.ended).toEqual(live.verdict.ended)
     expect(again.recording).toEqual(live.recording)

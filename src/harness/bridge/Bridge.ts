@@ -144,12 +144,6 @@ const SYNC_KEY = "workspace-sync"
 /** A write back the run injected a fault into is made again (the CLI's own write happened): at most this often. */
 export const SYNC_TRIES = 8
 
-/**
- * A bridged Attempt's recording ends with an entry of this kind when its session ended it: its key
- * is the site of the call that ended it (`model/generate:agent`, `tool/write:workspace-sync`, …)
- * or `cli` (the CLI stopped, or never started), its request that call's, its outcome the failure.
- */
-const ENDED_KIND = SESSION_ENDED_KIND
 
 /** A call of the session, as made through the Attempt's stack. */
 interface SessionCall {
@@ -170,9 +164,13 @@ const EndedOutcome = Schema.Struct({
   failure: Failure
 })
 
-/** The recording's entry for a session that ended with `failure`, at `call` when a call ended it. */
+/**
+ * The recording's entry for a session that ended with `failure`: its key is the site of the call
+ * that ended it (`model/generate:agent`, `tool/write:workspace-sync`, …) or `cli` (the CLI stopped,
+ * or never started), its request that call's, its outcome the failure.
+ */
 const endedEntry = (call: SessionCall | null, failure: AgentFailure): RecordedEffect => ({
-  kind: ENDED_KIND,
+  kind: SESSION_ENDED_KIND,
   key: call === null ? "cli" : `${call.kind}:${call.key}`,
   occurrence: 1,
   request: call?.request ?? null,
@@ -181,7 +179,7 @@ const endedEntry = (call: SessionCall | null, failure: AgentFailure): RecordedEf
 
 /** How a recorded session ended; undefined for a recording made before the bridge recorded it. */
 const endedOf = (recording: ReadonlyArray<RecordedEffect>): { readonly entry: RecordedEffect; readonly call: SessionCall | null; readonly failure: AgentFailure } | undefined => {
-  const entry = recording.find((r) => r.kind === ENDED_KIND)
+  const entry = recording.find((r) => r.kind === SESSION_ENDED_KIND)
   if (entry === undefined || !("ok" in entry.outcome)) return undefined
   const decoded = Schema.decodeUnknownEither(EndedOutcome)(entry.outcome.ok)
   // An entry this version cannot read is as none: the replay falls back to what it did without one.
