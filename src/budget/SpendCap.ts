@@ -276,6 +276,14 @@ export interface WrapOptions {
   readonly onRefused?: (refusal: ModelError) => void
   /** The ledger reservations are written to before a call is sent (calls of known price). */
   readonly ledger?: Ledger
+  /**
+   * Send each call without reserving its worst case, and charge what it cost once answered: the
+   * calls of a cell the cap admits whole and settles after (an agent CLI's run, whose cost is
+   * known only at its end, and its judging). Refusing the judge of a run already paid for would
+   * skip the cell, to be run and paid for again; a call interrupted in flight is then uncounted,
+   * as the run's own cost is when it is unknown.
+   */
+  readonly unreserved?: boolean
 }
 
 /**
@@ -306,9 +314,9 @@ export const wrapModel = (cap: SpendCap, inner: Model, options: WrapOptions): Mo
       const entry = options.priceOf(asked.provider, asked.model)
       // Sent with the output bound its worst case is reserved for, whoever built it.
       const request = boundedRequest(asked, entry)
-      const ledger = options.ledger
+      const ledger = options.unreserved === true ? undefined : options.ledger
       // Without a cap or a ledger nothing is reserved: the worst case (the request's whole text measured) is not needed.
-      const worst = cap.bounded || ledger !== undefined ? worstCaseUsd(request, entry) : null
+      const worst = options.unreserved !== true && (cap.bounded || ledger !== undefined) ? worstCaseUsd(request, entry) : null
       const reserved = cap.bounded ? worst ?? 0 : 0
       // The ledger's reservation, once written (an interruption before then leaves none).
       let written: string | undefined

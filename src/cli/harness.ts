@@ -12,7 +12,7 @@ import { Console, Effect, Option } from "effect"
 import * as ContentId from "../content/ContentId.ts"
 import { fromNote, renderEstimate, runPilot } from "../experiment/Preflight.ts"
 import type { Lane, RunOutcome } from "../experiment/Runner.ts"
-import { classify, countStates, makePlan, run as runExperiment, spentSoFar } from "../experiment/Runner.ts"
+import { classify, countStates, makePlan, run as runExperiment } from "../experiment/Runner.ts"
 import { encodeJson, renderText, type Report } from "../experiment/Report.ts"
 import * as Store from "../experiment/Store.ts"
 import * as Allowance from "../harness/Allowance.ts"
@@ -279,8 +279,6 @@ const runInStore = (sel: HarnessRunSelection, p: Prepared, limits: RunPolicy.Lim
     const policy = yield* RunPolicy.make({
       limits,
       baseline: yield* store.latestNote(p.runnerPlan.experimentId, "quota-baseline"),
-      // The cap is the experiment's: what its earlier runs spent counts, as for a model run.
-      spentUsd: yield* spentSoFar(p.runnerPlan.experimentId),
       judge: RunPolicy.judgeOf(p.plan, p.judgeRef)
     })
     // The run is finished once, by the runner, with the policy's report (the recommendation, its

@@ -53,7 +53,8 @@ export interface RunSettings {
    * home spends on model calls (candidate, simulated user, judge), earlier runs included, never
    * passes it. Each call reserves its worst case before it is sent (SpendCap); a call that cannot
    * is not sent and its cell is skipped, to run later with a larger cap. Calls of unknown price
-   * are not bounded by it. null: no cap.
+   * are not bounded by it. An agent CLI whose calls do not go through assay is admitted below the
+   * cap and settled after its cell, judging included (`unmeteredHarness`). null: no cap.
    */
   readonly maxUsd: number | null
   /**
@@ -387,6 +388,13 @@ export const spentSoFar = (experimentId: string): Effect.Effect<number, StoreErr
     return ledger.knownUsd + sumOf((yield* store.unsettledOf(experimentId)).values())
   })
 
+/**
+ * A cell of an agent CLI whose model calls do not go through the runner (on its own login, not
+ * the bridge's proxy): its cost is known only once it ends. The cap admits it whole and settles
+ * it after, its judging included.
+ */
+const unmeteredHarness = (cell: Cell): boolean => cell.candidate.def.kind === "harness" && cell.candidate.callsMetered !== true
+
 /** A cell's Attempt as stored: its content id and the Attempt. */
 export interface CellDone {
   readonly id: string
@@ -449,7 +457,7 @@ export const cellRunner = (
         // through a handler of the caller's own, judging outside the Model service): the larger.
         const spentUsd = Math.max(now.spentUsd, spentBefore + (yield* Ref.get(measured)))
         if (now.capUsd !== null && spentUsd >= now.capUsd) {
-          return yield* skip(cell, `spend cap: $${spentUsd.toFixed(4)} of $${now.capUsd} spent by the experiment`)
+          return yield* skip(cell, `spend cap: $${spentUsd.toFixed(4)} of $${now.capUsd} spent by the experiment (runs and their judging)`)
         }
         const refusal = settings.admit ? yield* settings.admit(cell) : null
         if (refusal !== null) return yield* skip(cell, refusal)
@@ -459,14 +467,22 @@ export const cellRunner = (
         // cap's first refusal of one of them is kept here (a plain variable: only this cell's
         // calls write it), and read once the Attempt is over.
         const refused: { first: ModelError | null } = { first: null }
+        // An agent CLI's run whose calls the runner does not see is paid for before its judge is
+        // asked: the cell was admitted whole below the cap, and its judge's calls are charged as
+        // they complete, never refused (a refusal would skip the cell, to be run and paid again).
+        const settledAfter = unmeteredHarness(cell)
         const cellModel = Option.map(model, (inner) =>
           SpendCap.wrapModel(cap, perCall(cell) ? slotted(slots!, inner) : inner, {
             priceOf,
             onSpend: (spend) => Effect.orDie(putSpend(runId, plan.experimentId, cell.key, spend)),
-            onRefused: (refusal) => {
-              refused.first ??= refusal
-            },
-            ...(ledgerOf !== undefined ? { ledger: ledgerOf(cell) } : {})
+            ...(settledAfter
+              ? { unreserved: true }
+              : {
+                onRefused: (refusal) => {
+                  refused.first ??= refusal
+                },
+                ...(ledgerOf !== undefined ? { ledger: ledgerOf(cell) } : {})
+              })
           }))
         const attempt = yield* evaluate(cell.env, {
           capabilities: cell.lane.provider.capabilities,
@@ -489,7 +505,7 @@ export const cellRunner = (
         if (refused.first !== null) return yield* skip(cell, refused.first.detail)
         // An agent CLI's run is not metered per call through the Model service: its cost (and a
         // harness judge's) counts here, and is written with the experiment's spend.
-        if (cell.candidate.def.kind === "harness" && cell.candidate.callsMetered !== true) {
+        if (settledAfter) {
           const judgedByHarness = cell.env.capabilities.models["judge"]?.startsWith("harness:") === true
           const judging = judgedByHarness ? attempt.judging?.costUsd : 0
           const costUsd = attempt.usage.costUsd === null || judging === null ? null : attempt.usage.costUsd + (judging ?? 0)

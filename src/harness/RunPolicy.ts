@@ -1,11 +1,12 @@
 /**
  * The policy of a harness run, plugged into the experiment runner through its settings like any
  * candidate kind's: one cell at a time (runs share the machine, their wall time is measured, and
- * each cell's quota readings follow the previous cell's); before each cell, the experiment's spend
- * cap (its runs and their judging, earlier commands' included) and the subscription allowance;
- * after each, its quota readings metered; at the end, the report with the orchestrator/worker
- * recommendation, its Scorecards withheld when the allowance stopped the run. The command parses
- * options into `Limits`, builds the plan, stores and prints; nothing here opens a store or prints.
+ * each cell's quota readings follow the previous cell's); the experiment's spend cap, which the
+ * runner keeps as for any run (a CLI's cell admitted below it and settled after, its judging
+ * included); before each cell, the subscription allowance; after each, its quota readings
+ * metered; at the end, the report with the orchestrator/worker recommendation, its Scorecards
+ * withheld when the allowance stopped the run. The command parses options into `Limits`, builds
+ * the plan, stores and prints; nothing here opens a store or prints.
  */
 import { Effect, Ref } from "effect"
 import type { Json } from "../content/Canonical.ts"
@@ -169,55 +170,39 @@ export interface RunPolicy {
 /**
  * The policy of a harness command. `baseline` is the experiment's stored `quota-baseline` note
  * (null on its first run): "since the experiment started" counts from each window's first reading
- * ever, while its newest reading is taken afresh (windows reset). `spentUsd` is what the
- * experiment's earlier runs and their judging spent (the store's ledger): the spend cap counts
- * from it, so running again with the same cap after it stopped a run starts nothing.
+ * ever, while its newest reading is taken afresh (windows reset). The spend cap is the runner's,
+ * counted from what the experiment's earlier runs and their judging spent (the store's ledger),
+ * so running again with the same cap after it stopped a run starts nothing.
  */
 export const make = (options: {
   readonly limits: Limits
   readonly baseline: unknown
-  readonly spentUsd: number
   readonly judge: Recommendation["judge"]
 }): Effect.Effect<RunPolicy> =>
   Effect.gen(function*() {
     const { limits } = options
     const meter = yield* Ref.make<Allowance.Meter>({ ...Allowance.emptyMeter, baseline: baselineOf(options.baseline) })
-    // Known dollars spent by the experiment: its runs' and their judging (the judge is paid too),
-    // from the earlier commands' ledger on, as a model run's cap counts.
-    const spent = yield* Ref.make(options.spentUsd)
     const refused = yield* Ref.make<string | null>(null)
-    // Cells the spend cap refused, and cells let through, by this command.
-    const cells = yield* Ref.make({ capped: 0, admitted: 0 })
+    // This command's cells the runner's spend cap skipped and cells that ran, over its runs (a
+    // pilot and the rest), and what the experiment had spent at the last run's end.
+    const cells = yield* Ref.make({ capped: 0, ran: 0, spentUsd: 0 })
 
     const admit = Effect.gen(function*() {
-      const usd = yield* Ref.get(spent)
-      if (usd >= limits.maxUsd) {
-        yield* Ref.update(cells, (c) => ({ ...c, capped: c.capped + 1 }))
-        return `spend cap: $${usd.toFixed(4)} of $${limits.maxUsd} spent by the experiment (runs and their judging)`
-      }
       const why = Allowance.refusal(yield* Ref.get(meter), limits.allowance)
       if (why !== null) yield* Ref.update(refused, (r) => r ?? why)
-      else yield* Ref.update(cells, (c) => ({ ...c, admitted: c.admitted + 1 }))
       return why
     })
 
     const metered = (draw: Progress): Progress => ({
       ...draw,
-      cell: (info) =>
-        Effect.all([
-          Ref.update(meter, (m) => Allowance.observe(m, quotaOf(info.last))),
-          Ref.update(spent, (usd) => usd + (info.last.usage.costUsd ?? 0) + (info.last.judging?.costUsd ?? 0)),
-          draw.cell(info)
-        ], { discard: true })
+      cell: (info) => Effect.zipRight(Ref.update(meter, (m) => Allowance.observe(m, quotaOf(info.last))), draw.cell(info))
     })
 
     const settings: RunPolicy["settings"] = (run) => ({
       parallel: 1,
-      // The spend cap is checked in `admit`, settled after each cell: a harness run's cost is known
-      // only once it ends, and the judge's spending is counted with it. The runner's cap would
-      // reserve each judge call's worst case and, refusing it after the run had been paid for,
-      // skip the cell to run (and pay for) again later.
-      maxUsd: null,
+      // The runner's cap admits a CLI's cell below it and settles the cell after, its judging
+      // included (Runner.ts, unmeteredHarness): a run's cost is known only once it ends.
+      maxUsd: limits.maxUsd,
       // A backstop: the harness and judge runs are killed at their own limit first.
       timeoutSeconds: limits.timeoutSecs * 2 + 120,
       handlers: run.handlers,
@@ -235,9 +220,9 @@ export const make = (options: {
 
     const stopped = Ref.get(refused)
     const overBudget = Effect.gen(function*() {
-      const { admitted, capped } = yield* Ref.get(cells)
-      if (admitted > 0 || capped === 0) return null
-      return `stopped by budget: the spend cap ($${limits.maxUsd}, $${(yield* Ref.get(spent)).toFixed(4)} spent by the experiment) ` +
+      const { capped, ran, spentUsd } = yield* Ref.get(cells)
+      if (ran > 0 || capped === 0) return null
+      return `stopped by budget: the spend cap ($${limits.maxUsd}, $${spentUsd.toFixed(4)} spent by the experiment) ` +
         `skipped all ${capped} cells to run and none ran; raise --max-usd to run them`
     })
     return {
@@ -254,10 +239,15 @@ export const make = (options: {
       exitCode: Effect.map(Effect.all([stopped, overBudget]), ([s, b]) => (s === null && b === null ? 0 : 3)),
       baseline: Effect.map(Ref.get(meter), ({ baseline }) => (baseline.size > 0 ? Object.fromEntries(baseline) : null)),
       finish: (outcome) =>
-        Effect.map(stopped, (s) => {
-          const report = finishedReport(outcome, options.judge, s)
-          // The runner checks no cap of its own here (its maxUsd is null): the report's is this one.
-          return report.spend === undefined ? report : { ...report, spend: { ...report.spend, capUsd: limits.maxUsd } }
+        Effect.gen(function*() {
+          const { report } = outcome
+          const capped = (report.skipped ?? []).filter((c) => c.reason.startsWith("spend cap")).length
+          yield* Ref.update(cells, (c) => ({
+            capped: c.capped + capped,
+            ran: c.ran + report.cells.ran,
+            spentUsd: report.spend?.experimentUsd ?? c.spentUsd
+          }))
+          return finishedReport(outcome, options.judge, yield* stopped)
         })
     } satisfies RunPolicy
   })

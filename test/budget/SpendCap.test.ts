@@ -179,6 +179,29 @@ describe("the spend cap", () => {
       expect(state).toMatchObject({ capUsd: null, reservedUsd: 0, unknownCalls: 1, refused: 0 })
       expect(state.spentUsd).toBeCloseTo(0.5 + 20 * worst + 0.25, 12)
     }))
+
+  it.live("unreserved (a cell settled after it ends): a call past what the cap has left is sent, not refused, and charged what it cost", () =>
+    Effect.gen(function*() {
+      const sent = yield* Ref.make(0)
+      // Less left than one call's worst case: reserved, it would be refused.
+      const cap = yield* SpendCap.make(1, 1 - worst / 2)
+      const spends: Array<number | null> = []
+      const model = SpendCap.wrapModel(cap, exactModel(sent, Duration.zero), {
+        priceOf: () => entry,
+        unreserved: true,
+        onSpend: (spend) => Effect.sync(() => void spends.push(spend.costUsd))
+      })
+      expect((yield* model.generate(request)).text).toBe("ok")
+      const state = yield* cap.state
+      expect(yield* Ref.get(sent)).toBe(1)
+      expect(state).toMatchObject({ refused: 0, reservedUsd: 0 })
+      expect(state.spentUsd).toBeCloseTo(1 + worst / 2, 12)
+      expect(spends).toEqual([expect.closeTo(worst, 12)])
+
+      const reserving = SpendCap.wrapModel(cap, exactModel(sent, Duration.zero), { priceOf: () => entry })
+      expect((yield* Effect.either(reserving.generate(request)))._tag).toBe("Left")
+      expect(yield* Ref.get(sent)).toBe(1)
+    }))
 })
 
 describe("a price with a long-context tier", () => {

@@ -1,6 +1,6 @@
 /**
  * The harness run's policy as the runner sees it, with no CLI and no store: what `admit` refuses
- * once cells are metered through `progress`, and the report a run is finished with.
+ * once cells are metered through `progress`, the report a run is finished with, and the exit code.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -66,11 +66,11 @@ const runnerOf = (policy: RunPolicy.RunPolicy) => {
 }
 
 describe("the harness run policy", () => {
-  it.effect("runs one cell at a time, checks the spend cap itself, and keeps its limits with the run", () =>
+  it.effect("runs one cell at a time, hands the spend cap to the runner, and keeps its limits with the run", () =>
     Effect.gen(function*() {
-      const policy = yield* RunPolicy.make({ limits, baseline: null, spentUsd: 0, judge: null })
+      const policy = yield* RunPolicy.make({ limits, baseline: null, judge: null })
       const { settings } = runnerOf(policy)
-      expect(settings).toMatchObject({ parallel: 1, maxUsd: null, timeoutSeconds: 60 * 2 + 120 })
+      expect(settings).toMatchObject({ parallel: 1, maxUsd: 1, timeoutSeconds: 60 * 2 + 120 })
       expect(settings.settings).toEqual({
         benchmarks: ["corpus"],
         parallel: 1,
@@ -81,44 +81,42 @@ describe("the harness run policy", () => {
       })
     }))
 
-  it.effect("refuses a cell once the runs and their judging reached the spend cap; unknown costs do not count", () =>
+  it.effect("stopped by budget (exit 3) only when the runner's cap skipped this command's cells and none ran, a pilot's included", () =>
     Effect.gen(function*() {
-      const { admit, done } = runnerOf(yield* RunPolicy.make({ limits, baseline: null, spentUsd: 0, judge: null }))
-      yield* done(attempt({ costUsd: null }))
-      yield* done(attempt({ costUsd: 0.5 }))
-      expect(yield* admit).toBeNull()
-      yield* done(attempt({ costUsd: 0.25, judgingUsd: 0.25 }))
-      expect(yield* admit).toBe("spend cap: $1.0000 of $1 spent by the experiment (runs and their judging)")
-    }))
+      const spend = { runUsd: 0, experimentUsd: 1, unknownCalls: 0, calls: 0, capUsd: 1, unsettledUsd: 0, experimentUnsettledUsd: 0 }
+      const capped = (task: string) => ({ environmentId: `env-${task}`, task, candidate: "harness:codex:gpt-5", repetition: 0, reason: "spend cap: $1.0000 of $1 spent by the experiment (runs and their judging)" })
+      const none: Report = {
+        ...report,
+        cells: { ...report.cells, ran: 0, kept: 0, skipped: 2 },
+        skipped: [capped("config-port"), capped("count-todos")],
+        spend
+      }
 
-  it.effect("the spend cap counts from what the experiment spent before: at its cap already, no cell starts and the run is stopped by budget (exit 3)", () =>
-    Effect.gen(function*() {
-      const resumed = yield* RunPolicy.make({ limits, baseline: null, spentUsd: 0.75, judge: null })
-      const { admit, done } = runnerOf(resumed)
-      expect(yield* admit).toBeNull()
-      yield* done(attempt({ costUsd: 0.25 }))
-      expect(yield* admit).toBe("spend cap: $1.0000 of $1 spent by the experiment (runs and their judging)")
-      // One cell ran: not stopped by budget.
-      expect(yield* resumed.overBudget).toBeNull()
-      expect(yield* resumed.exitCode).toBe(0)
-
-      const spent = yield* RunPolicy.make({ limits, baseline: null, spentUsd: 1, judge: null })
-      const again = runnerOf(spent)
-      expect(yield* again.admit).toBe("spend cap: $1.0000 of $1 spent by the experiment (runs and their judging)")
-      expect(yield* again.admit).not.toBeNull()
+      const spent = yield* RunPolicy.make({ limits, baseline: null, judge: null })
+      expect(yield* spent.overBudget).toBeNull()
+      const finished = yield* spent.finish({ report: none, attempts: [] })
+      expect(finished.spend).toEqual(spend)
       expect(yield* spent.overBudget).toBe(
         "stopped by budget: the spend cap ($1, $1.0000 spent by the experiment) skipped all 2 cells to run and none ran; raise --max-usd to run them"
       )
       expect(yield* spent.exitCode).toBe(3)
-      // The report's spend line names this cap (the runner's own is off for harness runs).
-      const spend = { runUsd: 0, experimentUsd: 1, unknownCalls: 0, calls: 0, capUsd: null, unsettledUsd: 0, experimentUnsettledUsd: 0 }
-      const finished = yield* spent.finish({ report: { ...report, spend }, attempts: [] })
-      expect(finished.spend).toEqual({ ...spend, capUsd: 1 })
+
+      // A pilot ran a cell, then the cap skipped the rest: the command ran something, it is not stopped by budget.
+      const piloted = yield* RunPolicy.make({ limits, baseline: null, judge: null })
+      yield* piloted.finish({ report: { ...report, cells: { ...report.cells, ran: 1 } }, attempts: [attempt({})] })
+      yield* piloted.finish({ report: none, attempts: [] })
+      expect(yield* piloted.overBudget).toBeNull()
+      expect(yield* piloted.exitCode).toBe(0)
+
+      // Cells skipped for another reason are not the cap's.
+      const other = yield* RunPolicy.make({ limits, baseline: null, judge: null })
+      yield* other.finish({ report: { ...none, skipped: none.skipped!.map((c) => ({ ...c, reason: "no agent: codex is not installed" })) }, attempts: [] })
+      expect(yield* other.overBudget).toBeNull()
     }))
 
   it.effect("the allowance counts from the experiment's stored baseline; its refusal stops the run: exit 3, no Scorecard kept", () =>
     Effect.gen(function*() {
-      const policy = yield* RunPolicy.make({ limits, baseline: { primary: 40 }, spentUsd: 0, judge: null })
+      const policy = yield* RunPolicy.make({ limits, baseline: { primary: 40 }, judge: null })
       const { admit, done } = runnerOf(policy)
       yield* done(attempt({ quota: [45, 49] }))
       expect(yield* admit).toBeNull()
@@ -138,7 +136,7 @@ describe("the harness run policy", () => {
 
   it.effect("pauses at 80% used, whoever used it; the gate sees where the experiment stands", () =>
     Effect.gen(function*() {
-      const policy = yield* RunPolicy.make({ limits, baseline: null, spentUsd: 0, judge: null })
+      const policy = yield* RunPolicy.make({ limits, baseline: null, judge: null })
       const { admit, done } = runnerOf(policy)
       yield* done(attempt({ quota: [79, 80] }))
       expect(yield* admit).toBe("quota: the primary window is 80% used (pause at 80%)")
@@ -150,7 +148,7 @@ describe("the harness run policy", () => {
   it.effect("a run not stopped is finished with its Scorecards, the recommendation with its judge, and the models a default candidate ran", () =>
     Effect.gen(function*() {
       const judge = { ref: "harness:codex:gpt-5", alsoCandidate: true }
-      const policy = yield* RunPolicy.make({ limits, baseline: null, spentUsd: 0, judge })
+      const policy = yield* RunPolicy.make({ limits, baseline: null, judge })
       const finished = yield* policy.finish({
         report,
         attempts: [attempt({ candidate: "harness:pi", models: ["local-model"] }), attempt({ models: ["gpt-5"] })]
