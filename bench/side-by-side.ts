@@ -9,7 +9,7 @@
 import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { median, succeeded, timeNode } from "./support.ts"
+import { type CommandRun, median, succeeded, timeNode } from "./support.ts"
 
 export interface Upstream {
   /** The checkout's folder as given. */
@@ -34,10 +34,18 @@ export const noSideBySide = (variable: string): string =>
 
 /** Runs one of bench/upstream/*.py in a process of its own; its last stdout line is JSON. */
 export const runDriver = async <A>(upstream: Upstream, script: string, args: ReadonlyArray<string>): Promise<A> => {
+  const run = await timeDriver(upstream, script, args)
+  return JSON.parse(run.stdout.trim().split("\n").pop() ?? "{}") as A
+}
+
+/**
+ * One of bench/upstream/*.py as a user would wait on it: the whole process, start to exit (its
+ * interpreter's start and imports included).
+ */
+export const timeDriver = async (upstream: Upstream, script: string, args: ReadonlyArray<string>): Promise<CommandRun> => {
   const path = fileURLToPath(new URL(`./upstream/${script}`, import.meta.url))
   // No __pycache__ left in bench/upstream/.
-  const run = succeeded(await timeNode([path, upstream.dir, ...args], { PYTHONDONTWRITEBYTECODE: "1" }, upstream.python), `bench/upstream/${script} ${args.join(" ")}`)
-  return JSON.parse(run.stdout.trim().split("\n").pop() ?? "{}") as A
+  return succeeded(await timeNode([path, upstream.dir, ...args], { PYTHONDONTWRITEBYTECODE: "1" }, upstream.python), `bench/upstream/${script} ${args.join(" ")}`)
 }
 
 /** Runs a bench child script of this folder (`node --import tsx bench/NAME ARGS`); its last stdout line is JSON. */
