@@ -23,7 +23,7 @@ import { loadAll } from "../providers/bfcl/data.ts"
 import { type CorpusEntry, parseCorpus, tasksById } from "../providers/bfcl/equivalence.ts"
 import { goldAnswer } from "../providers/bfcl/gold.ts"
 import { checkLine } from "./bfcl-line.ts"
-import { noSideBySide, runChild, runDriver, table, timeDriver, upstreamFrom } from "./side-by-side.ts"
+import { goalLines, noSideBySide, runChild, runDriver, type Row, table, timeDriver, upstreamFrom } from "./side-by-side.ts"
 import { machine, succeeded, timeAssay } from "./support.ts"
 
 const median = (xs: ReadonlyArray<number>): number => {
@@ -162,11 +162,21 @@ const sideBySide = async (dataDir: string): Promise<void> => {
     `bfcl checker over the dev oracle corpus (${fmt(assayLine[0]!.answers)} answers), fresh processes, ${rounds} round${rounds > 1 ? "s" : ""}${upstream ? " of assay then upstream" : ""}; ` +
       `each figure the median over the rounds (range); ${machine()}`
   )
-  const rows = table([
-    { measure: "parse line + check + error text, first pass in a fresh process", upstream: u && first(u), assay: first(assayLine) },
+  const rows: ReadonlyArray<Row> = [
+    {
+      measure: "parse line + check + error text, first pass in a fresh process",
+      upstream: u && first(u),
+      assay: first(assayLine),
+      goal: { name: "first pass", atLeast: 2 }
+    },
     { measure: "the same, its CPU (assay's counts V8's compiler threads too)", upstream: u && firstCpu(u), assay: firstCpu(assayLine) },
-    { measure: "the same, warm: median of the process's next 8 passes", upstream: u && warm(u), assay: warm(assayLine) },
-    { measure: "check + error text over answers parsed first, first pass", upstream: p && first(p), assay: first(assayParsed) },
+    { measure: "the same, warm: median of the process's next 8 passes", upstream: u && warm(u), assay: warm(assayLine), goal: { name: "warm, by line", atLeast: 4 } },
+    {
+      measure: "check + error text over answers parsed first, first pass",
+      upstream: p && first(p),
+      assay: first(assayParsed),
+      goal: { name: "check-only first pass", atLeast: 1 }
+    },
     { measure: "the same, warm", upstream: p && warm(p), assay: warm(assayParsed) },
     { measure: "parsing the whole corpus before those passes, every field", upstream: p && parse(p), assay: parse(assayParsed) },
     {
@@ -174,8 +184,8 @@ const sideBySide = async (dataDir: string): Promise<void> => {
       upstream: upstream ? upCommand : undefined,
       assay: assayCommand
     }
-  ])
-  for (const line of rows) console.log(line)
+  ]
+  for (const line of [...table(rows), ...goalLines(rows)]) console.log(line)
   if (upstream) {
     const agree = [...upLine, ...upParsed].map((x) => x.agree ?? 0)
     console.log(

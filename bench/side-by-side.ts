@@ -62,6 +62,8 @@ export interface Row {
   readonly assay: ReadonlyArray<number>
   /** How the figures print (default: ms). */
   readonly unit?: (ms: number) => string
+  /** The speed-up issue 45 asks of this row (upstream's median over assay's), and its short name. */
+  readonly goal?: { readonly name: string; readonly atLeast: number }
 }
 
 const msText = (ms: number): string => `${ms < 10 ? ms.toFixed(2) : ms < 100 ? ms.toFixed(1) : ms.toFixed(0)} ms`
@@ -88,3 +90,16 @@ export const table = (rows: ReadonlyArray<Row>): ReadonlyArray<string> => {
   }
   return lines
 }
+
+/**
+ * Each goal of the rows against this run's figures: met when the ratio of medians reaches it (the
+ * fastest-against-fastest ratio beside it). Nothing without an upstream: no ratio was measured.
+ */
+export const goalLines = (rows: ReadonlyArray<Row>): ReadonlyArray<string> =>
+  rows.flatMap((r) => {
+    if (r.goal === undefined || r.upstream === undefined) return []
+    const ratio = median(r.upstream) / median(r.assay)
+    const best = Math.min(...r.upstream) / Math.min(...r.assay)
+    const verdict = ratio >= r.goal.atLeast ? "met" : "not met"
+    return [`  goal: ${r.goal.name} ≥ ${r.goal.atLeast}× upstream's: ${ratio.toFixed(2)}× (fastest against fastest ${best.toFixed(2)}×), ${verdict}`]
+  })

@@ -24,7 +24,7 @@ import { dbCheck, decodeTasks, goldDigest, type Task } from "../providers/tau2/r
 import { step } from "../providers/tau2/retail/tools.ts"
 import { fileURLToPath } from "node:url"
 import { OracleLine } from "../providers/tau2/common/equivalence.ts"
-import { noSideBySide, runChild, runDriver, table, upstreamFrom } from "./side-by-side.ts"
+import { goalLines, noSideBySide, type Row, runChild, runDriver, table, upstreamFrom } from "./side-by-side.ts"
 import { machine, mib, succeeded, timeNode } from "./support.ts"
 
 const ms = (ns: bigint): number => Number(ns) / 1e6
@@ -327,25 +327,38 @@ const sideBySide = async (): Promise<void> => {
   const upFirst = upstream ? up.map((u) => u.loads[0]!.ms) : undefined
   const upLater = upstream ? up.map((u) => median(u.loads.slice(1).map((l) => l.ms))) : undefined
   out(`tau2-retail${upstream ? " side by side" : ""}, ${rounds} round${rounds > 1 ? "s" : ""} of fresh processes${upstream ? ", assay then upstream" : ""}; each figure the median over the rounds (range); ${machine()}`)
-  for (const line of table([
-    { measure: "a world from db.json, first in a fresh process: assay's read (sha256 by its note) + full parse and check, no prepared form; upstream's get_environment", upstream: upFirst, assay: firstMs(full) },
+  const rows: ReadonlyArray<Row> = [
+    {
+      measure: "a world from db.json, first in a fresh process: assay's read (sha256 by its note) + full parse and check, no prepared form; upstream's get_environment",
+      upstream: upFirst,
+      assay: firstMs(full),
+      goal: { name: "full parse, first in a process", atLeast: 1 }
+    },
     { measure: "the same, the process's next 8 (median)", upstream: upLater, assay: laterMs(full) },
     { measure: "the same, CPU of the first", upstream: upstream ? up.map((u) => u.loads[0]!.cpuMs) : undefined, assay: full.map((x) => x.cpuMs) },
     { measure: "assay's first load with no form (full parse, form made and stored), against upstream's first", upstream: upFirst, assay: firstMs(formFirst) },
-    { measure: "assay's first load from the prepared form, against upstream's first", upstream: upFirst, assay: firstMs(prepared) },
+    {
+      measure: "assay's first load from the prepared form, against upstream's first",
+      upstream: upFirst,
+      assay: firstMs(prepared),
+      goal: { name: "first load from the form", atLeast: 10 }
+    },
     { measure: "assay's later loads from the form, against upstream's later", upstream: upLater, assay: laterMs(prepared) },
     {
       measure: `gold check per task, median over ${tasks.length} (assay: fork + replay + digest; upstream: fresh env + replay + get_db_hash)`,
       upstream: upGold && [median(upGold.perTaskMs)],
-      assay: [median(assayGold)]
+      assay: [median(assayGold)],
+      goal: { name: "gold per task", atLeast: 100 }
     },
     {
       measure: `fuzz-dev, the first ${fuzzLines.length} sequences (assay: fork + replay, each call's content checked, upstream's DB hash; upstream: fresh env + get_response per call + get_db_hash)`,
       upstream: upstream ? upFuzz.map((f) => f.ms) : undefined,
       assay: assayFuzz,
-      unit: (x: number) => `${(x / 1000).toFixed(2)} s`
+      unit: (x: number) => `${(x / 1000).toFixed(2)} s`,
+      goal: { name: "fuzz", atLeast: 20 }
     }
-  ])) out(line)
+  ]
+  for (const line of [...table(rows), ...goalLines(rows)]) out(line)
   out(`  assay's fuzz lines agreeing with the oracle: ${fuzzAgree} of ${fuzzLines.length}`)
   if (upstream) {
     out(
