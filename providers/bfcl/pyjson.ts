@@ -196,6 +196,19 @@ class Scanner {
             v = null
           }
           break
+        // Python's json reads NaN and Infinity (and -Infinity, in `number`) as floats.
+        case 78: // N
+          if (t.startsWith("NaN", this.pos)) {
+            this.pos += 3
+            v = skip ? 0 : new PyFloat(Number.NaN)
+          }
+          break
+        case 73: // I
+          if (t.startsWith("Infinity", this.pos)) {
+            this.pos += 8
+            v = skip ? 0 : new PyFloat(Infinity)
+          }
+          break
         default:
           if (c === 45 || (c >= 48 && c <= 57)) {
             v = this.number(skip)
@@ -276,12 +289,23 @@ class Scanner {
     const start = this.pos
     let p = start
     let isFloat = false
-    if (t.charCodeAt(p) === 45) p++
+    if (t.charCodeAt(p) === 45) {
+      p++
+      if (t.charCodeAt(p) === 73 && t.startsWith("Infinity", p)) {
+        this.pos = p + 8
+        return skip ? 0 : new PyFloat(-Infinity)
+      }
+    }
     const digitsStart = p
-    while (p < t.length) {
-      const c = t.charCodeAt(p)
-      if (c >= 48 && c <= 57) p++
-      else break
+    // A leading 0 is the whole integer part, as JSON has it: Python's json reads `01` as 0 and
+    // then fails on the 1 (a model's `{"month": 01}` is a decode error upstream, not 1).
+    if (t.charCodeAt(p) === 48) p++
+    else {
+      while (p < t.length) {
+        const c = t.charCodeAt(p)
+        if (c >= 48 && c <= 57) p++
+        else break
+      }
     }
     if (p === digitsStart) {
       this.pos = p
@@ -469,8 +493,9 @@ const CLOSE: ReadonlyArray<Close> = [
 ]
 
 /**
- * Parses one JSON text into Python values: a number literal with `.`, `e` or `E` is a float, any
- * other is an int; `{"__tuple__": [...]}` is a tuple.
+ * Parses one JSON text into Python values as Python's `json.loads` reads it: a number literal with
+ * `.`, `e` or `E` is a float, any other is an int (`01` is an error); `NaN`, `Infinity` and
+ * `-Infinity` are floats; `{"__tuple__": [...]}` is a tuple.
  */
 export const parsePyJson = (text: string): ParseResult => {
   const s = new Scanner(text)

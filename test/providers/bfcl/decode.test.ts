@@ -40,6 +40,12 @@ describe("bfcl decoding", () => {
     expect(decodeToolCalls([{ name: "f", arguments: "{" }])._tag).toBe("DecodeError")
   })
 
+  it("function-calling mode reads arguments as json.loads does: a leading zero fails, NaN and Infinity are floats", () => {
+    expect(decodeToolCalls([{ name: "f", arguments: '{"month": 01}' }])._tag).toBe("DecodeError")
+    const r = decodeToolCalls([{ name: "f", arguments: '{"low": -Infinity, "x": NaN}' }])
+    expect(r._tag === "Decoded" ? pyRepr(r.value) : r.message).toBe("[{'f': {'low': -inf, 'x': nan}}]")
+  })
+
   it("function-calling mode: a text reply without tool calls is a decode failure, an empty one no call", () => {
     expect(decodeFunctionCallingReply(null, "I can't do that.")._tag).toBe("DecodeError")
     expect(decodeFunctionCallingReply(null, "")).toEqual({ _tag: "Decoded", value: [] })

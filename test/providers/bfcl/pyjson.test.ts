@@ -27,6 +27,29 @@ describe("pyjson", () => {
     expect(pyRepr(v)).toBe("[5, 5.0, 1e-09, 1000.0, -0.5, 0]")
   })
 
+  // What Python 3.11's json.loads gives for each (its error offsets are its `char` figures).
+  it("reads numbers as Python's json does: a leading 0 is the whole integer part, NaN and ±Infinity are floats", () => {
+    expect(pyRepr(parse("[0, -0, 0.5, 0e1, -0.0]"))).toBe("[0, 0, 0.5, 0.0, -0.0]")
+    const special = parse("[NaN, Infinity, -Infinity]") as ReadonlyArray<PyValue>
+    expect(special.map(pyType)).toEqual(["float", "float", "float"])
+    expect(pyRepr(special)).toBe("[nan, inf, -inf]")
+    const offset = (text: string) => {
+      const r = parsePyJson(text)
+      return r.ok ? `parsed ${pyRepr(r.value)}` : r.error.offset
+    }
+    expect(offset('{"a": 01}')).toBe(7)
+    expect(offset("[01]")).toBe(2)
+    expect(offset("00")).toBe(1)
+    expect(offset("-01")).toBe(2)
+    expect(offset("[-Infinity1]")).toBe(10)
+    expect(offset("Infinityx")).toBe(8)
+    expect(parsePyJson("-").ok).toBe(false)
+    // Unread members are checked as strictly, and NaN there is no error.
+    const line = parsePyJsonFields('{"valid": NaN, "id": 1, "n": -Infinity}', new Set(["id"]))
+    expect(line.ok && pyRepr(line.value)).toBe("{'id': 1}")
+    expect(parsePyJsonFields('{"valid": 01, "id": 1}', new Set(["id"])).ok).toBe(false)
+  })
+
   it("keeps integers beyond 2^53 exact", () => {
     const v = parse("579838452023959405")
     expect(typeof v).toBe("bigint")
