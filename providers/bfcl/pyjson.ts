@@ -196,18 +196,11 @@ class Scanner {
             v = null
           }
           break
-        // Python's json reads NaN and Infinity (and -Infinity, in `number`) as floats.
         case 78: // N
-          if (t.startsWith("NaN", this.pos)) {
-            this.pos += 3
-            v = skip ? 0 : new PyFloat(Number.NaN)
-          }
+          v = this.nonFinite("NaN", Number.NaN, skip)
           break
         case 73: // I
-          if (t.startsWith("Infinity", this.pos)) {
-            this.pos += 8
-            v = skip ? 0 : new PyFloat(Infinity)
-          }
+          v = this.nonFinite("Infinity", Infinity, skip)
           break
         default:
           if (c === 45 || (c >= 48 && c <= 57)) {
@@ -284,6 +277,13 @@ class Scanner {
     }
   }
 
+  /** Python's json reads NaN, Infinity and -Infinity as floats: `word` at `pos` as `x`, or undefined. */
+  nonFinite(word: string, x: number, skip: boolean): PyValue | undefined {
+    if (!this.text.startsWith(word, this.pos)) return undefined
+    this.pos += word.length
+    return skip ? 0 : new PyFloat(x)
+  }
+
   number(skip: boolean): PyValue | undefined {
     const t = this.text
     const start = this.pos
@@ -291,9 +291,10 @@ class Scanner {
     let isFloat = false
     if (t.charCodeAt(p) === 45) {
       p++
-      if (t.charCodeAt(p) === 73 && t.startsWith("Infinity", p)) {
-        this.pos = p + 8
-        return skip ? 0 : new PyFloat(-Infinity)
+      if (t.charCodeAt(p) === 73) {
+        this.pos = p
+        const v = this.nonFinite("Infinity", -Infinity, skip)
+        if (v !== undefined) return v
       }
     }
     const digitsStart = p
