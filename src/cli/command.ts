@@ -22,7 +22,7 @@ import { checkedLocation, storeDoc, storeExists, storeOption, storeShown } from 
 import { workerCommand, workerDoc } from "./worker.ts"
 import { parseRate } from "../cluster/rateSpec.ts"
 import { fromNote, renderEstimate, runPilot } from "../experiment/Preflight.ts"
-import { classify, countStates, type Lane, makePlan, type Plan, run as runExperiment } from "../experiment/Runner.ts"
+import { capSkipped, classify, countStates, type Lane, makePlan, type Plan, run as runExperiment } from "../experiment/Runner.ts"
 import { rebuildUnfinished } from "../experiment/Results.ts"
 import * as Store from "../experiment/Store.ts"
 import * as Registry from "../model/Registry.ts"
@@ -768,12 +768,12 @@ const runCommand = Command.make("run", runOptions, (opts) =>
     )
     yield* printReport(outcome.report, opts.json ? "json" : "text")
     // Nothing ran because the cap could not cover a call: stopped by budget, not done.
-    const capSkipped = (outcome.report.skipped ?? []).filter((s) => s.reason.startsWith("spend cap")).length
-    if (outcome.report.cells.ran === 0 && capSkipped > 0) {
+    const capped = capSkipped(outcome.report)
+    if (outcome.report.cells.ran === 0 && capped > 0) {
       const spend = outcome.report.spend
       yield* Console.error(
         `assay: stopped by budget: the spend cap ($${Option.getOrElse(opts.maxUsd, () => 0)}${spend ? `, $${spend.experimentUsd.toFixed(4)} spent` : ""}) ` +
-          `skipped all ${capSkipped} cells to run and none ran; raise --max-usd or lower --max-output-tokens (assay plan --max-usd shows what a call reserves)`
+          `skipped all ${capped} cells to run and none ran; raise --max-usd or lower --max-output-tokens (assay plan --max-usd shows what a call reserves)`
       )
       return yield* new ExitWith({ code: 3 })
     }

@@ -395,6 +395,9 @@ export const spentSoFar = (experimentId: string): Effect.Effect<number, StoreErr
  */
 const unmeteredHarness = (cell: Cell): boolean => cell.candidate.def.kind === "harness" && cell.candidate.callsMetered !== true
 
+/** How many of a run's cells the spend cap skipped (their reasons say "spend cap", as `skip` writes them and as a refused call's does). */
+export const capSkipped = (report: Pick<Report, "skipped">): number => (report.skipped ?? []).filter((s) => s.reason.startsWith("spend cap")).length
+
 /** A cell's Attempt as stored: its content id and the Attempt. */
 export interface CellDone {
   readonly id: string

@@ -12,7 +12,7 @@ import { Effect, Ref } from "effect"
 import type { Json } from "../content/Canonical.ts"
 import type { Gate } from "../experiment/Preflight.ts"
 import type { Recommendation, Report } from "../experiment/Report.ts"
-import type { Progress, RunOutcome, RunSettings } from "../experiment/Runner.ts"
+import { capSkipped, type Progress, type RunOutcome, type RunSettings } from "../experiment/Runner.ts"
 import type { Attempt } from "../schema/Attempt.ts"
 import type { Handlers } from "../world/WorldEffects.ts"
 import * as Allowance from "./Allowance.ts"
@@ -241,9 +241,8 @@ export const make = (options: {
       finish: (outcome) =>
         Effect.gen(function*() {
           const { report } = outcome
-          const capped = (report.skipped ?? []).filter((c) => c.reason.startsWith("spend cap")).length
           yield* Ref.update(cells, (c) => ({
-            capped: c.capped + capped,
+            capped: c.capped + capSkipped(report),
             ran: c.ran + report.cells.ran,
             spentUsd: report.spend?.experimentUsd ?? c.spentUsd
           }))
