@@ -121,6 +121,7 @@ export const resolveCandidate = (provider: Provider, name: string, options: Cand
       def: { name, kind: "llm", model: resolved.ref, actionSpace: text ? "text" : "tools", prompt: "", limits: noLimits },
       // Without its price: a price change is not a new candidate (its limits are).
       registryEntry: presented(resolved) as unknown as Json,
+      modelProvider: resolved.provider,
       // Loaded on first use: the model clients take seconds to load.
       agentFor: () => Effect.map(loadModelAgent, (m) => m.modelAgent(name, resolved))
     } satisfies Candidate

@@ -517,11 +517,9 @@ const statesOf = (at: Store.Location, plan: Plan) =>
 // candidates does not need, so they are loaded on first use.
 const liveness = () => Effect.flatMap(Effect.promise(() => import("../model/Clients.ts")), (m) => m.liveness())
 
-/** The model providers the selection's model candidates call. */
+/** The model providers whose keys the selection's candidates call with (models, bridged agent CLIs). */
 const modelProvidersOf = (lanes: ReadonlyArray<Lane>): ReadonlySet<string> =>
-  new Set(
-    lanes.flatMap((l) => l.candidates.filter((c) => c.def.kind === "llm").map((c) => (c.registryEntry as { provider?: string } | null)?.provider ?? ""))
-  )
+  new Set(lanes.flatMap((l) => l.candidates.flatMap((c) => (c.modelProvider === undefined ? [] : [c.modelProvider]))))
 
 /** Liveness of the providers the selection calls (none probed when it calls none). */
 const livenessOf = (lanes: ReadonlyArray<Lane>) => {
@@ -529,7 +527,7 @@ const livenessOf = (lanes: ReadonlyArray<Lane>) => {
   return providers.size === 0 ? Effect.succeed([]) : Effect.map(liveness(), (all) => all.filter((p) => providers.has(p.provider)))
 }
 
-/** A model candidate whose provider is not live would fail every cell: refuse before any runs. */
+/** A candidate whose model provider is not live would fail every cell: refuse before any runs. */
 const requireLiveModels = (lanes: ReadonlyArray<Lane>) =>
   Effect.gen(function*() {
     const absent = (yield* livenessOf(lanes)).filter((p) => p.status !== "live")

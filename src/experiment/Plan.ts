@@ -29,6 +29,11 @@ export interface Candidate {
    * CLI, as a model candidate): its cost is not charged again from the Attempt's own figures.
    */
   readonly callsMetered?: boolean
+  /**
+   * The model provider whose key its calls use through assay (a model candidate's; a bridged CLI's
+   * off a subscription), so a run refuses before any cell when that provider is not live.
+   */
+  readonly modelProvider?: string
 }
 
 export interface Lane {

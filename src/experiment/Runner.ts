@@ -393,6 +393,15 @@ export const spentSoFar = (experimentId: string): Effect.Effect<number, StoreErr
  * the bridge's proxy): its cost is known only once it ends. The cap admits it whole and settles
  * it after, its judging included.
  */
+/**
+ * A cell that `--max-usd 0` still runs: its candidate spends nothing itself (scripted, echo), and
+ * a judge's calls, if it has one, go through the Model service, reserved and so refused at 0. A
+ * judge that is an agent CLI is paid after its run, so its cells are held back as the CLI's are.
+ */
+const spendsNothing = (cell: Cell): boolean =>
+  (cell.candidate.def.kind === "scripted" || cell.candidate.def.kind === "echo") &&
+  cell.env.capabilities.models["judge"]?.startsWith("harness:") !== true
+
 const unmeteredHarness = (cell: Cell): boolean => cell.candidate.def.kind === "harness" && cell.candidate.callsMetered !== true
 
 /** How many of a run's cells the spend cap skipped (their reasons say "spend cap", as `skip` writes them and as a refused call's does). */
@@ -459,7 +468,7 @@ export const cellRunner = (
         // What the cap metered per call, or what the finished Attempts say they cost (calls made
         // through a handler of the caller's own, judging outside the Model service): the larger.
         const spentUsd = Math.max(now.spentUsd, spentBefore + (yield* Ref.get(measured)))
-        if (now.capUsd !== null && spentUsd >= now.capUsd) {
+        if (now.capUsd !== null && spentUsd >= now.capUsd && !(now.capUsd === 0 && spendsNothing(cell))) {
           return yield* skip(cell, `spend cap: $${spentUsd.toFixed(4)} of $${now.capUsd} spent by the experiment (runs and their judging)`)
         }
         const refusal = settings.admit ? yield* settings.admit(cell) : null

@@ -121,4 +121,15 @@ describe("model candidates through the command", { timeout: 300_000 }, () => {
     expect(r.stderr).toMatch(/model provider openai is not live: OPENAI_API_KEY not set/)
     expect(() => statSync(home)).toThrow()
   })
+
+  it("a bridged agent CLI whose model provider has no key is refused as a model is, not scored 0 for the missing key", async () => {
+    const home = join(tempDir(), "home")
+    const r = await assay(["run", "--benchmark", "ledger", "--task", "ledger-01", "--candidate", "harness:claude", "--yes", "--home", home])
+    expect(r.code, r.stderr).toBe(2)
+    expect(r.stderr).toMatch(/model provider anthropic is not live: ANTHROPIC_API_KEY not set \(nothing was run\)/)
+    expect(() => statSync(home)).toThrow()
+    // The plan says what --yes would need, as it does for a model candidate.
+    const plan = await assay(["run", "--benchmark", "ledger", "--task", "ledger-01", "--candidate", "harness:claude", "--home", home])
+    expect(plan.stdout).toMatch(/anthropic\s+absent\s+ANTHROPIC_API_KEY not set/)
+  })
 })

@@ -107,7 +107,7 @@ describe("experiments", () => {
     const environments = (yield* ledger.environments).slice(0, 10)
     const plan = yield* makePlan([{ provider: ledger, environments, candidates: [candidate] }], 1)
     const scripted = Model.scripted(() => ({ text: "done", usage: { inputTokens: 1000, outputTokens: 1000 } }))
-    return { model, plan, scripted }
+    return { model, plan, scripted, candidate, environments }
   })
 
   it.effect("no new cell starts once measured spend reaches --max-usd; the rest are recorded as skipped with the reason", () =>
@@ -128,6 +128,24 @@ describe("experiments", () => {
       expect(skipped).toHaveLength(7)
       expect(skipped.every((s) => s.reason.startsWith("spend cap"))).toBe(true)
       expect(outcome.complete).toBe(false)
+      rmSync(home, { recursive: true, force: true })
+    }))
+
+  it.effect("--max-usd 0 spends nothing: the scripted candidates' cells run, a model's never start", () =>
+    Effect.gen(function*() {
+      const home = tempHome()
+      const { candidate, environments: ten, scripted } = yield* tenModelCells
+      const environments = ten.slice(0, 3)
+      const plan = yield* makePlan([{ provider: ledger, environments, candidates: [roster(ledger, "gold"), roster(ledger, "echo"), candidate] }], 1)
+      const outcome = yield* run(plan, { ...settings, parallel: 1, maxUsd: 0 }).pipe(
+        Effect.provide(Store.layer(home)),
+        Effect.provideService(Model.Model, scripted)
+      )
+      expect(outcome.report.cells).toMatchObject({ total: 9, ran: 6, skipped: 3 })
+      expect(scripted.requests()).toHaveLength(0)
+      expect(outcome.report.scorecards.find((c) => c.candidate === "gold")).toMatchObject({ n: 3, meanReward: 1 })
+      const skipped = yield* Effect.flatMap(Store.Store, (s) => s.skippedOfRun(outcome.report.runId)).pipe(Effect.provide(Store.layer(home)))
+      expect(skipped.map((s) => s.reason)).toEqual(Array(3).fill("spend cap: $0.0000 of $0 spent by the experiment (runs and their judging)"))
       rmSync(home, { recursive: true, force: true })
     }))
 

@@ -120,6 +120,8 @@ export const bridgedCandidate = (
       def: { name, kind: "harness", model: resolved.ref, actionSpace: "tools", prompt: "", limits: noLimits },
       registryEntry: { harness, bridge: ADAPTATION_VERSION, schemas: adaptation[harness], model: presented(resolved) as unknown as Json },
       callsMetered: true,
+      // On a subscription the calls carry the user's login, not a key of assay's.
+      ...(allowance === null ? { modelProvider: resolved.provider } : {}),
       agentFor: (env, context) =>
         Effect.suspend(() => {
           const folder = folderTasks[env.benchmark]
