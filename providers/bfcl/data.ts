@@ -171,16 +171,18 @@ const pinnedByPath = new Map([...PINNED, LONG_CONTEXT_FILE].map((p) => [p.path, 
  * The reader of BFCL's pinned files in one data folder, as the kit gives the benchmark its own
  * (tests, the bench and equivalence name a folder): a file's sha256 is checked before its text is used.
  */
-export const readerAt = (options?: DataOptions): Benchmark.Reader => {
+export const readerAt = (options?: DataOptions, benchmark: "bfcl" | "bfcl-multi-turn" = "bfcl"): Benchmark.Reader => {
   const service = PinnedData.make(rootOf(options))
+  // The benchmark whose pull brings the files, named in what a missing one says to run.
+  const source = benchmark === "bfcl" ? SOURCE : { ...SOURCE, benchmark }
   const pinned = (path: string) => {
     const file = pinnedByPath.get(path)
-    return file === undefined ? Effect.fail(PinnedData.invalid(SOURCE, path, "it is not among bfcl's pinned files")) : Effect.succeed(file)
+    return file === undefined ? Effect.fail(PinnedData.invalid(source, path, "it is not among bfcl's pinned files")) : Effect.succeed(file)
   }
   return {
-    text: (path) => Effect.flatMap(pinned(path), (file) => service.text(SOURCE, file)),
-    bytes: (path) => Effect.flatMap(pinned(path), (file) => service.bytes(SOURCE, file)),
-    invalid: (path, detail) => PinnedData.invalid(SOURCE, path, detail)
+    text: (path) => Effect.flatMap(pinned(path), (file) => service.text(source, file)),
+    bytes: (path) => Effect.flatMap(pinned(path), (file) => service.bytes(source, file)),
+    invalid: (path, detail) => PinnedData.invalid(source, path, detail)
   }
 }
 

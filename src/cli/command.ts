@@ -788,7 +788,10 @@ const runCommand = Command.make("run", runOptions, (opts) =>
     // The benchmark's own code failed (a throw in it): its cells are not the candidates' scores, and the run is not a success.
     const broken = outcome.attempts.filter((a) => a.verdict.ended?.provider !== undefined)
     if (broken.length > 0) {
-      yield* Console.error(`assay: ${broken[0]!.verdict.ended!.detail} (in ${broken.length} of ${outcome.attempts.length} cells; fix the benchmark and run again)`)
+      const data = broken[0]!.verdict.ended!.provider!.endsWith("(data)")
+      yield* Console.error(
+        `assay: ${broken[0]!.verdict.ended!.detail} (in ${broken.length} of ${outcome.attempts.length} cells, not scored; ${data ? "bring the data" : "fix the benchmark"} and run again)`
+      )
       return yield* new ExitWith({ code: 1 })
     }
   }).pipe(Effect.scoped, Effect.provide(Sandbox.layer({ unsandboxed: opts.unsandboxed })))).pipe(Command.withDescription(docs["run"].about))

@@ -96,7 +96,7 @@ export const reportOf = (data: RunData): Effect.Effect<{ readonly report: Report
     }
     if (providerFailed.length > 0) {
       notes.unshift(
-        `${providerFailed.length} cells failed in the benchmark's own code (not the candidates'): not scored, left out of n, means, intervals, pass rates and comparisons; running the experiment again runs them`
+        `${providerFailed.length} cells failed in the benchmark's own code or data (not the candidates'): not scored, left out of n, means, intervals, pass rates and comparisons; running the experiment again runs them`
       )
     }
     const cards = figures.scorecards

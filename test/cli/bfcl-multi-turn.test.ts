@@ -32,15 +32,21 @@ const resultLines = (home: string, runId: string): ReadonlyArray<Line> =>
   readFileSync(join(home, "runs", runId, "results.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Line)
 
 // One run of gold and none over all 800 tasks (~25 s on two cores), shared by the tests that read it.
-let goldRun: Promise<{ readonly cards: ReadonlyArray<Card>; readonly lines: ReadonlyArray<Line> }> | undefined
+let goldRun: Promise<{
+  readonly cards: ReadonlyArray<Card>
+  readonly lines: ReadonlyArray<Line>
+  readonly stderr: string
+  readonly providerFailed: ReadonlyArray<unknown> | undefined
+}> | undefined
 const runGoldAndNone = () =>
   (goldRun ??= (async () => {
     const home = tempDir()
     const r = await assay(["run", "--benchmark", "bfcl-multi-turn", "--candidate", "gold", "--candidate", "none", "--yes", "--json", "--home", home], longContextEnv)
-    expect(r.code, r.stderr).toBe(0)
+    // Without long_context.py its cells are the data's failure, not the candidates': exit 1, one line.
+    expect(r.code, r.stderr).toBe(hasLongContext ? 0 : 1)
     const report = JSON.parse(r.stdout)
     expect(report.cells).toMatchObject({ total: 1600, ran: 1600 })
-    return { cards: report.scorecards, lines: resultLines(home, report.runId) }
+    return { cards: report.scorecards, lines: resultLines(home, report.runId), stderr: r.stderr, providerFailed: report.providerFailed }
   })())
 
 const card = (cards: ReadonlyArray<Card>, candidate: string, stratum: string) => cards.find((c) => c.candidate === candidate && c.stratum === stratum)
@@ -61,14 +67,20 @@ describe("bfcl-multi-turn through the command", { timeout: 600_000 }, () => {
     expect(card(cards, "echo", "multi_turn_long_context")).toMatchObject({ n: 200, meanReward: 0, failures: { empty_turn_model_response: 200 } })
   })
 
-  it.skipIf(hasLongContext)("without upstream's long_context.py, each long-context cell ends as a data error naming the file", async () => {
-    const { lines } = await runGoldAndNone()
+  it.skipIf(hasLongContext)("without upstream's long_context.py, each long-context cell ends as a data error naming the file and its pull, and is not scored", async () => {
+    const { cards, lines, stderr, providerFailed } = await runGoldAndNone()
     const longContext = lines.filter((l) => l.stratum === "multi_turn_long_context")
     expect(longContext.length).toBe(400)
     for (const l of longContext) {
       expect(l.verdict.ended?.reason).toBe("setup-failed")
       expect(l.verdict.ended?.detail).toContain("long_context.py")
+      expect(l.verdict.ended?.detail).toContain("`assay data pull bfcl-multi-turn`")
     }
+    // Left out of every figure: gold's whole-benchmark score is its 600 scored tasks', not cut by a quarter.
+    expect(card(cards, "gold", "multi_turn_long_context")).toBeUndefined()
+    expect(cards.find((c: Card) => c.candidate === "gold" && c.stratum === null)).toMatchObject({ n: 600, meanReward: 1 })
+    expect(providerFailed).toHaveLength(400)
+    expect(stderr).toMatch(/^assay: bfcl-multi-turn \(data\): .*long_context\.py is missing.* \(in 400 of 1600 cells, not scored; bring the data and run again\)$/m)
   })
 
   it("a model through the loopback server, in both action spaces, gets the verdicts its calls earn; replayed with no server, the same", async () => {

@@ -107,6 +107,23 @@ describe("nothing is lost when an Attempt goes wrong", () => {
       expect(attempt).toMatchObject({ task: "ledger-02", candidate: "gold", finalWorld: null, recording: [], usage: { calls: 0 } })
     }))
 
+  it.effect("a setup that fails for want of its data is marked as the benchmark's (not scored), as a throw in its code is; a plain setup failure is not", () =>
+    Effect.gen(function*() {
+      const failing = (reason: "data" | "setup"): Capabilities => ({
+        ...provider.capabilities,
+        worldSetup: {
+          ...provider.capabilities.worldSetup,
+          setup: () => Effect.fail(new CapabilityError({ capability: "ledger", reason, detail: "tasks.json is missing" }))
+        }
+      })
+      const data = yield* runRoster("gold", env, failing("data"))
+      expect(data.verdict.ended).toMatchObject({ reason: "setup-failed", provider: "ledger (data)" })
+      expect(data.verdict.ended?.detail).toContain("tasks.json is missing")
+      const setup = yield* runRoster("gold", env, failing("setup"))
+      expect(setup.verdict.ended?.reason).toBe("setup-failed")
+      expect(setup.verdict.ended?.provider).toBeUndefined()
+    }))
+
   it.effect("a setup that dies (a bug, not a typed failure) also yields an Attempt that says setup-failed", () =>
     Effect.gen(function*() {
       const dying: Capabilities = {

@@ -279,7 +279,8 @@ export const LONG_CONTEXT_ENV = "ASSAY_BFCL_LONG_CONTEXT"
 export const loadLongContext = (options?: DataOptions & { readonly override?: string }): Effect.Effect<LongContext, PinnedData.DataError> =>
   Effect.gen(function*() {
     const override = options?.override ?? process.env[LONG_CONTEXT_ENV]
-    const read = readerAt(options)
+    // long_context.py comes with the multi-turn benchmark's pull (bfcl's leaves it out).
+    const read = readerAt(options, "bfcl-multi-turn")
     const text = override !== undefined && override !== ""
       ? yield* Effect.tryPromise({
         try: () => readFile(override, "utf8"),
