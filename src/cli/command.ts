@@ -379,7 +379,8 @@ const docs = {
   },
   noise: { ...noiseDoc, flags: { "--home": selectionFlags["--home"], "--store": storeDoc, "--json": selectionFlags["--json"] } },
   replay: {
-    about: "Re-evaluate every Attempt of a run from its recording with the current evaluators: no network, no key, $0. " +
+    about: "Re-evaluate every Attempt a run made from its recording with the current evaluators: no network, no key, $0 " +
+      "(cells it kept from earlier runs are replayed with those runs). " +
       "Prints how many verdicts are the same and each that differs; a changed verdict stores the replay as a run of its own.",
     args: { "RUN-ID": "A run id (r-...); the latest run when absent" },
     flags: { "--home": selectionFlags["--home"], "--store": storeDoc, "--json": selectionFlags["--json"] }

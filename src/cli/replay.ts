@@ -113,6 +113,9 @@ export const replayText = (result: ReplayResult): string => {
       `  missing: ${m.benchmark} ${m.task} · ${m.candidate} · rep ${m.repetition}: the recording ${m.reason === "replay-missing" ? "lacks" : "has another request for"} ${m.effect} #${m.occurrence}`
     ),
     ...result.notReplayable.map((n) => `  not replayable: ${n.benchmark} ${n.task} · ${n.candidate} · rep ${n.repetition}: ${n.reason}`),
+    ...(result.kept !== undefined
+      ? [`${result.kept} cells of its report were kept from earlier runs: their Attempts are replayed with those runs (\`assay runs\` lists them)`]
+      : []),
     result.notStored !== undefined
       ? `not stored: ${result.notStored}`
       : result.runId === null
@@ -152,6 +155,6 @@ export const replayCommand = Command.make(
     })
 ).pipe(
   Command.withDescription(
-    "Re-evaluate every Attempt of a run from its recording with the current evaluators: no network, no key, $0. Prints how many verdicts are the same and each that differs; a changed verdict stores the replay as a run of its own."
+    "Re-evaluate every Attempt a run made from its recording with the current evaluators: no network, no key, $0 (cells it kept from earlier runs are replayed with those runs). Prints how many verdicts are the same and each that differs; a changed verdict stores the replay as a run of its own."
   )
 )

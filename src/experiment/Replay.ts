@@ -73,7 +73,12 @@ export const ReplayResult = Schema.Struct({
   /** What the replay itself spent: nothing, it calls no model. */
   spendUsd: Schema.Literal(0),
   /** Why verdicts that differ were not stored as a run (the store is read-only); absent when they were, or none differ. */
-  notStored: Schema.optional(Schema.String)
+  notStored: Schema.optional(Schema.String),
+  /**
+   * Cells of the run's report it kept from earlier runs (resumed, nothing stale): their Attempts
+   * are those runs', replayed with them. Absent when it kept none.
+   */
+  kept: Schema.optional(Schema.NonNegativeInt)
 })
 export type ReplayResult = typeof ReplayResult.Type
 
@@ -237,6 +242,7 @@ export const replayRun = (runId: string, source: ReplaySource): Effect.Effect<Re
           }]
       )
     })
+    const kept = keptOf(run.summary)
     return {
       runId: newRunId,
       replayedFrom: runId,
@@ -247,9 +253,17 @@ export const replayRun = (runId: string, source: ReplaySource): Effect.Effect<Re
       notReplayable,
       recordedCostUsd,
       spendUsd: 0,
-      ...(notStored !== undefined ? { notStored } : {})
+      ...(notStored !== undefined ? { notStored } : {}),
+      ...(kept > 0 ? { kept } : {})
     } satisfies ReplayResult
   })
+
+/** How many cells a finished run's report kept from earlier runs (its summary's `cells.kept`). */
+const keptOf = (summary: unknown): number => {
+  const cells = typeof summary === "object" && summary !== null ? (summary as { readonly cells?: unknown }).cells : undefined
+  const kept = typeof cells === "object" && cells !== null ? (cells as { readonly kept?: unknown }).kept : undefined
+  return typeof kept === "number" && Number.isInteger(kept) && kept > 0 ? kept : 0
+}
 
 /** The replay as a run of its own: its Attempts and a report built as the runner builds one. */
 const storeReplay = (

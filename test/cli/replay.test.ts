@@ -84,6 +84,22 @@ describe("assay replay", () => {
       expect(text.stdout).toContain("spent $0")
     }), 60_000)
 
+  it.live("a run that kept every cell from an earlier one says so: its report's cells are replayed with the run that made them", () =>
+    Effect.gen(function*() {
+      const home = tempHome()
+      const first = yield* recordRun(home)
+      const second = yield* recordRun(home)
+      expect(second.report.cells).toMatchObject({ ran: 0, kept: 3 })
+      const { stdout } = yield* printed(replay([second.report.runId, "--home", home, "--json"]))
+      expect(JSON.parse(stdout)).toMatchObject({ replayedFrom: second.report.runId, replayed: 0, kept: 3 })
+      const text = yield* printed(replay([second.report.runId, "--home", home]))
+      expect(text.stdout).toContain("3 cells of its report were kept from earlier runs: their Attempts are replayed with those runs (`assay runs` lists them)")
+      // The earlier run replays them, and says nothing of kept cells.
+      const earlier = yield* printed(replay([first.report.runId, "--home", home, "--json"]))
+      expect(JSON.parse(earlier.stdout)).toMatchObject({ replayed: 3, same: 3 })
+      expect(JSON.parse(earlier.stdout).kept).toBeUndefined()
+    }), 60_000)
+
   it.live("names a recording that lacks an effect (Attempt, effect, occurrence) and fails, which the command exits 1 on", () =>
     Effect.gen(function*() {
       const home = tempHome()
