@@ -1291,9 +1291,37 @@ const isHelpRequested = (e: unknown): e is ValidationError.HelpRequested => Vali
  */
 const mayAskForHelp = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | ValidationError.ValidationError, R> => effect
 
+/**
+ * The command line as the parser takes it: `--flag=value` as `--flag value` for every flag that
+ * takes a value (@effect/cli reads the `=` form of single flags only, and took a repeatable
+ * flag's as missing its value); and a flag followed by another flag instead of its value refused
+ * here, as @effect/cli would take that flag for the value.
+ */
+const normalized = (raw: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<string>, UsageError> => {
+  const { path, node } = commandAt(raw)
+  const flags = new Map(shapeOf(CommandDescriptor.getUsage(node.descriptor)).flags.map((f) => [f.name, f]))
+  const args: Array<string> = []
+  for (const word of raw) {
+    const eq = word.startsWith("--") ? word.indexOf("=") : -1
+    const flag = eq > 0 ? flags.get(word.slice(0, eq)) : undefined
+    if (flag !== undefined && flag.takesValue) args.push(word.slice(0, eq), word.slice(eq + 1))
+    else args.push(word)
+  }
+  for (let i = 0; i < args.length; i++) {
+    const flag = flags.get(args[i] ?? "")
+    const next = args[i + 1]
+    if (flag === undefined || !flag.takesValue) continue
+    if (next !== undefined && (flags.has(next) || next === "--help" || next === "-h")) {
+      return Effect.fail(new UsageError({ detail: `${flag.name} needs a value (${flagValue(flag, docOf(path)?.flags?.[flag.name])}), not the flag ${next}; ${seeHelp(path)}` }))
+    }
+    i++
+  }
+  return Effect.succeed(args)
+}
+
 const cli = (argv: ReadonlyArray<string>) =>
   Effect.gen(function*() {
-    const args = argv.slice(2)
+    const args = yield* normalized(argv.slice(2))
     // Parsed here rather than by Command.run, which prints its own multi-line messages first.
     const directive = yield* CommandDescriptor.parse(assay.descriptor, ["assay", ...args], CliConfig.defaultConfig).pipe(
       Effect.mapError((e) => usageErrorOf(e, args))

@@ -14,9 +14,16 @@ import { UsageError } from "./benchmarks.ts"
 /** At most this many judges: the first grades, the second is for agreement. */
 export const MAX_JUDGES = 2
 
-/** A selection's judges as given (`--judge` repeated), checked; none with `--no-judge` (it wins, as it always has). */
+/** `--judge` and `--no-judge` together ask for opposite things: neither is guessed. */
+const bothJudgeFlags = (sel: { readonly judge: ReadonlyArray<string>; readonly noJudge: boolean }) =>
+  sel.noJudge && sel.judge.length > 0
+    ? Effect.fail(new UsageError({ detail: `--judge ${sel.judge.join(" --judge ")} and --no-judge ask for opposite things: give one of them` }))
+    : Effect.void
+
+/** A selection's judges as given (`--judge` repeated), checked; none with `--no-judge`. */
 export const judgesOf = (sel: { readonly judge: ReadonlyArray<string>; readonly noJudge: boolean; readonly judgeReps: number }) =>
   Effect.gen(function*() {
+    yield* bothJudgeFlags(sel)
     if (sel.judge.length > MAX_JUDGES) {
       return yield* new UsageError({ detail: `--judge is given ${sel.judge.length} times: give one judge, or two to measure their agreement (the first grades)` })
     }
@@ -48,7 +55,10 @@ export const withJudges = (
   })
 
 /** A harness run's judge (its own: a model or an agent CLI); a second judge and repetitions are for model runs. */
-export const harnessJudge = (sel: { readonly judge: ReadonlyArray<string>; readonly judgeReps: number }) =>
-  sel.judge.length > 1 || sel.judgeReps > 1
-    ? Effect.fail(new UsageError({ detail: "a second --judge and --judge-reps measure judges of model runs; a harness run takes one --judge" }))
-    : Effect.succeed(Option.fromNullable(sel.judge[0]))
+export const harnessJudge = (sel: { readonly judge: ReadonlyArray<string>; readonly judgeReps: number; readonly noJudge: boolean }) =>
+  Effect.zipRight(
+    bothJudgeFlags(sel),
+    sel.judge.length > 1 || sel.judgeReps > 1
+      ? Effect.fail(new UsageError({ detail: "a second --judge and --judge-reps measure judges of model runs; a harness run takes one --judge" }))
+      : Effect.succeed(Option.fromNullable(sel.judge[0]))
+  )

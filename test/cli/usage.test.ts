@@ -96,6 +96,25 @@ describe("a command line assay cannot take is one line on stderr and exit 2", { 
     expect(existsSync(untouched)).toBe(false)
   })
 
+  it("a flag followed by another flag instead of its value is named; --judge with --no-judge is refused", async () => {
+    const [benchmark, candidate, judges] = await each([
+      ["run", "--benchmark", "--candidate", "gold", "--yes", "--home", untouched],
+      ["run", "--benchmark", "ledger", "--candidate", "--yes", "--home", untouched],
+      ["plan", "--benchmark", "ledger", "--candidate", "gold", "--judge", "openai:gpt-4o-mini", "--no-judge", "--home", untouched]
+    ])
+    expectUsageError(benchmark!, "--benchmark needs a value", "not the flag --candidate")
+    expectUsageError(candidate!, "--candidate needs a value", "not the flag --yes")
+    expectUsageError(judges!, "--judge openai:gpt-4o-mini and --no-judge ask for opposite things")
+    expect(existsSync(untouched)).toBe(false)
+  })
+
+  it("--flag=value is read as --flag value, repeatable flags included", async () => {
+    const r = await assay(["plan", "--benchmark=ledger", "--candidate=gold", "--candidate=echo", "--task=ledger-01", "--reps=2", "--home=" + untouched, "--json"])
+    expect(r.code, r.stderr).toBe(0)
+    expect(JSON.parse(r.stdout)).toMatchObject({ cells: { total: 4 } })
+    expect(existsSync(untouched)).toBe(false)
+  })
+
   it("values at the edges of what a flag takes are accepted", async () => {
     const r = await assay([
       "run", "--benchmark", "ledger", "--candidate", "gold", "--home", untouched,
