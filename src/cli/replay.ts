@@ -129,7 +129,7 @@ export const replayCommand = Command.make(
   "replay",
   {
     runId: Args.text({ name: "RUN-ID" }).pipe(Args.optional, Args.withDescription("A run id (r-...); the latest run when absent")),
-    home: Options.directory("home").pipe(Options.withDefault(".assay"), Options.withDescription("The experiment home (its SQLite store)")),
+    home: Options.text("home").pipe(Options.withDefault(".assay"), Options.withDescription("The experiment home (its SQLite store)")),
     store: storeOption,
     json: Options.boolean("json").pipe(Options.withDescription("Print one JSON document"))
   },

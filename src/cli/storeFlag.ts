@@ -3,7 +3,7 @@
  * file, so several machines share one experiment. The home folder still holds what is kept beside
  * the store (each run's results.jsonl) and the writer's lock of this machine.
  */
-import { existsSync } from "node:fs"
+import { existsSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { HelpDoc, Options, ValidationError } from "@effect/cli"
 import { Effect, Option } from "effect"
@@ -57,6 +57,11 @@ export const storeShown = (at: Store.Location): string =>
 /** ASSAY_STORE that is not a Postgres URL is refused as the flag would be. */
 export const checkedLocation = (home: string, store: Option.Option<string>): Effect.Effect<Store.Location, UsageError> =>
   Effect.suspend(() => {
+    // A home given as a file is named as such by every command, not taken for a home not made yet.
+    const stat = statSync(home, { throwIfNoEntry: false })
+    if (stat !== undefined && !stat.isDirectory()) {
+      return Effect.fail(new UsageError({ detail: `--home ${home}: expected a folder, and ${home} is ${stat.isFile() ? "a file" : "neither a file nor a folder"}` }))
+    }
     const at = locationOf(home, store)
     if (Option.isNone(store) && at.store !== null && at.store !== undefined) {
       const problem = storeProblem(at.store)

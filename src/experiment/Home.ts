@@ -271,7 +271,12 @@ export const lock = (home: string, options: LockOptions = {}): Effect.Effect<Hol
 
   const take = Effect.gen(function*() {
     ownTokens.add(base.token)
-    yield* Effect.try({ try: () => mkdirSync(dir, { recursive: true }), catch: io("cannot create the home for") })
+    const existed = existsSync(dir)
+    yield* Effect.try({
+      try: () => mkdirSync(dir, { recursive: true }),
+      catch: (e) =>
+        existed ? io("cannot create the home for")(e) : new HomeError({ reason: "io", home: dir, detail: `cannot create the home ${dir} (${codeOf(e)}): give --home a folder you can write` })
+    })
     let told = false
     let retries = 0
     for (;;) {
