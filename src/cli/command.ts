@@ -941,7 +941,21 @@ const pull = Command.make(
   {
     benchmark: Args.text({ name: "BENCHMARK" }),
     from: pathFlag("from", "folder").pipe(Options.optional),
-    mirror: Options.text("mirror").pipe(Options.optional),
+    mirror: Options.text("mirror").pipe(
+      Options.mapEffect((text) => {
+        // A mirror prefixes upstream's URLs: it must itself be an http(s) URL.
+        let url: URL | null = null
+        try {
+          url = new URL(text)
+        } catch {
+          url = null
+        }
+        return url !== null && (url.protocol === "https:" || url.protocol === "http:")
+          ? Effect.succeed(text)
+          : Effect.fail(refused("mirror", text, "an http(s) URL whose paths mirror the upstream hosts (URL/HOST/PATH)"))
+      }),
+      Options.optional
+    ),
     real: Options.boolean("real"),
     sha256: Options.text("sha256").pipe(Options.optional),
     url: Options.text("url").pipe(Options.optional)

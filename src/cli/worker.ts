@@ -81,6 +81,9 @@ export const workerCommand = Command.make(
       if (at.store === null || at.store === undefined) return yield* new UsageError({ detail: "assay worker needs --store postgres://… (or ASSAY_STORE): the cluster lives there" })
       if (opts.concurrency < 1) return yield* new UsageError({ detail: `--concurrency ${opts.concurrency}: expected a whole number 1 or more` })
       if (opts.maxOutageSecs < 1) return yield* new UsageError({ detail: `--max-outage-secs ${opts.maxOutageSecs}: expected a whole number 1 or more` })
+      if (Option.isSome(opts.port) && (opts.port.value < 0 || opts.port.value > 65535)) {
+        return yield* new UsageError({ detail: `--port ${opts.port.value}: expected a whole number from 0 to 65535` })
+      }
       const { workerLayer } = yield* Effect.promise(() => import("../cluster/Cluster.ts"))
       const Outage = yield* Effect.promise(() => import("../cluster/Outage.ts"))
       const { postgresClient } = yield* Effect.promise(() => import("../experiment/Store.ts"))

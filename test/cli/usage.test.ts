@@ -108,6 +108,16 @@ describe("a command line assay cannot take is one line on stderr and exit 2", { 
     expect(existsSync(untouched)).toBe(false)
   })
 
+  it("a mirror that is not an http(s) URL and a worker port past 65535 are refused before anything starts", async () => {
+    const [mirror, port] = await each([
+      ["data", "pull", "contract-review", "--mirror", "notaurl"],
+      ["worker", "--store", "postgres://assay:pw@127.0.0.1:9/assay", "--port", "99999", "--home", untouched]
+    ])
+    expectUsageError(mirror!, "--mirror notaurl: expected an http(s) URL")
+    expectUsageError(port!, "--port 99999: expected a whole number from 0 to 65535")
+    expect(existsSync(untouched)).toBe(false)
+  })
+
   it("--flag=value is read as --flag value, repeatable flags included", async () => {
     const r = await assay(["plan", "--benchmark=ledger", "--candidate=gold", "--candidate=echo", "--task=ledger-01", "--reps=2", "--home=" + untouched, "--json"])
     expect(r.code, r.stderr).toBe(0)
