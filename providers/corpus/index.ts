@@ -90,6 +90,13 @@ export const SpawnResult = Schema.Struct({
 })
 export type SpawnResult = typeof SpawnResult.Type
 
+/** What a failed CLI said last: its answer, else its stderr's last line, on one line and short. */
+const cliWords = (result: SpawnResult): string => {
+  const said = (result.finalAnswer ?? "").trim() !== "" ? result.finalAnswer! : result.stderrTail.trim().split("\n").at(-1) ?? ""
+  const line = said.replace(/\s+/g, " ").trim()
+  return line === "" ? "it printed nothing (`assay harnesses` checks that it starts)" : JSON.stringify(line.length > 200 ? `${line.slice(0, 200)}…` : line)
+}
+
 export const SpawnRequest = Schema.Struct({
   harness: Schema.String,
   model: Schema.NullOr(Schema.String),
@@ -385,6 +392,19 @@ export const capabilities: Capabilities.Capabilities = {
         // not the candidate's failure; ended as a fault, the cell runs again on resume.
         if (result.outcome === "failed" && result.quota.some((q) => q.usedPercent >= 100)) {
           return yield* new WE.EffectFault({ kind: "process/spawn", key: who.harness, occurrence: 0, reason: "rate-limit", injected: false })
+        }
+        // Failed without one model token reported: the CLI never reached its model (no login or
+        // key, its endpoint down, an install that does not start). That measures neither the CLI
+        // nor the model: an outage, in the CLI's own words, and the cell runs again next time.
+        if (result.outcome === "failed" && result.calls.every((c) => c.input === 0 && c.output === 0)) {
+          return yield* new WE.EffectFault({
+            kind: "process/spawn",
+            key: who.harness,
+            occurrence: 0,
+            reason: "unreachable",
+            injected: false,
+            detail: `${who.harness} exited ${result.exitCode ?? result.signal ?? "abnormally"} before any model call: ${cliWords(result)}`
+          })
         }
         if (result.outcome === "timeout") {
           const seconds = result.wallMs / 1000

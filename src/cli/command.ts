@@ -14,6 +14,7 @@ import { Array as Arr, Cause, Console, Data, Effect, Either, Exit, Inspectable, 
 import * as ContentId from "../content/ContentId.ts"
 import { completeReport, decodeJson, encodeJson, renderHtml, renderMarkdown, renderText, type Report } from "../experiment/Report.ts"
 import * as Home from "../experiment/Home.ts"
+import { outageLine } from "./outages.ts"
 import { replayCommand } from "./replay.ts"
 import { importCommand, importDoc } from "./import.ts"
 import { gradedOf, noiseCommand, noiseDoc, powerSection, storedReport } from "./noise.ts"
@@ -264,7 +265,7 @@ const selectionFlags = {
   "--model": {
     value: "P:M",
     about: "A model candidate PROVIDER:MODEL or PROVIDER:MODEL+text (providers: openai, anthropic, google, ollama, any in the registry: assay models lists them, or " +
-      "openai-chat:MODEL for any server speaking OpenAI's chat completions at OPENAI_BASE_URL, price unknown); with --harness, HARNESS:MODEL"
+      "openai-chat:MODEL for any server speaking OpenAI's chat completions at OPENAI_CHAT_BASE_URL, else OPENAI_BASE_URL, price unknown); with --harness, HARNESS:MODEL"
   },
   "--task": {
     value: "ID",
@@ -433,6 +434,9 @@ const docOf = (path: ReadonlyArray<string>): CommandDoc | undefined => (docs as 
 /** The lanes of a selection: each benchmark with its environments and candidates. */
 const lanesOf = (sel: Selection, faults: Option.Option<EffectsSpec>) =>
   Effect.gen(function*() {
+    if (sel.family.length > 0) {
+      return yield* new UsageError({ detail: "--family picks the registry models of agent CLIs (with --harness); a model run names its models with --model" })
+    }
     if (sel.benchmark.length === 0) {
       return yield* new UsageError({ detail: `no benchmark: add --benchmark with one of ${benchmarkNames().join(", ")}` })
     }
@@ -777,14 +781,8 @@ const runCommand = Command.make("run", runOptions, (opts) =>
       return yield* new ExitWith({ code: 3 })
     }
     // An outage is not the candidates' failure: say so in one line, and that a rerun retries them.
-    const unreachable = outcome.attempts.filter((a) => a.verdict.ended?.reason === "fault" && a.verdict.ended.fault === "unreachable")
-    if (unreachable.length > 0) {
-      yield* Console.error(
-        `assay: ${unreachable.length} cells ended as faults because the model endpoint could not be reached (${
-          unreachable[0]!.verdict.ended!.detail
-        }); they are not scored as the model's failures, and the next run retries them`
-      )
-    }
+    const outages = outageLine(outcome.attempts)
+    if (outages !== null) yield* Console.error(outages)
     if (opts.unsandboxed) yield* Console.error("assay: this run was --unsandboxed: candidates' code ran without isolation")
     // The benchmark's own code failed (a throw in it): its cells are not the candidates' scores, and the run is not a success.
     const broken = outcome.attempts.filter((a) => a.verdict.ended?.provider !== undefined)

@@ -28,6 +28,7 @@ import * as Registry from "../model/Registry.ts"
 import type { Handlers } from "../world/WorldEffects.ts"
 import { corpusSpawnHandler, loadBenchmark, UsageError } from "./benchmarks.ts"
 import { resolveHarnessCandidate } from "./candidates.ts"
+import { outageLine } from "./outages.ts"
 import { stderrProgress } from "./progress.ts"
 import { harnessBinDirs, harnessEndpoint } from "./harnessBin.ts"
 
@@ -331,8 +332,10 @@ const runInStore = (sel: HarnessRunSelection, p: Prepared, limits: RunPolicy.Lim
       }
       if (!sel.json) yield* Console.error(renderEstimate(gate))
     }
-    const report = (yield* runExperiment(p.runnerPlan, settings(false))).report
-    yield* printReport(report, sel.json)
+    const outcome = yield* runExperiment(p.runnerPlan, settings(false))
+    yield* printReport(outcome.report, sel.json)
+    const outages = outageLine(outcome.attempts)
+    if (outages !== null) yield* Console.error(outages)
     return yield* ending
   })
 

@@ -13,6 +13,7 @@ import type { Json } from "../content/Canonical.ts"
 import type { Gate } from "../experiment/Preflight.ts"
 import type { Recommendation, Report } from "../experiment/Report.ts"
 import { capSkipped, type Progress, type RunOutcome, type RunSettings } from "../experiment/Runner.ts"
+import { isUnscored, summaryOf } from "../experiment/Scorecards.ts"
 import type { Attempt } from "../schema/Attempt.ts"
 import type { Handlers } from "../world/WorldEffects.ts"
 import * as Allowance from "./Allowance.ts"
@@ -74,9 +75,13 @@ export const baselineOf = (note: unknown): ReadonlyMap<string, number> =>
 export const judgeOf = (plan: HarnessPlan, ref: string | null): Recommendation["judge"] =>
   ref === null ? null : { ref, alsoCandidate: plan.judge.kind === "harness" && plan.judge.alsoCandidate }
 
-/** The recommendation over a run's current Attempts (kept and fresh). */
+/**
+ * The recommendation over a run's current Attempts (kept and fresh), its scored ones: an outage
+ * (an agent CLI that never reached its model, a quota at 100%) or the benchmark's own failure is
+ * no score of the candidate's, as on every Scorecard.
+ */
 export const recommendationOf = (attempts: ReadonlyArray<Attempt>, judge: Recommendation["judge"]): Recommendation => {
-  const rows: Array<ResultRow> = attempts.map((a) => ({
+  const rows: Array<ResultRow> = attempts.filter((a) => !isUnscored(summaryOf(a))).map((a) => ({
     candidate: a.candidate,
     task: a.task,
     role: a.stratum === "orchestrator" || a.stratum === "worker" ? a.stratum : "both",

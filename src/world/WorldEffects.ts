@@ -36,10 +36,12 @@ export class EffectFault extends Schema.TaggedError<EffectFault>()("EffectFault"
   occurrence: Schema.Int,
   /** `unreachable`: the endpoint could not be reached (connection refused, DNS, TLS); never injected. */
   reason: Schema.Literal("rate-limit", "server-error", "timeout", "unreachable"),
-  injected: Schema.Boolean
+  injected: Schema.Boolean,
+  /** What was met, in the words of whoever met it (an agent CLI's own message), when known. */
+  detail: Schema.optional(Schema.String)
 }) {
   override get message() {
-    return `${this.reason} ${this.injected ? "injected" : "met"} on ${this.kind} ${this.key} #${this.occurrence}`
+    return `${this.reason} ${this.injected ? "injected" : "met"} on ${this.kind} ${this.key} #${this.occurrence}${this.detail === undefined ? "" : `: ${this.detail}`}`
   }
 }
 

@@ -141,6 +141,24 @@ describe("assay plan|run|report --harness with a fake agent CLI", { timeout: 300
     expect(report.recommendation.judge).toBeNull()
   })
 
+  it("a CLI that fails before any model call (no login) is an outage in its own words: not scored, not recommended, run again next time", async () => {
+    const home = tempDir()
+    const args = ["run", "--harness", "codex", "--model", `codex:${MINI}`, "--task", "config-port", "--no-judge", "--yes", "--json", "--home", home]
+    const loggedOut = writeJson({ answer: "Not logged in · Please run /login", usage: [], exitCode: 1 })
+    const run = await assay(args, { ...baseEnv, FAKE_HARNESS_SCRIPT: loggedOut })
+    expect(run.code, run.stderr).toBe(0)
+    const report = JSON.parse(run.stdout)
+    expect(report.cells).toMatchObject({ total: 1, ran: 1, faulted: 1 })
+    expect(report.scorecards).toEqual([])
+    expect(report.recommendation.worker).toBeNull()
+    expect(run.stderr).toContain('codex exited 1 before any model call: "Not logged in · Please run /login"); they are not scored as the candidates\' failures, and the next run retries them')
+    // Logged in, the next run runs the cell again and scores it.
+    const again = await assay(args, { ...baseEnv, FAKE_HARNESS_SCRIPT: writeJson({ byPrompt: answers }) })
+    expect(again.code, again.stderr).toBe(0)
+    expect(JSON.parse(again.stdout).cells).toMatchObject({ total: 1, ran: 1, faulted: 0 })
+    expect(JSON.parse(again.stdout).recommendation.worker).toMatchObject({ candidate: `harness:codex:${MINI}`, score: 1 })
+  })
+
   it("the subscription allowance refuses cells once the experiment used ten points of a window since it started, keeps no Scorecard, and a later run resumes", async () => {
     const home = tempDir()
     // On the user's own login (no endpoint), codex keeps its rollout, where the quota readings

@@ -404,6 +404,12 @@ const loginOf = (headers: IncomingMessage["headers"], vendor: Vendor): Record<st
 
 const tail = (lines: ReadonlyArray<string>): string => lines.slice(-8).join("\n").slice(-2000)
 
+/** The CLI's last stderr line, as `: "…"` on one line, or nothing when it printed none. */
+const lastWords = (lines: ReadonlyArray<string>): string => {
+  const last = [...lines].reverse().find((l) => l.trim() !== "")?.replace(/\s+/g, " ").trim()
+  return last === undefined ? "" : `: ${JSON.stringify(last.length > 200 ? `${last.slice(0, 200)}…` : last)}`
+}
+
 export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent => {
   const readinessMs = options.readinessMs ?? 120_000
   let names: ToolNames | undefined
@@ -878,12 +884,26 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
           // The end of an earlier start of the CLI (before a resume) says nothing of this one.
           if (event.generation !== -1 && event.generation !== s.generation) continue
           if (event.signal === "not-ready") {
-            return yield* new WE.EffectFault({ kind: "process/spawn", key: `harness:${options.harness}`, occurrence: 0, reason: "unreachable", injected: false })
+            return yield* new WE.EffectFault({
+              kind: "process/spawn",
+              key: `harness:${options.harness}`,
+              occurrence: 0,
+              reason: "unreachable",
+              injected: false,
+              detail: `${options.harness} listed no MCP tools within ${readinessMs / 1000} s${lastWords(s.stderrTail)}`
+            })
           }
           if (ended !== undefined) return yield* ended.failure
           if (turns === 0) {
             // It never asked the model anything: the CLI did not start, which is no verdict on a model.
-            return yield* new WE.EffectFault({ kind: "process/spawn", key: `harness:${options.harness}`, occurrence: 0, reason: "unreachable", injected: false })
+            return yield* new WE.EffectFault({
+              kind: "process/spawn",
+              key: `harness:${options.harness}`,
+              occurrence: 0,
+              reason: "unreachable",
+              injected: false,
+              detail: `${options.harness} exited ${event.code ?? event.signal} before any model call${lastWords(s.stderrTail)} (\`assay harnesses\` checks that it starts)`
+            })
           }
           return yield* new AgentError({
             agent: name,

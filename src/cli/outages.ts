@@ -1,0 +1,16 @@
+/**
+ * The one line a run prints about its outages: cells ended in a fault met live (an endpoint
+ * unreachable, failing past the retries, an agent CLI that never reached its model). They are
+ * not the candidates' scores, and the next run retries them; the line says so for every kind.
+ */
+import type { Attempt } from "../schema/Attempt.ts"
+
+export const outageLine = (attempts: ReadonlyArray<Attempt>): string | null => {
+  const live = attempts.filter((a) => a.verdict.ended?.reason === "fault" && a.verdict.ended.injected !== true)
+  const first = live[0]?.verdict.ended
+  if (first === undefined || first === null) return null
+  const why = live.every((a) => a.verdict.ended?.fault === "unreachable")
+    ? "because the model endpoint could not be reached"
+    : "in an outage (an endpoint failing past the retries, rate limits or timeouts)"
+  return `assay: ${live.length} cells ended as faults ${why} (${first.detail}); they are not scored as the candidates' failures, and the next run retries them`
+}
