@@ -86,14 +86,16 @@ export const workerCommand = Command.make(
       }
       const { workerLayer } = yield* Effect.promise(() => import("../cluster/Cluster.ts"))
       const Outage = yield* Effect.promise(() => import("../cluster/Outage.ts"))
-      const { postgresClient } = yield* Effect.promise(() => import("../experiment/Store.ts"))
+      const { openError, postgresClient } = yield* Effect.promise(() => import("../experiment/Store.ts"))
       const url = at.store
       const stopping = () =>
         stopWithin(130, `assay: worker stopped before it could give back its cells (its database did not answer); other workers take them once its locks lapse\n`)
       process.once("SIGTERM", stopping)
       process.once("SIGINT", stopping)
       // The watch probes on a connection pool of its own: the cluster's may be busy or stuck.
-      const probeSql = yield* Effect.map(Layer.build(postgresClient(url)), (context) => Context.get(context, SqlClient.SqlClient))
+      const probeSql = yield* Effect.map(Layer.build(postgresClient(url)), (context) => Context.get(context, SqlClient.SqlClient)).pipe(
+        Effect.mapError((e) => openError(url, e))
+      )
       const watch = Outage.make(probeSql`SELECT 1`, {
         maxOutage: Duration.seconds(opts.maxOutageSecs),
         say: (line) => Console.error(line)

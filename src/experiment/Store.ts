@@ -841,11 +841,13 @@ export const layerPostgres = (url: string, home: string, options: LayerOptions =
   return Layer.effect(Store, make(resolve(home), options.readOnly === true)).pipe(
     Layer.provide(schema),
     Layer.provide(postgresClient(url)),
-    Layer.mapError((e) =>
-      e instanceof StoreError ? e : new StoreError({ reason: "open", detail: `cannot open the store at ${shown}: ${withCause(e)}` })
-    )
+    Layer.mapError((e) => (e instanceof StoreError ? e : openError(url, e)))
   )
 }
+
+/** A Postgres store that could not be opened, named by its URL without the password, with the cause. */
+export const openError = (url: string, e: unknown): StoreError =>
+  new StoreError({ reason: "open", detail: `cannot open the store at ${redactUrl(url)}: ${withCause(e)}` })
 
 /** Where a command's store is: a Postgres URL (`--store`, `ASSAY_STORE`), else the home's SQLite file. */
 export interface Location {

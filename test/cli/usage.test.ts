@@ -96,12 +96,14 @@ describe("a command line assay cannot take is one line on stderr and exit 2", { 
     expect(existsSync(untouched)).toBe(false)
   })
 
-  it("a flag followed by another flag instead of its value is named; --judge with --no-judge is refused", async () => {
-    const [benchmark, candidate, judges] = await each([
+  it("a flag followed by another flag instead of its value is named; --judge with --no-judge, and --family without --harness, are refused", async () => {
+    const [benchmark, candidate, judges, family] = await each([
       ["run", "--benchmark", "--candidate", "gold", "--yes", "--home", untouched],
       ["run", "--benchmark", "ledger", "--candidate", "--yes", "--home", untouched],
-      ["plan", "--benchmark", "ledger", "--candidate", "gold", "--judge", "openai:gpt-4o-mini", "--no-judge", "--home", untouched]
+      ["plan", "--benchmark", "ledger", "--candidate", "gold", "--judge", "openai:gpt-4o-mini", "--no-judge", "--home", untouched],
+      ["plan", "--benchmark", "ledger", "--candidate", "gold", "--family", "gpt", "--home", untouched]
     ])
+    expectUsageError(family!, "--family picks the registry models of agent CLIs (with --harness)")
     expectUsageError(benchmark!, "--benchmark needs a value", "not the flag --candidate")
     expectUsageError(candidate!, "--candidate needs a value", "not the flag --yes")
     expectUsageError(judges!, "--judge openai:gpt-4o-mini and --no-judge ask for opposite things")
@@ -135,6 +137,15 @@ describe("a command line assay cannot take is one line on stderr and exit 2", { 
     expect(r.stderr).toBe("")
     expect(r.stdout).toContain("not run: add --yes to run it")
     expect(existsSync(untouched)).toBe(false)
+  })
+})
+
+describe("assay worker", { timeout: 120_000 }, () => {
+  it("a store it cannot reach is one line naming the store (password hidden) and the cause, exit 1", async () => {
+    const r = await assay(["worker", "--store", "postgres://assay:secret-pw@127.0.0.1:9/assay", "--home", untouched])
+    expect(r.code, r.stderr).toBe(1)
+    expect(r.stderr.trimEnd().split("\n")).toEqual([expect.stringMatching(/^assay: .*cannot open the store at postgres:\/\/assay:\*\*\*@127\.0\.0\.1:9\/assay: .*ECONNREFUSED/)])
+    expect(r.stderr).not.toContain("secret-pw")
   })
 })
 
