@@ -7,7 +7,7 @@
  */
 import { spawn } from "node:child_process"
 import { randomBytes, timingSafeEqual } from "node:crypto"
-import { createServer } from "node:http"
+import { createServer, type Server } from "node:http"
 import { hostname, networkInterfaces } from "node:os"
 import { type HttpApp, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
@@ -305,15 +305,21 @@ export const app = router.pipe(Effect.catchTag("RouteNotFound", () => Effect.suc
  */
 export const view = (options: ViewOptions) => {
   const token = isLoopback(options.host) ? null : randomBytes(24).toString("base64url")
+  let server: Server | undefined
   return Effect.gen(function*() {
+    // On Ctrl-C every connection is ended first: the server's close waits for each one, and a
+    // connection that never sent a request (a browser's pre-connect) or sent half of one would
+    // keep the process alive until its client gave up.
+    yield* Effect.addFinalizer(() => Effect.sync(() => server?.closeAllConnections()))
     const address = yield* HttpServer.addressFormattedWith((url) => Effect.succeed(url))
     yield* options.onListening(address.replace("0.0.0.0", "localhost"), token)
     return yield* Effect.never
   }).pipe(
+    Effect.scoped,
     Effect.provide(
       HttpServer.serve(guarded(app, { served: options.host, token })).pipe(
         Layer.provide(Store.layerAt(options.at, { readOnly: true })),
-        Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { port: options.port, host: options.host }))
+        Layer.provideMerge(NodeHttpServer.layer(() => (server = createServer()), { port: options.port, host: options.host }))
       )
     ),
     Effect.catchTag("ServeError", (e) => {
