@@ -15,6 +15,7 @@ import * as ContentId from "../content/ContentId.ts"
 import { completeReport, decodeJson, encodeJson, renderHtml, renderMarkdown, renderText, type Report } from "../experiment/Report.ts"
 import * as Home from "../experiment/Home.ts"
 import { outageLine } from "./outages.ts"
+import { stoppedLine } from "./stopped.ts"
 import { replayCommand } from "./replay.ts"
 import { importCommand, importDoc } from "./import.ts"
 import { gradedOf, noiseCommand, noiseDoc, powerSection, storedReport } from "./noise.ts"
@@ -737,10 +738,7 @@ const runCommand = Command.make("run", runOptions, (opts) =>
         }
       })
     // Ctrl-C, SIGTERM: what is kept, and the command that resumes (the same one).
-    const stoppedLine = Effect.gen(function*() {
-      const kept = (yield* classify(plan)).filter((s) => s.state === "kept").length
-      yield* Console.error(`assay: stopped: ${kept} of ${plan.cells.length} cells are kept in ${storeShown(at)}; resume with: ${resumeCommand()}`)
-    }).pipe(Effect.catchAll((e) => Console.error(`assay: stopped (the kept cells cannot be counted: ${e.message}); resume with: ${resumeCommand()}`)))
+    const stopped = stoppedLine(plan, storeShown(at))
     // The store is opened once for the pilot and the run.
     const outcome = yield* withStore(
       at,
@@ -767,7 +765,7 @@ const runCommand = Command.make("run", runOptions, (opts) =>
           return yield* cluster.onCluster(at.store, plan, (dispatch) => runExperiment(plan, { ...runSettings(false), dispatch }))
         }
         return yield* runExperiment(plan, runSettings(false))
-      }).pipe(Effect.onInterrupt(() => stoppedLine))
+      }).pipe(Effect.onInterrupt(() => stopped))
     )
     yield* printReport(outcome.report, opts.json ? "json" : "text")
     // Nothing ran because the cap could not cover a call: stopped by budget, not done.
@@ -795,11 +793,6 @@ const runCommand = Command.make("run", runOptions, (opts) =>
     }
   }).pipe(Effect.scoped, Effect.provide(Sandbox.layer({ unsandboxed: opts.unsandboxed })))).pipe(Command.withDescription(docs["run"].about))
 
-/** A word as a POSIX shell reads it back. */
-const shellWord = (word: string): string => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)
-
-/** The command line this process was started with, to type again. */
-const resumeCommand = (): string => ["assay", ...process.argv.slice(2)].map(shellWord).join(" ")
 
 /**
  * A file can be written where its folder exists and is writable. The folder is never created: a

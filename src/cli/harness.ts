@@ -30,6 +30,7 @@ import { corpusSpawnHandler, loadBenchmark, UsageError } from "./benchmarks.ts"
 import { resolveHarnessCandidate } from "./candidates.ts"
 import { outageLine } from "./outages.ts"
 import { stderrProgress } from "./progress.ts"
+import { stoppedLine } from "./stopped.ts"
 import { harnessBinDirs, harnessEndpoint } from "./harnessBin.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -364,5 +365,7 @@ export const runHarnesses = (sel: HarnessRunSelection) =>
       // A model judge's calls go to the Model service (provided at the edge), metered per call.
       "process/spawn": spawnHandler({ binaries, endpoint: harnessEndpoint(), python: p.python, timeoutMs: limits.timeoutSecs * 1000 })
     }
-    return yield* Effect.provide(runInStore(sel, p, limits, handlers), Store.layer(sel.home))
+    // Ctrl-C or SIGTERM: the line every run prints, the cells kept and the command that resumes.
+    const stopped = stoppedLine(p.runnerPlan, path.resolve(sel.home))
+    return yield* Effect.provide(runInStore(sel, p, limits, handlers).pipe(Effect.onInterrupt(() => stopped)), Store.layer(sel.home))
   })

@@ -4,7 +4,8 @@
  * recommendation, the spend cap, timeouts, skipped rows, the subscription allowance, and a
  * recorded harness Attempt replayed with no CLI at all.
  */
-import { readFileSync } from "node:fs"
+import { spawn } from "node:child_process"
+import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
@@ -18,7 +19,7 @@ import { Attempt } from "../../src/schema/Attempt.ts"
 import { idOf as environmentIdOf } from "../../src/schema/EnvironmentDef.ts"
 import * as Loopback from "../../src/testkit/LoopbackServer.ts"
 import { fakeBin, writeJson } from "../harness/support.ts"
-import { assay, tempDir } from "./support.ts"
+import { assay, bin as assayBin, cleanEnv, root, tempDir } from "./support.ts"
 
 const MINI = "gpt-4o-mini-2024-07-18"
 const NANO = "gpt-4.1-nano-2025-04-14"
@@ -157,6 +158,28 @@ describe("assay plan|run|report --harness with a fake agent CLI", { timeout: 300
     expect(again.code, again.stderr).toBe(0)
     expect(JSON.parse(again.stdout).cells).toMatchObject({ total: 1, ran: 1, faulted: 0 })
     expect(JSON.parse(again.stdout).recommendation.worker).toMatchObject({ candidate: `harness:codex:${MINI}`, score: 1 })
+  })
+
+  it("Ctrl-C during a harness run: exit 130 and the one line every run prints, the cells kept and the command that resumes", async () => {
+    const home = tempDir()
+    const started = join(tempDir(), "started.json")
+    // The second task's CLI signals that it started, then works for a minute.
+    const script = writeJson({ byPrompt: [{ match: "TCP port", sleepMs: 60_000, envFile: started }, ...answers] })
+    const args = ["run", "--harness", "codex", "--model", `codex:${MINI}`, "--task", "count-todos", "--task", "config-port", "--no-judge", "--parallel", "1", "--yes", "--home", home]
+    const child = spawn(process.execPath, [assayBin, ...args], { cwd: root, env: cleanEnv({ ...baseEnv, FAKE_HARNESS_SCRIPT: script }), stdio: ["ignore", "ignore", "pipe"] })
+    let stderr = ""
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
+    const exited = new Promise<number | string | null>((ok) => child.on("exit", (c, sig) => ok(c ?? sig)))
+    // Waits for the CLI's own sign of life (a file it writes), not for a time.
+    for (let i = 0; i < 1200 && !existsSync(started) && child.exitCode === null; i++) await new Promise((ok) => setTimeout(ok, 100))
+    expect(existsSync(started), stderr).toBe(true)
+    child.kill("SIGINT")
+    expect(await exited, stderr).toBe(130)
+    const said = stderr.split("\n").filter((l) => l.startsWith("assay: stopped"))
+    // The other task's cell is kept when it ran first (the plan's order, not --task's).
+    expect(said, stderr).toHaveLength(1)
+    expect(said[0]).toMatch(/^assay: stopped: [01] of 2 cells are kept in /)
+    expect(said[0]).toContain(` cells are kept in ${home}; resume with: assay ${args.join(" ")}`)
   })
 
   it("the subscription allowance refuses cells once the experiment used ten points of a window since it started, keeps no Scorecard, and a later run resumes", async () => {
