@@ -15,7 +15,7 @@ import * as ContentId from "../content/ContentId.ts"
 import { completeReport, decodeJson, encodeJson, renderHtml, renderMarkdown, renderText, type Report } from "../experiment/Report.ts"
 import * as Home from "../experiment/Home.ts"
 import { outageLine } from "./outages.ts"
-import { stoppedLine } from "./stopped.ts"
+import { stoppedBeforeCells, stoppedLine } from "./stopped.ts"
 import { replayCommand } from "./replay.ts"
 import { importCommand, importDoc } from "./import.ts"
 import { gradedOf, noiseCommand, noiseDoc, powerSection, storedReport } from "./noise.ts"
@@ -791,7 +791,12 @@ const runCommand = Command.make("run", runOptions, (opts) =>
       )
       return yield* new ExitWith({ code: 1 })
     }
-  }).pipe(Effect.scoped, Effect.provide(Sandbox.layer({ unsandboxed: opts.unsandboxed })))).pipe(Command.withDescription(docs["run"].about))
+  }).pipe(
+    Effect.scoped,
+    Effect.provide(Sandbox.layer({ unsandboxed: opts.unsandboxed })),
+    // Stopped before the cells' own line could be said (loading the benchmarks, waiting for the lock).
+    Effect.onInterrupt(() => stoppedBeforeCells)
+  )).pipe(Command.withDescription(docs["run"].about))
 
 
 /**

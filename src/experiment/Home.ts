@@ -22,6 +22,7 @@ import {
   readFileSync,
   readSync,
   renameSync,
+  rmdirSync,
   rmSync,
   statSync,
   unlinkSync,
@@ -242,6 +243,15 @@ export const holderOf = (home: string): Effect.Effect<Holder | { readonly unread
     catch: (e) => new HomeError({ reason: "io", home: resolve(home), detail: `cannot read ${lockFile(home)}: ${String(e)}` })
   })
 
+/** Removes a folder if it is empty; one that is not (a store made, another taker's lock) stays, as it should. */
+const removeIfEmpty = (dir: string): void => {
+  try {
+    rmdirSync(dir)
+  } catch (e) {
+    if (codeOf(e) !== "ENOTEMPTY" && codeOf(e) !== "EEXIST" && codeOf(e) !== "ENOENT") throw e
+  }
+}
+
 /**
  * Takes the writer's lock on a home (creating the folder) until the scope closes. Held by a live
  * process, it fails at once with a line naming that process, or waits when `wait` says so. The
@@ -269,9 +279,13 @@ export const lock = (home: string, options: LockOptions = {}): Effect.Effect<Hol
     ? Number.POSITIVE_INFINITY
     : Date.now() + Duration.toMillis(options.wait)
 
+  // Whether this lock made the home's folder: one left empty on release (the command stopped
+  // before its store was made) goes with it, so no empty home remains to be taken for a run's.
+  let created = false
   const take = Effect.gen(function*() {
     ownTokens.add(base.token)
     const existed = existsSync(dir)
+    created = !existed
     yield* Effect.try({
       try: () => mkdirSync(dir, { recursive: true }),
       catch: (e) =>
@@ -296,7 +310,9 @@ export const lock = (home: string, options: LockOptions = {}): Effect.Effect<Hol
       if (!told && options.onWait) yield* options.onWait(attempt.holder)
       told = true
       retries = 0
-      yield* Effect.sleep(Duration.min(Duration.decode(interval), Duration.millis(Math.max(1, deadline - Date.now()))))
+      // The acquisition is uninterruptible (acquireRelease), but not its waits: nothing is held
+      // while it waits, and Ctrl-C must end a command waiting for another's lock.
+      yield* Effect.interruptible(Effect.sleep(Duration.min(Duration.decode(interval), Duration.millis(Math.max(1, deadline - Date.now())))))
     }
   })
 
@@ -322,6 +338,7 @@ export const lock = (home: string, options: LockOptions = {}): Effect.Effect<Hol
         }
       }).pipe(
         Effect.zipRight(Effect.try({ try: () => removeIfUnchanged(file, JSON.stringify(mine)), catch: io("cannot release the lock") })),
+        Effect.zipRight(Effect.try({ try: () => created && removeIfEmpty(dir), catch: io("cannot remove the empty home") })),
         // The scope is closing whatever happens; a lock left behind is taken over by the next taker's pid check.
         Effect.catchAll((e) => Effect.logWarning(e.message))
       )

@@ -1,7 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
+import { hostname } from "node:os"
+import { join } from "node:path"
 import { assay, bin, cleanEnv, root, tempDir } from "./support.ts"
 
 /** A model server that takes every request and never answers: calls stay in flight until the client goes. */
@@ -94,4 +97,44 @@ describe("what a stopped run says", { timeout: 120_000 }, () => {
       expect(report.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^assay: run r-\S+ did not finish \(it was stopped\): run the same command again to resume it/)])
     })
   }
+})
+
+describe("a run stopped before its cells", { timeout: 120_000 }, () => {
+  it("SIGINT while it waits for the home's lock: exit 130, one line saying nothing ran, nothing written, the holder's lock untouched", async () => {
+    const home = tempDir("assay-signal-")
+    // The lock of a live holder (this test's own process) on another command.
+    const holder = JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString(), command: "assay run (the test)", token: "held-by-the-test" })
+    writeFileSync(join(home, "assay.lock"), holder)
+    const child = spawn(process.execPath, [bin, "run", "--benchmark", "ledger", "--candidate", "gold", "--yes", "--wait", "--home", home], {
+      cwd: root,
+      env: cleanEnv(),
+      stdio: ["ignore", "ignore", "pipe"]
+    })
+    let stderr = ""
+    let signalled = false
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString()
+      // Signalled once, when it says it waits: an event, not a time.
+      if (!signalled && stderr.includes("assay: waiting for pid")) {
+        signalled = true
+        child.kill("SIGINT")
+      }
+    })
+    const code = await new Promise<number | string | null>((ok) => {
+      const timer = setTimeout(() => {
+        child.kill("SIGKILL")
+        ok("hung")
+      }, 60_000)
+      child.on("exit", (c, s) => {
+        clearTimeout(timer)
+        ok(c ?? s)
+      })
+    })
+    expect(code, stderr).toBe(130)
+    expect(stderr.split("\n").filter((l) => l.startsWith("assay: stopped"))).toEqual([
+      "assay: stopped before any cell ran: nothing was run or written; run the same command to start it"
+    ])
+    expect(readFileSync(join(home, "assay.lock"), "utf8")).toBe(holder)
+    expect(existsSync(join(home, "assay.sqlite"))).toBe(false)
+  })
 })

@@ -410,12 +410,19 @@ describe("reading a home that cannot be written", () => {
 })
 
 describe("the lock and the store together", () => {
-  it.live("the lock's folder is the store's: taking it creates the home but no store", () =>
+  it.live("the lock's folder is the store's: taking it creates the home but no store, and a home it made and left empty goes with it", () =>
     Effect.gen(function*() {
       const home = join(tempHome(), "h")
       mkdirSync(join(home, ".."), { recursive: true })
+      yield* Effect.scoped(Effect.tap(Home.lock(home), () => Effect.sync(() => expect(readdirSync(home)).toEqual(["assay.lock"]))))
+      expect(existsSync(home)).toBe(false)
+      // A home that was there before, or that holds anything once released, stays.
+      mkdirSync(home)
       yield* Effect.scoped(Home.lock(home))
       expect(readdirSync(home)).toEqual([])
+      const other = join(tempHome(), "o")
+      yield* Effect.scoped(Effect.tap(Home.lock(other), () => Effect.sync(() => writeFileSync(join(other, "assay.sqlite"), ""))))
+      expect(readdirSync(other)).toEqual(["assay.sqlite"])
     }))
 })
 
