@@ -151,7 +151,7 @@ const show = (opts: { readonly provider: Option.Option<string>; readonly json: b
           return [p.id, p.api, String(models.length), String(models.filter((m) => m.cost !== undefined).length), keyText(p), baseText(p)]
         })
       ]),
-      "A model is PROVIDER:MODEL (--model groq:MODEL); assay models --provider P lists P's models with their prices."
+      `A model is PROVIDER:MODEL (--model ${all[0] === undefined ? "openai:gpt-4o-mini" : `${all[0].id}:MODEL`}); assay models --provider P lists P's models with their prices.`
     ].join("\n"))
   })
 

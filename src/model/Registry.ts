@@ -129,7 +129,7 @@ export class ModelNotFound extends Schema.TaggedError<ModelNotFound>()("ModelNot
   suggestions: Schema.Array(Schema.String)
 }) {
   override get message() {
-    const hint = this.suggestions.length > 0 ? `; did you mean ${this.suggestions.join(", ")}?` : ""
+    const hint = this.suggestions.length > 0 ? `; did you mean ${this.suggestions.join(", ")}?` : "; `assay models` lists the models it has"
     return `no model "${this.ref}" in the registry${hint}`
   }
 }
@@ -187,8 +187,10 @@ const suggestionsFor = (file: RegistryFile, ref: string): ReadonlyArray<string> 
     })
     .filter((s) => s.score < 100 || s.score - 100 <= Math.max(2, Math.floor(bare.length / 3)))
     .sort((x, y) => x.score - y.score || x.name.localeCompare(y.name))
+    // Said as PROVIDER:MODEL, the form every flag takes: an alias as the model it names.
+    .map((s) => (s.name.includes(":") ? s.name : file.aliases[s.name] ?? s.name))
+    .filter((name, i, all) => all.indexOf(name) === i)
     .slice(0, 5)
-    .map((s) => s.name)
 }
 
 const entryOf = (provider: ProviderEntry, model: ModelEntry): ResolvedModel => ({

@@ -59,7 +59,9 @@ describe("Registry", () => {
     if (Either.isRight(result)) throw new Error("resolved an unknown model")
     expect(result.left._tag).toBe("ModelNotFound")
     expect(result.left.ref).toBe("openai:gpt-4o-mni")
-    expect(result.left.suggestions).toContain("gpt-4o-mini")
+    // Every suggestion in the form --model takes: an alias as the PROVIDER:MODEL it names.
+    expect(result.left.suggestions).toContain("openai:gpt-4o-mini-2024-07-18")
+    expect(result.left.suggestions.every((s) => s.includes(":"))).toBe(true)
     expect(result.left.message).toContain("did you mean")
   })
 
