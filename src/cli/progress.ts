@@ -18,6 +18,8 @@ export const stderrProgress = (options: { readonly quiet?: boolean } = {}): Prog
   let started = 0
   let total = 0
   let lastLine = 0
+  // Each candidate's own cells done and passed: a plain line names one candidate, so its rate is that candidate's.
+  const byCandidate = new Map<string, { done: number; passed: number }>()
   const write = (text: string) => Effect.sync(() => process.stderr.write(text))
   return {
     start: ({ total: all, toRun, kept }) => {
@@ -36,13 +38,18 @@ export const stderrProgress = (options: { readonly quiet?: boolean } = {}): Prog
         const bar = "#".repeat(filled) + "-".repeat(width - filled)
         return write(`\r[${bar}] ${done}/${total} pass ${rate} spend ${money(spentUsd)} eta ${duration(eta)}   `)
       }
+      const own = byCandidate.get(last.candidate) ?? { done: 0, passed: 0 }
+      own.done++
+      if (last.verdict.reward >= 1) own.passed++
+      byCandidate.set(last.candidate, own)
       // Plain lines: one per cell for short runs, at most one a second for long ones.
       const now = Date.now()
       if (done !== total && total > 50 && now - lastLine < 1000) return Effect.void
       lastLine = now
       return write(
         `assay: ${done}/${total} ${last.candidate} ${last.task}#${last.repetition} reward ${last.verdict.reward.toFixed(2)}` +
-          ` | pass ${rate} spend ${money(spentUsd)} eta ${duration(eta)}\n`
+          ` | ${last.candidate} pass ${((own.passed / own.done) * 100).toFixed(0)}%${byCandidate.size > 1 ? ` (all ${rate})` : ""}` +
+          ` spend ${money(spentUsd)} eta ${duration(eta)}\n`
       )
     },
     end: tty && !options.quiet ? write("\n") : Effect.void
