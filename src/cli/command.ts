@@ -50,6 +50,7 @@ import { DEFAULT_MAX_USD, DEFAULT_TIMEOUT_SECS, harnessOptions, harnessRunOption
 import { stderrProgress } from "./progress.ts"
 import * as Sandbox from "../sandbox/Sandbox.ts"
 import { VERSION } from "./version.ts"
+import { counted } from "./words.ts"
 
 /** An intended exit with a code (the plan printed without --yes exits 2). */
 class ExitWith extends Data.TaggedError("ExitWith")<{ readonly code: number }> {}
@@ -494,7 +495,7 @@ const shownProviders = (summary: ReturnType<typeof planSummary>, models: Readonl
 const planText = (summary: ReturnType<typeof planSummary>, all: ReadonlyArray<ProviderLiveness>, models = shownProviders(summary, all)) =>
   [
     `experiment ${ContentId.short(summary.experimentId)} in ${summary.home}`,
-    ...summary.benchmarks.map((b) => `  benchmark ${b.name} (v${b.version}): ${b.tasks} tasks`),
+    ...summary.benchmarks.map((b) => `  benchmark ${b.name} (v${b.version}): ${counted(b.tasks, "task")}`),
     `  candidates: ${summary.candidates.join(", ")}`,
     `  repetitions: ${summary.repetitions}; judge: ${summary.judge ?? "none"}${summary.secondJudge === undefined ? "" : `, second judge (agreement): ${summary.secondJudge}`}${
       summary.judgeReps === undefined ? "" : `, each asked ${summary.judgeReps} times`

@@ -22,6 +22,7 @@ import { rosterName, resolveCandidate } from "./candidates.ts"
 import { importedCandidate, importedName } from "./imported.ts"
 import { stderrProgress } from "./progress.ts"
 import { checkedLocation, storeDoc, storeOption } from "./storeFlag.ts"
+import { counted } from "./words.ts"
 
 /** Attempts of an import that ended before their grade: printed after the report, exit 1. */
 export class ImportIncomplete extends Schema.TaggedError<ImportIncomplete>()("ImportIncomplete", {
@@ -133,7 +134,7 @@ export const importCommand = Command.make(
         const chosen = all.filter((e) => outputs.has(e.task))
         const known = new Set(all.map((e) => e.task))
         const strangers = [...outputs.keys()].filter((id) => !known.has(id))
-        if (strangers.length > 0) notes.push(`not imported: ${strangers.length} ids in the files are not ${benchmark} tasks (${listed(strangers)})`)
+        if (strangers.length > 0) notes.push(`not imported: ${counted(strangers.length, "id")} in the files ${strangers.length === 1 ? "names" : "name"} no ${benchmark} task (${listed(strangers)})`)
         if (chosen.length === 0) continue
         const candidates: Array<Candidate> = [importedCandidate(name, { registryEntry, outputs: (env) => outputs.get(env.task), ...(options !== undefined ? { options } : {}) })]
         for (const c of opts.candidate) {
@@ -157,7 +158,7 @@ export const importCommand = Command.make(
       }
       const header = [
         `import of ${imported.from} as ${name}: format ${imported.format} (${imported.why})`,
-        `  ${results.files.length} files, ${results.files.reduce((n, f) => n + f.lines, 0)} lines: ${results.files.map((f) => `${f.category} ${f.lines}`).join(", ")}`,
+        `  ${counted(results.files.length, "file")}, ${counted(results.files.reduce((n, f) => n + f.lines, 0), "line")}: ${results.files.map((f) => `${f.category} ${f.lines}`).join(", ")}`,
         ...notes.map((n) => `  ${n}`)
       ].join("\n")
       if (!opts.json) yield* Console.log(header)

@@ -12,6 +12,7 @@ import { sha256Hex } from "../content/ContentId.ts"
 import { pullCommand } from "../evaluation/DataRoot.ts"
 import type { PinnedFile, Provider } from "../evaluation/Provider.ts"
 import { downloadToFile, type Progress, unpack } from "./pullArchive.ts"
+import { counted } from "./words.ts"
 
 export class PullError extends Schema.TaggedError<PullError>()("PullError", {
   benchmark: Schema.String,
@@ -305,7 +306,7 @@ export const pullData = (provider: Provider, options: PullOptions): Effect.Effec
       yield* Either.match(moveIntoPlace(staging, target, paths), { onLeft: (e) => Effect.fail(fail(e)), onRight: () => Effect.void })
       return paths.length
     }).pipe(Effect.ensuring(removeStaging))
-    yield* options.log(`${placed} files of ${provider.name} in ${target}`)
+    yield* options.log(`${counted(placed, "file")} of ${provider.name} in ${target}`)
     return placed
   })
 

@@ -59,7 +59,7 @@ describe("assay import bfcl", { timeout: 300_000 }, () => {
     expect(report.import).toMatchObject({ candidate: "import:gpt-gold-2025-FC", format: "fc" })
     expect(report.import.why).toMatch(/^detected/)
     expect(report.import.notes.join("\n")).toMatch(/simple_java/)
-    expect(report.import.notes.join("\n")).toMatch(/1 ids in the files are not bfcl tasks \(simple_python_9999\)/)
+    expect(report.import.notes.join("\n")).toMatch(/1 id in the files names no bfcl task \(simple_python_9999\)/)
     expect(report.cells).toMatchObject({ total: n, ran: n })
     expect(whole(report, "import:gpt-gold-2025-FC")).toMatchObject({ n, meanReward: 1, tokens: { input: 100 * n, output: 20 * n } })
 

@@ -874,6 +874,10 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
       for (const [p, text] of changed) synced.set(p, text)
     })
 
+  /** The CLI never reached the model (it did not start, or never listed the tools): an outage, in its words. */
+  const notStarted = (detail: string) =>
+    new WE.EffectFault({ kind: "process/spawn", key: `harness:${options.harness}`, occurrence: 0, reason: "unreachable", injected: false, detail })
+
   /** Waits for the CLI's next turn: its model request made through the Attempt's stack, as the reply. */
   const nextTurn = (s: Live, model: ResolvedModel, n: ToolNames): Effect.Effect<AgentReply, AgentFailure, WE.WorldEffects | Wallet> =>
     Effect.gen(function*() {
@@ -884,26 +888,12 @@ export const bridgedAgent = (name: string, options: BridgeOptions): BridgedAgent
           // The end of an earlier start of the CLI (before a resume) says nothing of this one.
           if (event.generation !== -1 && event.generation !== s.generation) continue
           if (event.signal === "not-ready") {
-            return yield* new WE.EffectFault({
-              kind: "process/spawn",
-              key: `harness:${options.harness}`,
-              occurrence: 0,
-              reason: "unreachable",
-              injected: false,
-              detail: `${options.harness} listed no MCP tools within ${readinessMs / 1000} s${lastWords(s.stderrTail)}`
-            })
+            return yield* notStarted(`${options.harness} listed no MCP tools within ${readinessMs / 1000} s${lastWords(s.stderrTail)}`)
           }
           if (ended !== undefined) return yield* ended.failure
           if (turns === 0) {
             // It never asked the model anything: the CLI did not start, which is no verdict on a model.
-            return yield* new WE.EffectFault({
-              kind: "process/spawn",
-              key: `harness:${options.harness}`,
-              occurrence: 0,
-              reason: "unreachable",
-              injected: false,
-              detail: `${options.harness} exited ${event.code ?? event.signal} before any model call${lastWords(s.stderrTail)} (\`assay harnesses\` checks that it starts)`
-            })
+            return yield* notStarted(`${options.harness} exited ${event.code ?? event.signal} before any model call${lastWords(s.stderrTail)} (\`assay harnesses\` checks that it starts)`)
           }
           return yield* new AgentError({
             agent: name,
