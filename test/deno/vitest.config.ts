@@ -57,7 +57,8 @@ export const notUnderDeno: ReadonlyArray<readonly [string, string]> = [
   ["test/cli/signal.test.ts", "signals to a child Deno starts through process.execPath take the default action"],
   // The same for a worker started that way: under Deno its SIGTERM did not reach the graceful stop within 5 s.
   ["test/cluster/workerOutage.test.ts", "signals to a worker Deno starts through process.execPath (see signal.test.ts)"],
-  ["test/harbor/signals.test.ts", "SIGINT to a child Deno starts through process.execPath takes the default action (see signal.test.ts)"]
+  ["test/harbor/signals.test.ts", "SIGINT to a child Deno starts through process.execPath takes the default action (see signal.test.ts)"],
+  ["test/view/signal.test.ts", "SIGINT to a child Deno starts through process.execPath takes the default action (see signal.test.ts)"]
 ]
 
 const projects = (base.test?.projects ?? []).map((project) => {
