@@ -147,7 +147,9 @@ export default new Proxy({}, { get: (_, key) => load()[key] })
   // Older builds go, but not ones a command started within the hour may still load chunks from.
   for (const old of readdirSync(cache)) {
     const path = join(cache, old)
-    if (old !== name && (old.startsWith("build-") || old.endsWith(".mjs")) && Date.now() - statSync(path).mtimeMs > 3_600_000) {
+    // Another start rebuilding at the same moment may have removed it already.
+    const made = statSync(path, { throwIfNoEntry: false })?.mtimeMs
+    if (old !== name && (old.startsWith("build-") || old.endsWith(".mjs")) && made !== undefined && Date.now() - made > 3_600_000) {
       rmSync(path, { recursive: true, force: true })
     }
   }

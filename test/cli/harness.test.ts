@@ -5,8 +5,8 @@
  * recorded harness Attempt replayed with no CLI at all.
  */
 import { spawn } from "node:child_process"
-import { existsSync, readFileSync } from "node:fs"
-import { join } from "node:path"
+import { existsSync, readFileSync, watch } from "node:fs"
+import { dirname, join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import * as Corpus from "../../providers/corpus/index.ts"
@@ -19,7 +19,7 @@ import { Attempt } from "../../src/schema/Attempt.ts"
 import { idOf as environmentIdOf } from "../../src/schema/EnvironmentDef.ts"
 import * as Loopback from "../../src/testkit/LoopbackServer.ts"
 import { fakeBin, writeJson } from "../harness/support.ts"
-import { assay, bin as assayBin, cleanEnv, root, tempDir } from "./support.ts"
+import { assay, bin as assayBin, cleanEnv, exitOf, root, tempDir } from "./support.ts"
 
 const MINI = "gpt-4o-mini-2024-07-18"
 const NANO = "gpt-4.1-nano-2025-04-14"
@@ -169,9 +169,17 @@ describe("assay plan|run|report --harness with a fake agent CLI", { timeout: 300
     const child = spawn(process.execPath, [assayBin, ...args], { cwd: root, env: cleanEnv({ ...baseEnv, FAKE_HARNESS_SCRIPT: script }), stdio: ["ignore", "ignore", "pipe"] })
     let stderr = ""
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
-    const exited = new Promise<number | string | null>((ok) => child.on("exit", (c, sig) => ok(c ?? sig)))
-    // Waits for the CLI's own sign of life (a file it writes), not for a time.
-    for (let i = 0; i < 1200 && !existsSync(started) && child.exitCode === null; i++) await new Promise((ok) => setTimeout(ok, 100))
+    const exited = exitOf(child)
+    // Waits for the CLI's own sign of life (the file it writes, seen by a watch of its folder), or the run's end.
+    await new Promise<void>((ok) => {
+      const watcher = watch(dirname(started), () => existsSync(started) && done())
+      const done = () => {
+        watcher.close()
+        ok()
+      }
+      void exited.then(done)
+      if (existsSync(started)) done()
+    })
     expect(existsSync(started), stderr).toBe(true)
     child.kill("SIGINT")
     expect(await exited, stderr).toBe(130)

@@ -58,3 +58,10 @@ export interface Card {
 /** The whole-benchmark Scorecard of a candidate in a run's `--json` output. */
 export const cardOf = (stdout: string, candidate: string): Card =>
   (JSON.parse(stdout) as { scorecards: ReadonlyArray<Card> }).scorecards.find((s) => s.candidate === candidate && s.stratum === null)!
+
+/** How a child process ended: its exit code, or the signal that ended it. Waits on its exit event. */
+export const exitOf = (child: import("node:child_process").ChildProcess): Promise<number | string | null> =>
+  new Promise((ok) => {
+    if (child.exitCode !== null || child.signalCode !== null) ok(child.exitCode ?? child.signalCode)
+    else child.once("exit", (code, signal) => ok(code ?? signal))
+  })
