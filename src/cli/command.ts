@@ -15,7 +15,7 @@ import * as ContentId from "../content/ContentId.ts"
 import { completeReport, decodeJson, encodeJson, renderHtml, renderMarkdown, renderText, type Report } from "../experiment/Report.ts"
 import * as Home from "../experiment/Home.ts"
 import { outageLine } from "./outages.ts"
-import { stoppedBeforeCells, stoppedLine } from "./stopped.ts"
+import { resumeCommand, stoppedBeforeCells, stoppedLine } from "./stopped.ts"
 import { replayCommand } from "./replay.ts"
 import { importCommand, importDoc } from "./import.ts"
 import { gradedOf, noiseCommand, noiseDoc, powerSection, storedReport } from "./noise.ts"
@@ -70,12 +70,13 @@ class OutputError extends Schema.TaggedError<OutputError>()("OutputError", {
 class RunUnfinished extends Schema.TaggedError<RunUnfinished>()("RunUnfinished", {
   runId: Schema.String,
   reason: Schema.Literal("running", "stopped"),
+  /** For `running`: who holds the home; for `stopped`: the command that resumes it, when the run kept it. */
   detail: Schema.String
 }) {
   override get message() {
     return this.reason === "running"
       ? `run ${this.runId} is still running (${this.detail}): report it once it has finished`
-      : `run ${this.runId} did not finish (it was stopped): run the same command again to resume it, or see assay runs`
+      : `run ${this.runId} did not finish (it was stopped): ${this.detail === "" ? "run the same command again to resume it" : `resume it with: ${this.detail}`}, or see assay runs`
   }
 }
 
@@ -154,7 +155,9 @@ const faultsOf = (text: string): Either.Either<EffectsSpec, string> => {
   const [seed = "", rate, kinds] = parts
   if (rate === undefined) return Either.left("it has no rate")
   if (parts.length > 3) return Either.left(`it has ${parts.length} parts, not 2 or 3`)
-  if (!WHOLE.test(seed) || !Number.isSafeInteger(Number(seed))) return Either.left(`the seed ${shown(seed)} is not an integer`)
+  if (!WHOLE.test(seed)) return Either.left(`the seed ${shown(seed)} is not an integer`)
+  // Past 2^53 a seed is not one number: two seeds typed apart would draw the same faults.
+  if (!Number.isSafeInteger(Number(seed))) return Either.left(`the seed ${shown(seed)} is past ${Number.MAX_SAFE_INTEGER}, the largest seed`)
   const rateN = decimalOf(rate)
   if (rate === "") return Either.left("the rate is missing")
   if (!(rateN > 0 && rateN <= 1)) return Either.left(`the rate ${shown(rate)} is not above 0 and at most 1`)
@@ -448,7 +451,8 @@ const lanesOf = (sel: Selection, faults: Option.Option<EffectsSpec>) =>
     const every: Array<{ readonly name: string; readonly environments: ReadonlyArray<EnvironmentDef> }> = []
     for (const name of sel.benchmark) {
       const provider = yield* loadBenchmark(name, { engine: Option.getOrUndefined(sel.engine), images: sel.image })
-      let environments = yield* provider.environments.pipe(Effect.mapError((e) => new UsageError({ detail: e.message })))
+      // Its data missing or damaged is no fault of the command line: the CapabilityError stays (exit 1).
+      let environments = yield* provider.environments
       if (sel.task.length > 0) {
         every.push({ name, environments })
         const chosen = selectTasks(name, environments, sel.task)
@@ -533,6 +537,24 @@ const livenessOf = (lanes: ReadonlyArray<Lane>) => {
   const providers = modelProvidersOf(lanes)
   return providers.size === 0 ? Effect.succeed([]) : Effect.map(liveness(), (all) => all.filter((p) => providers.has(p.provider)))
 }
+
+/**
+ * `--rate` limits a cluster's calls to providers the run's candidates call: one without --cluster,
+ * or naming a provider no candidate calls (a typo), would limit nothing, so it is refused.
+ */
+const checkRates = (opts: { readonly rate: ReadonlyArray<string>; readonly cluster: boolean }, lanes: ReadonlyArray<Lane>) =>
+  Effect.gen(function*() {
+    if (opts.rate.length === 0) return
+    if (!opts.cluster) {
+      return yield* new UsageError({ detail: "--rate limits a cluster's workers together: add --cluster (and --store postgres://…)" })
+    }
+    const called = modelProvidersOf(lanes)
+    const stray = opts.rate.filter((text) => !called.has(parseRate(text)?.provider ?? ""))
+    if (stray.length > 0) {
+      const calls = called.size === 0 ? "no candidate of this run calls a model provider" : `its candidates call ${[...called].sort().join(", ")}`
+      return yield* new UsageError({ detail: `--rate ${stray[0]} names a provider this run does not call (${calls}): it would limit nothing` })
+    }
+  })
 
 /** A candidate whose model provider is not live would fail every cell: refuse before any runs. */
 const requireLiveModels = (lanes: ReadonlyArray<Lane>) =>
@@ -684,6 +706,7 @@ const runCommand = Command.make("run", runOptions, (opts) =>
     }
     const faults = Option.isSome(opts.faults) ? Option.some(yield* parseFaults(opts.faults.value)) : Option.none()
     const lanes = yield* lanesOf(opts, faults)
+    yield* checkRates(opts, lanes)
     const plan = yield* makePlan(lanes, opts.reps)
     const at = yield* checkedLocation(opts.home, opts.store)
     if (opts.yes) yield* requireLiveModels(lanes)
@@ -716,6 +739,8 @@ const runCommand = Command.make("run", runOptions, (opts) =>
           // A provider given by path is stored absolute, so replay finds it from anywhere.
           benchmarks: opts.benchmark.map(benchmarkRef),
           candidates: [...opts.candidate, ...opts.model],
+          // The command that resumes it (`report` of a stopped run says it).
+          command: resumeCommand(),
           tasks: opts.task,
           reps: opts.reps,
           parallel: opts.parallel,
@@ -755,9 +780,6 @@ const runCommand = Command.make("run", runOptions, (opts) =>
           }
           if (!opts.json) yield* Console.error(renderEstimate(gate))
         }
-        if (opts.rate.length > 0 && !opts.cluster) {
-          return yield* new UsageError({ detail: "--rate limits a cluster's workers together: add --cluster (and --store postgres://…)" })
-        }
         if (opts.cluster) {
           if (at.store === null || at.store === undefined) {
             return yield* new UsageError({ detail: "--cluster runs the cells on the workers of a Postgres store: add --store postgres://… (or set ASSAY_STORE)" })
@@ -786,7 +808,7 @@ const runCommand = Command.make("run", runOptions, (opts) =>
     // The benchmark's own code failed (a throw in it): its cells are not the candidates' scores, and the run is not a success.
     const broken = outcome.attempts.filter((a) => a.verdict.ended?.provider !== undefined)
     if (broken.length > 0) {
-      const data = broken[0]!.verdict.ended!.provider!.endsWith("(data)")
+      const data = broken[0]!.verdict.ended!.data === true
       yield* Console.error(
         `assay: ${broken[0]!.verdict.ended!.detail} (in ${broken.length} of ${outcome.attempts.length} cells, not scored; ${data ? "bring the data" : "fix the benchmark"} and run again)`
       )
@@ -868,7 +890,8 @@ const reportCommand = Command.make(
             detail: `pid ${holder.pid} on ${holder.host}, since ${holder.since}`
           })
         }
-        return yield* new RunUnfinished({ runId: runRecord.id, reason: "stopped", detail: "" })
+        const settings = runRecord.settings as { readonly command?: unknown } | null
+        return yield* new RunUnfinished({ runId: runRecord.id, reason: "stopped", detail: typeof settings?.command === "string" ? settings.command : "" })
       }
       const stored = yield* decodeJson(JSON.stringify(runRecord.summary)).pipe(
         Effect.mapError((e) => new UsageError({ detail: `the stored report of ${runRecord.id} cannot be read: ${e.message}` }))
@@ -1347,7 +1370,10 @@ const cli = (argv: ReadonlyArray<string>) =>
     const stray = strayFlag(args)
     if (stray !== undefined) return yield* unexpected(stray, args)
     if (extra !== undefined) return yield* unexpected(extra, args)
-    yield* mayAskForHelp(assay.handler(directive.value)).pipe(Effect.catchIf(isHelpRequested, () => Console.log(helpText(commandAt(args).path))))
+    // `assay` or `assay data` without its command: the help, and exit 2 (a script missing a word fails).
+    yield* mayAskForHelp(assay.handler(directive.value)).pipe(
+      Effect.catchIf(isHelpRequested, () => Effect.zipRight(Console.log(helpText(commandAt(args).path)), new ExitWith({ code: 2 })))
+    )
   })
 
 /** Any failure as one line: an Error's message, a refused command line's text, or the value shown. */

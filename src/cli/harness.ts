@@ -30,7 +30,7 @@ import { corpusSpawnHandler, loadBenchmark, UsageError } from "./benchmarks.ts"
 import { resolveHarnessCandidate } from "./candidates.ts"
 import { outageLine } from "./outages.ts"
 import { stderrProgress } from "./progress.ts"
-import { stoppedLine } from "./stopped.ts"
+import { resumeCommand, stoppedLine } from "./stopped.ts"
 import { harnessBinDirs, harnessEndpoint } from "./harnessBin.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -156,7 +156,7 @@ const prepare = (sel: HarnessSelection) =>
     })
     const provider = yield* loadBenchmark("corpus")
     const judgeRef = judgeRefOf(plan)
-    const all = yield* provider.environments.pipe(Effect.mapError((e) => new UsageError({ detail: e.message })))
+    const all = yield* provider.environments
     const environments = all
       .filter((e) => plan.tasks.some((t) => t.id === e.task))
       .map((e) => (judgeRef === null ? e : { ...e, capabilities: { ...e.capabilities, models: { ...e.capabilities.models, judge: judgeRef } } }))
@@ -307,6 +307,7 @@ const runInStore = (sel: HarnessRunSelection, p: Prepared, limits: RunPolicy.Lim
           benchmarks: ["corpus"],
           harnesses: p.plan.harnesses.map((d) => ({ name: d.harness, liveness: d.liveness.status, version: d.version ?? null })),
           candidates: p.plan.candidates.map(nameOf),
+          command: resumeCommand(),
           tasks: p.plan.tasks.map((t) => t.id),
           reps: sel.reps,
           judge: p.judgeRef,

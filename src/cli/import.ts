@@ -130,7 +130,7 @@ export const importCommand = Command.make(
       const tasks: Array<string> = []
       for (const { benchmark, options, tasks: outputs } of results.outputs) {
         const provider = yield* loadBenchmark(benchmark)
-        const all = yield* provider.environments.pipe(Effect.mapError((e) => new UsageError({ detail: e.message })))
+        const all = yield* provider.environments
         const chosen = all.filter((e) => outputs.has(e.task))
         const known = new Set(all.map((e) => e.task))
         const strangers = [...outputs.keys()].filter((id) => !known.has(id))

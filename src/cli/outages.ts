@@ -3,10 +3,12 @@
  * unreachable, failing past the retries, an agent CLI that never reached its model). They are
  * not the candidates' scores, and the next run retries them; the line says so for every kind.
  */
+import { isOutage, summaryOf } from "../experiment/Scorecards.ts"
 import type { Attempt } from "../schema/Attempt.ts"
 
 export const outageLine = (attempts: ReadonlyArray<Attempt>): string | null => {
-  const live = attempts.filter((a) => a.verdict.ended?.reason === "fault" && a.verdict.ended.injected !== true)
+  // The scorecards' own rule, so the line and the figures it explains count the same cells.
+  const live = attempts.filter((a) => isOutage(summaryOf(a)))
   const first = live[0]?.verdict.ended
   if (first === undefined || first === null) return null
   const why = live.every((a) => a.verdict.ended?.fault === "unreachable")

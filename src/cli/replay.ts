@@ -79,7 +79,7 @@ export const lanesOfRun = (settings: unknown, experiment: ExperimentDef) =>
     const unavailable = new Map<string, string>()
     for (const name of sel.benchmarks) {
       const provider = yield* loadBenchmark(name, { engine: sel.engine, images: sel.images })
-      let environments = yield* provider.environments.pipe(Effect.mapError((e) => new UsageError({ detail: `${name}: ${e.message}` })))
+      let environments = yield* provider.environments
       if (sel.tasks.length > 0) environments = selectTasks(name, environments, sel.tasks).selected
       if (faults !== null) environments = environments.map((e) => withFaults(e, faults.faults))
       // The judge is named in each EnvironmentDef that uses one, as `run` does; it is never called here.

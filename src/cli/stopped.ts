@@ -6,13 +6,17 @@ import { Console, Effect } from "effect"
 import { classify } from "../experiment/Runner.ts"
 import type { Plan } from "../experiment/Runner.ts"
 import { rebuildUnfinished } from "../experiment/Results.ts"
-import type { Store } from "../experiment/Store.ts"
+import { redactUrl, type Store } from "../experiment/Store.ts"
 
 /** A word as a POSIX shell reads it back. */
 const shellWord = (word: string): string => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)
 
-/** The command line this process was started with, to type again. */
-export const resumeCommand = (): string => ["assay", ...process.argv.slice(2)].map(shellWord).join(" ")
+/**
+ * The command line this process was started with, to type again: said on stderr and kept in the
+ * run's settings (`report` of a stopped run prints it), so a password in a store URL is hidden.
+ */
+export const resumeCommand = (): string =>
+  ["assay", ...process.argv.slice(2)].map((w) => shellWord(/^\w+:\/\/[^/]*@/.test(w) ? redactUrl(w) : w)).join(" ")
 
 /**
  * Said on stderr when the run is interrupted; `where` names the store as people read it. First the

@@ -111,7 +111,7 @@ export const tasksCommand = Command.make(
   (opts) =>
     Effect.gen(function*() {
       const provider = yield* loadBenchmark(opts.benchmark)
-      const environments = yield* provider.environments.pipe(Effect.mapError((e) => new UsageError({ detail: e.message })))
+      const environments = yield* provider.environments
       const strata = Array.from(new Set(environments.flatMap((e) => (e.stratum === null ? [] : [e.stratum]))))
       const chosen = Option.match(opts.stratum, {
         onNone: () => environments,

@@ -157,10 +157,10 @@ const endedOf = (failure: ProtocolFailure | BudgetExceeded): Ended => {
 
 /**
  * The `provider` mark of an ending caused by the benchmark's own code, or by its data missing or
- * damaged (`NAME (data)`): neither is the candidate's failure, so neither is scored.
+ * damaged (`data`): neither is the candidate's failure, so neither is scored.
  */
-const providerOf = (e: CapabilityError): { readonly provider?: string } =>
-  e.reason === "provider" ? { provider: e.at ?? e.capability } : e.reason === "data" ? { provider: `${e.capability} (data)` } : {}
+const providerOf = (e: CapabilityError): { readonly provider?: string; readonly data?: boolean } =>
+  e.reason === "provider" ? { provider: e.at ?? e.capability } : e.reason === "data" ? { provider: e.capability, data: true } : {}
 
 /** The ending of a failed setup: a CapabilityError's own message, anything else in full. */
 const setupEnded = (cause: Cause.Cause<unknown>): Ended => {

@@ -11,6 +11,7 @@
 import { Effect, Schema } from "effect"
 import { canonicalUnsafe } from "../content/Canonical.ts"
 import { evaluate } from "../evaluation/evaluate.ts"
+import { sumCosts } from "../model/Cost.ts"
 import * as AgentDefs from "../schema/AgentDef.ts"
 import type { AgentDef } from "../schema/AgentDef.ts"
 import type { Attempt } from "../schema/Attempt.ts"
@@ -217,10 +218,9 @@ export const replayRun = (runId: string, source: ReplaySource): Effect.Effect<Re
     const notReplayable = outcomes.flatMap(({ attempt, outcome }) =>
       outcome._tag === "not-replayable" ? [{ ...cellOf(attempt), reason: outcome.reason }] : []
     )
-    let recordedCostUsd: number | null = 0
-    for (const { original } of replayed) {
-      recordedCostUsd = recordedCostUsd === null || original.usage.costUsd === null ? null : recordedCostUsd + original.usage.costUsd
-    }
+    const costSum = sumCosts(replayed.map(({ original }) => original.usage.costUsd))
+    // To a billionth of a cent: a sum of many floats is not shown as 0.30000000000000004.
+    const recordedCostUsd = costSum === null ? null : Math.round(costSum * 1e11) / 1e11
 
     // A read-only home is replayed all the same; what differs is printed, and stored nowhere.
     const notStored = differ.length > 0 && store.readOnly === true ? `the store ${store.home} is read-only` : undefined

@@ -519,9 +519,9 @@ export interface NoiseFloor {
   /**
    * Share of the clustered interval's variance (its squared width) that comes from within-task
    * noise (a task's repetitions disagreeing), the rest being task sampling: more repetitions
-   * shrink only this share. In [0, 1].
+   * shrink only this share. In [0, 1]; null when no reward varies at all (nothing to split).
    */
-  readonly withinShare: number
+  readonly withinShare: number | null
 }
 
 /**
@@ -564,7 +564,7 @@ export const noiseFloor = (tasks: ReadonlyArray<Repetitions>): NoiseFloor | null
     tasks: repeated.length,
     flipRate: flips / repeated.length,
     repetitionSd: repMeans.length >= 2 ? Math.sqrt(sampleVariance(repMeans)) : null,
-    withinShare: total > 0 ? Math.min(1, within / total) : within > 0 ? 1 : 0
+    withinShare: total > 0 ? Math.min(1, within / total) : within > 0 ? 1 : null
   }
 }
 

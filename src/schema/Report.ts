@@ -42,8 +42,8 @@ export const NoiseFloor = Schema.Struct({
   flipRate: Schema.Finite,
   /** Standard deviation across repetition numbers of the benchmark mean of one repetition; null with one. */
   repetitionSd: Schema.NullOr(Schema.Finite),
-  /** Share of the interval's variance from within-task noise; the rest is task sampling. */
-  withinShare: Schema.Finite
+  /** Share of the interval's variance from within-task noise; the rest is task sampling. Null when nothing varies. */
+  withinShare: Schema.NullOr(Schema.Finite)
 })
 export type NoiseFloor = typeof NoiseFloor.Type
 

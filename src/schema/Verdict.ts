@@ -32,6 +32,8 @@ export const Verdict = Schema.Struct({
        * candidate: where, as file:line, or the capability's name when the stack does not show it.
        */
       provider: Schema.optional(Schema.String),
+      /** With `provider`: the benchmark's data is missing or damaged (bring it and run again), not its code. */
+      data: Schema.optional(Schema.Boolean),
       /** For a fault: which (`unreachable`: the endpoint could not be reached, never injected). */
       fault: Schema.optional(Schema.Literal("rate-limit", "server-error", "timeout", "unreachable"))
     })

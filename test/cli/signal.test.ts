@@ -5,7 +5,7 @@ import { createServer, type Server } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
 import { hostname } from "node:os"
 import { join } from "node:path"
-import { assay, bin, cleanEnv, exitOf, root, tempDir } from "./support.ts"
+import { assay, bin, cleanEnv, exitOf, exitOrHung, root, tempDir } from "./support.ts"
 
 /** A model server that takes every request and never answers: calls stay in flight until the client goes. */
 const silentServer = async (onRequest: () => void) => {
@@ -43,17 +43,8 @@ const stopMidCall = async (signal: NodeJS.Signals, home: string, extra: Readonly
     stop = () => child.kill(signal)
     let stderr = ""
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
-    const code = await new Promise<number | string | null>((ok) => {
-      // A hang is what this guards against: past 20 s it is one, and the child is killed.
-      const timer = setTimeout(() => {
-        child.kill("SIGKILL")
-        ok("hung")
-      }, 20_000)
-      child.on("exit", (c, s) => {
-        clearTimeout(timer)
-        ok(c ?? s)
-      })
-    })
+    // A hang is what this guards against: past 20 s it is one, and the child is killed.
+    const code = await exitOrHung(child)
     return { code, ms: Date.now() - signalledAt, stderr }
   } finally {
     await server.close()
@@ -94,7 +85,9 @@ describe("what a stopped run says", { timeout: 120_000 }, () => {
       expect(runs.runs.map((x) => x.state)).toEqual(["stopped"])
       const report = await assay(["report", "--home", home])
       expect(report.code).toBe(1)
-      expect(report.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^assay: run r-\S+ did not finish \(it was stopped\): run the same command again to resume it/)])
+      // It names the command that resumes it, as the stopped line did.
+      expect(report.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^assay: run r-\S+ did not finish \(it was stopped\): resume it with: /)])
+      expect(report.stderr).toContain(`resume it with: ${m![3]}, or see assay runs`)
     })
   }
 })

@@ -9,7 +9,7 @@ import { existsSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
 import { join } from "node:path"
-import { assay, bin, cleanEnv, root, tempDir } from "./support.ts"
+import { assay, bin, cleanEnv, exitOrHung, root, tempDir } from "./support.ts"
 
 /** A model server that never answers: the run holds its lock with calls in flight. */
 const silentServer = async (onRequest: () => void) => {
@@ -51,17 +51,8 @@ const signalled = async (signals: ReadonlyArray<NodeJS.Signals>, home: string) =
     }
     let stderr = ""
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
-    const ended = await new Promise<number | string | null>((ok) => {
-      // A hang is what this guards against: past 20 s it is one, and the child is killed.
-      const timer = setTimeout(() => {
-        child.kill("SIGKILL")
-        ok("hung")
-      }, 20_000)
-      child.on("exit", (code, signal) => {
-        clearTimeout(timer)
-        ok(code ?? signal)
-      })
-    })
+    // A hang is what this guards against: past 20 s it is one, and the child is killed.
+    const ended = await exitOrHung(child)
     return { ended, stderr, lockedWhenSignalled }
   } finally {
     await server.close()

@@ -59,6 +59,22 @@ export interface Card {
 export const cardOf = (stdout: string, candidate: string): Card =>
   (JSON.parse(stdout) as { scorecards: ReadonlyArray<Card> }).scorecards.find((s) => s.candidate === candidate && s.stratum === null)!
 
+/**
+ * How a signalled child ended, or "hung" when it had not within `ms` (then it is killed): the
+ * bound is what the signal tests assert, a hang, and is far above a busy machine's exit time.
+ */
+export const exitOrHung = (child: import("node:child_process").ChildProcess, ms = 20_000): Promise<number | string | null> =>
+  new Promise((ok) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL")
+      ok("hung")
+    }, ms)
+    void exitOf(child).then((code) => {
+      clearTimeout(timer)
+      ok(code)
+    })
+  })
+
 /** How a child process ended: its exit code, or the signal that ended it. Waits on its exit event. */
 export const exitOf = (child: import("node:child_process").ChildProcess): Promise<number | string | null> =>
   new Promise((ok) => {

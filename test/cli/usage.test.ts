@@ -77,9 +77,10 @@ describe("a command line assay cannot take is one line on stderr and exit 2", { 
   })
 
   it("--faults takes exactly SEED:RATE[:KIND,...]", async () => {
-    const values = ["7:", "7", "7:0", "7:1.5", "x:0.3", "7:0.3:bogus", "7:0.3:"]
+    const values = ["7:", "7", "7:0", "7:1.5", "x:0.3", "7:0.3:bogus", "7:0.3:", "99999999999999999999:0.3"]
     const results = await each(values.map((v) => [...wouldRun, "--faults", v]))
     values.forEach((v, i) => expectUsageError(results[i]!, `--faults ${v}: expected SEED:RATE[:KIND,...]`))
+    expectUsageError(results[7]!, "the seed 99999999999999999999 is past 9007199254740991, the largest seed")
     expect(existsSync(untouched)).toBe(false)
   })
 
@@ -117,6 +118,18 @@ describe("a command line assay cannot take is one line on stderr and exit 2", { 
     ])
     expectUsageError(mirror!, "--mirror notaurl: expected an http(s) URL")
     expectUsageError(port!, "--port 99999: expected a whole number from 0 to 65535")
+    expect(existsSync(untouched)).toBe(false)
+  })
+
+  it("--rate without --cluster, or naming a provider no candidate calls, is refused before anything runs", async () => {
+    const [alone, stray, none] = await each([
+      ["run", "--benchmark", "ledger", "--model", "openai:gpt-4o-mini", "--rate", "openai=5/s", "--yes", "--home", untouched],
+      ["run", "--benchmark", "ledger", "--model", "openai:gpt-4o-mini", "--cluster", "--rate", "nosuch=5/s", "--yes", "--home", untouched],
+      ["run", "--benchmark", "ledger", "--candidate", "gold", "--cluster", "--rate", "openai=5/s", "--yes", "--home", untouched]
+    ])
+    expectUsageError(alone!, "--rate limits a cluster's workers together: add --cluster")
+    expectUsageError(stray!, "--rate nosuch=5/s names a provider this run does not call (its candidates call openai)")
+    expectUsageError(none!, "--rate openai=5/s names a provider this run does not call (no candidate of this run calls a model provider)")
     expect(existsSync(untouched)).toBe(false)
   })
 
@@ -178,6 +191,14 @@ describe("--help", { timeout: 120_000 }, () => {
     const top = await assay(["--help"])
     expect(top.code, top.stderr).toBe(0)
     for (const c of ["plan", "run", "report", "data pull", "equivalence"]) expect(top.stdout).toContain(`  ${c} `)
+  })
+
+  it("no command (assay, assay data) shows the help and exits 2, so a script missing a word fails", async () => {
+    const [bare, data] = await each([[], ["data"]])
+    expect(bare!.code, bare!.stderr).toBe(2)
+    expect(bare!.stdout).toContain("  run ")
+    expect(data!.code, data!.stderr).toBe(2)
+    expect(data!.stdout).toContain("assay data COMMAND")
   })
 })
 

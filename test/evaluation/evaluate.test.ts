@@ -117,7 +117,7 @@ describe("nothing is lost when an Attempt goes wrong", () => {
         }
       })
       const data = yield* runRoster("gold", env, failing("data"))
-      expect(data.verdict.ended).toMatchObject({ reason: "setup-failed", provider: "ledger (data)" })
+      expect(data.verdict.ended).toMatchObject({ reason: "setup-failed", provider: "ledger", data: true })
       expect(data.verdict.ended?.detail).toContain("tasks.json is missing")
       const setup = yield* runRoster("gold", env, failing("setup"))
       expect(setup.verdict.ended?.reason).toBe("setup-failed")

@@ -174,4 +174,15 @@ describe("reports with little in them", () => {
     expect(html).toContain("no candidate has a known cost")
     expect(html).not.toContain("$0.00")
   })
+
+  it("say that scripted references are not placed, rather than that no cost is known beside their $0.00", () => {
+    const referencesOnly = {
+      ...empty,
+      scorecards: sampleReport.scorecards
+        .filter((s) => s.benchmark === "bfcl" && s.stratum === null)
+        .slice(0, 2)
+        .map((s, i) => ({ ...s, candidate: i === 0 ? "gold" : "echo", costUsd: 0, reference: true }))
+    }
+    expect(renderText(referencesOnly)).toContain("bfcl, score–cost frontier: none placed: gold, echo are scripted references, not contenders")
+  })
 })

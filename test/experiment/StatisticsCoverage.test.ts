@@ -142,6 +142,13 @@ describe("the noise floor", () => {
     expect(noiseFloor([[[0, 1]], [[0, 0]]])).toBeNull()
   })
 
+  it("has no within-task share when no reward varies: nothing to split, not 0% within", () => {
+    const still = noiseFloor([[[0, 1], [1, 1]], [[0, 1], [1, 1]]])
+    expect(still).toMatchObject({ flipRate: 0, repetitionSd: 0, withinShare: null })
+    // Task means differ but repetitions agree: all of it is task sampling.
+    expect(noiseFloor([[[0, 1], [1, 1]], [[0, 0], [1, 0]]])?.withinShare).toBe(0)
+  })
+
   it("has a within-task share near what the model says", () => {
     // Between: Var(x^1.5) = 1/4 − 0.16 = 0.09. Within per repetition: E[p(1−p)] = 0.4 − 0.25 = 0.15, so 0.03 at 5 reps.
     const noise = noiseFloor(experiment(seededUniform(3), 4000, 5).a.map((rs) => rs.map((r, k) => [k, r] as const)))

@@ -75,7 +75,7 @@ describe("terminal-bench-2 without its data", () => {
     const data = tempDir("assay-tb2-empty-")
     const home = tempDir("assay-tb2-home-")
     const run = await assay(["run", "--benchmark", NAME, "--candidate", "gold", "--yes", "--home", home], { ASSAY_DATA_DIR: data })
-    expect(run.code).toBe(2)
+    expect(run.code, run.stderr).toBe(1)
     const lines = run.stderr.trim().split("\n")
     expect(lines).toHaveLength(1)
     expect(lines[0]).toContain(`${path.join(data, NAME)} is missing from the data folder ${data}`)

@@ -275,8 +275,8 @@ export const noiseRow = (candidate: string, noise: NoiseFloor): ReadonlyArray<st
   formatCount(noise.tasks),
   formatPercent(noise.flipRate),
   noise.repetitionSd === null ? dash : noise.repetitionSd.toFixed(3),
-  percent(noise.withinShare),
-  percent(1 - noise.withinShare)
+  noise.withinShare === null ? dash : percent(noise.withinShare),
+  noise.withinShare === null ? dash : percent(1 - noise.withinShare)
 ]
 
 export const noiseTable = (cards: ReadonlyArray<Scorecard>): Table => ({
@@ -416,9 +416,13 @@ export const textTable = (table: Table): string => {
 export const frontierLine = (cards: ReadonlyArray<Scorecard>): string => {
   const onFrontier = frontierOf(cards)
   const unknown = cards.filter((c) => c.costUsd === null).map((c) => c.candidate)
+  // Scripted references (gold, echo) show $0.00 in the table but are never placed: say so.
+  const references = cards.filter((c) => c.reference === true && c.costUsd !== null).map((c) => c.candidate)
   const parts = [
     onFrontier.length === 0
-      ? "no candidate with a known cost"
+      ? references.length > 0 && cards.every((c) => c.reference === true || c.costUsd === null)
+        ? `none placed: ${references.join(", ")} ${references.length === 1 ? "is a scripted reference" : "are scripted references"}, not contenders`
+        : "no candidate with a known cost"
       : onFrontier.map((c) => `${c.candidate} (${formatScore(c.meanReward)} at ${formatCost(c.costUsd)})`).join(" → ")
   ]
   if (unknown.length > 0) parts.push(`cost unknown, not placed: ${unknown.join(", ")}`)
