@@ -14,7 +14,7 @@ import { Array as Arr, Cause, Console, Data, Effect, Either, Exit, Inspectable, 
 import * as ContentId from "../content/ContentId.ts"
 import { completeReport, decodeJson, encodeJson, renderHtml, renderMarkdown, renderText, type Report } from "../experiment/Report.ts"
 import * as Home from "../experiment/Home.ts"
-import { outageLine } from "./outages.ts"
+import { endedEarlyLine, outageLine } from "./outages.ts"
 import { resumeCommand, stoppedBeforeCells, stoppedLine } from "./stopped.ts"
 import { replayCommand } from "./replay.ts"
 import { importCommand, importDoc } from "./import.ts"
@@ -804,13 +804,16 @@ const runCommand = Command.make("run", runOptions, (opts) =>
     // An outage is not the candidates' failure: say so in one line, and that a rerun retries them.
     const outages = outageLine(outcome.attempts)
     if (outages !== null) yield* Console.error(outages)
+    // Cells scored 0 for an ending only the cell says the reason of (a 400 from the endpoint, say).
+    const early = endedEarlyLine(outcome.attempts)
+    if (early !== null) yield* Console.error(early)
     if (opts.unsandboxed) yield* Console.error("assay: this run was --unsandboxed: candidates' code ran without isolation")
-    // The benchmark's own code failed (a throw in it): its cells are not the candidates' scores, and the run is not a success.
+    // The benchmark failed (a throw in its code, its setup or grade failing): its cells are not the candidates' scores, and the run is not a success.
     const broken = outcome.attempts.filter((a) => a.verdict.ended?.provider !== undefined)
     if (broken.length > 0) {
       const data = broken[0]!.verdict.ended!.data === true
       yield* Console.error(
-        `assay: ${broken[0]!.verdict.ended!.detail} (in ${broken.length} of ${outcome.attempts.length} cells, not scored; ${data ? "bring the data" : "fix the benchmark"} and run again)`
+        `assay: ${broken[0]!.verdict.ended!.detail} (in ${broken.length} of ${outcome.attempts.length} cells, not scored; ${data ? "bring the data" : "fix what it names"} and run again)`
       )
       return yield* new ExitWith({ code: 1 })
     }

@@ -28,7 +28,7 @@ import * as Registry from "../model/Registry.ts"
 import type { Handlers } from "../world/WorldEffects.ts"
 import { corpusSpawnHandler, loadBenchmark, UsageError } from "./benchmarks.ts"
 import { resolveHarnessCandidate } from "./candidates.ts"
-import { outageLine } from "./outages.ts"
+import { endedEarlyLine, outageLine } from "./outages.ts"
 import { stderrProgress } from "./progress.ts"
 import { resumeCommand, stoppedLine } from "./stopped.ts"
 import { harnessBinDirs, harnessEndpoint } from "./harnessBin.ts"
@@ -338,6 +338,8 @@ const runInStore = (sel: HarnessRunSelection, p: Prepared, limits: RunPolicy.Lim
     yield* printReport(outcome.report, sel.json)
     const outages = outageLine(outcome.attempts)
     if (outages !== null) yield* Console.error(outages)
+    const early = endedEarlyLine(outcome.attempts)
+    if (early !== null) yield* Console.error(early)
     return yield* ending
   })
 

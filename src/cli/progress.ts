@@ -4,6 +4,10 @@
  */
 import { Effect } from "effect"
 import type { Progress } from "../experiment/Runner.ts"
+import { isUnscored, summaryOf } from "../experiment/Scorecards.ts"
+
+/** Passed of scored, as a whole percent; "-" before any cell was scored. */
+const percent = (t: { readonly done: number; readonly passed: number }): string => (t.done > 0 ? `${((t.passed / t.done) * 100).toFixed(0)}%` : "-")
 
 const money = (usd: number | null): string => (usd === null ? "unknown" : `$${usd.toFixed(4)}`)
 
@@ -27,28 +31,31 @@ export const stderrProgress = (options: { readonly quiet?: boolean } = {}): Prog
       total = toRun
       return options.quiet ? Effect.void : write(`assay: ${all} cells: ${kept} kept, ${toRun} to run\n`)
     },
-    cell: ({ done, passed, spentUsd, last }) => {
+    cell: ({ done, spentUsd, last }) => {
       if (options.quiet) return Effect.void
+      // A cell that says nothing of the candidate (an outage, the benchmark's failure) is in no pass rate.
+      const unscored = isUnscored(summaryOf(last))
+      const own = byCandidate.get(last.candidate) ?? { done: 0, passed: 0 }
+      if (!unscored) own.done++
+      if (!unscored && last.verdict.reward >= 1) own.passed++
+      byCandidate.set(last.candidate, own)
+      const all = [...byCandidate.values()].reduce((a, c) => ({ done: a.done + c.done, passed: a.passed + c.passed }), { done: 0, passed: 0 })
       const elapsed = (Date.now() - started) / 1000
       const eta = done > 0 ? (elapsed / done) * (total - done) : Number.POSITIVE_INFINITY
-      const rate = done > 0 ? `${((passed / done) * 100).toFixed(0)}%` : "-"
+      const rate = percent(all)
       if (tty) {
         const width = 28
         const filled = total > 0 ? Math.round((done / total) * width) : width
         const bar = "#".repeat(filled) + "-".repeat(width - filled)
         return write(`\r[${bar}] ${done}/${total} pass ${rate} spend ${money(spentUsd)} eta ${duration(eta)}   `)
       }
-      const own = byCandidate.get(last.candidate) ?? { done: 0, passed: 0 }
-      own.done++
-      if (last.verdict.reward >= 1) own.passed++
-      byCandidate.set(last.candidate, own)
       // Plain lines: one per cell for short runs, at most one a second for long ones.
       const now = Date.now()
       if (done !== total && total > 50 && now - lastLine < 1000) return Effect.void
       lastLine = now
       return write(
-        `assay: ${done}/${total} ${last.candidate} ${last.task}#${last.repetition} reward ${last.verdict.reward.toFixed(2)}` +
-          ` | ${last.candidate} pass ${((own.passed / own.done) * 100).toFixed(0)}%${byCandidate.size > 1 ? ` (all ${rate})` : ""}` +
+        `assay: ${done}/${total} ${last.candidate} ${last.task}#${last.repetition} ${unscored ? `not scored (${last.verdict.ended?.reason})` : `reward ${last.verdict.reward.toFixed(2)}`}` +
+          ` | ${last.candidate} pass ${percent(own)}${byCandidate.size > 1 ? ` (all ${rate})` : ""}` +
           ` spend ${money(spentUsd)} eta ${duration(eta)}\n`
       )
     },

@@ -162,13 +162,19 @@ const endedOf = (failure: ProtocolFailure | BudgetExceeded): Ended => {
 const providerOf = (e: CapabilityError): { readonly provider?: string; readonly data?: boolean } =>
   e.reason === "provider" ? { provider: e.at ?? e.capability } : e.reason === "data" ? { provider: e.capability, data: true } : {}
 
-/** The ending of a failed setup: a CapabilityError's own message, anything else in full. */
-const setupEnded = (cause: Cause.Cause<unknown>): Ended => {
+/**
+ * The mark of a failure in the benchmark's setup or grade, typed or thrown: the candidate either
+ * never acted or was never graded, so the cell says nothing of it (not scored, run again).
+ */
+const benchmarksOwn = (e: CapabilityError): { readonly provider: string; readonly data?: boolean } => ({ provider: e.capability, ...providerOf(e) })
+
+/** The ending of a failed setup: a CapabilityError's own message, anything else in full; the benchmark's either way. */
+const setupEnded = (benchmark: string, cause: Cause.Cause<unknown>): Ended => {
   const failure = Cause.failureOption(cause)
   if (failure._tag === "Some" && failure.value instanceof CapabilityError) {
-    return { reason: "setup-failed", detail: failure.value.message, ...providerOf(failure.value) }
+    return { reason: "setup-failed", detail: failure.value.message, ...benchmarksOwn(failure.value) }
   }
-  return { reason: "setup-failed", detail: Cause.pretty(cause) }
+  return { reason: "setup-failed", detail: Cause.pretty(cause), provider: benchmark }
 }
 
 const endedVerdict = (ended: Ended): Verdict => ({
@@ -190,6 +196,25 @@ const idOfPart = (value: unknown): string => {
   const text = Canonical.canonicalUnsafe(value)
   if (typeof value === "object" && value !== null) Canonical.remember(value, text)
   return ContentId.ofText(text)
+}
+
+/** What is wrong with a value a provider hands back as JSON (not JSON: a bigint, a function), or null. */
+const notJson = (value: unknown): string | null => {
+  try {
+    idOfPart(value)
+    return null
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e)
+  }
+}
+
+/** What is wrong with a grade's result (a reward outside [0, 1], a check not true or false, details not JSON), or null. */
+const gradeProblem = (graded: { readonly reward: number; readonly checks: Readonly<Record<string, unknown>>; readonly details?: unknown }): string | null => {
+  if (!(graded.reward >= 0 && graded.reward <= 1)) return `a reward of ${graded.reward}, not a number from 0 to 1`
+  const check = Object.entries(graded.checks).find(([, passed]) => typeof passed !== "boolean")
+  if (check !== undefined) return `the check ${check[0]} as ${String(check[1])}, not true or false`
+  const why = graded.details === undefined ? null : notJson(graded.details)
+  return why === null ? null : `details that are not JSON: ${why}`
 }
 
 const isVerdict = Schema.is(VerdictSchema)
@@ -248,7 +273,7 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
         inputsId: "",
         evidence: null,
         output: { transcript: [], result: null },
-        verdict: endedVerdict(setupEnded(cause)),
+        verdict: endedVerdict(setupEnded(env.benchmark, cause)),
         usage: { ...noUsage, wallSeconds: yield* elapsed },
         faults: [],
         finalWorld: null,
@@ -257,6 +282,24 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
     }
     const setup = setupExit.value
     const assembled = inputsExit.value
+    // Evidence that is not JSON cannot be stored: the benchmark's failure, this cell's alone.
+    const badEvidence = notJson(setup.evidence)
+    if (badEvidence !== null) {
+      return finish({
+        inputsId: "",
+        evidence: null,
+        output: { transcript: [], result: null },
+        verdict: endedVerdict({
+          reason: "setup-failed",
+          detail: `provider ${env.benchmark} failed: ${capabilities.worldSetup.name} gave evidence that is not JSON: ${badEvidence}`,
+          provider: capabilities.worldSetup.name
+        }),
+        usage: { ...noUsage, wallSeconds: yield* elapsed },
+        faults: [],
+        finalWorld: null,
+        recording: []
+      })
+    }
     const limits = mergeLimits(mergeLimits(env.limits, agentDef.limits), { ...noLimits, wallSeconds: options.timeoutSeconds ?? null })
 
     const transcript = yield* Ref.make<ReadonlyArray<Message>>([])
@@ -356,8 +399,16 @@ export const evaluate = (env: EnvironmentDef, options: EvaluateOptions): Effect.
             })
           ))
           judging = graded._tag === "Right" ? graded.right.judging : undefined
+          // A reward out of range or details that cannot be stored: the grader's bug, this cell's alone.
+          const problem = graded._tag === "Right" ? gradeProblem(graded.right) : null
           verdict = graded._tag === "Left"
-            ? endedVerdict({ reason: "evaluator-failed", detail: graded.left.message, ...providerOf(graded.left) })
+            ? endedVerdict({ reason: "evaluator-failed", detail: graded.left.message, ...benchmarksOwn(graded.left) })
+            : problem !== null
+            ? endedVerdict({
+              reason: "evaluator-failed",
+              detail: `provider ${env.benchmark} failed: ${capabilities.evaluator.name} returned ${problem}`,
+              provider: capabilities.evaluator.name
+            })
             : {
               reward: graded.right.reward,
               checks: graded.right.checks,

@@ -2,8 +2,9 @@
  * The `model/generate` handler: a model call as a world effect, answered by the `Model` service.
  * What went wrong is sorted here: a rate limit, a server error, a timeout or an endpoint that
  * cannot be reached is an infrastructure fault (retried, then the cell ends as a fault, never as
- * a model verdict); a call the spend cap refused is a refusal; anything else (a bad request, a
- * missing key, a malformed answer) fails the handler with the reason.
+ * a model verdict); so is a key the endpoint refuses (401, 403: the model was never asked, so the
+ * cell says nothing of it, and the next run runs it again); a call the spend cap refused is a
+ * refusal; anything else (a bad request, a malformed answer) fails the handler with the reason.
  *
  * This module loads no model client: the Model service given is whatever the caller provides.
  */
@@ -24,6 +25,15 @@ const sorted = (effect: WE.EffectRequest) => (e: ModelError): WE.EffectError => 
       return new WE.EffectFault({ kind: effect.kind, key: effect.key, occurrence: 0, reason: e.reason, injected: false })
     case "network":
       return new WE.EffectFault({ kind: effect.kind, key: effect.key, occurrence: 0, reason: "unreachable", injected: false })
+    case "auth":
+      return new WE.EffectFault({
+        kind: effect.kind,
+        key: effect.key,
+        occurrence: 0,
+        reason: "unreachable",
+        injected: false,
+        detail: `the endpoint refused the key: ${e.message}`
+      })
     default:
       return new WE.EffectFailed({ kind: effect.kind, key: effect.key, reason: "handler", detail: e.message })
   }

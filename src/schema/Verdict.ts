@@ -28,8 +28,9 @@ export const Verdict = Schema.Struct({
       /** For a fault: whether it was injected by the environment's faults (true) or met live (false). */
       injected: Schema.optional(Schema.Boolean),
       /**
-       * Set when the benchmark's own code failed (a throw in its setup, protocol or grade), not the
-       * candidate: where, as file:line, or the capability's name when the stack does not show it.
+       * Set when the benchmark failed, not the candidate: a throw in its setup, protocol or grade,
+       * a typed failure of its setup or grade, or a grade out of shape. Where, as file:line, or the
+       * capability's name when the stack does not show it.
        */
       provider: Schema.optional(Schema.String),
       /** With `provider`: the benchmark's data is missing or damaged (bring it and run again), not its code. */

@@ -162,4 +162,25 @@ describe("an endpoint that does not answer", () => {
     expect(JSON.parse(up.run.stdout).cells).toMatchObject({ total: 2, ran: 2, kept: 0, faulted: 0 })
     expect(up.answered).toBe(2)
   }, 120_000)
+
+  it("a key the endpoint refuses (401) is an outage that says so, not a score of 0; a 400 is scored 0 with a line giving its reason", async () => {
+    const home = tempDir()
+    const args = ["run", "--benchmark", "ledger", "--model", "openai:gpt-4o-mini", "--task", "ledger-01", "--task", "ledger-02", "--home", home, "--yes", "--json"]
+    const runWith = (status: number) =>
+      Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+        const server = yield* LoopbackServer.start([{ repeat: true, status, text: "refused" }])
+        return yield* Effect.promise(() => assay(args, envOf(server)))
+      })))
+    const refused = await runWith(401)
+    expect(refused.code, refused.stderr).toBe(0)
+    expect(JSON.parse(refused.stdout).cells).toMatchObject({ total: 2, ran: 2, faulted: 2 })
+    expect(refused.stderr).toContain("the endpoint refused the key")
+    expect(refused.stderr).toContain("HTTP 401")
+    expect(refused.stderr).not.toContain("sk-test")
+    // Not kept: the next run runs them again; a 400 is the model's call failing, scored 0 and said why.
+    const bad = await runWith(400)
+    expect(JSON.parse(bad.stdout).cells).toMatchObject({ total: 2, ran: 2, kept: 0 })
+    const line = bad.stderr.split("\n").find((l) => l.includes("before a verdict"))
+    expect(line, bad.stderr).toMatch(/^assay: 2 cells ended protocol-failed before a verdict and are scored 0 as the candidates' failures \(openai:gpt-4o-mini: 2\); the first: .*HTTP 400/)
+  }, 120_000)
 })

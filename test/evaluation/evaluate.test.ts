@@ -107,7 +107,7 @@ describe("nothing is lost when an Attempt goes wrong", () => {
       expect(attempt).toMatchObject({ task: "ledger-02", candidate: "gold", finalWorld: null, recording: [], usage: { calls: 0 } })
     }))
 
-  it.effect("a setup that fails for want of its data is marked as the benchmark's (not scored), as a throw in its code is; a plain setup failure is not", () =>
+  it.effect("a setup that fails, for want of its data or typed, is marked as the benchmark's (not scored), as a throw in its code is", () =>
     Effect.gen(function*() {
       const failing = (reason: "data" | "setup"): Capabilities => ({
         ...provider.capabilities,
@@ -120,8 +120,41 @@ describe("nothing is lost when an Attempt goes wrong", () => {
       expect(data.verdict.ended).toMatchObject({ reason: "setup-failed", provider: "ledger", data: true })
       expect(data.verdict.ended?.detail).toContain("tasks.json is missing")
       const setup = yield* runRoster("gold", env, failing("setup"))
-      expect(setup.verdict.ended?.reason).toBe("setup-failed")
-      expect(setup.verdict.ended?.provider).toBeUndefined()
+      expect(setup.verdict.ended).toMatchObject({ reason: "setup-failed", provider: "ledger" })
+      expect(setup.verdict.ended?.data).toBeUndefined()
+    }))
+
+  it.effect("a grade out of shape (a reward past 1 or NaN, a check not a boolean, details not JSON) ends that cell as the benchmark's failure; evidence not JSON too", () =>
+    Effect.gen(function*() {
+      const grading = (result: Record<string, unknown>): Capabilities => ({
+        ...provider.capabilities,
+        evaluator: {
+          ...provider.capabilities.evaluator,
+          evaluate: () => Effect.succeed({ reward: 1, checks: { ok: true }, ...result } as never)
+        }
+      })
+      const cases: ReadonlyArray<readonly [Record<string, unknown>, string]> = [
+        [{ reward: 1.5 }, "a reward of 1.5, not a number from 0 to 1"],
+        [{ reward: Number.NaN }, "a reward of NaN"],
+        [{ checks: { ok: "yes" } }, "the check ok as yes, not true or false"],
+        [{ details: { big: 10n } }, "details that are not JSON"]
+      ]
+      for (const [result, says] of cases) {
+        const attempt = yield* runRoster("gold", env, grading(result))
+        expect(attempt.verdict.ended).toMatchObject({ reason: "evaluator-failed", provider: provider.capabilities.evaluator.name })
+        expect(attempt.verdict.ended?.detail).toContain(says)
+        expect(attempt.verdict.reward).toBe(0)
+      }
+      const evidence: Capabilities = {
+        ...provider.capabilities,
+        worldSetup: {
+          ...provider.capabilities.worldSetup,
+          setup: (e) => Effect.map(provider.capabilities.worldSetup.setup(e), (s) => ({ ...s, evidence: { n: 10n } as never }))
+        }
+      }
+      const bad = yield* runRoster("gold", env, evidence)
+      expect(bad.verdict.ended).toMatchObject({ reason: "setup-failed", provider: provider.capabilities.worldSetup.name })
+      expect(bad.verdict.ended?.detail).toContain("evidence that is not JSON")
     }))
 
   it.effect("a setup that dies (a bug, not a typed failure) also yields an Attempt that says setup-failed", () =>

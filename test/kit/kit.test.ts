@@ -35,7 +35,7 @@ describe("a benchmark declared with the kit", { timeout: 180_000 }, () => {
     const run = await assay(["run", "--benchmark", file, "--candidate", "gold", "--yes", "--json", "--home", join(dir, "home")])
     expect(run.code, run.stderr).toBe(1)
     const lines = run.stderr.trimEnd().split("\n").filter((l) => !/^assay: (\d+ cells:|\d+\/\d+ )/.test(l))
-    expect(lines, run.stderr).toEqual([`assay: provider switches failed: the lamp table is gone (${file}:${line}) (in 1 of 3 cells, not scored; fix the benchmark and run again)`])
+    expect(lines, run.stderr).toEqual([`assay: provider switches failed: the lamp table is gone (${file}:${line}) (in 1 of 3 cells, not scored; fix what it names and run again)`])
     const report = JSON.parse(run.stdout) as { readonly cells: { readonly ran: number } }
     expect(report.cells.ran).toBe(3)
     // The failed cell runs again next time (the fix need not change the content id); the others are kept.
