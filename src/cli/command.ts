@@ -630,8 +630,10 @@ const planCommand = Command.make("plan", planOptions, (sel) =>
     const detect = Option.getOrNull(sel.detect)
     if (detect === null && Option.isSome(sel.like)) return yield* new UsageError({ detail: "--like names the run --detect plans from: add --detect D" })
     const power = detect === null ? null : yield* Effect.gen(function*() {
+      // --like's run may hold other benchmarks and candidates: only this plan's pairs are sized.
+      const planned = new Set(lanes.flatMap((l) => l.candidates.map((c) => `${l.provider.name}\u0000${c.def.name}`)))
       const pilot = Option.isSome(sel.like)
-        ? gradedOf(yield* storedReport(sel.home, sel.store, sel.like))
+        ? gradedOf(yield* storedReport(sel.home, sel.store, sel.like)).filter((c) => planned.has(`${c.benchmark}\u0000${c.candidate}`))
         : storeExists(at)
         ? gradedOfSummaries(Array.from((yield* withStore(at, Effect.flatMap(Store.Store, (s) => s.latestCells(plan.cells.map((c) => c.key))), reading)).values(), (c) => c.summary))
         : []

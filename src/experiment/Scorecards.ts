@@ -25,6 +25,7 @@ import {
   passHatK,
   type Repetitions,
   tasksNeeded,
+  FEWEST_SIGNIFICANT_TASKS,
   z80,
   z95
 } from "./Statistics.ts"
@@ -395,14 +396,17 @@ export interface PowerPlan {
   /** Variance of the true per-task difference (between) and of one repetition (within, both candidates). */
   readonly between: number
   readonly within: number
-  /** The smallest difference the pilot's own size detects (80% power, 95% confidence). */
-  readonly minimumDetectable: number
-  /** Tasks needed to detect the difference at each number of repetitions. */
-  readonly needed: ReadonlyArray<{ readonly repetitions: number; readonly tasks: number }>
+  /**
+   * The smallest difference the pilot's own size detects (80% power, 95% confidence); null, as in
+   * the report, when its differences do not vary or it has too few tasks for any p to reach 5%.
+   */
+  readonly minimumDetectable: number | null
+  /** Tasks needed to detect the difference at each number of repetitions; null when the pilot shows no variance. */
+  readonly needed: ReadonlyArray<{ readonly repetitions: number; readonly tasks: number | null }>
   /** Tasks the benchmark has; null when not known. */
   readonly available: number | null
-  /** Tasks needed even with endless repetitions (only task sampling left). */
-  readonly floorTasks: number
+  /** Tasks needed even with endless repetitions (only task sampling left); null when the pilot shows no variance. */
+  readonly floorTasks: number | null
   /** The benchmark has fewer tasks than the floor: no number of repetitions detects the difference. */
   readonly tooFewTasks: boolean
 }
@@ -433,7 +437,8 @@ export const powerOfCells = (
         if (variance.tasks < 2) continue
         const repetitions = tasks.reduce((most, t) => (t.b.length > 0 ? Math.max(most, t.a.length, t.b.length) : most), 0)
         const have = available(benchmark)
-        const floorTasks = Math.max(2, Math.ceil(((z95 + z80) ** 2 * variance.between) / (detect * detect)))
+        const varies = variance.observed > 0 || variance.within > 0
+        const floorTasks = varies ? Math.max(FEWEST_SIGNIFICANT_TASKS, Math.ceil(((z95 + z80) ** 2 * variance.between) / (detect * detect))) : null
         out.push({
           benchmark,
           a: names[i]!,
@@ -441,12 +446,14 @@ export const powerOfCells = (
           pilot: { tasks: variance.tasks, repetitions },
           between: variance.between,
           within: variance.within,
-          // As the report's comparison has it: from the per-task differences as observed.
-          minimumDetectable: minimumDetectable(Math.sqrt(variance.observed / variance.tasks)),
+          // As the report's comparison has it: from the per-task differences as observed, with its guards.
+          minimumDetectable: variance.observed > 0 && variance.tasks >= FEWEST_SIGNIFICANT_TASKS
+            ? minimumDetectable(Math.sqrt(variance.observed / variance.tasks))
+            : null,
           needed: PLANNED_REPETITIONS.map((k) => ({ repetitions: k, tasks: tasksNeeded(variance, detect, k) })),
           available: have,
           floorTasks,
-          tooFewTasks: have !== null && floorTasks > have
+          tooFewTasks: have !== null && floorTasks !== null && floorTasks > have
         })
       }
     }

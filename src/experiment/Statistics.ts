@@ -619,13 +619,20 @@ export const pairedVariance = (tasks: ReadonlyArray<{ readonly a: TaskRewards; r
 }
 
 /**
+ * The fewest tasks a paired comparison can be significant on: the report's sign-flip test gives
+ * no p below 2 · 2⁻ⁿ, which reaches 5% only from 6 tasks.
+ */
+export const FEWEST_SIGNIFICANT_TASKS = 6
+
+/**
  * Tasks needed to detect a difference `detect` with 80% power at 95% confidence (two-sided), with
  * `repetitions` repetitions of each candidate on each task: ⌈(z₀.₉₇₅ + z₀.₈)² · (between + within / k) / D²⌉,
- * at least 2 (the fewest a spread can be estimated from).
+ * at least FEWEST_SIGNIFICANT_TASKS. Null when the pilot shows no variance at all: nothing to size from.
  */
-export const tasksNeeded = (variance: PairedVariance, detect: number, repetitions: number): number => {
+export const tasksNeeded = (variance: PairedVariance, detect: number, repetitions: number): number | null => {
+  if (variance.observed === 0 && variance.within === 0) return null
   const perTask = variance.between + variance.within / repetitions
-  return Math.max(2, Math.ceil(((z95 + z80) ** 2 * perTask) / (detect * detect)))
+  return Math.max(FEWEST_SIGNIFICANT_TASKS, Math.ceil(((z95 + z80) ** 2 * perTask) / (detect * detect)))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -84,11 +84,13 @@ describe("assay noise and plan --detect on a run with repetitions", () => {
     const p = power.plans[0]
     expect(p.pilot).toEqual({ tasks: 5, repetitions: 3 })
     expect(p.available).toBe(20)
-    expect(p.minimumDetectable).toBeGreaterThan(0.05)
-    // More repetitions never need more tasks; tasks needed never fall below the task-sampling floor.
+    // Five pilot tasks: no p of the report's test can reach 5%, so nothing is detectable now, as in the report.
+    expect(p.minimumDetectable).toBeNull()
+    // More repetitions never need more tasks; tasks needed never fall below the task-sampling
+    // floor, nor below the 6 tasks a significant difference needs.
     const needed = p.needed.map((n: { tasks: number }) => n.tasks)
     expect([...needed].sort((x, y) => y - x)).toEqual(needed)
-    for (const n of needed) expect(n).toBeGreaterThanOrEqual(p.floorTasks)
+    for (const n of needed) expect(n).toBeGreaterThanOrEqual(Math.max(6, p.floorTasks))
     const planText = await assay(["plan", ...selection, "--detect", "0.05"])
     expect(planText.code, planText.stderr).toBe(0)
     expect(planText.stdout).toContain("detect a difference of 0.05")
@@ -98,4 +100,23 @@ describe("assay noise and plan --detect on a run with repetitions", () => {
     const once = await assay(["noise", "--home", tempDir()])
     expect(once.code).not.toBe(0)
   }, 180_000)
+
+  it("a pilot whose differences do not vary sizes no plan; --like sizes only the plan's own benchmarks and candidates", async () => {
+    const home = tempDir()
+    const pilot = await assay(["run", "--benchmark", "ledger", "--candidate", "gold", "--candidate", "echo", "--home", home, "--yes", "--json"])
+    expect(pilot.code, pilot.stderr).toBe(0)
+    // gold 1 and echo 0 on every task: a difference of exactly 1 each time, no variance.
+    const same = await assay(["plan", "--benchmark", "ledger", "--candidate", "gold", "--candidate", "echo", "--home", home, "--detect", "0.2", "--json"])
+    expect(same.code, same.stderr).toBe(0)
+    const [p] = JSON.parse(same.stdout).power.plans
+    expect(p).toMatchObject({ pilot: { tasks: 20, repetitions: 1 }, minimumDetectable: null, floorTasks: null })
+    expect(p.needed.every((n: { tasks: number | null }) => n.tasks === null)).toBe(true)
+    const text = await assay(["plan", "--benchmark", "ledger", "--candidate", "gold", "--candidate", "echo", "--home", home, "--detect", "0.2"])
+    expect(text.stdout).toContain("the pilot's per-task differences do not vary at all")
+    // Another benchmark's plan from this run: nothing of it to size from, and no ledger row.
+    const like = await assay(["plan", "--benchmark", "bfcl", "--candidate", "gold", "--candidate", "echo", "--home", home, "--detect", "0.2", "--like", JSON.parse(pilot.stdout).runId])
+    expect(like.code, like.stderr).toBe(0)
+    expect(like.stdout).toContain("no two candidates have graded cells on the same tasks yet")
+    expect(like.stdout).not.toMatch(/^\s+ledger\s/m)
+  }, 120_000)
 })

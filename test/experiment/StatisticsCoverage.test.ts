@@ -104,7 +104,8 @@ describe("power", () => {
     const pilot = pairedVariance(experiment(u, 2000, 5).pairs)
     const detect = trueB - trueA
     for (const reps of [1, 5]) {
-      const tasks = tasksNeeded(pilot, detect, reps)
+      const tasks = tasksNeeded(pilot, detect, reps)!
+      expect(tasks).toBeGreaterThanOrEqual(6)
       // 400 experiments: power's standard error is 2 points, the bounds are 8 away; 200 resamples
       // each, as only whether the interval holds 0 is read.
       const experiments = 400

@@ -86,10 +86,10 @@ export const renderPower = (
     readonly a: string
     readonly b: string
     readonly pilot: { readonly tasks: number; readonly repetitions: number }
-    readonly minimumDetectable: number
-    readonly needed: ReadonlyArray<{ readonly repetitions: number; readonly tasks: number }>
+    readonly minimumDetectable: number | null
+    readonly needed: ReadonlyArray<{ readonly repetitions: number; readonly tasks: number | null }>
     readonly available: number | null
-    readonly floorTasks: number
+    readonly floorTasks: number | null
     readonly tooFewTasks: boolean
   }>
 ): string => {
@@ -107,14 +107,20 @@ export const renderPower = (
         p.a,
         p.b,
         `${p.pilot.tasks}×${p.pilot.repetitions}`,
-        `±${p.minimumDetectable.toFixed(3)}`,
-        ...p.needed.map((n) => formatCount(n.tasks)),
+        p.minimumDetectable === null ? dash : `±${p.minimumDetectable.toFixed(3)}`,
+        ...p.needed.map((n) => (n.tasks === null ? dash : formatCount(n.tasks))),
         p.available === null ? dash : formatCount(p.available)
       ])
     }).split("\n").map((l) => `  ${l}`).join("\n"),
     ...plans.filter((p) => p.tooFewTasks).map((p) =>
       `  ${p.benchmark}: ${p.a} against ${p.b} needs at least ${p.floorTasks} tasks even with endless repetitions; the benchmark has ${p.available}: it cannot detect ${detect}`
-    )
+    ),
+    ...plans.filter((p) => p.floorTasks === null).map((p) =>
+      `  ${p.benchmark}: ${p.a} against ${p.b}: the pilot's per-task differences do not vary at all, so there is no variance to size a plan from (a larger pilot, or --like a run that varies)`
+    ),
+    ...(plans.some((p) => p.minimumDetectable === null && p.floorTasks !== null)
+      ? [`  detectable now: — where the pilot's differences do not vary or it has fewer than 6 tasks (no p can reach 5%); no plan asks for fewer than 6 tasks`]
+      : [])
   ]
   return lines.join("\n") + "\n"
 }
