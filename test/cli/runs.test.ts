@@ -43,6 +43,11 @@ describe("the report", () => {
     const text = await assay(["report", "--home", home])
     expect(text.stdout).toMatch(/^time\s+\S+ wall time; \S+ of cell time summed over the cells scored$/m)
     expect(text.stdout).toMatch(/ cell time\n/)
+    // Run again: every cell kept, and the line says their time is from earlier runs.
+    const again = await assay(["run", "--benchmark", "ledger", "--candidate", "gold", "--yes", "--home", home])
+    expect(again.stdout).toMatch(/^time\s+\S+ wall time; \S+ of cell time summed over the cells scored, the 20 kept from earlier runs included$/m)
+    const html = await assay(["report", "--home", home, "--format", "html"])
+    expect(html.stdout).toContain("<dt>time</dt><dd>")
     const refused = await assay(["report", "--json", "--format", "md", "--home", home])
     expect(refused.code).toBe(2)
     expect(refused.stdout).toBe("")

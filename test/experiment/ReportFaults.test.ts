@@ -82,7 +82,7 @@ describe("a run with injected faults", () => {
         expect(g.injected).toBeGreaterThan(0)
         expect(g.endedInFault + g.failedAfterFault).toBeGreaterThan(0)
 
-        const spec = "seed 7 · rate 0.3 · kinds rate-limit, server-error, timeout"
+        const spec = "seed 7 · rate 0.3 · kinds rate-limit, server-error, timeout · the same draws in every repetition"
         const text = renderText(report)
         expect(text).toMatch(new RegExp(`^faults +${spec}$`, "m"))
         expect(text).toContain("faults per candidate\ncandidate ")

@@ -1,6 +1,6 @@
 /** The report as one self-contained HTML file with SVG plots, and its body for `assay view`. */
 import type { Interval, Report, Scorecard } from "../../schema/Report.ts"
-import { benchmarksOf, cliUsageCaption, cliUsageOf, cliUsageTable, candidatesOf, cardsOf, comparisonLines, comparisonTable, failureTable, failuresOf, faultRows, faultTable, formatCost, formatCount, formatFaultSpec, formatHarnesses, formatInterval, formatScore, formatSigned, frontierOf, isNumber, judgeSections, noiseCaption, noiseTable, outageLine, outageTable, recommendationLines, scorecardTable, skippedTable, standingTable, strataOf, wholeOf, width, type Table } from "./Layout.ts"
+import { benchmarksOf, cliUsageCaption, cliUsageOf, cliUsageTable, candidatesOf, cardsOf, comparisonLines, comparisonTable, failureTable, failuresOf, faultRows, faultTable, formatCost, formatCount, formatFaultSpec, formatHarnesses, formatInterval, formatScore, formatSigned, frontierOf, isNumber, judgeSections, noiseCaption, noiseTable, outageLine, outageTable, recommendationLines, scorecardTable, skippedTable, standingTable, strataOf, timeLine, wholeOf, width, type Table } from "./Layout.ts"
 import { formatSpend } from "./Text.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -336,7 +336,7 @@ export const renderHtmlBody = (report: Report, options: { readonly header?: bool
       report.harnesses !== undefined ? `<dt>agent CLIs</dt><dd>${escapeHtml(formatHarnesses(report.harnesses))}</dd>` : ""
     }${
       report.spend !== undefined ? `<dt>spend</dt><dd>${escapeHtml(formatSpend(report.spend))}</dd>` : ""
-    }</dl>`
+    }${report.wallSeconds !== undefined ? `<dt>time</dt><dd>${escapeHtml(timeLine(report))}</dd>` : ""}</dl>`
   )
   const c = report.cells
   body.push(

@@ -108,7 +108,9 @@ export const formatPassHatK = (passHatK: ReadonlyArray<PassHatK> | undefined): s
 /** The run's wall time beside its cells' summed time, which is what the Scorecards' "cell time" adds up. */
 export const timeLine = (report: Report): string => {
   const summed = report.scorecards.filter((c) => c.stratum === null).reduce((sum, c) => sum + c.wallSeconds, 0)
-  return `${formatSeconds(report.wallSeconds ?? 0)} wall time; ${formatSeconds(summed)} of cell time summed over the cells scored`
+  // Kept cells ran in earlier runs: their time is in the sum, not in this run's wall time.
+  const kept = report.cells.kept > 0 ? `, the ${formatCount(report.cells.kept)} kept from earlier runs included` : ""
+  return `${formatSeconds(report.wallSeconds ?? 0)} wall time; ${formatSeconds(summed)} of cell time summed over the cells scored${kept}`
 }
 
 export const formatCells = (cells: CellCounts): string =>
@@ -127,7 +129,10 @@ export const formatFaultSpec = (faults: Faults | undefined): string => {
     `seed ${spec.seed}`,
     `rate ${spec.rate}`,
     `kinds ${spec.kinds.join(", ")}`,
-    ...(spec.only === null ? [] : [`only ${spec.only.join(", ")}`])
+    ...(spec.only === null ? [] : [`only ${spec.only.join(", ")}`]),
+    // A draw is of (seed, task, site, occurrence): repetitions repeat it, so pass^k and the noise
+    // floor are the candidate's own variation under the same faults.
+    "the same draws in every repetition"
   ].join(" · ")
 }
 
