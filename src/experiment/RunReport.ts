@@ -163,7 +163,7 @@ export interface Current {
  * Bump when scorecards or comparisons compute something else from the same cells: figures stored
  * under an older version are not read back.
  */
-const FIGURES_VERSION = 3 // 2: intervals clustered by task, outages left out, noise floor, Holm; 3: Wilson on n_eff, sign-flip comparisons bounded near ±1 by Wilson, provider failures left out
+const FIGURES_VERSION = 4 // 4: scripted references out of Holm's family, no within-task share when nothing varies; 2: intervals clustered by task, outages left out, noise floor, Holm; 3: Wilson on n_eff, sign-flip comparisons bounded near ±1 by Wilson, provider failures left out
 
 const Figures = Schema.parseJson(Schema.Struct({ scorecards: Schema.Array(Scorecard), comparisons: Schema.Array(Comparison) }))
 const decodeFigures = Schema.decodeUnknownOption(Figures)

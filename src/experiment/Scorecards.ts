@@ -315,9 +315,14 @@ export const comparisonsOfCells = (
         })
       }
     }
-    // With more than two candidates, the comparisons of a benchmark are one family for Holm's correction.
-    const kept = names.length > 2 ? holm(family.map((c) => c.p ?? 1)) : null
-    family.forEach((c, i) => out.push(kept === null ? c : { ...c, holm: kept[i] ?? false }))
+    // With more than one comparison, those of a benchmark are one family for Holm's correction. A
+    // scripted reference (gold, echo) is a calibration, not a contender: with two or more
+    // contenders its comparisons stay out of the family (as plan --detect sizes contenders only).
+    const contenders = names.filter((n) => !isReference(n)).length
+    const inFamily = (c: Comparison) => contenders < 2 || (!isReference(c.a) && !isReference(c.b))
+    const members = family.filter(inFamily)
+    const kept = members.length > 1 ? holm(members.map((c) => c.p ?? 1)) : null
+    for (const c of family) out.push(kept !== null && inFamily(c) ? { ...c, holm: kept[members.indexOf(c)] ?? false } : c)
   }
   return out
 }

@@ -97,4 +97,23 @@ describe("comparisons", () => {
     // Two candidates: one comparison, no family to correct.
     expect(comparisonsOfCells(cells.filter((c) => c.candidate !== "weaker"))[0]?.holm).toBeUndefined()
   })
+
+  it("leave the scripted references out of Holm's family when two contenders remain: they do not cost the contenders significance", () => {
+    const tasks = Array.from({ length: 12 }, (_, t) => `t${t}`)
+    // strong passes 10 of 12 where weak passes 2: significant alone; the one comparison of contenders is no family.
+    const cells = [
+      ...tasks.map((t, i) => cell("strong", t, 0, i < 10 ? 1 : 0)),
+      ...tasks.map((t, i) => cell("weak", t, 0, i < 2 ? 1 : 0)),
+      ...tasks.map((t) => cell("gold", t, 0, 1)),
+      ...tasks.map((t) => cell("echo", t, 0, 0))
+    ]
+    const comparisons = comparisonsOfCells(cells)
+    expect(comparisons).toHaveLength(6)
+    const of = (a: string, b: string) => comparisons.find((c) => (c.a === a && c.b === b) || (c.a === b && c.b === a))!
+    expect(of("strong", "weak").p).toBeLessThan(0.05)
+    expect(of("strong", "weak").holm).toBeUndefined()
+    for (const [a, b] of [["strong", "gold"], ["weak", "echo"], ["gold", "echo"]] as const) expect(of(a, b).holm).toBeUndefined()
+    // With one contender, the references are the family.
+    expect(comparisonsOfCells(cells.filter((c) => c.candidate !== "weak")).every((c) => c.holm !== undefined)).toBe(true)
+  })
 })

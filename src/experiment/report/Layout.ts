@@ -3,7 +3,7 @@
  * read them, and the tables text and Markdown both print.
  */
 import type { CandidateCliUsage, CandidateFaults, CellCounts, Comparison, Faults, Interval, Judges, NoiseFloor, OutageCell, PassHatK, Recommendation, RecommendationPick, Report, Scorecard, SkippedCell } from "../../schema/Report.ts"
-import { cliUsageOfCells } from "../Scorecards.ts"
+import { cliUsageOfCells, isReference } from "../Scorecards.ts"
 import { frontier } from "../Statistics.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -243,7 +243,7 @@ export const comparisonTable = (comparisons: ReadonlyArray<Comparison>): Table =
       formatInterval(c.interval, true),
       c.p === undefined ? dash : formatP(c.p),
       c.minimumDetectable === undefined ? dash : `±${c.minimumDetectable.toFixed(3)}`,
-      ...(holmed ? [c.holm === undefined ? "" : c.holm ? "significant" : "not significant"] : [])
+      ...(holmed ? [c.holm === undefined ? (isReference(c.a) || isReference(c.b) ? "reference" : "") : c.holm ? "significant" : "not significant"] : [])
     ])
   }
 }
@@ -261,7 +261,9 @@ export const comparisonLines = (comparisons: ReadonlyArray<Comparison>): Readonl
     ...Array.from(
       families,
       ([benchmark, m]) =>
-        `${benchmark}: ${m} pairwise comparisons; significant at 5% after Holm's correction: ${
+        `${benchmark}: ${m} pairwise comparisons${
+          comparisons.some((c) => (c.benchmark ?? "all") === benchmark && c.holm === undefined) ? " of contenders (those with a scripted reference, gold or echo, are left out)" : ""
+        }; significant at 5% after Holm's correction: ${
           comparisons.filter((c) => (c.benchmark ?? "all") === benchmark && c.holm === true).length
         } of ${m}`
     )
