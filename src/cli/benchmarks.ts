@@ -11,6 +11,7 @@ import { Effect, Schema } from "effect"
 import type { Provider } from "../evaluation/Provider.ts"
 import type { ResultReader } from "../model/Imported.ts"
 import { where } from "../evaluation/ProviderFailure.ts"
+import { namedForPull } from "../evaluation/DataRoot.ts"
 
 export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
   detail: Schema.String
@@ -208,7 +209,10 @@ const loadPath = (name: string): Effect.Effect<Provider, UsageError> =>
     })
     const why = notAProvider(module.default)
     if (why !== undefined) return yield* new UsageError({ detail: `benchmark ${name}: ${why}` })
-    return module.default as Provider
+    const provider = module.default as Provider
+    // Its data's messages name the pull by the path given: `assay data pull NAME` would not find it.
+    namedForPull(provider.name, name)
+    return provider
   })
 
 /** The command's options of container benchmarks (`--engine`, `--image FROM=TO`). */

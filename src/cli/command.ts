@@ -1024,7 +1024,8 @@ const equivalenceCommand = Command.make(
     Effect.gen(function*() {
       const provider = yield* loadBenchmark(opts.benchmark)
       if (!provider.equivalence) return yield* new UsageError({ detail: `${provider.name} has no upstream to be equivalent to` })
-      const result = yield* provider.equivalence(Option.getOrNull(opts.corpus)).pipe(Effect.mapError((e) => new UsageError({ detail: e.message })))
+      // A corpus missing or damaged is no fault of the command line: the CapabilityError stays (exit 1).
+      const result = yield* provider.equivalence(Option.getOrNull(opts.corpus))
       if (opts.json) yield* printJson(result)
       else {
         const unchecked = result.notChecked ?? 0

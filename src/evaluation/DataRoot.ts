@@ -62,11 +62,22 @@ export const describeDataRoot = (root: string, env: DataEnv = process.env): stri
 /** How a benchmark's data is pulled: by URL, or only from a local copy (some files have no upstream blob). */
 export type PullKind = "download" | "local-copy"
 
+/**
+ * How the command names benchmarks loaded by path: `assay data pull` takes the path, not the
+ * provider's name. Set by the command as it loads one; a benchmark not in it goes by its name.
+ */
+const pullNames = new Map<string, string>()
+export const namedForPull = (benchmark: string, asTyped: string): void => {
+  pullNames.set(benchmark, asTyped)
+}
+
 /** The command that puts a benchmark's files into the data folder. */
-export const pullCommand = (benchmark: string, kind: PullKind): string =>
-  kind === "download"
-    ? `\`assay data pull ${benchmark}\` (or \`assay data pull ${benchmark} --from DIR\` with DIR a local copy laid out like the data folder)`
-    : `\`assay data pull ${benchmark} --from DIR\` with DIR a local copy laid out like the data folder (some of its files are made from upstream code and have no download URL)`
+export const pullCommand = (benchmark: string, kind: PullKind): string => {
+  const name = pullNames.get(benchmark) ?? benchmark
+  return kind === "download"
+    ? `\`assay data pull ${name}\` (or \`assay data pull ${name} --from DIR\` with DIR a local copy laid out like the data folder)`
+    : `\`assay data pull ${name} --from DIR\` with DIR a local copy laid out like the data folder (some of its files are made from upstream code and have no download URL)`
+}
 
 /**
  * What a provider says when a file is missing: the folder it looked in and the pull that fills it.

@@ -35,7 +35,7 @@ export interface RunData {
   readonly stale: number
   /** The Attempts this run stored, with their content ids. */
   readonly ran: ReadonlyArray<{ readonly attempt: Attempt; readonly id: string }>
-  /** Cells whose last Attempt ended in a fault, run again. */
+  /** Cells whose last Attempt was an outage or the benchmark's own failure, run again. */
   readonly retried: number
   /** Cells skipped while running (stored with their reasons). */
   readonly skipped: number
@@ -82,7 +82,7 @@ export const reportOf = (data: RunData): Effect.Effect<{ readonly report: Report
     const apart = new Set(plan.cells.flatMap((c) => Array.from(c.lane.provider.impassable ?? [], (task) => `${c.lane.provider.name}/${task}`)))
     const impassable = (a: CellSummary) => apart.has(`${a.benchmark}/${a.task}`)
     const notes = [
-      ...(data.retried > 0 ? [`${data.retried} cells whose last Attempt ended in a fault (an outage, not the candidate) ran again`] : []),
+      ...(data.retried > 0 ? [`${data.retried} cells whose last Attempt said nothing of the candidate (an outage, or the benchmark's own failure) ran again`] : []),
       ...new Set(plan.cells.map((c) => c.lane.provider.attribution).filter((a): a is string => a !== undefined))
     ]
     const figures = yield* figuresOf(current, impassable)

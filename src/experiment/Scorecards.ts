@@ -486,9 +486,9 @@ export const faultsOfAttempt = (attempt: Attempt): ReadonlyArray<CellFault> => [
 
 const endedInFault = (cell: CellSummary): boolean => cell.ended === "fault"
 
-/** Ends that are not the candidate's doing: an outage, the spend cap, a broken setup or grader. */
+/** Ends that are not the candidate's doing: an outage, the spend cap, a broken setup or grader, the benchmark's own failure. */
 const notTheCandidates = new Set(["fault", "spend-cap", "setup-failed", "evaluator-failed"])
-const failed = (cell: CellSummary): boolean => cell.reward < 1 && !notTheCandidates.has(cell.ended ?? "")
+const failed = (cell: CellSummary): boolean => cell.reward < 1 && !notTheCandidates.has(cell.ended ?? "") && !isProviderFailed(cell)
 
 /**
  * The fault section of a report: the spec the run injected with (null: none) and, per candidate

@@ -30,6 +30,7 @@ import {
   type SetupResult
 } from "../evaluation/Capabilities.ts"
 import type { AgentReply } from "../evaluation/Conversation.ts"
+import { guard } from "../evaluation/ProviderFailure.ts"
 import type { DerivedData, EquivalenceResult, PinnedFile, Provider } from "../evaluation/Provider.ts"
 import type { AgentDef } from "../schema/AgentDef.ts"
 import { defaultEffects, type EnvironmentDef, type Limits, noLimits } from "../schema/EnvironmentDef.ts"
@@ -206,12 +207,23 @@ export const declare = <Task, Data = void, Output = Json, Encoded extends Json =
       (def.data === undefined ? noData : Effect.flatMap(Pinned.PinnedData, (service) => def.data!(readerOf(service)))).pipe(
         Effect.provide(Pinned.layer),
         Effect.mapError((e) => (e._tag === "DataError" ? dataError(e.message) : e)),
-        Effect.map((data) => {
-          const byId = new Map(def.tasks(data).map((task) => [def.id(task), task]))
-          // Made once: every caller of `environments` gets the same EnvironmentDefs.
-          ready = { data, byId, environments: Array.from(byId.values(), environment) }
-          return ready
-        })
+        // The provider's tasks() and id() run here: a throw, an id that is not a string or one given
+        // to two tasks is its failure, named, never a task silently dropped.
+        Effect.flatMap((data) =>
+          guard(def.name, `${def.name}/tasks`, Effect.suspend(() => {
+            const byId = new Map<string, Task>()
+            const refuse = (detail: string) => Effect.fail(new CapabilityError({ capability: `${def.name}/tasks`, reason: "provider", detail: `provider ${def.name} failed: ${detail}` }))
+            for (const task of def.tasks(data)) {
+              const id: unknown = def.id(task)
+              if (typeof id !== "string" || id === "") return refuse(`its id() gave ${id === "" ? "an empty string" : String(id)} for a task, not a task id`)
+              if (byId.has(id)) return refuse(`two of its tasks have the id ${id}: ids must be unique`)
+              byId.set(id, task)
+            }
+            // Made once: every caller of `environments` gets the same EnvironmentDefs.
+            ready = { data, byId, environments: Array.from(byId.values(), environment) }
+            return Effect.succeed(ready)
+          }))
+        )
       )
     )))
   )

@@ -114,7 +114,7 @@ describe("harness preflight through the command", { timeout: 300_000 }, () => {
     expect(resumed.code, resumed.stderr).toBe(0)
     const second = JSON.parse(resumed.stdout)
     expect(second.cells).toMatchObject({ total: 2, kept: 0, ran: 2, faulted: 0 })
-    expect(second.notes).toContain("1 cells whose last Attempt ended in a fault (an outage, not the candidate) ran again")
+    expect(second.notes).toContain("1 cells whose last Attempt said nothing of the candidate (an outage, or the benchmark's own failure) ran again")
     expect(second.scorecards.find((s: { stratum: string | null }) => s.stratum === null)).toMatchObject({ n: 2, meanReward: 1 })
   })
 })

@@ -8,6 +8,7 @@ import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import * as Pinned from "../../src/data/Pinned.ts"
+import * as DataRoot from "../../src/evaluation/DataRoot.ts"
 import { tempDir } from "../cli/support.ts"
 
 const sha = (text: string) => createHash("sha256").update(text).digest("hex")
@@ -29,6 +30,16 @@ describe("PinnedData", () => {
       const missing = yield* Effect.either(reader.bytes(source, { path: "answers.json", sha256: sha("") }))
       expect(Either.isLeft(missing) && missing.left).toMatchObject({ reason: "missing", file: join(root, "bench", "answers.json") })
       expect(Either.isLeft(missing) ? missing.left.message : "").toContain("assay data pull bench")
+    }).pipe(Effect.provide(Pinned.layerAt(root)))
+  })
+
+  it.effect("names the pull by the path the command loaded a benchmark from: `data pull NAME` would not find it", () => {
+    const root = tempDir("assay-pinned-")
+    return Effect.gen(function*() {
+      DataRoot.namedForPull("by-path-bench", "./mine/index.ts")
+      const reader = yield* Pinned.PinnedData
+      const missing = yield* Effect.either(reader.text({ benchmark: "by-path-bench", folder: "mine" }, { path: "tasks.json", sha256: sha("") }))
+      expect(Either.isLeft(missing) ? missing.left.message : "").toContain("`assay data pull ./mine/index.ts`")
     }).pipe(Effect.provide(Pinned.layerAt(root)))
   })
 })

@@ -46,6 +46,19 @@ describe("a benchmark declared with the kit", { timeout: 180_000 }, () => {
     expect(cardOf(again.stdout, "gold")).toMatchObject({ n: 3, meanReward: 1 })
   })
 
+  it("whose tasks repeat an id, or whose id() gives no string: one line naming it, exit 1, no task silently dropped", async () => {
+    const dir = tempDir("assay-kit-")
+    const twice = join(dir, "twice.mts")
+    writeFileSync(twice, source.replace(`{ id: "two", on: ["hall", "porch"] }`, `{ id: "hall", on: ["hall", "porch"] }`))
+    const noId = join(dir, "noid.mts")
+    writeFileSync(noId, source.replace("id: (task) => task.id,", "id: (task) => task.on.length as unknown as string,"))
+    const [a, b] = await Promise.all([twice, noId].map((file) => assay(["tasks", file])))
+    expect(a!.code, a!.stderr).toBe(1)
+    expect(a!.stderr.trimEnd().split("\n")).toEqual(["assay: provider switches failed: two of its tasks have the id hall: ids must be unique"])
+    expect(b!.code, b!.stderr).toBe(1)
+    expect(b!.stderr).toContain("provider switches failed: its id() gave 1 for a task, not a task id")
+  })
+
   it("with a syntax error: one line naming the file, line and the compiler's message, exit 2", async () => {
     const dir = tempDir("assay-kit-")
     const file = join(dir, "p.mts")
