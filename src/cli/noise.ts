@@ -5,12 +5,19 @@
  */
 import { resolve } from "node:path"
 import { Args, Command, Options } from "@effect/cli"
-import { Console, Effect, Option } from "effect"
+import { Console, Effect, Option, Schema } from "effect"
 import { completeReport, decodeJson, renderNoise, renderPower, type Report } from "../experiment/Report.ts"
 import { type GradedCell, gradedOfResults, noiseOfCells, type PowerPlan, powerOfCells } from "../experiment/Scorecards.ts"
 import * as Store from "../experiment/Store.ts"
 import { UsageError } from "./benchmarks.ts"
 import { checkedLocation, storeExists, storeOption } from "./storeFlag.ts"
+
+/** A run with no task graded twice: nothing wrong with the command line, the run has no noise floor (exit 1). */
+class NoNoiseFloor extends Schema.TaggedError<NoNoiseFloor>()("NoNoiseFloor", { runId: Schema.String }) {
+  override get message() {
+    return `run ${this.runId} has no task with two graded repetitions: the noise floor needs a run made with --reps 2 or more`
+  }
+}
 
 export const noiseDoc = {
   about: "The noise floor of a run made with --reps 2 or more: per candidate, the share of tasks whose verdict flips between repetitions, " +
@@ -57,9 +64,7 @@ export const noiseCommand = Command.make(
       const report = yield* storedReport(opts.home, opts.store, opts.runId)
       const rows = noiseOfCells(gradedOf(report))
       if (rows.length === 0) {
-        return yield* new UsageError({
-          detail: `run ${report.runId} has no task with two graded repetitions: the noise floor needs a run made with --reps 2 or more`
-        })
+        return yield* new NoNoiseFloor({ runId: report.runId })
       }
       if (opts.json) yield* Console.log(JSON.stringify({ runId: report.runId, experimentId: report.experimentId, noise: rows }, null, 2))
       else yield* Console.log(`run ${report.runId}, noise floor per candidate\n\n${renderNoise(rows)}`.trimEnd())

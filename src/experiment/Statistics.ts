@@ -309,6 +309,9 @@ export interface SignFlip {
   readonly exact: boolean
 }
 
+/** A spread that is float residue of equal values (1e-16) is 0. */
+const noResidue = (x: number): number => (Math.abs(x) < 1e-12 ? 0 : x)
+
 /** Subset means on a grid of 2^-40 so that ties (a subset whose mean is exactly 0) survive rounding in sums. */
 const snap = (x: number): number => Math.round(x * 1099511627776) / 1099511627776
 
@@ -563,7 +566,7 @@ export const noiseFloor = (tasks: ReadonlyArray<Repetitions>): NoiseFloor | null
     repetitions: most,
     tasks: repeated.length,
     flipRate: flips / repeated.length,
-    repetitionSd: repMeans.length >= 2 ? Math.sqrt(sampleVariance(repMeans)) : null,
+    repetitionSd: repMeans.length >= 2 ? noResidue(Math.sqrt(sampleVariance(repMeans))) : null,
     withinShare: total > 0 ? Math.min(1, within / total) : within > 0 ? 1 : null
   }
 }

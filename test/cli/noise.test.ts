@@ -118,5 +118,9 @@ describe("assay noise and plan --detect on a run with repetitions", () => {
     expect(like.code, like.stderr).toBe(0)
     expect(like.stdout).toContain("no two candidates have graded cells on the same tasks yet")
     expect(like.stdout).not.toMatch(/^\s+ledger\s/m)
+    // A run of one repetition has no noise floor: said in one line, exit 1 (the command line was right).
+    const noNoise = await assay(["noise", "--home", home])
+    expect(noNoise.code, noNoise.stderr).toBe(1)
+    expect(noNoise.stderr).toContain("the noise floor needs a run made with --reps 2 or more")
   }, 120_000)
 })
