@@ -21,12 +21,14 @@ import { selectTasks } from "./tasks.ts"
 /** A replay that could not re-evaluate every Attempt: printed, then exit 1. */
 export class ReplayIncomplete extends Schema.TaggedError<ReplayIncomplete>()("ReplayIncomplete", {
   missing: Schema.Int,
-  notReplayable: Schema.Int
+  notReplayable: Schema.Int,
+  benchmarkFailed: Schema.Int
 }) {
   override get message() {
     const parts = [
       ...(this.missing > 0 ? [`${this.missing} recorded effects are missing`] : []),
-      ...(this.notReplayable > 0 ? [`${this.notReplayable} Attempts cannot be replayed`] : [])
+      ...(this.notReplayable > 0 ? [`${this.notReplayable} Attempts cannot be replayed`] : []),
+      ...(this.benchmarkFailed > 0 ? [`the benchmark failed in ${this.benchmarkFailed} Attempts (its code or data as it is now)`] : [])
     ]
     return `replay incomplete: ${parts.join("; ")} (each is named above)`
   }
@@ -113,6 +115,7 @@ export const replayText = (result: ReplayResult): string => {
       `  missing: ${m.benchmark} ${m.task} · ${m.candidate} · rep ${m.repetition}: the recording ${m.reason === "replay-missing" ? "lacks" : "has another request for"} ${m.effect} #${m.occurrence}`
     ),
     ...result.notReplayable.map((n) => `  not replayable: ${n.benchmark} ${n.task} · ${n.candidate} · rep ${n.repetition}: ${n.reason}`),
+    ...(result.benchmarkFailed ?? []).map((b) => `  benchmark failed: ${b.benchmark} ${b.task} · ${b.candidate} · rep ${b.repetition}: ${b.detail}`),
     ...(result.kept !== undefined
       ? [`${result.kept} cells of its report were kept from earlier runs: their Attempts are replayed with those runs (\`assay runs\` lists them)`]
       : []),
@@ -149,8 +152,9 @@ export const replayCommand = Command.make(
         // Never migrated here (`run` upgrades an older store); read-only where the home cannot be written.
       }).pipe(Effect.provide(Store.layerAt(at, { migrate: false })))
       yield* opts.json ? Console.log(JSON.stringify(result, null, 2)) : Console.log(replayText(result))
-      if (result.missing.length > 0 || result.notReplayable.length > 0) {
-        return yield* new ReplayIncomplete({ missing: result.missing.length, notReplayable: result.notReplayable.length })
+      const benchmarkFailed = result.benchmarkFailed?.length ?? 0
+      if (result.missing.length > 0 || result.notReplayable.length > 0 || benchmarkFailed > 0) {
+        return yield* new ReplayIncomplete({ missing: result.missing.length, notReplayable: result.notReplayable.length, benchmarkFailed })
       }
     })
 ).pipe(

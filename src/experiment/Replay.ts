@@ -73,6 +73,11 @@ export const ReplayResult = Schema.Struct({
   recordedCostUsd: Schema.NullOr(Schema.Number),
   /** What the replay itself spent: nothing, it calls no model. */
   spendUsd: Schema.Literal(0),
+  /**
+   * Attempts whose replay ended in the benchmark's own failure (its code or data) where the run's
+   * did not: the benchmark as it is now cannot re-evaluate them. Absent when none.
+   */
+  benchmarkFailed: Schema.optional(Schema.Array(Schema.Struct({ ...CellFields, detail: Schema.String }))),
   /** Why verdicts that differ were not stored as a run (the store is read-only); absent when they were, or none differ. */
   notStored: Schema.optional(Schema.String),
   /**
@@ -214,6 +219,9 @@ export const replayRun = (runId: string, source: ReplaySource): Effect.Effect<Re
       const brief = briefOf(now.verdict)
       if (!sameBrief(was, brief)) differ.push({ ...cellOf(original), was, now: brief })
     }
+    const benchmarkFailed = replayed.flatMap(({ original, replayed: now }) =>
+      now.verdict.ended?.provider !== undefined && original.verdict.ended?.provider === undefined ? [{ ...cellOf(original), detail: now.verdict.ended.detail }] : []
+    )
     const missing = outcomes.flatMap(({ outcome }) => (outcome._tag === "missing" ? outcome.effects : []))
     const notReplayable = outcomes.flatMap(({ attempt, outcome }) =>
       outcome._tag === "not-replayable" ? [{ ...cellOf(attempt), reason: outcome.reason }] : []
@@ -254,7 +262,8 @@ export const replayRun = (runId: string, source: ReplaySource): Effect.Effect<Re
       recordedCostUsd,
       spendUsd: 0,
       ...(notStored !== undefined ? { notStored } : {}),
-      ...(kept > 0 ? { kept } : {})
+      ...(kept > 0 ? { kept } : {}),
+      ...(benchmarkFailed.length > 0 ? { benchmarkFailed } : {})
     } satisfies ReplayResult
   })
 

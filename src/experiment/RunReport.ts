@@ -100,6 +100,17 @@ export const reportOf = (data: RunData): Effect.Effect<{ readonly report: Report
       )
     }
     const cards = figures.scorecards
+    // A candidate none of whose cells was scored has no scorecard: say so rather than leave it out silently.
+    const carded = new Set(cards.map((c) => `${c.benchmark}\u0000${c.candidate}`))
+    const unscoredOnly = new Map<string, number>()
+    for (const c of cells) {
+      const key = `${c.benchmark}\u0000${c.candidate}`
+      if (!carded.has(key)) unscoredOnly.set(key, (unscoredOnly.get(key) ?? 0) + 1)
+    }
+    for (const [key, n] of unscoredOnly) {
+      const [benchmark, candidate] = key.split("\u0000")
+      notes.push(`${candidate} has no scorecard on ${benchmark}: none of its ${n} cells was scored (outages or the benchmark's failures, listed apart); running the experiment again runs them`)
+    }
     const judges = judgesOfCells(cells)
     // Skipped and deferred cells are listed with their reasons; the store knows environments by id only.
     const taskOf = new Map(plan.cells.map((c) => [c.key.environmentId, c.env.task]))

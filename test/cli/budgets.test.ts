@@ -149,6 +149,9 @@ describe("an endpoint that does not answer", () => {
     const report = JSON.parse(down.stdout)
     expect(report.cells).toMatchObject({ total: 2, ran: 2, faulted: 2 })
     expect(down.stderr).toContain("could not be reached")
+    // No scorecard for a candidate with nothing scored, and the notes say why rather than leave it out.
+    expect(report.scorecards).toEqual([])
+    expect(report.notes).toContain("openai:gpt-4o-mini has no scorecard on ledger: none of its 2 cells was scored (outages or the benchmark's failures, listed apart); running the experiment again runs them")
     const up = await Effect.runPromise(
       Effect.scoped(
         Effect.gen(function*() {

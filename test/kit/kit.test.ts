@@ -46,6 +46,21 @@ describe("a benchmark declared with the kit", { timeout: 180_000 }, () => {
     expect(cardOf(again.stdout, "gold")).toMatchObject({ n: 3, meanReward: 1 })
   })
 
+  it("whose grade throws only at replay: the replay names the Attempt and the failure, and exits 1", async () => {
+    const dir = tempDir("assay-kit-")
+    const file = join(dir, "p.mts")
+    const home = join(dir, "home")
+    writeFileSync(file, source)
+    const run = await assay(["run", "--benchmark", file, "--candidate", "gold", "--yes", "--home", home])
+    expect(run.code, run.stderr).toBe(0)
+    const marker = "      const lit = task.on.every((lamp) => isOn(ctx.final, lamp))"
+    writeFileSync(file, source.replace(marker, `      if (task.id === "two") throw new Error("the lamp table is gone")\n${marker}`))
+    const replay = await assay(["replay", "--home", home])
+    expect(replay.code, replay.stderr).toBe(1)
+    expect(replay.stdout).toMatch(/^ {2}benchmark failed: switches two · gold · rep 0: provider switches failed: the lamp table is gone/m)
+    expect(replay.stderr).toContain("replay incomplete: the benchmark failed in 1 Attempts")
+  })
+
   it("whose tasks repeat an id, or whose id() gives no string: one line naming it, exit 1, no task silently dropped", async () => {
     const dir = tempDir("assay-kit-")
     const twice = join(dir, "twice.mts")
