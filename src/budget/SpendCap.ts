@@ -435,6 +435,13 @@ export interface SharedOptions {
   readonly staleAfter?: Duration.Duration
 }
 
+/**
+ * The shared wallet's store failing is a defect of the run (the cap cannot be kept without it); its
+ * driver's cause is kept in the message, which an SqlError's own message often lacks.
+ */
+const walletDefect = (e: { readonly message: string; readonly cause?: unknown }): Error =>
+  new Error(`the shared spend cap's store failed: ${e.message}${e.cause === undefined ? "" : `: ${e.cause instanceof Error ? e.cause.message : String(e.cause)}`}`)
+
 export const staleAfterDefault = Duration.seconds(15)
 
 /** The shared wallet of a run: one per run, so a later run of the experiment (a resume) starts a new one. */
@@ -495,7 +502,7 @@ export const makeSharedTables = (sql: SqlClient.SqlClient) =>
 /** Stamps `holder`'s holds as alive every `every` (3 s), for as long as it runs (fork it for the holder's life). */
 export const heartbeat = (sql: SqlClient.SqlClient, holder: string, every: Duration.Duration = Duration.seconds(3)) =>
   makeSharedTables(sql).pipe(
-    Effect.orDie,
+    Effect.orDieWith(walletDefect),
     Effect.zipRight(
       sql`UPDATE wallet_holds SET heartbeat_at = clock_timestamp() WHERE holder = ${holder}`.pipe(
         // A missed beat is not fatal (the next may pass), but a run of them frees this holder's dollars: said.
@@ -555,7 +562,7 @@ export const makeShared = (
           return { _tag: "refused", error: new SpendCapReached({ capUsd: wallet.cap_usd, spentUsd: wallet.spent_usd, reservedUsd: reserved, neededUsd: usd }) } as const
         }
         return { _tag: "wait" } as const
-      }).pipe(sql.withTransaction, Effect.orDie)
+      }).pipe(sql.withTransaction, Effect.orDieWith(walletDefect))
     const reserve = (usd: number): Effect.Effect<void, SpendCapReached> =>
       Effect.gen(function*() {
         for (;;) {
@@ -585,11 +592,11 @@ export const makeShared = (
               settled = settled + 1 WHERE id = ${walletId}`
             yield* sql`UPDATE wallet_holds SET reserved_usd = GREATEST(0, reserved_usd - ${held}), heartbeat_at = clock_timestamp()
               WHERE wallet_id = ${walletId} AND holder = ${holder}`
-          }).pipe(sql.withTransaction, Effect.orDie),
+          }).pipe(sql.withTransaction, Effect.orDieWith(walletDefect)),
           // This process's own count of unknown prices and overshoots (the wallet's row has neither).
           local.settle(reservedUsd, costUsd, call)
         ),
-      charge: (usd) => sql`UPDATE wallets SET spent_usd = spent_usd + ${usd} WHERE id = ${walletId}`.pipe(Effect.asVoid, Effect.orDie),
+      charge: (usd) => sql`UPDATE wallets SET spent_usd = spent_usd + ${usd} WHERE id = ${walletId}`.pipe(Effect.asVoid, Effect.orDieWith(walletDefect)),
       state: Effect.gen(function*() {
         const s = (yield* sql<{ cap_usd: number; spent_usd: number; refused: number; unsettled_usd: number; overshoot_factor: number }>`SELECT cap_usd,
           spent_usd, refused, unsettled_usd, overshoot_factor FROM wallets WHERE id = ${walletId}`)[0]!
@@ -604,6 +611,6 @@ export const makeShared = (
           unsettledUsd: Number(s.unsettled_usd),
           overshootFactor: Math.max(mine.overshootFactor, Number(s.overshoot_factor))
         }
-      }).pipe(Effect.orDie)
+      }).pipe(Effect.orDieWith(walletDefect))
     } satisfies SpendCap
-  }).pipe(Effect.orDie)
+  }).pipe(Effect.orDieWith(walletDefect))

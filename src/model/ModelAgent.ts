@@ -39,7 +39,7 @@ export interface CallOptions {
   readonly retries?: number
 }
 
-const retryable = (e: WE.EffectError): boolean => e._tag === "EffectFault"
+const retryable = (e: WE.EffectError): boolean => e._tag === "EffectFault" && e.permanent !== true
 
 // A fault's retries: the first after 200 ms, each later one after twice the one before, none
 // started once ~20 s have passed since the first failure.

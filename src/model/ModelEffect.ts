@@ -32,7 +32,8 @@ const sorted = (effect: WE.EffectRequest) => (e: ModelError): WE.EffectError => 
         occurrence: 0,
         reason: "unreachable",
         injected: false,
-        detail: `the endpoint refused the key: ${e.message}`
+        detail: `the endpoint refused the key: ${e.message}`,
+        permanent: true
       })
     default:
       return new WE.EffectFailed({ kind: effect.kind, key: effect.key, reason: "handler", detail: e.message })

@@ -75,7 +75,8 @@ export const RecordedEffect = Schema.Struct({
   // The error member first: `{ ok: Unknown }` also accepts an object without `ok` (Unknown takes
   // the missing value), so tried first it took every error outcome and encoded it as `{}`.
   outcome: Schema.Union(
-    Schema.Struct({ error: Schema.Struct({ reason: Schema.String, message: Schema.String }) }),
+    // `permanent`: a fault retrying cannot help (a refused key), so the replay does not retry it either.
+    Schema.Struct({ error: Schema.Struct({ reason: Schema.String, message: Schema.String, permanent: Schema.optional(Schema.Boolean) }) }),
     Schema.Struct({ ok: Schema.Unknown })
   )
 })

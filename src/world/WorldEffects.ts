@@ -38,7 +38,9 @@ export class EffectFault extends Schema.TaggedError<EffectFault>()("EffectFault"
   reason: Schema.Literal("rate-limit", "server-error", "timeout", "unreachable"),
   injected: Schema.Boolean,
   /** What was met, in the words of whoever met it (an agent CLI's own message), when known. */
-  detail: Schema.optional(Schema.String)
+  detail: Schema.optional(Schema.String),
+  /** Trying again cannot help (a key the endpoint refuses): not retried. */
+  permanent: Schema.optional(Schema.Boolean)
 }) {
   override get message() {
     return `${this.reason} ${this.injected ? "injected" : "met"} on ${this.kind} ${this.key} #${this.occurrence}${this.detail === undefined ? "" : `: ${this.detail}`}`
@@ -185,7 +187,7 @@ export const makeReplay = (recording: ReadonlyArray<RecordedEffect>, world: Atte
         if ("error" in recorded.outcome) {
           const e = recorded.outcome.error
           return e.reason === "rate-limit" || e.reason === "server-error" || e.reason === "timeout" || e.reason === "unreachable"
-            ? Effect.fail(new EffectFault({ kind: effect.kind, key: effect.key, occurrence, reason: e.reason, injected: false }))
+            ? Effect.fail(new EffectFault({ kind: effect.kind, key: effect.key, occurrence, reason: e.reason, injected: false, ...(e.permanent === true ? { permanent: true } : {}) }))
             : Effect.fail(new EffectFailed({ kind: effect.kind, key: effect.key, reason: "handler", detail: e.message }))
         }
         const result = recorded.outcome.ok as Json
@@ -225,7 +227,11 @@ export const wrapRecording = (inner: WorldEffects, recorder: Recorder): WorldEff
           Ref.update(recorder.entries, (es) => [...es, { kind: effect.kind, key: effect.key, occurrence, request: effect.request, outcome }])
         return inner.perform(effect).pipe(
           Effect.tap((ok) => append({ ok })),
-          Effect.tapError((e) => (e._tag === "EffectRefused" ? Effect.void : append({ error: { reason: e.reason, message: e.message } })))
+          Effect.tapError((e) =>
+            e._tag === "EffectRefused"
+              ? Effect.void
+              : append({ error: { reason: e.reason, message: e.message, ...(e._tag === "EffectFault" && e.permanent === true ? { permanent: true } : {}) } })
+          )
         )
       })
   }

@@ -227,7 +227,8 @@ const callsOf = (recording: ReadonlyArray<RecordedEffect>, kind: string, key: st
   recording.forEach((r, at) => {
     if (r.kind !== kind || r.key !== key) return
     if (!retrying) calls.push({ entry: r, at })
-    retrying = "error" in r.outcome && faultReasons.has(r.outcome.error.reason)
+    // A permanent fault (a refused key) is not retried: the next entry is a call of its own.
+    retrying = "error" in r.outcome && faultReasons.has(r.outcome.error.reason) && r.outcome.error.permanent !== true
   })
   return calls
 }
