@@ -15,8 +15,14 @@ const shellWord = (word: string): string => (/^[\w@%+=:,./-]+$/.test(word) ? wor
  * The command line this process was started with, to type again: said on stderr and kept in the
  * run's settings (`report` of a stopped run prints it), so a password in a store URL is hidden.
  */
-export const resumeCommand = (): string =>
-  ["assay", ...process.argv.slice(2)].map((w) => shellWord(/^\w+:\/\/[^/]*@/.test(w) ? redactUrl(w) : w)).join(" ")
+export const resumeCommand = (): string => ["assay", ...process.argv.slice(2)].map((w) => shellWord(withoutPassword(w))).join(" ")
+
+/** A word with a URL's password hidden, the URL alone or as `--flag=URL`. */
+const withoutPassword = (word: string): string => {
+  const at = word.startsWith("--") ? word.indexOf("=") + 1 : 0
+  const value = word.slice(at)
+  return /^\w+:\/\/[^/]*@/.test(value) ? word.slice(0, at) + redactUrl(value) : word
+}
 
 /**
  * Said on stderr when the run is interrupted; `where` names the store as people read it. First the
