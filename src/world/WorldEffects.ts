@@ -43,7 +43,9 @@ export class EffectFault extends Schema.TaggedError<EffectFault>()("EffectFault"
   permanent: Schema.optional(Schema.Boolean)
 }) {
   override get message() {
-    return `${this.reason} ${this.injected ? "injected" : "met"} on ${this.kind} ${this.key} #${this.occurrence}${this.detail === undefined ? "" : `: ${this.detail}`}`
+    // A fault met live is built where its occurrence is not known (0): no number is shown for it.
+    const which = this.injected || this.occurrence > 0 ? ` #${this.occurrence}` : ""
+    return `${this.reason} ${this.injected ? "injected" : "met"} on ${this.kind} ${this.key}${which}${this.detail === undefined ? "" : `: ${this.detail}`}`
   }
 }
 
