@@ -185,6 +185,13 @@ const faultsFlag = Options.text("faults").pipe(
   )
 )
 
+const faultsDoc = {
+  value: "SEED:RATE[:KIND,...]",
+  about: `Inject faults into the effects of every cell: an integer seed, a rate above 0 and at most 1, kinds among ${FaultReason.literals.join(", ")} ` +
+    "(default: all). A faulty environment is another experiment. Every candidate's cells are faulted (gold and none too: a tool call " +
+    "of theirs meets the same draws as a model's)"
+}
+
 // ---------------------------------------------------------------------------------------------
 // Options shared by plan and run
 
@@ -326,6 +333,7 @@ const docs = {
           "paired by task), from the experiment's graded cells so far, or --like's; a number above 0 and at most 1"
       },
       "--like": { value: "RUN-ID", about: "With --detect: plan from this stored run's cells instead of the experiment's own" },
+      "--faults": faultsDoc,
       "--max-usd": {
         value: "USD",
         about: "The spend cap run would have: how many model calls it covers at their worst case (what each reserves), and a warning when it cannot cover one"
@@ -345,12 +353,7 @@ const docs = {
       },
       "--timeout-secs": { value: "S", about: `Wall-time limit of each Attempt, in seconds, more than 0. Default: none; harness runs: ${DEFAULT_TIMEOUT_SECS}` },
       "--parallel": { value: "N", fallback: String(DEFAULT_PARALLEL), about: "Slots: model calls in flight at once (a model candidate's cell holds one only while a call is out; up to N + min(N, 64) cells conversing and 2N more being graded, N in all under --max-usd); a cell of any other candidate holds one for its whole run. A whole number 1 or more (harness runs run one at a time)" },
-      "--faults": {
-        value: "SEED:RATE[:KIND,...]",
-        about: `Inject faults into the effects of every cell: an integer seed, a rate above 0 and at most 1, kinds among ${FaultReason.literals.join(", ")} ` +
-          "(default: all). A faulty environment is another experiment. Every candidate's cells are faulted (gold and none too: a tool call " +
-          "of theirs meets the same draws as a model's)"
-      },
+      "--faults": faultsDoc,
       "--preflight-usd": {
         value: "USD",
         about: "First run a pilot (one cell per candidate and stratum); stop with exit 3 if the conservative estimate of the rest exceeds USD, a number 0 or more"
@@ -574,6 +577,7 @@ const planOptions = {
   ...selection,
   detect: numberFlag("detect", "a difference in mean reward above 0 and at most 1", (n) => n > 0 && n <= 1).pipe(Options.optional),
   like: Options.text("like").pipe(Options.optional),
+  faults: faultsFlag.pipe(Options.optional),
   maxUsd: numberFlag("max-usd", "a number of dollars, 0 or more", (n) => n >= 0).pipe(Options.optional)
 }
 
@@ -599,7 +603,9 @@ const planCommand = Command.make("plan", planOptions, (sel) =>
       yield* refuseOutputBoundForHarness(sel)
       return yield* planHarness({ ...sel, judge: yield* harnessJudge(sel) })
     }
-    const lanes = yield* lanesOf(sel, Option.none())
+    // With --faults, the faulty experiment's plan (another experiment than the plain one).
+    const faults = Option.isSome(sel.faults) ? Option.some(yield* parseFaults(sel.faults.value)) : Option.none()
+    const lanes = yield* lanesOf(sel, faults)
     const plan = yield* makePlan(lanes, sel.reps)
     const at = yield* checkedLocation(sel.home, sel.store)
     const states = yield* statesOf(at, plan)

@@ -54,6 +54,20 @@ describe("the report", () => {
     expect(refused.stderr.trim().split("\n")).toEqual(["assay: --json prints the report as JSON; --format md renders it otherwise: give one of them"])
   })
 
+  it("plan --faults shows the faulty experiment a run --faults made: its id and its cells kept", async () => {
+    const home = tempDir()
+    const faulty = ["--benchmark", "ledger", "--candidate", "gold", "--faults", "7:0.3", "--home", home]
+    const run = await assay(["run", ...faulty, "--yes", "--json"])
+    expect(run.code, run.stderr).toBe(0)
+    const plan = await assay(["plan", ...faulty, "--json"])
+    expect(plan.code, plan.stderr).toBe(0)
+    const planned = JSON.parse(plan.stdout) as { experimentId: string; cells: { total: number; kept: number } }
+    expect(planned.experimentId).toBe(JSON.parse(run.stdout).experimentId)
+    expect(planned.cells).toMatchObject({ total: 20, kept: 20 })
+    const plain = JSON.parse((await assay(["plan", "--benchmark", "ledger", "--candidate", "gold", "--home", home, "--json"])).stdout) as typeof planned
+    expect(plain.experimentId).not.toBe(planned.experimentId)
+  })
+
   it.live("an Attempt past --timeout-secs ends as timeout, not budget-exceeded", () =>
     Effect.gen(function*() {
       const home = tempDir()
