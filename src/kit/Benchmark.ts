@@ -178,6 +178,12 @@ export interface Declared<Task, Data, Output, Encoded extends Json> {
 export const declare = <Task, Data = void, Output = Json, Encoded extends Json = Json>(
   def: Definition<Task, Data, Output, Encoded>
 ): Declared<Task, Data, Output, Encoded> => {
+  // The compiler refuses a declaration missing one of these; loaded by path (types stripped), it is
+  // named here, as the provider's defect, rather than met later as "undefined".
+  const missing = (["name", "version", "tasks", "id", "setup", "protocol", "grade", "gold"] as const).filter((key) => def[key] === undefined)
+  if (missing.length > 0) {
+    throw new Error(`Benchmark.make: the declaration${typeof def.name === "string" ? ` of ${def.name}` : ""} has no ${missing.join(", ")} (each is required; \`tsc\` names them too)`)
+  }
   const setupRef = refOf(def, def.setup, "setup")
   const protocolRef = refOf(def, def.protocol, "protocol")
   const gradeRef = refOf(def, def.grade, "grade")

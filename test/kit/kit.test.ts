@@ -67,7 +67,11 @@ describe("a benchmark declared with the kit", { timeout: 180_000 }, () => {
     writeFileSync(twice, source.replace(`{ id: "two", on: ["hall", "porch"] }`, `{ id: "hall", on: ["hall", "porch"] }`))
     const noId = join(dir, "noid.mts")
     writeFileSync(noId, source.replace("id: (task) => task.id,", "id: (task) => task.on.length as unknown as string,"))
-    const [a, b] = await Promise.all([twice, noId].map((file) => assay(["tasks", file])))
+    const noSetup = join(dir, "nosetup.mts")
+    writeFileSync(noSetup, source.replace(/^ {2}setup: \{/m, "  setupX: {"))
+    const [a, b, c] = await Promise.all([twice, noId, noSetup].map((file) => assay(["tasks", file])))
+    // A declaration without a required field is named at load, not met later as "undefined".
+    expect(c!.stderr).toContain("Benchmark.make: the declaration of switches has no setup")
     expect(a!.code, a!.stderr).toBe(1)
     expect(a!.stderr.trimEnd().split("\n")).toEqual(["assay: provider switches failed: two of its tasks have the id hall: ids must be unique"])
     expect(b!.code, b!.stderr).toBe(1)
