@@ -48,7 +48,7 @@ export const frontiers = (scorecards: ReadonlyArray<Scorecard>): ReadonlyArray<F
   }))
 
 // The renderers, each in a module of its own under report/.
-export { formatCost, formatCount, formatFaultSpec, formatHarnesses, formatInterval, formatPercent, formatScore, formatSeconds } from "./report/Layout.ts"
+export { formatCost, formatCount, formatFaultSpec, formatHarnesses, formatInterval, formatP, formatPercent, formatScore, formatSeconds, formatSigned } from "./report/Layout.ts"
 export { formatSpend, renderNoise, renderPower, renderText } from "./report/Text.ts"
 export { renderMarkdown } from "./report/Markdown.ts"
 export { escapeHtml, htmlCss, renderHtml, renderHtmlBody } from "./report/Html.ts"

@@ -10,8 +10,10 @@ import {
   formatCount,
   formatFaultSpec,
   formatInterval,
+  formatP,
   formatPercent,
   formatScore,
+  formatSigned,
   formatSpend,
   htmlCss,
   renderHtmlBody,
@@ -309,11 +311,14 @@ const headline = (report: Report) =>
 const pairedLinks = (runId: string, report: Report) => {
   const whole = report.comparisons.filter((c) => c.stratum === undefined || c.stratum === null)
   if (whole.length === 0) return ""
-  return `<h3>Paired comparisons</h3><table class="paired"><thead><tr><th class="left">a</th><th class="left">b</th><th class="left">benchmark</th><th class="right">tasks</th><th class="right">a − b</th><th class="right">95% interval</th><th class="left"></th></tr></thead><tbody>${
+  return `<h3>Paired comparisons</h3><table class="paired"><thead><tr><th class="left">a</th><th class="left">b</th><th class="left">benchmark</th><th class="right">tasks</th><th class="right">a − b</th><th class="right">95% interval</th><th class="right">p</th><th class="left">Holm</th><th class="left"></th></tr></thead><tbody>${
+    // Signed, with p and Holm's mark, as the report's own comparison table has them.
     whole.map((c) =>
       `<tr><td class="left">${h(c.a)}</td><td class="left">${h(c.b)}</td><td class="left">${h(c.benchmark ?? "")}</td><td class="right">${formatCount(c.n)}</td><td class="right">${
-        formatScore(c.difference)
-      }</td><td class="right">${formatInterval(c.interval)}</td><td class="left"><a class="paired" href="/compare?run=${encodeURIComponent(runId)}&amp;candidate=${
+        formatSigned(c.difference)
+      }</td><td class="right">${formatInterval(c.interval, true)}</td><td class="right">${c.p === undefined ? "—" : formatP(c.p)}</td><td class="left">${
+        c.holm === undefined ? "" : c.holm ? "significant" : "not significant"
+      }</td><td class="left"><a class="paired" href="/compare?run=${encodeURIComponent(runId)}&amp;candidate=${
         encodeURIComponent(c.a)
       }&amp;candidate=${encodeURIComponent(c.b)}&amp;differ=1">the tasks that split them, side by side</a></td></tr>`
     ).join("")

@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { renderHtml, type Report } from "../../src/experiment/Report.ts"
 import { type Attempt, noUsage, type RecordedEffect, SESSION_ENDED_KIND } from "../../src/schema/Attempt.ts"
 import { callsOf, firstDifference, timelineOf } from "../../src/view/Data.ts"
-import { attemptPage, expectedActual, redact, reportSections } from "../../src/view/Pages.ts"
+import { attemptPage, expectedActual, redact, reportSections, runPage } from "../../src/view/Pages.ts"
 import { isLoopback } from "../../src/view/Server.ts"
 import { sampleReport } from "../experiment/sampleReport.ts"
 
@@ -43,6 +43,21 @@ describe("the HTML report's cost plot caption", () => {
     expect(html).not.toContain('class="frontier"')
     expect(html).not.toContain("dashed staircase")
     expect(html).toContain("No frontier drawn")
+  })
+})
+
+describe("a run page's paired comparisons", () => {
+  it("are signed, with their interval signed too, p and Holm's mark, as the report has them", () => {
+    const report: Report = {
+      ...sampleReport,
+      comparisons: [{ a: "openai:gpt-4o", b: "openai:gpt-4o-mini", n: 120, difference: -0.083, interval: [-0.15, -0.017], benchmark: "bfcl", stratum: null, p: 0.012, holm: true }]
+    }
+    const brief = { runId: "r-1", experimentId: report.experimentId, startedAt: "2026-12-07T00:00:00Z", finishedAt: null, state: "finished" as const, benchmarks: ["bfcl"], candidates: [], cells: { total: 0, written: 0, kept: null, skipped: 0 } }
+    const html = runPage(brief, report, null, [])
+    expect(html).toContain(">−0.083<")
+    expect(html).toContain("[−0.150, −0.017]")
+    expect(html).toContain(">0.012<")
+    expect(html).toContain(">significant<")
   })
 })
 
